@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Command 1: set everything up and open the game on Smallville with the embedded default model.
+# Extra arguments go to `simulacra play` (e.g. --scenario the_ville_n3, --speed 4).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
+./scripts/setup.sh
+exec cargo run --locked --bin simulacra -- play "$@"

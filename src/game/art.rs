@@ -1,0 +1,488 @@
+//! Pixel art drawn by code (no third-party art): terrain and furniture tiles in one atlas
+//! strip, a sprite per person, and action icons. 16×16 pixels per tile.
+
+use crate::sim::map::Terrain;
+use crate::sim::map::objects::Furniture;
+use bevy::asset::RenderAssetUsages;
+use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+
+/// Pixels per tile side.
+pub const TILE: u32 = 16;
+
+type Rgba = [u8; 4];
+
+const fn rgb(r: u8, g: u8, b: u8) -> Rgba {
+    [r, g, b, 255]
+}
+
+/// A small RGBA canvas.
+pub struct Canvas {
+    w: u32,
+    h: u32,
+    px: Vec<Rgba>,
+}
+
+impl Canvas {
+    /// A transparent canvas.
+    pub fn new(w: u32, h: u32) -> Self {
+        Self { w, h, px: vec![[0, 0, 0, 0]; (w * h) as usize] }
+    }
+    fn set(&mut self, x: i32, y: i32, c: Rgba) {
+        if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
+            self.px[(y as u32 * self.w + x as u32) as usize] = c;
+        }
+    }
+    fn rect(&mut self, x: i32, y: i32, w: i32, h: i32, c: Rgba) {
+        for yy in y..y + h {
+            for xx in x..x + w {
+                self.set(xx, yy, c);
+            }
+        }
+    }
+    fn outline(&mut self, x: i32, y: i32, w: i32, h: i32, c: Rgba) {
+        for xx in x..x + w {
+            self.set(xx, y, c);
+            self.set(xx, y + h - 1, c);
+        }
+        for yy in y..y + h {
+            self.set(x, yy, c);
+            self.set(x + w - 1, yy, c);
+        }
+    }
+    fn speckle(&mut self, ox: i32, seed: u32, c: Rgba, every: u32) {
+        for y in 0..TILE as i32 {
+            for x in 0..TILE as i32 {
+                let h = (x as u32).wrapping_mul(374_761_393) ^ (y as u32).wrapping_mul(668_265_263) ^ seed.wrapping_mul(2_246_822_519);
+                if (h ^ (h >> 13)).wrapping_mul(1_274_126_177) % every == 0 {
+                    self.set(ox + x, y, c);
+                }
+            }
+        }
+    }
+    /// Into a Bevy image.
+    pub fn into_image(self) -> Image {
+        let data: Vec<u8> = self.px.into_iter().flatten().collect();
+        Image::new(Extent3d { width: self.w, height: self.h, depth_or_array_layers: 1 }, TextureDimension::D2, data, TextureFormat::Rgba8UnormSrgb, RenderAssetUsages::default())
+    }
+}
+
+/// Atlas index of a terrain kind (`variant` picks among grass looks).
+pub fn terrain_index(t: Terrain, variant: u32) -> u32 {
+    match t {
+        Terrain::Grass => variant % 2,
+        Terrain::Path => 2,
+        Terrain::Water => 3,
+        Terrain::Tree => 4,
+        Terrain::Wall => 5,
+        Terrain::Door => 6,
+        Terrain::Floor => 7,
+        Terrain::Tiles => 8,
+    }
+}
+
+const FURNITURE_BASE: u32 = 9;
+/// Every furniture picture in atlas order.
+pub const FURNITURE: [Furniture; 29] = [
+    Furniture::Bed,
+    Furniture::Desk,
+    Furniture::Closet,
+    Furniture::Shelf,
+    Furniture::Easel,
+    Furniture::Sink,
+    Furniture::Shower,
+    Furniture::Toilet,
+    Furniture::Fridge,
+    Furniture::Toaster,
+    Furniture::Stove,
+    Furniture::Table,
+    Furniture::Sofa,
+    Furniture::Guitar,
+    Furniture::Microphone,
+    Furniture::Seat,
+    Furniture::Counter,
+    Furniture::BehindCounter,
+    Furniture::Piano,
+    Furniture::Blackboard,
+    Furniture::Console,
+    Furniture::Computer,
+    Furniture::Bookshelf,
+    Furniture::Podium,
+    Furniture::Garden,
+    Furniture::GardenChair,
+    Furniture::Harp,
+    Furniture::Weights,
+    Furniture::PoolTable,
+];
+/// The foot of a bed (the tile below the pillow).
+pub const BED_FOOT: u32 = FURNITURE_BASE + FURNITURE.len() as u32;
+const ATLAS_TILES: u32 = BED_FOOT + 1;
+
+/// Atlas index of a furniture picture.
+pub fn furniture_index(f: Furniture) -> u32 {
+    FURNITURE_BASE + FURNITURE.iter().position(|x| *x == f).unwrap_or(0) as u32
+}
+
+const WOOD: Rgba = rgb(139, 94, 60);
+const WOOD_DARK: Rgba = rgb(98, 64, 40);
+const WHITE: Rgba = rgb(236, 236, 240);
+const GREY: Rgba = rgb(150, 156, 166);
+const DARK: Rgba = rgb(52, 54, 64);
+const METAL: Rgba = rgb(190, 198, 208);
+
+/// The atlas strip: terrain then furniture, each 16×16.
+pub fn tile_atlas() -> Image {
+    let mut c = Canvas::new(TILE * ATLAS_TILES, TILE);
+    let t = TILE as i32;
+    // Terrain.
+    for (i, (base, fleck, seed)) in [(rgb(96, 158, 78), rgb(120, 180, 92), 1u32), (rgb(92, 152, 74), rgb(76, 136, 64), 7)].into_iter().enumerate() {
+        let ox = i as i32 * t;
+        c.rect(ox, 0, t, t, base);
+        c.speckle(ox, seed, fleck, 7);
+    }
+    c.rect(2 * t, 0, t, t, rgb(196, 178, 140));
+    c.speckle(2 * t, 3, rgb(178, 160, 124), 9);
+    c.rect(3 * t, 0, t, t, rgb(62, 120, 196));
+    for k in 0..3 {
+        c.rect(3 * t + 2 + k * 5, 4 + k * 4, 4, 1, rgb(140, 190, 236));
+    }
+    // Tree: grass with a round crown.
+    c.rect(4 * t, 0, t, t, rgb(96, 158, 78));
+    c.rect(4 * t + 7, 10, 3, 6, WOOD_DARK);
+    for y in 0..11 {
+        for x in 0..16 {
+            let (dx, dy) = (x as f32 - 7.5, y as f32 - 5.5);
+            if dx * dx + dy * dy < 36.0 {
+                c.set(4 * t + x, y, if (x + y) % 5 == 0 { rgb(44, 110, 50) } else { rgb(54, 128, 60) });
+            }
+        }
+    }
+    // Wall: bricks.
+    c.rect(5 * t, 0, t, t, rgb(120, 96, 86));
+    for y in (0..16).step_by(4) {
+        c.rect(5 * t, y, t, 1, rgb(92, 72, 66));
+        let off = if (y / 4) % 2 == 0 { 0 } else { 4 };
+        for x in (off..16).step_by(8) {
+            c.rect(5 * t + x, y, 1, 4, rgb(92, 72, 66));
+        }
+    }
+    // Door: wooden door in a frame.
+    c.rect(6 * t, 0, t, t, rgb(168, 120, 80));
+    c.outline(6 * t, 0, t, t, WOOD_DARK);
+    c.rect(6 * t + 11, 8, 2, 2, rgb(230, 200, 90));
+    // Floors.
+    c.rect(7 * t, 0, t, t, rgb(186, 142, 98));
+    for y in (0..16).step_by(4) {
+        c.rect(7 * t, y, t, 1, rgb(166, 124, 84));
+    }
+    c.rect(8 * t, 0, t, t, rgb(214, 220, 226));
+    for k in (0..16).step_by(8) {
+        c.rect(8 * t + k, 0, 1, t, rgb(184, 190, 198));
+        c.rect(8 * t, k, t, 1, rgb(184, 190, 198));
+    }
+    // Furniture (transparent background, drawn over the floor).
+    for (i, f) in FURNITURE.iter().enumerate() {
+        draw_furniture(&mut c, (FURNITURE_BASE as i32 + i as i32) * t, *f);
+    }
+    // Bed foot: blanket only.
+    let ox = BED_FOOT as i32 * t;
+    c.rect(ox + 1, 0, 14, 15, rgb(70, 110, 180));
+    c.rect(ox + 1, 14, 14, 2, WOOD_DARK);
+    c.into_image()
+}
+
+fn draw_furniture(c: &mut Canvas, ox: i32, f: Furniture) {
+    match f {
+        Furniture::Bed => {
+            c.rect(ox + 1, 1, 14, 15, WOOD_DARK);
+            c.rect(ox + 2, 2, 12, 5, WHITE);
+            c.rect(ox + 1, 8, 14, 8, rgb(70, 110, 180));
+        }
+        Furniture::Desk => {
+            c.rect(ox + 1, 4, 14, 7, WOOD);
+            c.rect(ox + 2, 11, 2, 4, WOOD_DARK);
+            c.rect(ox + 12, 11, 2, 4, WOOD_DARK);
+            c.rect(ox + 4, 5, 5, 3, WHITE);
+        }
+        Furniture::Closet => {
+            c.rect(ox + 2, 1, 12, 14, WOOD);
+            c.rect(ox + 7, 1, 1, 14, WOOD_DARK);
+            c.rect(ox + 5, 7, 1, 2, METAL);
+            c.rect(ox + 9, 7, 1, 2, METAL);
+        }
+        Furniture::Shelf | Furniture::Bookshelf => {
+            c.rect(ox + 1, 1, 14, 14, WOOD_DARK);
+            for (row, y) in [2, 7, 12].into_iter().enumerate() {
+                c.rect(ox + 2, y + 3, 12, 1, WOOD);
+                for k in 0..6 {
+                    let col = [rgb(200, 60, 60), rgb(60, 120, 200), rgb(220, 190, 70), rgb(80, 170, 90)][(k + row) % 4];
+                    c.rect(ox + 2 + k as i32 * 2, y, 1, 3, if f == Furniture::Bookshelf || k % 2 == 0 { col } else { GREY });
+                }
+            }
+        }
+        Furniture::Easel => {
+            c.rect(ox + 4, 2, 8, 8, WHITE);
+            c.rect(ox + 5, 4, 3, 3, rgb(220, 120, 60));
+            c.rect(ox + 8, 5, 3, 3, rgb(70, 140, 200));
+            c.rect(ox + 7, 10, 2, 6, WOOD_DARK);
+            c.rect(ox + 4, 10, 1, 6, WOOD_DARK);
+            c.rect(ox + 11, 10, 1, 6, WOOD_DARK);
+        }
+        Furniture::Sink => {
+            c.rect(ox + 2, 3, 12, 10, WHITE);
+            c.rect(ox + 4, 5, 8, 6, rgb(160, 200, 230));
+            c.rect(ox + 7, 2, 2, 3, METAL);
+        }
+        Furniture::Shower => {
+            c.rect(ox + 1, 1, 14, 14, rgb(180, 220, 240));
+            c.outline(ox + 1, 1, 14, 14, METAL);
+            c.rect(ox + 6, 3, 4, 2, METAL);
+            for k in 0..4 {
+                c.rect(ox + 5 + k * 2, 6 + k, 1, 3, rgb(120, 170, 230));
+            }
+        }
+        Furniture::Toilet => {
+            c.rect(ox + 4, 1, 8, 5, WHITE);
+            c.rect(ox + 3, 6, 10, 8, WHITE);
+            c.rect(ox + 5, 8, 6, 4, rgb(180, 210, 230));
+        }
+        Furniture::Fridge => {
+            c.rect(ox + 2, 0, 12, 16, WHITE);
+            c.rect(ox + 2, 6, 12, 1, GREY);
+            c.rect(ox + 11, 2, 1, 3, GREY);
+            c.rect(ox + 11, 8, 1, 5, GREY);
+        }
+        Furniture::Toaster => {
+            c.rect(ox + 3, 6, 10, 7, METAL);
+            c.rect(ox + 5, 6, 2, 2, DARK);
+            c.rect(ox + 9, 6, 2, 2, DARK);
+        }
+        Furniture::Stove => {
+            c.rect(ox + 1, 1, 14, 14, DARK);
+            for (x, y) in [(3, 3), (9, 3), (3, 9), (9, 9)] {
+                c.outline(ox + x, y, 4, 4, rgb(200, 80, 60));
+            }
+        }
+        Furniture::Table => {
+            c.rect(ox, 3, 16, 9, WOOD);
+            c.rect(ox, 11, 16, 1, WOOD_DARK);
+            c.rect(ox + 5, 5, 3, 3, WHITE);
+        }
+        Furniture::Sofa => {
+            c.rect(ox, 3, 16, 11, rgb(150, 70, 80));
+            c.rect(ox, 3, 16, 4, rgb(120, 50, 60));
+            c.rect(ox + 7, 7, 1, 7, rgb(120, 50, 60));
+        }
+        Furniture::Guitar => {
+            c.rect(ox + 7, 1, 2, 7, WOOD_DARK);
+            c.rect(ox + 4, 8, 8, 7, rgb(200, 130, 60));
+            c.rect(ox + 7, 10, 2, 2, DARK);
+        }
+        Furniture::Microphone => {
+            c.rect(ox + 6, 2, 4, 4, GREY);
+            c.rect(ox + 7, 6, 2, 8, DARK);
+            c.rect(ox + 4, 14, 8, 2, DARK);
+        }
+        Furniture::Seat => {
+            c.rect(ox + 3, 2, 10, 3, rgb(120, 80, 50));
+            c.rect(ox + 3, 5, 10, 6, rgb(170, 120, 70));
+            c.rect(ox + 3, 11, 2, 4, WOOD_DARK);
+            c.rect(ox + 11, 11, 2, 4, WOOD_DARK);
+        }
+        Furniture::Counter => {
+            c.rect(ox, 2, 16, 12, rgb(160, 110, 70));
+            c.rect(ox, 2, 16, 3, rgb(200, 200, 190));
+        }
+        Furniture::BehindCounter => {
+            c.rect(ox, 0, 16, 16, rgb(150, 106, 70));
+            c.speckle(ox, 11, rgb(130, 90, 60), 5);
+        }
+        Furniture::Piano => {
+            c.rect(ox, 1, 16, 14, DARK);
+            c.rect(ox + 1, 8, 14, 4, WHITE);
+            for k in 0..5 {
+                c.rect(ox + 2 + k * 3, 8, 1, 2, DARK);
+            }
+        }
+        Furniture::Blackboard => {
+            c.rect(ox, 2, 16, 11, rgb(40, 80, 60));
+            c.outline(ox, 2, 16, 11, WOOD);
+            c.rect(ox + 3, 5, 6, 1, WHITE);
+            c.rect(ox + 3, 8, 9, 1, WHITE);
+        }
+        Furniture::Console => {
+            c.rect(ox + 2, 4, 12, 6, DARK);
+            c.rect(ox + 3, 5, 10, 4, rgb(80, 160, 220));
+            c.rect(ox + 4, 11, 8, 3, GREY);
+        }
+        Furniture::Computer => {
+            c.rect(ox + 2, 2, 12, 8, DARK);
+            c.rect(ox + 3, 3, 10, 6, rgb(90, 180, 230));
+            c.rect(ox + 7, 10, 2, 2, DARK);
+            c.rect(ox + 3, 12, 10, 2, GREY);
+        }
+        Furniture::Podium => {
+            c.rect(ox + 3, 3, 10, 12, WOOD);
+            c.rect(ox + 2, 2, 12, 3, WOOD_DARK);
+        }
+        Furniture::Garden => {
+            c.rect(ox + 1, 1, 14, 14, rgb(110, 80, 50));
+            for (x, y, col) in [(3, 3, rgb(230, 80, 90)), (9, 4, rgb(250, 210, 60)), (5, 9, rgb(200, 120, 220)), (11, 10, rgb(240, 140, 60))] {
+                c.rect(ox + x, y + 2, 1, 3, rgb(60, 140, 60));
+                c.rect(ox + x - 1, y, 3, 2, col);
+            }
+        }
+        Furniture::GardenChair => {
+            c.rect(ox + 3, 3, 10, 3, rgb(230, 230, 230));
+            c.rect(ox + 3, 7, 10, 4, rgb(230, 230, 230));
+            c.rect(ox + 3, 11, 1, 4, GREY);
+            c.rect(ox + 12, 11, 1, 4, GREY);
+        }
+        Furniture::Harp => {
+            c.outline(ox + 3, 1, 10, 14, rgb(210, 170, 60));
+            for k in 0..4 {
+                c.rect(ox + 5 + k * 2, 2, 1, 12, WHITE);
+            }
+        }
+        Furniture::Weights => {
+            c.rect(ox + 2, 7, 12, 2, METAL);
+            c.rect(ox + 1, 4, 3, 8, DARK);
+            c.rect(ox + 12, 4, 3, 8, DARK);
+        }
+        Furniture::PoolTable => {
+            c.rect(ox, 1, 16, 14, WOOD_DARK);
+            c.rect(ox + 1, 2, 14, 12, rgb(40, 130, 70));
+            c.rect(ox + 5, 6, 2, 2, WHITE);
+            c.rect(ox + 9, 8, 2, 2, rgb(220, 60, 60));
+        }
+    }
+}
+
+/// A person's sprite (16×16): hair, face, shirt, trousers; colours chosen per person.
+pub fn person_image(index: usize, is_avatar: bool) -> Image {
+    const SHIRTS: [Rgba; 9] = [
+        rgb(220, 70, 70),
+        rgb(70, 130, 220),
+        rgb(80, 180, 100),
+        rgb(230, 170, 50),
+        rgb(160, 90, 200),
+        rgb(40, 170, 180),
+        rgb(240, 120, 170),
+        rgb(120, 120, 120),
+        rgb(250, 250, 250),
+    ];
+    const HAIR: [Rgba; 5] = [rgb(40, 30, 25), rgb(110, 70, 40), rgb(220, 190, 110), rgb(160, 60, 40), rgb(200, 200, 200)];
+    const SKIN: [Rgba; 4] = [rgb(250, 214, 180), rgb(224, 172, 130), rgb(176, 122, 84), rgb(120, 80, 56)];
+    const TROUSERS: [Rgba; 3] = [rgb(50, 60, 100), rgb(70, 60, 50), rgb(40, 40, 40)];
+    let mut c = Canvas::new(TILE, TILE);
+    let shirt = if is_avatar { rgb(250, 220, 40) } else { SHIRTS[index % SHIRTS.len()] };
+    let hair = HAIR[(index / 2) % HAIR.len()];
+    let skin = SKIN[(index / 3) % SKIN.len()];
+    let trousers = TROUSERS[(index / 5) % TROUSERS.len()];
+    c.rect(5, 1, 6, 2, hair); // hair
+    c.rect(5, 3, 6, 4, skin); // face
+    c.rect(5, 3, 1, 2, hair);
+    c.rect(6, 4, 1, 1, DARK); // eyes
+    c.rect(9, 4, 1, 1, DARK);
+    c.rect(4, 7, 8, 5, shirt); // body
+    c.rect(3, 8, 1, 3, skin); // hands
+    c.rect(12, 8, 1, 3, skin);
+    c.rect(5, 12, 2, 3, trousers); // legs
+    c.rect(9, 12, 2, 3, trousers);
+    c.rect(5, 15, 2, 1, DARK);
+    c.rect(9, 15, 2, 1, DARK);
+    if is_avatar {
+        c.rect(6, 8, 2, 2, DARK); // a press badge
+        c.outline(3, 0, 10, 16, rgb(255, 255, 255));
+    }
+    c.into_image()
+}
+
+/// The icon picture for an action's emoji (our own drawings; fonts here have no emoji).
+pub fn icon_image(emoji: &str) -> Image {
+    let mut c = Canvas::new(10, 10);
+    let bg = rgb(255, 255, 255);
+    c.rect(0, 0, 10, 10, bg);
+    c.outline(0, 0, 10, 10, DARK);
+    match emoji {
+        "😴" => {
+            c.rect(2, 2, 4, 1, rgb(60, 80, 200));
+            c.rect(4, 3, 1, 1, rgb(60, 80, 200));
+            c.rect(3, 4, 1, 1, rgb(60, 80, 200));
+            c.rect(2, 5, 4, 1, rgb(60, 80, 200));
+            c.rect(6, 6, 2, 1, rgb(60, 80, 200));
+            c.rect(6, 7, 1, 1, rgb(60, 80, 200));
+        }
+        "☕" => {
+            c.rect(2, 4, 5, 4, rgb(140, 90, 50));
+            c.rect(7, 5, 1, 2, rgb(140, 90, 50));
+            c.rect(3, 2, 1, 1, GREY);
+            c.rect(5, 2, 1, 1, GREY);
+        }
+        "💼" => {
+            c.rect(2, 3, 6, 5, rgb(120, 80, 40));
+            c.rect(4, 2, 2, 1, rgb(120, 80, 40));
+        }
+        "🍳" | "🍽" | "🍲" => {
+            c.rect(2, 3, 6, 5, rgb(220, 220, 220));
+            c.rect(4, 4, 2, 2, rgb(250, 200, 40));
+        }
+        "🍺" => {
+            c.rect(3, 3, 4, 5, rgb(230, 170, 40));
+            c.rect(3, 2, 4, 1, WHITE);
+            c.rect(7, 4, 1, 2, GREY);
+        }
+        "📚" => {
+            c.rect(2, 2, 2, 6, rgb(200, 60, 60));
+            c.rect(4, 2, 2, 6, rgb(60, 120, 200));
+            c.rect(6, 2, 2, 6, rgb(80, 170, 90));
+        }
+        "🌳" => {
+            c.rect(2, 2, 6, 4, rgb(60, 150, 60));
+            c.rect(4, 6, 2, 2, WOOD_DARK);
+        }
+        "🛒" => {
+            c.rect(2, 3, 6, 3, rgb(80, 80, 200));
+            c.rect(3, 7, 1, 1, DARK);
+            c.rect(6, 7, 1, 1, DARK);
+        }
+        "🚿" | "🪥" => {
+            c.rect(3, 2, 4, 1, GREY);
+            for k in 0..3 {
+                c.rect(3 + k * 2, 4, 1, 3, rgb(80, 150, 230));
+            }
+        }
+        "🏠" => {
+            c.rect(3, 5, 4, 3, rgb(200, 120, 80));
+            c.rect(2, 4, 6, 1, rgb(160, 60, 50));
+            c.rect(3, 3, 4, 1, rgb(160, 60, 50));
+            c.rect(4, 2, 2, 1, rgb(160, 60, 50));
+        }
+        "🏋" => {
+            c.rect(2, 4, 6, 1, DARK);
+            c.rect(1, 3, 2, 3, DARK);
+            c.rect(7, 3, 2, 3, DARK);
+        }
+        _ => {
+            c.rect(4, 2, 2, 2, rgb(240, 190, 150));
+            c.rect(4, 4, 2, 3, rgb(80, 120, 200));
+            c.rect(3, 7, 1, 1, DARK);
+            c.rect(6, 7, 1, 1, DARK);
+        }
+    }
+    c.into_image()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atlas_has_one_cell_per_index() {
+        let img = tile_atlas();
+        assert_eq!(img.width(), TILE * ATLAS_TILES);
+        assert_eq!(img.height(), TILE);
+        assert_eq!(furniture_index(Furniture::Bed), FURNITURE_BASE);
+        assert!(furniture_index(Furniture::PoolTable) < BED_FOOT);
+    }
+}

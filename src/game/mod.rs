@@ -1,0 +1,112 @@
+//! The windowed game on top of the headless simulation: tilemap, people, camera, HUD, input,
+//! and a screenshot mode for CI (`play --screenshot PATH`).
+
+pub mod art;
+pub mod hud;
+pub mod people;
+pub mod town;
+pub mod view;
+
+use crate::cli::PlayArgs;
+use crate::sim::clock::{SimPace, Speed};
+use crate::{AppSystems, SimPlugin};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::WindowResolution;
+use std::path::PathBuf;
+
+/// Rendering, input and UI. Add after `DefaultPlugins` and [`SimPlugin`].
+pub struct GamePlugin;
+
+impl Plugin for GamePlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins(bevy_ecs_tilemap::TilemapPlugin)
+            .init_resource::<people::AvatarStep>()
+            .init_resource::<people::Icons>()
+            .init_resource::<view::CameraMode>()
+            .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
+            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud))
+            .add_systems(Update, (view::read_control_keys, view::read_movement_keys).in_set(AppSystems::Input))
+            .add_systems(
+                Update,
+                (people::attach_sprites, people::update_bubbles, people::place_people, view::follow_avatar, view::zoom_camera, hud::update_hud)
+                    .chain()
+                    .in_set(AppSystems::Present),
+            );
+    }
+}
+
+/// Takes one screenshot after some frames, checks it is not blank, and quits.
+#[derive(Resource)]
+struct AutoScreenshot {
+    path: PathBuf,
+    frames: u32,
+    seen: u32,
+    taken: bool,
+}
+
+fn take_auto_screenshot(mut shot: ResMut<AutoScreenshot>, mut commands: Commands) {
+    shot.seen += 1;
+    if shot.taken || shot.seen < shot.frames {
+        return;
+    }
+    shot.taken = true;
+    if let Some(dir) = shot.path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    commands.spawn(Screenshot::primary_window()).observe(save_to_disk(shot.path.clone())).observe(check_and_exit);
+}
+
+/// Counts distinct colours in a sample of the image: a blank window has one or two.
+pub fn distinct_colours(rgba: &[u8], step: usize) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    for px in rgba.chunks_exact(4).step_by(step.max(1)) {
+        seen.insert([px[0], px[1], px[2]]);
+    }
+    seen.len()
+}
+
+fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) {
+    let img = &ev.image;
+    let n = img.data.as_deref().map(|d| distinct_colours(d, 7)).unwrap_or(0);
+    println!("screenshot: {}×{} pixels, {n} distinct colours in a sample", img.width(), img.height());
+    if n < 16 {
+        eprintln!("error: the screenshot looks blank");
+        exit.write(AppExit::error());
+    } else {
+        exit.write(AppExit::Success);
+    }
+}
+
+/// Opens the window and runs until it closes; returns the exit code.
+pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(ImagePlugin::default_nearest())
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "Simulacra: Smallville".into(),
+                    resolution: WindowResolution::new(1280, 720),
+                    ..default()
+                }),
+                ..default()
+            }),
+    );
+    app.add_plugins((sim, GamePlugin));
+    {
+        let mut pace = app.world_mut().resource_mut::<SimPace>();
+        pace.requested = args.skip_steps;
+        if let Some(s) = args.speed {
+            pace.speed = if s == 0 { Speed::Max } else { Speed::Times(s.max(1)) };
+        }
+    }
+    if let Some(path) = &args.screenshot {
+        app.insert_resource(AutoScreenshot { path: path.clone(), frames: args.frames.max(2), seen: 0, taken: false })
+            .add_systems(Update, take_auto_screenshot.in_set(AppSystems::Present));
+    }
+    match app.run() {
+        AppExit::Success => 0,
+        AppExit::Error(c) => c.get() as i32,
+    }
+}

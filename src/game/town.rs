@@ -1,0 +1,65 @@
+//! The town drawn with bevy_ecs_tilemap: a ground layer (every tile) and a furniture layer
+//! (object tiles only), from the [`WorldMap`] resource.
+
+use super::art::{self, BED_FOOT, TILE, furniture_index, terrain_index};
+use crate::sim::map::objects::Furniture;
+use crate::sim::map::{Tile, WorldMap};
+use bevy::prelude::*;
+use bevy_ecs_tilemap::prelude::*;
+
+/// World position (centre) of a tile. Map rows grow downwards, the world's y grows upwards.
+pub fn tile_to_world(map: &WorldMap, t: Tile) -> Vec2 {
+    Vec2::new(t.x as f32 * TILE as f32, (map.height - 1 - t.y) as f32 * TILE as f32)
+}
+
+/// The tile under a world position.
+pub fn world_to_tile(map: &WorldMap, p: Vec2) -> Option<Tile> {
+    let x = (p.x / TILE as f32 + 0.5).floor() as i32;
+    let row = (p.y / TILE as f32 + 0.5).floor() as i32;
+    let t = Tile::new(x, map.height - 1 - row);
+    map.in_bounds(t).then_some(t)
+}
+
+/// Spawns the two tile layers.
+pub fn spawn_town(mut commands: Commands, map: Res<WorldMap>, mut images: ResMut<Assets<Image>>) {
+    let atlas = images.add(art::tile_atlas());
+    let size = TilemapSize { x: map.width as u32, y: map.height as u32 };
+    let tile_size = TilemapTileSize { x: TILE as f32, y: TILE as f32 };
+    let grid_size: TilemapGridSize = tile_size.into();
+    for layer in 0..2 {
+        let layer_entity = commands.spawn_empty().id();
+        let mut storage = TileStorage::empty(size);
+        for row in 0..map.height {
+            for x in 0..map.width {
+                let t = Tile::new(x, row);
+                let index = if layer == 0 {
+                    let variant = (x as u32).wrapping_mul(7) ^ (row as u32).wrapping_mul(13);
+                    map.terrain(t).map(|k| terrain_index(k, variant % 5 / 4))
+                } else {
+                    map.object_at(t).map(|o| {
+                        // The tile below a bed's pillow end is drawn as the blanket.
+                        let above = map.object_at(Tile::new(x, row - 1));
+                        if o.furniture == Furniture::Bed && above.is_some_and(|a| a.furniture == Furniture::Bed) { BED_FOOT } else { furniture_index(o.furniture) }
+                    })
+                };
+                let Some(index) = index else { continue };
+                let pos = TilePos { x: x as u32, y: (map.height - 1 - row) as u32 };
+                let tile = commands.spawn(TileBundle { position: pos, tilemap_id: TilemapId(layer_entity), texture_index: TileTextureIndex(index), ..default() }).id();
+                storage.set(&pos, tile);
+            }
+        }
+        commands.entity(layer_entity).insert((
+            Name::new(if layer == 0 { "ground" } else { "furniture" }),
+            TilemapBundle {
+                grid_size,
+                map_type: TilemapType::Square,
+                size,
+                storage,
+                texture: TilemapTexture::Single(atlas.clone()),
+                tile_size,
+                transform: Transform::from_xyz(0.0, 0.0, layer as f32),
+                ..default()
+            },
+        ));
+    }
+}

@@ -1,0 +1,86 @@
+//! `simulacra run`: the simulation with no window, a progress bar, and a closing summary
+//! (steps per second, where each person is and what they are doing, LLM metrics). Also the
+//! headless step benchmark.
+
+use crate::agent::{CurrentAction, GridPos, Identity, Resident};
+use crate::llm::Llm;
+use crate::sim::clock::SimClock;
+use crate::sim::map::WorldMap;
+use crate::{SimPlugin, headless_app};
+use bevy::prelude::*;
+use std::io::Write;
+use std::time::Instant;
+
+/// Runs `steps` steps headless; prints progress to stderr and the summary to stdout.
+pub fn run(sim: SimPlugin, steps: u64, progress: bool) -> String {
+    let mut app = headless_app(sim);
+    let chunk = 250u64;
+    let started = Instant::now();
+    let mut done = 0u64;
+    while done < steps {
+        let n = chunk.min(steps - done);
+        crate::run_steps(&mut app, n);
+        done += n;
+        if progress {
+            draw_progress(done, steps, started.elapsed().as_secs_f64(), &app.world().resource::<SimClock>().now.to_string());
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    summary(&mut app, steps, secs)
+}
+
+fn draw_progress(done: u64, total: u64, secs: f64, now: &str) {
+    let width = 30usize;
+    let filled = ((done as f64 / total.max(1) as f64) * width as f64) as usize;
+    let rate = done as f64 / secs.max(1e-9);
+    let mut err = std::io::stderr();
+    let _ = write!(err, "\r[{}{}] {:>3}% step {done}/{total} · {rate:>8.0} steps/s · {now}   ", "#".repeat(filled), "-".repeat(width - filled), done * 100 / total.max(1));
+    let _ = err.flush();
+}
+
+/// The closing report.
+pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
+    let world = app.world_mut();
+    let clock = world.resource::<SimClock>().clone();
+    let mut out = String::new();
+    out.push_str(&format!("{steps} steps in {secs:.2} s = {:.0} steps/s; game time now {} (step {})\n", steps as f64 / secs.max(1e-9), clock.now, clock.step));
+    let map = world.resource::<WorldMap>().clone();
+    let mut q = world.query_filtered::<(&Identity, &GridPos, &CurrentAction), With<Resident>>();
+    let mut rows: Vec<(String, String)> = q
+        .iter(world)
+        .map(|(id, pos, act)| (id.name.clone(), format!("{} {} @ {} [{}]", act.emoji, act.description, map.address(pos.tile), pos.tile)))
+        .collect();
+    rows.sort();
+    for (name, what) in rows {
+        out.push_str(&format!("  {name:<20} {what}\n"));
+    }
+    if let Some(llm) = world.get_resource::<Llm>() {
+        let st = llm.status();
+        for b in &st.backends {
+            out.push_str(&format!("LLM backend {}: {:?} ({})\n", b.name, b.health, b.detail));
+        }
+        let stats = llm.stats();
+        if stats.by_purpose.is_empty() {
+            out.push_str("LLM: no requests this run (residents follow their daily routine).\n");
+        } else {
+            out.push_str(&stats.table());
+        }
+    }
+    out
+}
+
+/// Headless steps per second with the scenario's residents on their routine.
+pub fn bench_steps(sim: SimPlugin, steps: u64, rounds: u32) -> Vec<f64> {
+    (0..rounds)
+        .map(|_| {
+            let mut app = headless_app(sim.clone());
+            crate::run_steps(&mut app, 1); // start-up outside the timing
+            let t = Instant::now();
+            crate::run_steps(&mut app, steps);
+            steps as f64 / t.elapsed().as_secs_f64()
+        })
+        .collect()
+}

@@ -1,0 +1,105 @@
+//! Simulacra: the generative agents of Park et al. (UIST 2023) as a Bevy game.
+//!
+//! [`SimPlugin`] is the headless simulation (town, people, clock, LLM runtime) with no render,
+//! window or UI types; batch runs and tests use it alone. [`game::GamePlugin`] adds the window:
+//! tilemap, sprites, camera, HUD and input.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod data_error;
+pub mod game;
+pub mod headless;
+pub mod llm;
+pub mod sim;
+
+use bevy::prelude::*;
+use config::{GameConfig, resolve_data};
+use data_error::DataError;
+use std::path::{Path, PathBuf};
+
+/// Frame-level ordering in `Update`: input first, then the simulation steps, then what reads
+/// their results (drawing, HUD). New sets go into this chain.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AppSystems {
+    /// Player input becomes messages.
+    Input,
+    /// LLM replies are delivered and simulation steps run.
+    Simulate,
+    /// Everything that shows the state.
+    Present,
+}
+
+/// The scenario being run.
+#[derive(Resource, Debug, Clone)]
+pub struct ScenarioRes(pub agent::persona::Scenario);
+
+/// The headless simulation: town, people, clock, pacing and the LLM runtime.
+#[derive(Clone)]
+pub struct SimPlugin {
+    /// The town.
+    pub map: sim::map::WorldMap,
+    /// The people.
+    pub scenario: agent::persona::Scenario,
+    /// Settings.
+    pub config: GameConfig,
+}
+
+impl SimPlugin {
+    /// Loads a scenario (bundled name or path), its map (or `map_override`) and the config,
+    /// validating all three.
+    pub fn load(scenario: &str, map_override: Option<&str>, config: GameConfig) -> Result<Self, DataError> {
+        let scenario_path = resolve_data("config/scenarios", scenario);
+        let (file, src) = agent::persona::read_scenario(&scenario_path)?;
+        let map_ref = map_override.map(str::to_string).unwrap_or_else(|| file.map.clone());
+        let map_path = resolve_map_path(&scenario_path, &map_ref);
+        let map = sim::map::load_map(&map_path)?;
+        let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
+        Ok(Self { map, scenario, config })
+    }
+}
+
+/// Bundled map name, or a path (relative paths are tried from the scenario's folder too).
+fn resolve_map_path(scenario_path: &Path, map_ref: &str) -> PathBuf {
+    let direct = resolve_data("maps", map_ref);
+    if direct.exists() {
+        return direct;
+    }
+    let beside = scenario_path.parent().map(|d| d.join(map_ref)).unwrap_or_default();
+    if beside.exists() { beside } else { direct }
+}
+
+impl Plugin for SimPlugin {
+    fn build(&self, app: &mut App) {
+        let s = &self.config.sim;
+        app.configure_sets(Update, (AppSystems::Input, AppSystems::Simulate, AppSystems::Present).chain())
+            .insert_resource(self.map.clone())
+            .insert_resource(ScenarioRes(self.scenario.clone()))
+            .insert_resource(sim::clock::SimClock::new(self.scenario.start, s.sec_per_step))
+            .insert_resource(sim::clock::SimPace {
+                steps_per_second_at_1x: s.steps_per_second_at_1x,
+                frame_budget: std::time::Duration::from_millis(s.frame_budget_ms),
+                ..default()
+            });
+        sim::plugin(app);
+        agent::plugin(app);
+        app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
+    }
+}
+
+/// A headless app: `MinimalPlugins` (no render, no window) + [`SimPlugin`], paced manually
+/// (steps run only when requested). Tests and `simulacra run` use this.
+pub fn headless_app(sim: SimPlugin) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin, sim));
+    app.insert_resource(sim::clock::SimPace { max_requested_per_frame: 2000, ..sim::clock::SimPace::manual() });
+    app
+}
+
+/// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum).
+pub fn run_steps(app: &mut App, n: u64) {
+    app.world_mut().resource_mut::<sim::clock::SimPace>().requested += n;
+    while app.world().resource::<sim::clock::SimPace>().requested > 0 {
+        app.update();
+    }
+}

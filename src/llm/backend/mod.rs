@@ -1,0 +1,165 @@
+//! Backends behind one trait: each takes work without blocking and reports results on a
+//! channel to the runtime's router thread.
+
+pub mod llama;
+pub mod openai;
+pub mod replay;
+pub mod scripted;
+
+use super::types::{ChatMessage, OutputShape, Sampling};
+use crossbeam_channel::Sender;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Work handed to a backend.
+#[derive(Debug, Clone)]
+pub struct Work {
+    /// Request id.
+    pub id: u64,
+    /// Purpose label (for scripted rules and logs).
+    pub purpose: String,
+    /// What to do.
+    pub kind: WorkKind,
+    /// Abandon the work after this instant.
+    pub deadline: Instant,
+    /// Set when the caller no longer wants the answer.
+    pub cancelled: Arc<AtomicBool>,
+}
+
+/// Chat completion or embedding.
+#[derive(Debug, Clone)]
+pub enum WorkKind {
+    /// A chat completion with an output shape.
+    Chat {
+        /// The conversation.
+        messages: Vec<ChatMessage>,
+        /// Required shape.
+        shape: OutputShape,
+        /// Sampling.
+        sampling: Sampling,
+    },
+    /// An embedding of one text.
+    Embed {
+        /// The text.
+        text: String,
+    },
+}
+
+/// What a backend reports back.
+#[derive(Debug, Clone)]
+pub enum WorkOutcome {
+    /// Generated text (not yet validated against the shape).
+    Text {
+        /// The text.
+        text: String,
+        /// Prompt tokens processed (0 when unknown).
+        prompt_tokens: u32,
+        /// Prompt tokens served from a cached prefix.
+        cached_tokens: u32,
+        /// Tokens generated.
+        gen_tokens: u32,
+    },
+    /// An embedding vector (unit length) and the model that made it.
+    Vector {
+        /// The vector.
+        vector: Vec<f32>,
+        /// Model identity.
+        model: String,
+        /// Prompt tokens processed.
+        prompt_tokens: u32,
+    },
+    /// A failure.
+    Failed(BackendError),
+}
+
+/// A failure of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendError {
+    /// What kind.
+    pub kind: ErrorKind,
+    /// In words.
+    pub message: String,
+}
+
+/// Failure kinds; all but `Fatal` are worth a retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Past the deadline.
+    Timeout,
+    /// HTTP status error or a refused connection.
+    Http,
+    /// An answer that could not be read.
+    Malformed,
+    /// Every endpoint is resting after failures.
+    Down,
+    /// Will fail again however often it is tried (missing model, bad request, prompt too long).
+    Fatal,
+}
+
+impl BackendError {
+    /// A new error.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+    /// Worth retrying?
+    pub fn retryable(&self) -> bool {
+        self.kind != ErrorKind::Fatal
+    }
+}
+
+/// A result with its request id.
+#[derive(Debug, Clone)]
+pub struct WorkDone {
+    /// Request id.
+    pub id: u64,
+    /// Index of the backend that did it.
+    pub backend: usize,
+    /// Which endpoint (for HTTP backends).
+    pub endpoint: Option<usize>,
+    /// The result.
+    pub outcome: WorkOutcome,
+}
+
+/// Health shown to the player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Health {
+    /// Answering normally.
+    #[default]
+    Ok,
+    /// Answering, but slowly.
+    Slow,
+    /// Not answering; requests fall back.
+    Down,
+    /// Still loading (a model file).
+    Starting,
+}
+
+/// A backend: accepts work without blocking and reports on `done`.
+pub trait Backend: Send {
+    /// Name from the config.
+    fn name(&self) -> &str;
+    /// Identity of the model (part of cache keys and embedding records).
+    fn model_id(&self) -> String;
+    /// Most requests it takes at once.
+    fn capacity(&self) -> usize;
+    /// Starts work; the result comes on `done` later (or at once).
+    fn start(&mut self, work: Work, done: Sender<WorkDone>);
+    /// Current health and a detail line.
+    fn health(&self) -> (Health, String);
+    /// Whether it could take work now (an endpoint is up or due for a probe).
+    fn available(&self) -> bool {
+        !matches!(self.health().0, Health::Down)
+    }
+    /// Told about a result of its own (HTTP backends track endpoint health here).
+    fn observe(&mut self, _done: &WorkDone) {}
+}
+
+/// A stable text key for a piece of work: what recordings are looked up by, and (with the
+/// model identity) what the cache is keyed by.
+pub fn work_key(kind: &WorkKind) -> String {
+    match kind {
+        WorkKind::Chat { messages, shape, sampling } => serde_json::json!({"chat": {"messages": messages, "shape": shape, "sampling": sampling}}).to_string(),
+        WorkKind::Embed { text } => serde_json::json!({"embed": text}).to_string(),
+    }
+}

@@ -1,0 +1,233 @@
+//! LLM configuration (the `llm:` section of `config/simulacra.ron`, documented in
+//! `config/README.md`): the backends, which purposes go where, timeouts, retries, cache and
+//! record/replay.
+
+use crate::data_error::{DataError, SourceLines};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The LLM runtime's settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// Backends, by name. The first is the default for every purpose not routed elsewhere.
+    pub backends: Vec<BackendConfig>,
+    /// Purpose label → backend name (e.g. `"converse": "big"`).
+    pub routes: BTreeMap<String, String>,
+    /// Backend that makes embeddings (default: the first).
+    pub embedding_backend: Option<String>,
+    /// Seconds before a request is abandoned and retried.
+    pub timeout_s: f32,
+    /// Retries after a failure (timeouts, HTTP errors, malformed or invalid answers).
+    pub retries: u32,
+    /// First back-off delay in milliseconds; doubles each retry.
+    pub backoff_ms: u64,
+    /// Consecutive failures before an endpoint is marked down.
+    pub down_after: u32,
+    /// Seconds a down endpoint rests before it is probed again.
+    pub probe_after_s: f32,
+    /// Latency above which a backend shows as "slow", in seconds.
+    pub slow_after_s: f32,
+    /// Answer identical deterministic requests from memory.
+    pub cache: bool,
+    /// Most cached answers kept.
+    pub cache_entries: usize,
+    /// Append every request and answer to this JSON-lines file.
+    pub record: Option<String>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            backends: vec![BackendConfig::Llama(LlamaConfig::default())],
+            routes: BTreeMap::new(),
+            embedding_backend: None,
+            timeout_s: 60.0,
+            retries: 2,
+            backoff_ms: 250,
+            down_after: 3,
+            probe_after_s: 10.0,
+            slow_after_s: 15.0,
+            cache: true,
+            cache_entries: 20_000,
+            record: None,
+        }
+    }
+}
+
+/// One backend.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub enum BackendConfig {
+    /// llama.cpp in-process (the default).
+    Llama(LlamaConfig),
+    /// Any OpenAI-compatible server.
+    OpenAi(OpenAiConfig),
+    /// Deterministic answers from rules (tests, demos).
+    Scripted(ScriptedConfig),
+    /// Answers from a recording made with `record`.
+    Replay(ReplayConfig),
+}
+
+impl BackendConfig {
+    /// The backend's name.
+    pub fn name(&self) -> &str {
+        match self {
+            BackendConfig::Llama(c) => &c.name,
+            BackendConfig::OpenAi(c) => &c.name,
+            BackendConfig::Scripted(c) => &c.name,
+            BackendConfig::Replay(c) => &c.name,
+        }
+    }
+}
+
+/// In-process llama.cpp.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlamaConfig {
+    /// Name for routes.
+    pub name: String,
+    /// The GGUF file (relative paths are from the data folder).
+    pub model: String,
+    /// A separate GGUF for embeddings (default: the chat model, mean-pooled).
+    pub embedding_model: Option<String>,
+    /// CPU threads (default: all cores but one, at least one).
+    pub threads: Option<u32>,
+    /// Sequences decoded together (continuous batching slots).
+    pub slots: u32,
+    /// Total context, shared by all slots (tokens).
+    pub context: u32,
+    /// Most tokens decoded in one pass.
+    pub batch: u32,
+    /// Reuse cached prompt prefixes across requests (the KV cache of earlier requests).
+    pub prefix_cache: bool,
+}
+
+impl Default for LlamaConfig {
+    fn default() -> Self {
+        Self {
+            name: "local".into(),
+            model: "models/SmolLM2-135M-Instruct.Q4_1.gguf".into(),
+            embedding_model: None,
+            threads: None,
+            slots: 16,
+            context: 16_384,
+            batch: 512,
+            prefix_cache: true,
+        }
+    }
+}
+
+/// An OpenAI-compatible server (llama-server, Ollama, vLLM, OpenAI).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpenAiConfig {
+    /// Name for routes.
+    pub name: String,
+    /// Base URLs ending in `/v1`; requests are spread over those that are up.
+    pub endpoints: Vec<String>,
+    /// Model name sent with each request.
+    pub model: String,
+    /// Model for `/v1/embeddings` (default: `model`).
+    pub embedding_model: Option<String>,
+    /// Environment variable holding the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Send `response_format` with a JSON schema (llama-server, vLLM, OpenAI, recent Ollama).
+    pub json_schema: bool,
+    /// Requests in flight per endpoint.
+    pub concurrency: u32,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        Self {
+            name: "server".into(),
+            endpoints: vec!["http://127.0.0.1:8080/v1".into()],
+            model: "default".into(),
+            embedding_model: None,
+            api_key_env: None,
+            json_schema: true,
+            concurrency: 8,
+        }
+    }
+}
+
+/// Scripted answers.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptedConfig {
+    /// Name for routes.
+    pub name: String,
+    /// Rules, first match wins; unmatched requests get a valid default for their shape.
+    pub rules: Vec<ScriptRule>,
+    /// More rules from a RON file (a list of rules).
+    pub file: Option<String>,
+}
+
+/// A scripted rule.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptRule {
+    /// Matches this purpose only.
+    pub purpose: Option<String>,
+    /// Matches prompts containing this text only.
+    pub contains: Option<String>,
+    /// The answer.
+    pub reply: String,
+}
+
+/// Replay of a recording.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Name for routes.
+    pub name: String,
+    /// The JSON-lines file written by `record`.
+    pub file: String,
+}
+
+impl LlmConfig {
+    /// A config with one scripted backend (tests and model-free runs).
+    pub fn scripted(rules: Vec<ScriptRule>) -> Self {
+        Self { backends: vec![BackendConfig::Scripted(ScriptedConfig { name: "scripted".into(), rules, file: None })], ..Default::default() }
+    }
+
+    /// Checks names and numbers serde cannot.
+    pub fn validate(&self, path: &Path, lines: &SourceLines) -> Result<(), DataError> {
+        let line = |needle: &str| lines.line_near(needle, 0);
+        if self.backends.is_empty() {
+            return Err(DataError::new(path, line("backends"), "llm.backends", "at least one backend is needed"));
+        }
+        let names: Vec<&str> = self.backends.iter().map(BackendConfig::name).collect();
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                return Err(DataError::new(path, lines.line_of_quoted(n, 0), format!("llm.backends[{i}].name"), format!("backend name '{n}' is used twice")));
+            }
+        }
+        for (purpose, b) in &self.routes {
+            if !names.contains(&b.as_str()) {
+                return Err(DataError::new(path, lines.line_of_quoted(b, 0), format!("llm.routes.{purpose}"), format!("no backend named '{b}' (have: {})", names.join(", "))));
+            }
+        }
+        if let Some(b) = &self.embedding_backend
+            && !names.contains(&b.as_str())
+        {
+            return Err(DataError::new(path, lines.line_of_quoted(b, 0), "llm.embedding_backend", format!("no backend named '{b}'")));
+        }
+        if !(self.timeout_s > 0.0) {
+            return Err(DataError::new(path, line("timeout_s"), "llm.timeout_s", "must be positive"));
+        }
+        for (i, b) in self.backends.iter().enumerate() {
+            match b {
+                BackendConfig::OpenAi(o) if o.endpoints.is_empty() => {
+                    return Err(DataError::new(path, lines.line_of_quoted(&o.name, 0), format!("llm.backends[{i}].endpoints"), "needs at least one endpoint URL"));
+                }
+                BackendConfig::Llama(l) if l.slots == 0 || l.context < 512 => {
+                    return Err(DataError::new(path, lines.line_of_quoted(&l.name, 0), format!("llm.backends[{i}]"), "slots must be ≥ 1 and context ≥ 512"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! The LLM runtime as seen by cognition systems: submit a request (agent, purpose, messages,
+//! output shape, sampling, priority, fail-safe) through the [`Llm`] resource and get a handle;
+//! the answer arrives later as an [`LlmReply`] message. The frame never waits: the router and
+//! the backends run on their own threads. Headless-safe.
+
+pub mod backend;
+pub mod bench;
+pub mod config;
+pub mod metrics;
+pub mod runtime;
+pub mod shape;
+pub mod types;
+
+use bevy::prelude::*;
+use config::LlmConfig;
+use runtime::{LlmRuntime, Reply, RuntimeStatus, Submission};
+use std::collections::HashMap;
+pub use types::{ChatMessage, Embedding, LlmValue, OutputShape, Priority, Sampling};
+
+/// A request being built by a cognition system.
+#[derive(Debug, Clone)]
+pub struct LlmRequest {
+    /// The agent it is for (its requests are cancelled when it is despawned).
+    pub agent: Option<Entity>,
+    /// Purpose label ("importance", "plan", "converse", …) for routes and metrics.
+    pub purpose: String,
+    /// What to do.
+    pub kind: backend::WorkKind,
+    /// Queue priority.
+    pub priority: Priority,
+    /// The fail-safe answer (default: a valid value of the shape).
+    pub fallback: Option<LlmValue>,
+}
+
+impl LlmRequest {
+    /// A chat request.
+    pub fn chat(purpose: impl Into<String>, messages: Vec<ChatMessage>, shape: OutputShape) -> Self {
+        Self {
+            agent: None,
+            purpose: purpose.into(),
+            kind: backend::WorkKind::Chat { messages, shape, sampling: Sampling::default() },
+            priority: Priority::Normal,
+            fallback: None,
+        }
+    }
+    /// An embedding request.
+    pub fn embed(purpose: impl Into<String>, text: impl Into<String>) -> Self {
+        Self { agent: None, purpose: purpose.into(), kind: backend::WorkKind::Embed { text: text.into() }, priority: Priority::Normal, fallback: None }
+    }
+    /// For an agent.
+    pub fn for_agent(mut self, e: Entity) -> Self {
+        self.agent = Some(e);
+        self
+    }
+    /// With sampling settings.
+    pub fn sampling(mut self, s: Sampling) -> Self {
+        if let backend::WorkKind::Chat { sampling, .. } = &mut self.kind {
+            *sampling = s;
+        }
+        self
+    }
+    /// With a priority.
+    pub fn priority(mut self, p: Priority) -> Self {
+        self.priority = p;
+        self
+    }
+    /// With a fail-safe.
+    pub fn fallback(mut self, v: LlmValue) -> Self {
+        self.fallback = Some(v);
+        self
+    }
+}
+
+/// A request's handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LlmHandle(pub u64);
+
+/// An answer, delivered as a message in the frame after it is ready.
+#[derive(Message, Debug, Clone)]
+pub struct LlmReply {
+    /// The handle [`Llm::submit`] returned.
+    pub handle: LlmHandle,
+    /// The answer.
+    pub reply: Reply,
+}
+
+/// The LLM client resource.
+#[derive(Resource)]
+pub struct Llm {
+    runtime: LlmRuntime,
+    pending: HashMap<u64, Option<Entity>>,
+}
+
+impl Llm {
+    /// Starts the runtime for a config.
+    pub fn start(config: &LlmConfig) -> Self {
+        Self { runtime: LlmRuntime::start(config), pending: HashMap::new() }
+    }
+
+    /// Wraps a running runtime.
+    pub fn from_runtime(runtime: LlmRuntime) -> Self {
+        Self { runtime, pending: HashMap::new() }
+    }
+
+    /// Queues a request.
+    pub fn submit(&mut self, req: LlmRequest) -> LlmHandle {
+        let id = self.runtime.next_id();
+        self.pending.insert(id, req.agent);
+        self.runtime.submit(Submission { id, agent: req.agent, purpose: req.purpose, kind: req.kind, priority: req.priority, fallback: req.fallback });
+        LlmHandle(id)
+    }
+
+    /// Drops a request (a superseded plan): no reply will be delivered.
+    pub fn cancel(&mut self, h: LlmHandle) {
+        if self.pending.remove(&h.0).is_some() {
+            self.runtime.cancel(h.0);
+        }
+    }
+
+    /// Requests submitted and not yet answered.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Metrics per purpose.
+    pub fn stats(&self) -> metrics::LlmStats {
+        self.runtime.stats.lock().unwrap().clone()
+    }
+
+    /// Health and queues.
+    pub fn status(&self) -> RuntimeStatus {
+        self.runtime.status.lock().unwrap().clone()
+    }
+
+    /// Model identity of the embedder (stored with vectors).
+    pub fn embedding_model(&self) -> &str {
+        &self.runtime.embedding_model
+    }
+}
+
+/// A copy of the runtime's state for the HUD, refreshed every frame.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct LlmStatusView {
+    /// Health and queues.
+    pub status: RuntimeStatus,
+    /// Requests submitted and not yet answered.
+    pub pending: usize,
+    /// Totals over purposes.
+    pub totals: metrics::PurposeStats,
+}
+
+/// Moves finished answers into `Messages<LlmReply>`; drops those whose agent is gone and
+/// cancels requests of despawned agents.
+pub fn deliver_llm_replies(mut llm: ResMut<Llm>, mut out: MessageWriter<LlmReply>, entities: &bevy::ecs::entity::Entities) {
+    while let Some(reply) = llm.runtime.try_recv() {
+        if llm.pending.remove(&reply.id).is_none() {
+            continue; // cancelled
+        }
+        if reply.agent.is_some_and(|a| !entities.contains(a)) {
+            continue;
+        }
+        out.write(LlmReply { handle: LlmHandle(reply.id), reply });
+    }
+    let gone: Vec<u64> = llm.pending.iter().filter(|(_, a)| a.is_some_and(|a| !entities.contains(a))).map(|(id, _)| *id).collect();
+    for id in gone {
+        llm.cancel(LlmHandle(id));
+    }
+}
+
+/// Refreshes [`LlmStatusView`].
+pub fn refresh_llm_status(llm: Res<Llm>, mut view: ResMut<LlmStatusView>) {
+    view.status = llm.status();
+    view.pending = llm.pending();
+    view.totals = llm.runtime.stats.lock().unwrap().total();
+}
+
+/// Starts the runtime and wires it into the frame.
+pub struct LlmPlugin {
+    config: LlmConfig,
+}
+
+impl LlmPlugin {
+    /// For a config.
+    pub fn new(config: LlmConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl Plugin for LlmPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.world().contains_resource::<Llm>() {
+            app.insert_resource(Llm::start(&self.config));
+        }
+        app.add_message::<LlmReply>()
+            .init_resource::<LlmStatusView>()
+            .add_systems(PreUpdate, (deliver_llm_replies, refresh_llm_status).chain());
+    }
+}

@@ -1,0 +1,355 @@
+//! Output shapes by construction: each shape becomes a GBNF grammar (for llama.cpp's sampler)
+//! and a JSON schema (for servers that enforce one), and every answer is validated again
+//! before it reaches a caller. A failure here is counted and answered with the fail-safe.
+
+use super::types::{LlmValue, OutputShape};
+use serde_json::{Value, json};
+
+/// Escapes text for a GBNF string literal.
+fn gbnf_literal(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The GBNF grammar for a shape (root rule `root`), or `None` for free text.
+pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
+    Ok(match shape {
+        OutputShape::Text => None,
+        OutputShape::Integer { min, max } => {
+            if max < min {
+                return Err(format!("integer range {min}..={max} is empty"));
+            }
+            if max - min <= 256 {
+                let alts: Vec<String> = (*min..=*max).map(|i| gbnf_literal(&i.to_string())).collect();
+                Some(format!("root ::= {}\n", alts.join(" | ")))
+            } else {
+                // Digits only; the range is checked by validation.
+                Some("root ::= \"-\"? [0-9] [0-9]? [0-9]? [0-9]? [0-9]? [0-9]? [0-9]? [0-9]? [0-9]?\n".into())
+            }
+        }
+        OutputShape::Choice(options) => {
+            if options.is_empty() {
+                return Err("a choice needs at least one option".into());
+            }
+            let alts: Vec<String> = options.iter().map(|o| gbnf_literal(o)).collect();
+            Some(format!("root ::= {}\n", alts.join(" | ")))
+        }
+        OutputShape::YesNo => Some("root ::= \"yes\" | \"no\"\n".into()),
+        OutputShape::Lines(n) => {
+            if *n == 0 {
+                return Err("zero lines asked".into());
+            }
+            let lines = vec!["line"; *n].join(" ");
+            Some(format!("root ::= {lines}\nline ::= [^\\n\\r] [^\\n\\r]* \"\\n\"\n"))
+        }
+        OutputShape::Json(schema) => {
+            let text = serde_json::to_string(schema).map_err(|e| e.to_string())?;
+            Some(llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| format!("schema → grammar: {e}"))?)
+        }
+    })
+}
+
+/// The JSON schema a server should enforce: the shape wrapped as `{"value": ...}` (servers take
+/// objects), or `None` for free text.
+pub fn wrapped_schema(shape: &OutputShape) -> Option<Value> {
+    let inner = match shape {
+        OutputShape::Text => return None,
+        OutputShape::Integer { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        OutputShape::Choice(options) => json!({"type": "string", "enum": options}),
+        OutputShape::YesNo => json!({"type": "string", "enum": ["yes", "no"]}),
+        OutputShape::Lines(n) => json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
+        OutputShape::Json(schema) => return Some(schema.clone()),
+    };
+    Some(json!({"type": "object", "properties": {"value": inner}, "required": ["value"], "additionalProperties": false}))
+}
+
+/// An instruction to add to a prompt when the server cannot enforce the shape.
+pub fn instruction(shape: &OutputShape) -> Option<String> {
+    Some(match shape {
+        OutputShape::Text => return None,
+        OutputShape::Integer { min, max } => format!("Answer with a single integer from {min} to {max} and nothing else."),
+        OutputShape::Choice(o) => format!("Answer with exactly one of: {}. Nothing else.", o.join(" | ")),
+        OutputShape::YesNo => "Answer with yes or no and nothing else.".into(),
+        OutputShape::Lines(n) => format!("Answer with exactly {n} lines, one item per line, and nothing else."),
+        OutputShape::Json(s) => format!("Answer with only a JSON object matching this schema: {s}"),
+    })
+}
+
+/// Turns a server's `{"value": ...}` answer back into plain text for [`parse`].
+pub fn unwrap_json_answer(shape: &OutputShape, text: &str) -> Result<String, String> {
+    if matches!(shape, OutputShape::Text | OutputShape::Json(_)) {
+        return Ok(text.to_string());
+    }
+    let v: Value = serde_json::from_str(extract_json(text).unwrap_or(text)).map_err(|e| format!("not JSON: {e}"))?;
+    let inner = v.get("value").ok_or("no \"value\" field")?;
+    Ok(match inner {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect::<Vec<_>>().join("\n"),
+        other => other.to_string(),
+    })
+}
+
+/// The first balanced `{...}` in a text (models sometimes wrap JSON in prose or fences).
+fn extract_json(text: &str) -> Option<&str> {
+    let start = text.find('{')?;
+    let mut depth = 0i32;
+    let mut in_str = false;
+    let mut esc = false;
+    for (i, c) in text[start..].char_indices() {
+        if in_str {
+            match c {
+                _ if esc => esc = false,
+                '\\' => esc = true,
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[start..start + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Validates an answer against its shape. Lenient where it is safe (case, surrounding space,
+/// a number inside a sentence from an unconstrained server), strict on the result.
+pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
+    let t = text.trim();
+    match shape {
+        OutputShape::Text => {
+            if t.is_empty() {
+                Err("empty answer".into())
+            } else {
+                Ok(LlmValue::Text(t.to_string()))
+            }
+        }
+        OutputShape::Integer { min, max } => {
+            let n = first_integer(t).ok_or_else(|| format!("no integer in {t:?}"))?;
+            if n < *min || n > *max {
+                return Err(format!("{n} is outside {min}..={max}"));
+            }
+            Ok(LlmValue::Integer(n))
+        }
+        OutputShape::Choice(options) => {
+            if let Some(i) = options.iter().position(|o| o == t) {
+                return Ok(LlmValue::Choice(i, options[i].clone()));
+            }
+            let lower = t.to_lowercase();
+            let lower = lower.trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '{' || c == '}');
+            if let Some(i) = options.iter().position(|o| o.to_lowercase() == lower) {
+                return Ok(LlmValue::Choice(i, options[i].clone()));
+            }
+            // One option named inside a longer answer, and only one.
+            let hits: Vec<usize> = options.iter().enumerate().filter(|(_, o)| lower.contains(&o.to_lowercase())).map(|(i, _)| i).collect();
+            match hits.as_slice() {
+                [i] => Ok(LlmValue::Choice(*i, options[*i].clone())),
+                _ => Err(format!("{t:?} is not one of {} options", options.len())),
+            }
+        }
+        OutputShape::YesNo => {
+            let l = t.to_lowercase();
+            let w = l.trim_matches(|c: char| !c.is_alphanumeric());
+            match w.split_whitespace().next() {
+                Some("yes") => Ok(LlmValue::Bool(true)),
+                Some("no") => Ok(LlmValue::Bool(false)),
+                _ => Err(format!("{t:?} is not yes or no")),
+            }
+        }
+        OutputShape::Lines(n) => {
+            let lines: Vec<String> = t
+                .lines()
+                .map(|l| l.trim().trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ')' || c == '-' || c == '*').trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect();
+            if lines.len() < *n {
+                return Err(format!("{} lines, {n} wanted", lines.len()));
+            }
+            Ok(LlmValue::Lines(lines.into_iter().take(*n).collect()))
+        }
+        OutputShape::Json(schema) => {
+            let body = extract_json(t).unwrap_or(t);
+            let v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
+            validate_schema(schema, &v, "$")?;
+            Ok(LlmValue::Json(v))
+        }
+    }
+}
+
+fn first_integer(t: &str) -> Option<i64> {
+    let bytes = t.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() {
+            let neg = i > 0 && bytes[i - 1] == b'-';
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let n: i64 = t[start..i].parse().ok()?;
+            return Some(if neg { -n } else { n });
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Checks a JSON value against the subset of JSON Schema we generate and accept.
+pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(v)
+    {
+        return Err(format!("{at}: {v} is not one of {}", Value::Array(options.clone())));
+    }
+    let ty = schema.get("type").and_then(Value::as_str);
+    match ty {
+        Some("object") => {
+            let obj = v.as_object().ok_or_else(|| format!("{at}: expected an object"))?;
+            if let Some(req) = schema.get("required").and_then(Value::as_array) {
+                for r in req.iter().filter_map(Value::as_str) {
+                    if !obj.contains_key(r) {
+                        return Err(format!("{at}: missing field \"{r}\""));
+                    }
+                }
+            }
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if let Some(x) = obj.get(k) {
+                        validate_schema(sub, x, &format!("{at}.{k}"))?;
+                    }
+                }
+                if schema.get("additionalProperties") == Some(&Value::Bool(false))
+                    && let Some(extra) = obj.keys().find(|k| !props.contains_key(*k))
+                {
+                    return Err(format!("{at}: unexpected field \"{extra}\""));
+                }
+            }
+        }
+        Some("array") => {
+            let arr = v.as_array().ok_or_else(|| format!("{at}: expected an array"))?;
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && (arr.len() as u64) < min
+            {
+                return Err(format!("{at}: {} items, at least {min} wanted", arr.len()));
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && (arr.len() as u64) > max
+            {
+                return Err(format!("{at}: {} items, at most {max} wanted", arr.len()));
+            }
+            if let Some(items) = schema.get("items") {
+                for (i, x) in arr.iter().enumerate() {
+                    validate_schema(items, x, &format!("{at}[{i}]"))?;
+                }
+            }
+        }
+        Some("string") => {
+            let s = v.as_str().ok_or_else(|| format!("{at}: expected a string"))?;
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && s.chars().count() as u64 > max
+            {
+                return Err(format!("{at}: longer than {max} characters"));
+            }
+        }
+        Some("integer") | Some("number") => {
+            let n = v.as_f64().ok_or_else(|| format!("{at}: expected a number"))?;
+            if ty == Some("integer") && v.as_i64().is_none() {
+                return Err(format!("{at}: expected an integer"));
+            }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && n < min
+            {
+                return Err(format!("{at}: {n} < minimum {min}"));
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && n > max
+            {
+                return Err(format!("{at}: {n} > maximum {max}"));
+            }
+        }
+        Some("boolean") => {
+            v.as_bool().ok_or_else(|| format!("{at}: expected true or false"))?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_shape() {
+        assert_eq!(parse(&OutputShape::Integer { min: 1, max: 10 }, " 7"), Ok(LlmValue::Integer(7)));
+        assert_eq!(parse(&OutputShape::Integer { min: 1, max: 10 }, "Rating: 4/10"), Ok(LlmValue::Integer(4)));
+        assert!(parse(&OutputShape::Integer { min: 1, max: 10 }, "11").is_err());
+        assert!(parse(&OutputShape::Integer { min: 1, max: 10 }, "none").is_err());
+        let c = OutputShape::Choice(vec!["kitchen".into(), "bathroom".into()]);
+        assert_eq!(parse(&c, "kitchen"), Ok(LlmValue::Choice(0, "kitchen".into())));
+        assert_eq!(parse(&c, "{Bathroom}"), Ok(LlmValue::Choice(1, "bathroom".into())));
+        assert_eq!(parse(&c, "I would go to the kitchen."), Ok(LlmValue::Choice(0, "kitchen".into())));
+        assert!(parse(&c, "garden").is_err());
+        assert!(parse(&c, "kitchen or bathroom").is_err(), "ambiguous answers are rejected");
+        assert_eq!(parse(&OutputShape::YesNo, "Yes."), Ok(LlmValue::Bool(true)));
+        assert_eq!(parse(&OutputShape::YesNo, "no"), Ok(LlmValue::Bool(false)));
+        assert!(parse(&OutputShape::YesNo, "maybe").is_err());
+        assert_eq!(parse(&OutputShape::Lines(2), "1. a\n2) b\nc"), Ok(LlmValue::Lines(vec!["a".into(), "b".into()])));
+        assert!(parse(&OutputShape::Lines(3), "a\nb").is_err());
+    }
+
+    #[test]
+    fn json_schema_subset() {
+        let schema = json!({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0,"maximum":150},
+            "tags":{"type":"array","items":{"type":"string"},"maxItems":2}},"required":["name","age"]});
+        let s = OutputShape::Json(schema);
+        assert!(parse(&s, r#"{"name":"Ann","age":30}"#).is_ok());
+        assert!(parse(&s, r#"Sure! ```{"name":"Ann","age":30,"tags":["a"]}```"#).is_ok());
+        assert!(parse(&s, r#"{"name":"Ann"}"#).unwrap_err().contains("age"));
+        assert!(parse(&s, r#"{"name":"Ann","age":-1}"#).is_err());
+        assert!(parse(&s, r#"{"name":"Ann","age":3,"tags":["a","b","c"]}"#).is_err());
+        assert!(parse(&s, r#"{"name":"Ann","age":"3"}"#).is_err());
+        assert!(parse(&s, "not json").is_err());
+    }
+
+    #[test]
+    fn wrapped_answers_round_trip() {
+        let shape = OutputShape::Integer { min: 1, max: 10 };
+        assert_eq!(unwrap_json_answer(&shape, r#"{"value": 6}"#).unwrap(), "6");
+        let lines = OutputShape::Lines(2);
+        assert_eq!(unwrap_json_answer(&lines, r#"{"value": ["a","b"]}"#).unwrap(), "a\nb");
+        assert!(wrapped_schema(&OutputShape::Text).is_none());
+        let s = wrapped_schema(&shape).unwrap();
+        assert!(validate_schema(&s, &json!({"value": 3}), "$").is_ok());
+        assert!(validate_schema(&s, &json!({"value": 30}), "$").is_err());
+    }
+
+    #[test]
+    fn grammars_are_generated() {
+        let g = grammar(&OutputShape::Choice(vec!["a \"b\"".into(), "c".into()])).unwrap().unwrap();
+        assert_eq!(g, "root ::= \"a \\\"b\\\"\" | \"c\"\n");
+        let g = grammar(&OutputShape::Integer { min: 1, max: 3 }).unwrap().unwrap();
+        assert_eq!(g, "root ::= \"1\" | \"2\" | \"3\"\n");
+        assert!(grammar(&OutputShape::Text).unwrap().is_none());
+        assert!(grammar(&OutputShape::Choice(vec![])).is_err());
+    }
+}

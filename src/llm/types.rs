@@ -1,0 +1,173 @@
+//! The vocabulary of the LLM API: messages, output shapes, sampling, priorities, values.
+
+use serde::{Deserialize, Serialize};
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// "system", "user" or "assistant".
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A system message.
+    pub fn system(c: impl Into<String>) -> Self {
+        Self { role: "system".into(), content: c.into() }
+    }
+    /// A user message.
+    pub fn user(c: impl Into<String>) -> Self {
+        Self { role: "user".into(), content: c.into() }
+    }
+    /// An assistant message.
+    pub fn assistant(c: impl Into<String>) -> Self {
+        Self { role: "assistant".into(), content: c.into() }
+    }
+}
+
+/// The shape an answer must have. Enforced while sampling (grammar on llama.cpp, JSON schema
+/// on servers that take one), then validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum OutputShape {
+    /// Free text.
+    Text,
+    /// An integer in `min..=max`.
+    Integer {
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
+    /// Exactly one of the options (verbatim).
+    Choice(Vec<String>),
+    /// "yes" or "no".
+    YesNo,
+    /// Exactly `n` non-empty lines.
+    Lines(usize),
+    /// A JSON object matching the schema (a subset of JSON Schema: type, properties, required,
+    /// enum, minimum, maximum, items, minItems, maxItems, maxLength).
+    Json(serde_json::Value),
+}
+
+/// Sampling settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// 0 means greedy (and makes the request cacheable).
+    pub temperature: f32,
+    /// Nucleus sampling.
+    pub top_p: f32,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Seed for the random sampler.
+    pub seed: u32,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self { temperature: 0.0, top_p: 0.95, max_tokens: 128, seed: 42 }
+    }
+}
+
+impl Sampling {
+    /// Greedy with a token limit.
+    pub fn greedy(max_tokens: u32) -> Self {
+        Self { max_tokens, ..Default::default() }
+    }
+    /// Whether the answer depends only on the prompt (cacheable).
+    pub fn deterministic(&self) -> bool {
+        self.temperature <= 0.0
+    }
+}
+
+/// Who waits on a request. Higher runs first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub enum Priority {
+    /// Work for later (tomorrow's plan).
+    Background,
+    /// Ordinary cognition.
+    #[default]
+    Normal,
+    /// The player is waiting (a conversation with the avatar).
+    Interactive,
+}
+
+/// A validated answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum LlmValue {
+    /// Free text.
+    Text(String),
+    /// An integer.
+    Integer(i64),
+    /// The index and text of the chosen option.
+    Choice(usize, String),
+    /// Yes (true) or no.
+    Bool(bool),
+    /// Lines.
+    Lines(Vec<String>),
+    /// A JSON value that matched its schema.
+    Json(serde_json::Value),
+    /// An embedding.
+    Embedding(Embedding),
+}
+
+impl LlmValue {
+    /// The text, if this is text.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            LlmValue::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            LlmValue::Integer(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// A vector with the model that made it, so vectors of different models are never mixed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embedding {
+    /// Model identity (backend kind and model file or name).
+    pub model: String,
+    /// Unit-length vector.
+    pub vector: Vec<f32>,
+}
+
+impl Embedding {
+    /// Vector length.
+    pub fn dim(&self) -> usize {
+        self.vector.len()
+    }
+
+    /// Cosine similarity, or an error when the two come from different models or sizes.
+    pub fn cosine(&self, other: &Embedding) -> Result<f32, EmbeddingMismatch> {
+        self.check_compatible(&other.model, other.dim())?;
+        let dot: f32 = self.vector.iter().zip(&other.vector).map(|(a, b)| a * b).sum();
+        let na: f32 = self.vector.iter().map(|a| a * a).sum::<f32>().sqrt();
+        let nb: f32 = other.vector.iter().map(|a| a * a).sum::<f32>().sqrt();
+        Ok(if na > 0.0 && nb > 0.0 { dot / (na * nb) } else { 0.0 })
+    }
+
+    /// Whether a stored vector can be compared with vectors of `model`/`dim`; a mismatch means
+    /// the stored one must be embedded again.
+    pub fn check_compatible(&self, model: &str, dim: usize) -> Result<(), EmbeddingMismatch> {
+        if self.model != model || self.dim() != dim {
+            return Err(EmbeddingMismatch { stored: format!("{} ({}d)", self.model, self.dim()), current: format!("{model} ({dim}d)") });
+        }
+        Ok(())
+    }
+}
+
+/// Vectors from different models or sizes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("embedding from {stored} cannot be compared with {current}: re-embed it")]
+pub struct EmbeddingMismatch {
+    /// What the stored vector came from.
+    pub stored: String,
+    /// What the current embedder makes.
+    pub current: String,
+}

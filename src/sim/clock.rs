@@ -1,0 +1,190 @@
+//! The simulation clock and its pacing. One step is `sec_per_step` game seconds (10 by
+//! default); the pace decides how many steps run per real second (paused, 1×, 2×, 4×, …, or as
+//! fast as possible). Steps run in the [`SimStep`](super::SimStep) schedule, driven from
+//! `Update` by [`drive_steps`], so a frame never waits on anything but whole, bounded steps.
+
+use super::time::GameTime;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// Game date-time and step counter.
+#[derive(Resource, Debug, Clone, Serialize, Deserialize)]
+pub struct SimClock {
+    /// When the simulation began.
+    pub start: GameTime,
+    /// Now.
+    pub now: GameTime,
+    /// Steps done since the start.
+    pub step: u64,
+    /// Game seconds per step.
+    pub sec_per_step: u32,
+}
+
+impl SimClock {
+    /// A clock at `start`.
+    pub fn new(start: GameTime, sec_per_step: u32) -> Self {
+        Self { start, now: start, step: 0, sec_per_step: sec_per_step.max(1) }
+    }
+
+    /// Advances one step.
+    pub fn advance(&mut self) {
+        self.step += 1;
+        self.now = self.now.plus_secs(self.sec_per_step as i64);
+    }
+
+    /// Steps in one game day.
+    pub fn steps_per_day(&self) -> u64 {
+        86_400 / self.sec_per_step as u64
+    }
+
+    /// The game time after `n` more steps.
+    pub fn after_steps(&self, n: u64) -> GameTime {
+        self.now.plus_secs(n as i64 * self.sec_per_step as i64)
+    }
+}
+
+/// How fast the simulation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Speed {
+    /// A multiple of the base rate (1×, 2×, 4×, …).
+    Times(u32),
+    /// As many steps as fit in the frame budget.
+    Max,
+}
+
+impl Speed {
+    /// The next faster speed.
+    pub fn faster(self) -> Self {
+        match self {
+            Speed::Times(n) if n >= 64 => Speed::Max,
+            Speed::Times(n) => Speed::Times(n * 2),
+            Speed::Max => Speed::Max,
+        }
+    }
+
+    /// The next slower speed.
+    pub fn slower(self) -> Self {
+        match self {
+            Speed::Max => Speed::Times(64),
+            Speed::Times(n) => Speed::Times((n / 2).max(1)),
+        }
+    }
+
+    /// "4×" or "max".
+    pub fn label(self) -> String {
+        match self {
+            Speed::Times(n) => format!("{n}×"),
+            Speed::Max => "max".into(),
+        }
+    }
+}
+
+/// Pacing of steps against real time.
+#[derive(Resource, Debug, Clone)]
+pub struct SimPace {
+    /// No steps run while paused (the frame goes on).
+    pub paused: bool,
+    /// The speed.
+    pub speed: Speed,
+    /// Steps per real second at 1×.
+    pub steps_per_second_at_1x: f32,
+    /// Real time a frame may spend on steps at the fastest speeds.
+    pub frame_budget: Duration,
+    /// Fraction of the next step already elapsed (0..1), for drawing motion between tiles.
+    pub progress: f32,
+    /// Steps requested explicitly (tests, headless runs, "run N"); they run regardless of pause.
+    pub requested: u64,
+    /// Most requested steps run in one frame, so a headless run can report progress.
+    pub max_requested_per_frame: u64,
+}
+
+impl Default for SimPace {
+    fn default() -> Self {
+        Self {
+            paused: false,
+            speed: Speed::Times(1),
+            steps_per_second_at_1x: 4.0,
+            frame_budget: Duration::from_millis(12),
+            progress: 0.0,
+            requested: 0,
+            max_requested_per_frame: 1000,
+        }
+    }
+}
+
+impl SimPace {
+    /// A pace that runs only requested steps (headless runs and tests).
+    pub fn manual() -> Self {
+        Self { paused: true, ..default() }
+    }
+}
+
+/// Runs the steps due this frame: requested ones first, then those the pace calls for.
+pub fn drive_steps(world: &mut World) {
+    let dt = world.resource::<Time<Real>>().delta_secs();
+    let mut pace = world.resource_mut::<SimPace>();
+    let requested = pace.requested.min(pace.max_requested_per_frame);
+    pace.requested -= requested;
+    let budget = pace.frame_budget;
+    let (mut due, until_budget) = if pace.paused {
+        (0u64, false)
+    } else {
+        match pace.speed {
+            Speed::Max => (u64::MAX, true),
+            Speed::Times(n) => {
+                let acc = pace.progress + dt.min(0.25) * pace.steps_per_second_at_1x * n as f32;
+                let whole = acc.floor();
+                pace.progress = acc - whole;
+                (whole as u64, true)
+            }
+        }
+    };
+    if matches!(pace.speed, Speed::Max) || pace.paused {
+        pace.progress = 0.0;
+    }
+    for _ in 0..requested {
+        world.run_schedule(super::SimStep);
+    }
+    let started = Instant::now();
+    while due > 0 {
+        world.run_schedule(super::SimStep);
+        due -= 1;
+        if until_budget && started.elapsed() >= budget {
+            // Behind: drop the backlog rather than spiral (the game slows, it never freezes).
+            world.resource_mut::<SimPace>().progress = 0.0;
+            break;
+        }
+    }
+}
+
+/// Advances the clock at the end of each step.
+pub fn advance_clock(mut clock: ResMut<SimClock>) {
+    clock.advance();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_and_days() {
+        let mut c = SimClock::new(GameTime::parse("2023-02-13 00:00").unwrap(), 10);
+        assert_eq!(c.steps_per_day(), 8640);
+        for _ in 0..8640 {
+            c.advance();
+        }
+        assert_eq!(c.now, GameTime::parse("2023-02-14 00:00").unwrap());
+        assert_eq!(c.step, 8640);
+        assert_eq!(c.after_steps(6), GameTime::parse("2023-02-14 00:01").unwrap());
+    }
+
+    #[test]
+    fn speeds_step_up_and_down() {
+        assert_eq!(Speed::Times(1).faster(), Speed::Times(2));
+        assert_eq!(Speed::Times(64).faster(), Speed::Max);
+        assert_eq!(Speed::Max.slower(), Speed::Times(64));
+        assert_eq!(Speed::Times(1).slower(), Speed::Times(1));
+        assert_eq!(Speed::Times(8).label(), "8×");
+    }
+}

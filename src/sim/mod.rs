@@ -1,0 +1,40 @@
+//! The headless simulation core: clock, town grid, paths, and the step schedule.
+//! All plugins in this module work without rendering: no render, window, tilemap or UI types.
+
+pub mod clock;
+pub mod map;
+pub mod path;
+pub mod time;
+
+use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
+use bevy::prelude::*;
+
+/// One simulation step (10 game seconds by default). Run by [`clock::drive_steps`] as many
+/// times per frame as the pace asks for.
+#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SimStep;
+
+/// The phases of a step, in order.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SimSystems {
+    /// Take in what is around (cognition issues).
+    Perceive,
+    /// Choose what to do (routine now; planning and reacting later).
+    Decide,
+    /// Turn decisions into walks and object states.
+    Act,
+    /// Move one tile.
+    Move,
+    /// Advance the clock.
+    Clock,
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    let mut step = Schedule::new(SimStep);
+    // A step is a few microseconds of work: the multi-threaded executor's task spawning would
+    // cost more than the systems themselves.
+    step.set_executor(SingleThreadedExecutor::new());
+    step.configure_sets((SimSystems::Perceive, SimSystems::Decide, SimSystems::Act, SimSystems::Move, SimSystems::Clock).chain());
+    step.add_systems(clock::advance_clock.in_set(SimSystems::Clock));
+    app.add_schedule(step).add_systems(Update, clock::drive_steps.in_set(crate::AppSystems::Simulate));
+}

@@ -1,0 +1,184 @@
+//! Game calendar time: seconds since 1970-01-01 00:00 in the town's local time, with civil
+//! date conversion (no time zones: Smallville has one clock).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+const MONTHS: [&str; 12] = [
+    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+    "November", "December",
+];
+
+/// A moment of game time, in whole seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct GameTime(pub i64);
+
+/// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// Civil date (year, month 1–12, day 1–31) of a day count since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+impl GameTime {
+    /// A time from a civil date and a time of day.
+    pub fn from_ymd_hms(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Self {
+        Self(days_from_civil(y, mo, d) * 86_400 + (h * 3600 + mi * 60 + s) as i64)
+    }
+
+    /// Parses "2023-02-13 08:30" or "2023-02-13 08:30:00" or "2023-02-13".
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        let (date, time) = text.split_once([' ', 'T']).unwrap_or((text, "00:00"));
+        let mut dp = date.split('-');
+        let y = dp.next()?.parse().ok()?;
+        let mo: u32 = dp.next()?.parse().ok()?;
+        let d: u32 = dp.next()?.parse().ok()?;
+        if dp.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+            return None;
+        }
+        let secs = parse_clock(time)?;
+        Some(Self(days_from_civil(y, mo, d) * 86_400 + secs as i64))
+    }
+
+    /// Days since the epoch (the date part).
+    pub fn day(self) -> i64 {
+        self.0.div_euclid(86_400)
+    }
+
+    /// Seconds since local midnight.
+    pub fn second_of_day(self) -> u32 {
+        self.0.rem_euclid(86_400) as u32
+    }
+
+    /// Minutes since local midnight.
+    pub fn minute_of_day(self) -> u32 {
+        self.second_of_day() / 60
+    }
+
+    /// (year, month, day).
+    pub fn ymd(self) -> (i64, u32, u32) {
+        civil_from_days(self.day())
+    }
+
+    /// (hour, minute, second).
+    pub fn hms(self) -> (u32, u32, u32) {
+        let s = self.second_of_day();
+        (s / 3600, s / 60 % 60, s % 60)
+    }
+
+    /// Adds seconds.
+    pub fn plus_secs(self, s: i64) -> Self {
+        Self(self.0 + s)
+    }
+
+    /// "February 13, 2023" (the paper's date style).
+    pub fn date_string(self) -> String {
+        let (y, m, d) = self.ymd();
+        format!("{} {}, {}", MONTHS[m as usize - 1], d, y)
+    }
+
+    /// "08:10 AM" style time of day.
+    pub fn clock_12h(self) -> String {
+        let (h, m, _) = self.hms();
+        let (h12, ampm) = match h {
+            0 => (12, "AM"),
+            1..=11 => (h, "AM"),
+            12 => (12, "PM"),
+            _ => (h - 12, "PM"),
+        };
+        format!("{h12:02}:{m:02} {ampm}")
+    }
+
+    /// Day of the week, e.g. "Monday".
+    pub fn weekday(self) -> &'static str {
+        // 1970-01-01 was a Thursday.
+        ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"][self.day().rem_euclid(7) as usize]
+    }
+}
+
+impl fmt::Display for GameTime {
+    /// "February 13, 2023, 08:10:20", as the original's movement files wrote it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (h, m, s) = self.hms();
+        write!(f, "{}, {h:02}:{m:02}:{s:02}", self.date_string())
+    }
+}
+
+/// Parses "HH:MM" or "HH:MM:SS" (24-hour) into seconds since midnight; "24:00" is allowed.
+pub fn parse_clock(text: &str) -> Option<u32> {
+    let mut parts = text.trim().split(':');
+    let h: u32 = parts.next()?.parse().ok()?;
+    let m: u32 = parts.next()?.parse().ok()?;
+    let s: u32 = match parts.next() {
+        Some(s) => s.parse().ok()?,
+        None => 0,
+    };
+    if parts.next().is_some() || m > 59 || s > 59 || h > 24 || (h == 24 && (m > 0 || s > 0)) {
+        return None;
+    }
+    Some(h * 3600 + m * 60 + s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for z in [-1000, 0, 1, 59, 365, 19_401, 20_000, 100_000] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(civil_from_days(days_from_civil(2024, 2, 29)), (2024, 2, 29));
+    }
+
+    #[test]
+    fn formats_like_the_paper() {
+        let t = GameTime::from_ymd_hms(2023, 2, 13, 8, 10, 20);
+        assert_eq!(t.to_string(), "February 13, 2023, 08:10:20");
+        assert_eq!(t.weekday(), "Monday");
+        assert_eq!(t.clock_12h(), "08:10 AM");
+        assert_eq!(GameTime::from_ymd_hms(2023, 2, 13, 0, 5, 0).clock_12h(), "12:05 AM");
+        assert_eq!(GameTime::from_ymd_hms(2023, 2, 13, 17, 0, 0).clock_12h(), "05:00 PM");
+    }
+
+    #[test]
+    fn arithmetic_crosses_days_and_months() {
+        let t = GameTime::parse("2023-02-28 23:59:50").unwrap();
+        let u = t.plus_secs(10);
+        assert_eq!(u.ymd(), (2023, 3, 1));
+        assert_eq!(u.hms(), (0, 0, 0));
+        assert_eq!(u.day() - t.day(), 1);
+        assert_eq!(GameTime::parse("2023-02-13").unwrap().minute_of_day(), 0);
+        assert!(GameTime::parse("2023-13-01").is_none());
+        assert!(GameTime::parse("2023-02-13 25:00").is_none());
+    }
+
+    #[test]
+    fn clock_parsing() {
+        assert_eq!(parse_clock("07:30"), Some(7 * 3600 + 1800));
+        assert_eq!(parse_clock("24:00"), Some(86_400));
+        assert_eq!(parse_clock("7:61"), None);
+        assert_eq!(parse_clock("x"), None);
+    }
+}

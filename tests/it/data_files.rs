@@ -1,0 +1,235 @@
+//! Maps, scenarios and configs: the bundled ones load; each kind of mistake is reported with
+//! the file, the line and what is wrong.
+
+use simulacra::SimPlugin;
+use simulacra::config::{GameConfig, data_root};
+use simulacra::data_error::DataError;
+use simulacra::sim::map::{Tile, load_map};
+use std::path::Path;
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The 1-based line of the first line containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect("needle in text") + 1
+}
+
+#[test]
+fn bundled_map_loads_with_all_19_sectors() {
+    let map = load_map(&data_root().join("maps/smallville.ron")).unwrap();
+    assert_eq!((map.width, map.height), (140, 100));
+    assert_eq!(map.sectors.len(), 19);
+    for s in [
+        "Hobbs Cafe",
+        "The Rose and Crown Pub",
+        "Oak Hill College",
+        "The Willows Market and Pharmacy",
+        "Harvey Oak Supply Store",
+        "Johnson Park",
+        "Dorm for Oak Hill College",
+        "artist's co-living space",
+        "Arthur Burton's apartment",
+        "Ryan Park's apartment",
+        "Isabella Rodriguez's apartment",
+        "Giorgio Rossi's apartment",
+        "Carlos Gomez's apartment",
+        "Lin family's house",
+        "Moreno family's house",
+        "Moore family's house",
+        "Tamara Taylor and Carmen Ortiz's house",
+        "Adam Smith's house",
+        "Yuriko Yamamoto's house",
+    ] {
+        assert!(map.sector_by_name(s).is_some(), "missing sector {s}");
+    }
+    for (s, a) in [("Oak Hill College", "classroom"), ("Oak Hill College", "library"), ("Oak Hill College", "hallway"), ("Lin family's house", "kitchen")] {
+        assert!(map.arena_by_name(s, a).is_some(), "missing {s}:{a}");
+    }
+    // All 46 object kinds appear somewhere in town.
+    let used: std::collections::HashSet<usize> = map.arenas.iter().flat_map(|a| a.objects.iter().map(|o| o.kind)).collect();
+    assert_eq!(used.len(), simulacra::sim::map::objects::OBJECT_KINDS.len());
+}
+
+#[test]
+fn tile_and_address_queries() {
+    let map = load_map(&data_root().join("maps/smallville.ron")).unwrap();
+    let tiles = map.tiles_of("the Ville:Hobbs Cafe:cafe:behind the cafe counter");
+    assert!(!tiles.is_empty());
+    for t in tiles {
+        assert_eq!(map.address(*t).to_string(), "the Ville:Hobbs Cafe:cafe:behind the cafe counter");
+    }
+    // The world prefix may be left out.
+    assert_eq!(map.tiles_of("Hobbs Cafe:cafe").len(), map.tiles_of("the Ville:Hobbs Cafe:cafe").len());
+    assert!(map.tiles_of("Hobbs Cafe:kitchen").is_empty());
+    // A street tile has only the world.
+    assert_eq!(map.address(Tile::new(10, 42)).to_string(), "the Ville");
+    assert!(map.walkable(Tile::new(10, 42)));
+    // Walls and beds block; doors do not.
+    let wall = map.tiles_of("the Ville:Hobbs Cafe").iter().find(|t| map.terrain(**t) == Some(simulacra::sim::map::Terrain::Wall)).unwrap();
+    assert!(!map.walkable(*wall));
+    let bed = map.tiles_of("Lin family's house:Eddy Lin's bedroom:bed")[0];
+    assert!(!map.walkable(bed));
+    let kitchen = map.arena_by_name("Lin family's house", "kitchen").unwrap();
+    let words = map.describe_arena(kitchen);
+    assert_eq!(words, "In the kitchen of Lin family's house there is a refrigerator, a cooking area, a kitchen sink and a toaster.");
+}
+
+#[test]
+fn bundled_scenarios_load() {
+    let n25 = SimPlugin::load("the_ville_n25", None, GameConfig::default()).unwrap();
+    assert_eq!(n25.scenario.residents.len(), 25);
+    let n3 = SimPlugin::load("the_ville_n3", None, GameConfig::default()).unwrap();
+    let names: Vec<&str> = n3.scenario.residents.iter().map(|p| p.spec.name.as_str()).collect();
+    assert_eq!(names, ["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"]);
+    let isabella = &n3.scenario.residents[0];
+    assert!(isabella.memories.iter().any(|m| m.contains("Valentine") && m.contains("5pm to 7pm")), "{:?}", isabella.memories);
+    assert_eq!(n25.scenario.start.to_string(), "February 13, 2023, 00:00:00");
+    let sam = n25.scenario.residents.iter().find(|p| p.spec.name == "Sam Moore").unwrap();
+    assert!(sam.memories.iter().any(|m| m.contains("running for mayor")));
+    // A path to a scenario works like a bundled name.
+    let by_path = data_root().join("config/scenarios/the_ville_n3.ron");
+    assert!(SimPlugin::load(by_path.to_str().unwrap(), Some("smallville"), GameConfig::default()).is_ok());
+}
+
+const TINY: &str = r#"(
+    world: "w",
+    width: 6,
+    height: 5,
+    legend: { '.': Grass, '#': Wall, '+': Door, '_': Floor },
+    terrain: [
+        "......",
+        ".####.",
+        ".#__+.",
+        ".####.",
+        "......",
+    ],
+    sectors: [
+        (name: "house", rect: (1, 1, 4, 3), arenas: [
+            (name: "room", rect: (2, 2, 2, 1), objects: [
+                (kind: "bed", rect: (2, 2, 1, 1)),
+            ]),
+        ]),
+    ],
+)
+"#;
+
+fn map_error(name: &str, text: &str) -> DataError {
+    let dir = crate::temp_dir("maps");
+    let p = write(&dir, name, text);
+    load_map(&p).expect_err("a bad map must not load")
+}
+
+#[test]
+fn tiny_map_is_good() {
+    let dir = crate::temp_dir("tiny");
+    let map = load_map(&write(&dir, "tiny.ron", TINY)).unwrap();
+    assert_eq!(map.address(Tile::new(3, 2)).to_string(), "w:house:room");
+    assert_eq!(map.address(Tile::new(2, 2)).to_string(), "w:house:room:bed");
+}
+
+#[test]
+fn unknown_object_name_is_reported_with_its_line() {
+    let bad = TINY.replace("\"bed\"", "\"bedd\"");
+    let e = map_error("unknown.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, "bedd"), "{e}");
+    assert!(e.to_string().contains("unknown.ron:"), "{e}");
+    assert!(e.message.contains("unknown object kind 'bedd'") && e.message.contains("did you mean 'bed'"), "{e}");
+}
+
+#[test]
+fn bad_tile_code_is_reported_with_its_line() {
+    let bad = TINY.replace(".#__+.", ".#_x+.");
+    let e = map_error("tile.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, ".#_x+."), "{e}");
+    assert!(e.message.contains("bad tile code 'x'"), "{e}");
+    assert_eq!(e.field, "terrain[2]");
+}
+
+#[test]
+fn overlapping_arenas_are_reported() {
+    let bad = TINY.replace(
+        "            ]),\n        ]),",
+        "            ]),\n            (name: \"closet\", rect: (3, 2, 1, 1), objects: []),\n        ]),",
+    );
+    let e = map_error("overlap.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, "\"closet\""), "{e}");
+    assert!(e.message.contains("overlaps arena 'room'"), "{e}");
+}
+
+#[test]
+fn object_outside_its_arena_is_reported() {
+    let bad = TINY.replace("(kind: \"bed\", rect: (2, 2, 1, 1))", "(kind: \"bed\", rect: (2, 2, 1, 2))");
+    let e = map_error("outside.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, "\"bed\""), "{e}");
+    assert!(e.message.contains("outside its arena 'room'"), "{e}");
+}
+
+#[test]
+fn unreachable_arena_is_reported() {
+    let bad = TINY.replace(".#__+.", ".#__#.");
+    let e = map_error("walled.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, "\"room\""), "{e}");
+    assert!(e.message.contains("cannot be reached"), "{e}");
+}
+
+#[test]
+fn ron_syntax_and_missing_fields_name_the_line() {
+    let bad = TINY.replace("    height: 5,\n", "");
+    let e = map_error("missing.ron", &bad);
+    assert!(e.to_string().contains("height"), "{e}");
+    assert!(e.line > 0, "{e}");
+    let bad = TINY.replace("width: 6,", "width: six,");
+    let e = map_error("syntax.ron", &bad);
+    assert_eq!(e.line, line_of(&bad, "six"), "{e}");
+}
+
+fn scenario_error(edit: impl Fn(&str) -> String) -> (DataError, String) {
+    let src = std::fs::read_to_string(data_root().join("config/scenarios/the_ville_n3.ron")).unwrap();
+    let bad = edit(&src);
+    let dir = crate::temp_dir("scen");
+    let p = write(&dir, "scenario.ron", &bad);
+    let e = SimPlugin::load(p.to_str().unwrap(), Some("smallville"), GameConfig::default()).err().expect("a bad scenario must not load");
+    (e, bad)
+}
+
+#[test]
+fn scenario_mistakes_name_file_line_and_field() {
+    let (e, bad) = scenario_error(|s| s.replacen("Maria Lopez's room\"", "Maria Lopez's rooom\"", 1));
+    assert_eq!(e.line, line_of(&bad, "rooom"), "{e}");
+    assert_eq!(e.field, "residents[1].home");
+    assert!(e.message.contains("did you mean 'Dorm for Oak Hill College:Maria Lopez's room'"), "{e}");
+
+    let (e, bad) = scenario_error(|s| s.replacen("wake: \"06:00\"", "wake: \"6 am\"", 1));
+    assert_eq!(e.line, line_of(&bad, "6 am"), "{e}");
+    assert_eq!(e.field, "residents[0].lifestyle.wake");
+
+    let (e, bad) = scenario_error(|s| s.replacen("spawn: (44, 42)", "spawn: (0, 0)", 1));
+    assert_eq!(e.field, "player.spawn");
+    assert_eq!(e.line, line_of(&bad, "spawn: (0, 0)"), "{e}");
+    assert!(e.message.contains("not walkable"), "{e}");
+
+    let (e, bad) = scenario_error(|s| s.replacen("age: 21", "age: 0", 1));
+    assert_eq!(e.field, "residents[1].age");
+    assert_eq!(e.line, line_of(&bad, "age: 0"), "{e}");
+}
+
+#[test]
+fn config_mistakes_are_reported() {
+    let dir = crate::temp_dir("cfg");
+    let p = write(&dir, "c.ron", "(\n  sim: (sec_per_step: 7),\n)\n");
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (2, "sim.sec_per_step"), "{e}");
+    let p = write(&dir, "c2.ron", "(\n  llm: (\n    routes: { \"plan\": \"nowhere\" },\n  ),\n)\n");
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("no backend named 'nowhere'"), "{e}");
+    let p = write(&dir, "c3.ron", "(\n  simm: (),\n)\n");
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!(e.line, 2, "{e}");
+    // The bundled config is valid.
+    GameConfig::load(&data_root().join("config/simulacra.ron")).unwrap();
+}

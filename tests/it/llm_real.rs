@@ -1,0 +1,191 @@
+//! The real default model (SmolLM2-135M-Instruct, fetched by set-up) through the runtime:
+//! shapes hold by construction, embeddings make sense, concurrent replies reach their callers,
+//! and the headless game keeps stepping while the model works.
+
+use simulacra::llm::backend::WorkKind;
+use simulacra::llm::config::{BackendConfig, LlamaConfig, LlmConfig};
+use simulacra::llm::runtime::{LlmRuntime, Reply, Submission};
+use simulacra::llm::shape::validate_schema;
+use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
+use std::time::Duration;
+
+fn llama(slots: u32) -> LlmConfig {
+    LlmConfig {
+        backends: vec![BackendConfig::Llama(LlamaConfig { model: crate::model_path().to_string_lossy().into(), slots, context: 8192, threads: Some(2), ..Default::default() })],
+        timeout_s: 300.0,
+        ..Default::default()
+    }
+}
+
+fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Submission, Reply)> {
+    let subs: Vec<Submission> = reqs
+        .into_iter()
+        .map(|(prompt, shape, max_tokens)| Submission {
+            id: rt.next_id(),
+            agent: None,
+            purpose: "test".into(),
+            kind: WorkKind::Chat {
+                messages: vec![ChatMessage::system("You are a resident of the town of Smallville. Answer briefly."), ChatMessage::user(prompt)],
+                shape,
+                sampling: Sampling::greedy(max_tokens),
+            },
+            priority: Priority::Normal,
+            fallback: None,
+        })
+        .collect();
+    for s in &subs {
+        rt.submit(s.clone());
+    }
+    let mut replies = Vec::new();
+    for _ in 0..subs.len() {
+        replies.push(rt.recv_timeout(Duration::from_secs(600)).expect("a reply from the model"));
+    }
+    subs.into_iter()
+        .map(|s| {
+            let r = replies.iter().find(|r| r.id == s.id).expect("each request gets its own reply").clone();
+            (s, r)
+        })
+        .collect()
+}
+
+const PLACES: [&str; 6] = ["Hobbs Cafe", "Johnson Park", "The Rose and Crown Pub", "Oak Hill College", "Harvey Oak Supply Store", "The Willows Market and Pharmacy"];
+const ACTIVITIES: [&str; 10] = [
+    "have breakfast", "buy groceries", "read a book", "meet a friend for a drink", "attend a lecture", "buy a hammer", "take a walk", "drink coffee",
+    "play pool", "pick up medicine",
+];
+const PEOPLE: [&str; 10] = ["Isabella", "Klaus", "Maria", "Sam", "Tom", "John", "Eddy", "Abigail", "Carmen", "Adam"];
+
+#[test]
+fn a_constrained_choice_is_always_on_the_list() {
+    let rt = LlmRuntime::start(&llama(16));
+    let reqs: Vec<(String, OutputShape, u32)> = (0..100)
+        .map(|i| {
+            let who = PEOPLE[i % PEOPLE.len()];
+            let what = ACTIVITIES[(i * 7 + i / 10) % ACTIVITIES.len()];
+            // Vary the list too: its order and length.
+            let mut options: Vec<String> = PLACES.iter().map(|s| s.to_string()).collect();
+            options.rotate_left(i % 6);
+            options.truncate(3 + i % 4);
+            (format!("{who} wants to {what}. Where should {who} go? Choose one of: {}.", options.join(", ")), OutputShape::Choice(options), 24)
+        })
+        .collect();
+    for (s, r) in submit_all(&rt, reqs) {
+        let WorkKind::Chat { shape: OutputShape::Choice(options), .. } = &s.kind else { unreachable!() };
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        let LlmValue::Choice(i, text) = &r.value else { panic!("{:?}", r.value) };
+        assert_eq!(&options[*i], text);
+        assert!(options.contains(text));
+    }
+    let st = rt.stats.lock().unwrap().total();
+    assert_eq!(st.parse_failures, 0, "grammar-constrained answers always parse");
+}
+
+#[test]
+fn integers_stay_in_range_and_json_matches_its_schema() {
+    let rt = LlmRuntime::start(&llama(8));
+    let events = ["brushing teeth", "a break-up", "getting into college", "making the bed", "a friend's funeral", "eating a sandwich", "winning an election", "seeing a cat"];
+    let reqs = events
+        .iter()
+        .map(|e| (format!("On a scale of 1 (mundane) to 10 (extremely poignant), rate: {e}. Rating:"), OutputShape::Integer { min: 1, max: 10 }, 4))
+        .collect();
+    for (_, r) in submit_all(&rt, reqs) {
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        let LlmValue::Integer(n) = r.value else { panic!() };
+        assert!((1..=10).contains(&n), "{n}");
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 24},
+            "age": {"type": "integer", "minimum": 1, "maximum": 99},
+            "likes_coffee": {"type": "boolean"}
+        },
+        "required": ["name", "age", "likes_coffee"],
+        "additionalProperties": false
+    });
+    let reqs = PEOPLE[..6]
+        .iter()
+        .map(|p| (format!("Describe {p} from Smallville as a JSON object with name, age and likes_coffee."), OutputShape::Json(schema.clone()), 80))
+        .collect();
+    for (_, r) in submit_all(&rt, reqs) {
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        let LlmValue::Json(v) = &r.value else { panic!("{:?}", r.value) };
+        validate_schema(&schema, v, "$").unwrap();
+    }
+}
+
+#[test]
+fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
+    let rt = LlmRuntime::start(&llama(4));
+    let texts = [
+        "Isabella is planning a Valentine's Day party at the cafe.",
+        "Isabella is organising a party for Valentine's Day at Hobbs Cafe.",
+        "The chemistry exam covers organic reactions and lab safety.",
+    ];
+    let mut vecs = Vec::new();
+    for t in texts {
+        let id = rt.next_id();
+        rt.submit(Submission { id, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: t.into() }, priority: Priority::Normal, fallback: None });
+        let r = rt.recv_timeout(Duration::from_secs(300)).unwrap();
+        let LlmValue::Embedding(e) = r.value else { panic!("{:?}", r.source) };
+        assert!(!e.vector.is_empty());
+        assert_eq!(e.model, "llama:SmolLM2-135M-Instruct.Q4_1.gguf");
+        vecs.push(e);
+    }
+    let close = vecs[0].cosine(&vecs[1]).unwrap();
+    let far = vecs[0].cosine(&vecs[2]).unwrap();
+    println!("paraphrase cosine {close:.3}, unrelated {far:.3}");
+    assert!(close > far, "paraphrase {close} vs unrelated {far}");
+    // A vector of another model is never compared silently.
+    let other = simulacra::llm::Embedding { model: "openai:other".into(), vector: vecs[0].vector.clone() };
+    assert!(vecs[0].cosine(&other).is_err());
+}
+
+#[test]
+fn eight_concurrent_requests_each_reach_their_own_caller() {
+    let rt = LlmRuntime::start(&llama(8));
+    // Each request's options are its own, so a reply delivered to the wrong caller shows.
+    let reqs = (0..8)
+        .map(|k| {
+            let options = vec![format!("blue-{k}"), format!("green-{k}"), format!("red-{k}")];
+            (format!("Pick a colour for house number {k}: {}.", options.join(", ")), OutputShape::Choice(options), 12)
+        })
+        .collect();
+    let pairs = submit_all(&rt, reqs);
+    assert_eq!(pairs.len(), 8);
+    for (k, (_, r)) in pairs.iter().enumerate() {
+        let LlmValue::Choice(_, text) = &r.value else { panic!() };
+        assert!(text.ends_with(&format!("-{k}")), "request {k} got {text}");
+        assert!(!r.is_fallback());
+    }
+}
+
+#[test]
+fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
+    use bevy::prelude::*;
+    use simulacra::llm::{Llm, LlmReply, LlmRequest};
+    let mut config = simulacra::config::GameConfig::default();
+    config.llm = llama(4);
+    let sim = simulacra::SimPlugin::load("the_ville_n3", None, config).unwrap();
+    let mut app = simulacra::headless_app(sim);
+    simulacra::run_steps(&mut app, 1);
+    let agents: Vec<Entity> = app.world_mut().query_filtered::<Entity, With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    for a in &agents {
+        let req = LlmRequest::chat("importance", vec![ChatMessage::user("Rate from 1 to 10 how important it is to greet a neighbour.")], OutputShape::Integer { min: 1, max: 10 })
+            .for_agent(*a)
+            .fallback(LlmValue::Integer(4));
+        app.world_mut().resource_mut::<Llm>().submit(req);
+    }
+    let mut replies = 0;
+    let mut steps = 0u64;
+    let start = std::time::Instant::now();
+    while replies < agents.len() {
+        simulacra::run_steps(&mut app, 10);
+        steps += 10;
+        replies += app.world().resource::<bevy::ecs::message::Messages<LlmReply>>().iter_current_update_messages().count();
+        assert!(start.elapsed() < Duration::from_secs(300), "no replies");
+    }
+    assert!(steps > 10, "the simulation went on while the model worked ({steps} steps)");
+    let st = app.world().resource::<Llm>().stats();
+    assert_eq!(st.by_purpose["importance"].calls, agents.len() as u64);
+}

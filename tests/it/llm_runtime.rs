@@ -1,0 +1,206 @@
+//! The runtime's contract with a scripted double: replies reach the ECS as messages, priority
+//! overtakes background work, cancellation drops replies, bad shapes fall back, and a
+//! recording replays identically.
+
+use crossbeam_channel::Sender;
+use simulacra::llm::backend::scripted::ScriptedBackend;
+use simulacra::llm::backend::{Backend, Health, Work, WorkDone, WorkKind, WorkOutcome};
+use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig, ScriptRule, ScriptedConfig};
+use simulacra::llm::runtime::{LlmRuntime, ReplySource, Submission};
+use simulacra::llm::{ChatMessage, Llm, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
+use simulacra::{headless_app, run_steps};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn chat(id: u64, purpose: &str, text: &str, shape: OutputShape, priority: Priority) -> Submission {
+    Submission {
+        id,
+        agent: None,
+        purpose: purpose.into(),
+        kind: WorkKind::Chat { messages: vec![ChatMessage::user(text)], shape, sampling: Sampling::default() },
+        priority,
+        fallback: None,
+    }
+}
+
+/// A backend that takes one request at a time and answers only when the test says so.
+struct Gate {
+    started: Arc<Mutex<Vec<u64>>>,
+    held: Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>,
+}
+
+impl Backend for Gate {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn model_id(&self) -> String {
+        "gate".into()
+    }
+    fn capacity(&self) -> usize {
+        1
+    }
+    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        self.started.lock().unwrap().push(work.id);
+        self.held.lock().unwrap().push((work.id, done));
+    }
+    fn health(&self) -> (Health, String) {
+        (Health::Ok, String::new())
+    }
+}
+
+fn release(held: &Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>) {
+    for (id, done) in held.lock().unwrap().drain(..) {
+        let _ = done.send(WorkDone { id, backend: 0, endpoint: None, outcome: WorkOutcome::Text { text: format!("answer {id}"), prompt_tokens: 1, cached_tokens: 0, gen_tokens: 1 } });
+    }
+}
+
+fn wait_until(mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(10), "timed out waiting");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn interactive_requests_overtake_background_work_and_cancelled_ones_never_answer() {
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate { started: started.clone(), held: held.clone() };
+    let rt = LlmRuntime::with_backends(&LlmConfig { cache: false, ..Default::default() }, vec![Box::new(gate)]);
+    rt.submit(chat(1, "plan", "a", OutputShape::Text, Priority::Background));
+    wait_until(|| started.lock().unwrap().len() == 1);
+    rt.submit(chat(2, "plan", "b", OutputShape::Text, Priority::Background));
+    rt.submit(chat(3, "plan", "c", OutputShape::Text, Priority::Background));
+    rt.submit(chat(4, "talk", "d", OutputShape::Text, Priority::Interactive));
+    rt.cancel(3);
+    std::thread::sleep(Duration::from_millis(50));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        release(&held);
+        let r = rt.recv_timeout(Duration::from_secs(5)).expect("a reply");
+        got.push(r.id);
+        wait_until(|| !held.lock().unwrap().is_empty() || got.len() == 3);
+    }
+    assert_eq!(*started.lock().unwrap(), vec![1, 4, 2], "the interactive request must start before queued background work; cancelled 3 never starts");
+    assert_eq!(got, vec![1, 4, 2]);
+    assert!(rt.recv_timeout(Duration::from_millis(100)).is_none(), "no reply for the cancelled request");
+}
+
+#[test]
+fn replies_arrive_as_ecs_messages_and_the_frame_never_waits() {
+    let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
+    run_steps(&mut app, 1);
+    let agents: Vec<bevy::prelude::Entity> = app.world_mut().query_filtered::<bevy::prelude::Entity, bevy::prelude::With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    let mut handles = Vec::new();
+    for (i, a) in agents.iter().enumerate() {
+        let req = LlmRequest::chat("importance", vec![ChatMessage::user(format!("event {i}"))], OutputShape::Integer { min: 1, max: 10 }).for_agent(*a);
+        handles.push(app.world_mut().resource_mut::<Llm>().submit(req));
+    }
+    let mut got = Vec::new();
+    let mut frames = 0;
+    while got.len() < handles.len() {
+        run_steps(&mut app, 1);
+        frames += 1;
+        assert!(frames < 10_000, "replies never came");
+        let msgs = app.world().resource::<bevy::ecs::message::Messages<LlmReply>>();
+        for m in msgs.iter_current_update_messages() {
+            got.push((m.handle, m.reply.agent, m.reply.value.clone()));
+        }
+    }
+    for (h, agent, value) in &got {
+        let i = handles.iter().position(|x| x == h).expect("a handle we made");
+        assert_eq!(*agent, Some(agents[i]));
+        let LlmValue::Integer(n) = value else { panic!("{value:?}") };
+        assert!((1..=10).contains(n));
+    }
+    let stats = app.world().resource::<Llm>().stats();
+    assert_eq!(stats.by_purpose["importance"].calls, agents.len() as u64);
+}
+
+#[test]
+fn invalid_answers_and_impossible_requests_fall_back_and_are_counted() {
+    let cfg = LlmConfig {
+        backends: vec![BackendConfig::Scripted(ScriptedConfig {
+            name: "s".into(),
+            rules: vec![ScriptRule { purpose: Some("importance".into()), contains: None, reply: "very important!".into() }],
+            file: None,
+        })],
+        backoff_ms: 1,
+        ..Default::default()
+    };
+    let rt = LlmRuntime::start(&cfg);
+    let mut s = chat(1, "importance", "x", OutputShape::Integer { min: 1, max: 10 }, Priority::Normal);
+    s.fallback = Some(LlmValue::Integer(4));
+    rt.submit(s);
+    let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(r.value, LlmValue::Integer(4));
+    assert!(r.is_fallback());
+    rt.submit(chat(2, "choose", "x", OutputShape::Choice(vec![]), Priority::Normal));
+    let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("bad request")), "{:?}", r.source);
+    let st = rt.stats.lock().unwrap().clone();
+    let imp = &st.by_purpose["importance"];
+    assert_eq!(imp.parse_failures, 3, "first try and two retries");
+    assert_eq!(imp.fallbacks, 1);
+}
+
+#[test]
+fn identical_deterministic_requests_come_from_the_cache() {
+    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(ScriptedBackend::from_config(0, &ScriptedConfig::default()))]);
+    for id in 1..=3 {
+        rt.submit(chat(id, "p", "same prompt", OutputShape::YesNo, Priority::Normal));
+        let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(r.source == ReplySource::Cache, id > 1, "{:?}", r.source);
+    }
+    assert_eq!(rt.stats.lock().unwrap().by_purpose["p"].cache_hits, 2);
+}
+
+#[test]
+fn a_recorded_run_replays_identically_without_a_model() {
+    let dir = crate::temp_dir("record");
+    let file = dir.join("run.jsonl");
+    let requests: Vec<Submission> = (0..12)
+        .map(|i| {
+            let shape = match i % 4 {
+                0 => OutputShape::Integer { min: 1, max: 10 },
+                1 => OutputShape::Choice(vec!["cafe".into(), "park".into(), "pub".into()]),
+                2 => OutputShape::YesNo,
+                _ => OutputShape::Text,
+            };
+            let mut s = chat(i + 1, "mixed", &format!("request {i}"), shape, Priority::Normal);
+            if let WorkKind::Chat { sampling, .. } = &mut s.kind {
+                sampling.temperature = 0.9; // not cacheable: every answer is a model answer
+                sampling.seed = i as u32;
+                sampling.max_tokens = 24;
+            }
+            s
+        })
+        .chain(std::iter::once(Submission { id: 100, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: "Isabella plans a party".into() }, priority: Priority::Normal, fallback: None }))
+        .collect();
+    let run = |cfg: LlmConfig| {
+        let rt = LlmRuntime::start(&cfg);
+        let mut out = Vec::new();
+        for s in &requests {
+            rt.submit(s.clone());
+            let r = rt.recv_timeout(Duration::from_secs(120)).expect("reply");
+            assert!(!r.is_fallback(), "{:?}", r.source);
+            out.push((r.id, r.value, r.text));
+        }
+        out
+    };
+    // Record with the real model.
+    let model = crate::model_path();
+    let mut rec = LlmConfig {
+        backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig { model: model.to_string_lossy().into(), slots: 2, context: 4096, ..Default::default() })],
+        ..Default::default()
+    };
+    rec.record = Some(file.to_string_lossy().into());
+    let first = run(rec);
+    let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+    assert_eq!(lines, requests.len());
+    // Replay without it.
+    let replay = LlmConfig { backends: vec![BackendConfig::Replay(ReplayConfig { name: "replay".into(), file: file.to_string_lossy().into() })], ..Default::default() };
+    let second = run(replay);
+    assert_eq!(first, second);
+}

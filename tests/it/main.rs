@@ -1,0 +1,35 @@
+//! The one integration-test binary (each file under tests/ would be another binary to link).
+//! Modules by topic; shared helpers here.
+
+mod data_files;
+mod llm_openai;
+mod llm_real;
+mod llm_runtime;
+mod sim_day;
+mod window;
+
+use simulacra::SimPlugin;
+use simulacra::config::GameConfig;
+use simulacra::llm::config::LlmConfig;
+use std::path::PathBuf;
+
+/// The bundled scenario with the scripted LLM (no model needed).
+pub fn scripted_sim(scenario: &str) -> SimPlugin {
+    let config = GameConfig { llm: LlmConfig::scripted(Vec::new()), ..Default::default() };
+    SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
+}
+
+/// A fresh temporary folder for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("simulacra-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The default model that set-up fetches.
+pub fn model_path() -> PathBuf {
+    let p = simulacra::config::data_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(p.exists(), "{} is missing: run ./scripts/setup.sh (the test command does)", p.display());
+    p
+}

@@ -1,0 +1,108 @@
+//! A whole game day headless: 25 residents on their routine leave home and come back; the
+//! clock, paths and avatar behave.
+
+use bevy::prelude::*;
+use simulacra::agent::avatar::{Avatar, AvatarMove};
+use simulacra::agent::{CurrentAction, GridPos, Resident};
+use simulacra::sim::clock::SimClock;
+use simulacra::sim::map::WorldMap;
+use simulacra::{headless_app, run_steps};
+use std::collections::HashMap;
+
+#[test]
+fn one_day_everyone_leaves_home_and_comes_back() {
+    let mut app = headless_app(crate::scripted_sim("the_ville_n25"));
+    run_steps(&mut app, 1);
+    let map = app.world().resource::<WorldMap>().clone();
+    let mut left: HashMap<String, bool> = HashMap::new();
+    let mut returned: HashMap<String, bool> = HashMap::new();
+    let mut moved_tiles = 0u64;
+    for _ in 0..(8640 / 30) {
+        run_steps(&mut app, 30);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Resident, &GridPos)>();
+        for (r, pos) in q.iter(world) {
+            let name = r.persona.spec.name.clone();
+            let sector = map.address(pos.tile).sector.map(|s| format!("{}:{s}", map.world));
+            let home = sector.as_deref() == Some(r.persona.home_sector.as_str());
+            if !home {
+                left.insert(name.clone(), true);
+            } else if left.get(&name).copied().unwrap_or(false) {
+                returned.insert(name.clone(), true);
+            }
+            if pos.prev != pos.tile {
+                moved_tiles += 1;
+            }
+        }
+    }
+    let clock = app.world().resource::<SimClock>().clone();
+    assert_eq!(clock.step, 8641);
+    assert_eq!(clock.now.to_string(), "February 14, 2023, 00:00:10");
+    let world = app.world_mut();
+    let mut q = world.query::<(&Resident, &GridPos, &CurrentAction)>();
+    let people: Vec<_> = q.iter(world).map(|(r, p, a)| (r.persona.clone(), *p, a.clone())).collect();
+    assert_eq!(people.len(), 25);
+    for (p, pos, action) in &people {
+        let name = &p.spec.name;
+        assert!(left.get(name).copied().unwrap_or(false), "{name} never left home");
+        assert!(returned.get(name).copied().unwrap_or(false), "{name} never came back home");
+        // At midnight everyone is in bed.
+        assert_eq!(action.description, "sleeping", "{name}");
+        assert_eq!(map.address(pos.tile).to_string(), p.bed, "{name} is not in bed at midnight");
+    }
+    assert!(moved_tiles > 100, "people hardly moved ({moved_tiles})");
+}
+
+#[test]
+fn walks_follow_the_grid_one_tile_per_step() {
+    let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
+    run_steps(&mut app, 1);
+    let map = app.world().resource::<WorldMap>().clone();
+    // From 06:00 to 09:00 Isabella walks from her apartment to the cafe counter.
+    run_steps(&mut app, 6 * 360);
+    let mut last: Option<GridPos> = None;
+    let mut arrived = false;
+    for _ in 0..(3 * 360) {
+        run_steps(&mut app, 1);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Resident, &GridPos, &CurrentAction)>();
+        let (_, pos, action) = q.iter(world).find(|(r, _, _)| r.persona.spec.name == "Isabella Rodriguez").unwrap();
+        assert!(pos.prev.manhattan(pos.tile) <= 1, "jumped from {} to {}", pos.prev, pos.tile);
+        if pos.prev != pos.tile {
+            assert!(map.walkable(pos.tile) || map.object_at(pos.tile).is_some(), "walked into {}", pos.tile);
+        }
+        if action.address.ends_with("behind the cafe counter") && map.address(pos.tile).to_string() == action.address {
+            arrived = true;
+        }
+        last = Some(*pos);
+    }
+    assert!(last.is_some());
+    assert!(arrived, "Isabella never reached the cafe counter");
+}
+
+#[test]
+fn the_avatar_walks_and_is_blocked_by_walls() {
+    let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
+    run_steps(&mut app, 1);
+    let start = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+    // East along the main street.
+    for _ in 0..5 {
+        app.world_mut().write_message(AvatarMove { dx: 1, dy: 0 });
+        app.update();
+    }
+    let now = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+    assert_eq!(now.x, start.x + 5);
+    // North from the street into the Harvey Oak Supply Store's wall.
+    let map = app.world().resource::<WorldMap>().clone();
+    let mut pos = now;
+    for _ in 0..20 {
+        app.world_mut().write_message(AvatarMove { dx: 0, dy: -1 });
+        app.update();
+        let p = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+        assert!(map.walkable(p), "the avatar stands on {p}");
+        pos = p;
+    }
+    // The supply store's south wall is on row 38, so the avatar stops just below it.
+    assert_eq!(map.terrain(simulacra::sim::map::Tile::new(pos.x, pos.y - 1)), Some(simulacra::sim::map::Terrain::Wall));
+    assert_eq!(pos, simulacra::sim::map::Tile::new(start.x + 5, 39));
+}

@@ -189,7 +189,7 @@ s.arena("park", 2, 46, 36, 26, ".", [("park garden", 2, 2, 6, 3), ("park garden"
 fill(12, 53, 12, 8, "~")    # the pond
 fill(3, 58, 34, 1, "=")     # a path across the park
 fill(19, 47, 1, 24, "=")
-for x, y in [(5, 52), (9, 64), (29, 52), (33, 64), (26, 66), (7, 68)]:
+for x, y in [(5, 52), (9, 64), (29, 52), (33, 64), (26, 66), (12, 69)]:
     grid[y][x] = "T"
 
 # ---- Dorm for Oak Hill College -----------------------------------------------------------
@@ -302,6 +302,13 @@ def check():
                     for yy in range(oy, oy + oh):
                         for xx in range(ox, ox + ow):
                             blocked[yy][xx] = True
+    for s in sectors:
+        for _, _, objs in s.arenas:
+            for kind, (ox, oy, ow, oh) in objs:
+                for yy in range(oy, oy + oh):
+                    for xx in range(ox, ox + ow):
+                        if grid[yy][xx] in BLOCKING:
+                            return [f"{kind} stands on '{grid[yy][xx]}' at ({xx}, {yy})"]
     start = (0, 42)
     seen = {start}
     q = deque([start])

@@ -16,7 +16,7 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk · wheel zoom · F free camera · Space pause · +/- speed · F12 screenshot";
+pub const CONTROLS: &str = "WASD/arrows walk | wheel zoom | F free camera | Space pause | +/- speed | F12 screenshot";
 
 /// Spawns the HUD panels.
 pub fn spawn_hud(mut commands: Commands) {
@@ -54,7 +54,7 @@ pub fn update_hud(
     };
     let names: Vec<&str> = llm.status.backends.iter().map(|b| b.name.as_str()).collect();
     let mut s = format!(
-        "{} {} · {} · {}  (step {})\nLLM {}: {health} · queue {} · running {} · {} calls, {} cached, {} fail-safe",
+        "{} {} | {} | {}  (step {})\nLLM {}: {health} | queue {} | running {} | {} calls, {} cached, {} fail-safe",
         clock.now.weekday(),
         clock.now.date_string(),
         clock.now.clock_12h(),

@@ -44,7 +44,7 @@ fn label_font(px: f32) -> TextFont {
 /// The shortest form of an action for a bubble.
 pub fn short_action(description: &str) -> String {
     let d: String = description.chars().take(28).collect();
-    if description.chars().count() > 28 { format!("{}…", d.trim_end()) } else { d }
+    if description.chars().count() > 28 { format!("{}...", d.trim_end()) } else { d }
 }
 
 /// Gives every new person a sprite, a name and a bubble.
@@ -78,10 +78,11 @@ pub fn attach_sprites(
                     label_font(4.5),
                     TextColor(Color::srgb(0.1, 0.1, 0.15)),
                     TextBackgroundColor(Color::srgba(1.0, 1.0, 0.92, 0.85)),
-                    Transform::from_xyz(4.0, 12.5, 2.0).with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
+                    bevy::sprite::Anchor::CENTER_LEFT,
+                    Transform::from_xyz(-1.0, 12.5, 2.0).with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
                 ))
                 .id();
-            icon = c.spawn((Sprite::from_image(icon_handle), Transform::from_xyz(-6.0 - 0.0, 12.5, 2.5).with_scale(Vec3::splat(0.8)))).id();
+            icon = c.spawn((Sprite::from_image(icon_handle), Transform::from_xyz(-5.5, 12.5, 2.5).with_scale(Vec3::splat(0.8)))).id();
         });
         commands.entity(e).insert(Bubble { text, icon });
     }

@@ -32,7 +32,7 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
     let centre = tile_to_world(&map, crate::sim::map::Tile::new(map.width / 2, map.height / 2));
     commands.spawn((
         Camera2d,
-        Projection::Orthographic(OrthographicProjection { scale: 0.4, ..OrthographicProjection::default_2d() }),
+        Projection::Orthographic(OrthographicProjection { scale: 0.55, ..OrthographicProjection::default_2d() }),
         Transform::from_xyz(centre.x, centre.y, 1000.0),
     ));
 }

@@ -140,7 +140,7 @@ impl LlmRuntime {
     /// Starts the backends and the router thread. Backends that cannot start (a missing model
     /// file) report `Down` with the reason and every request to them falls back.
     pub fn start(config: &LlmConfig) -> Self {
-        let backends: Vec<Box<dyn Backend>> = config.backends.iter().enumerate().map(|(i, b)| make_backend(i, b)).collect();
+        let backends: Vec<Box<dyn Backend>> = config.backends.iter().enumerate().map(|(i, b)| make_backend(i, b, config)).collect();
         Self::with_backends(config, backends)
     }
 
@@ -224,10 +224,13 @@ impl Drop for LlmRuntime {
     }
 }
 
-fn make_backend(index: usize, cfg: &BackendConfig) -> Box<dyn Backend> {
+fn make_backend(index: usize, cfg: &BackendConfig, all: &LlmConfig) -> Box<dyn Backend> {
     match cfg {
         BackendConfig::Llama(c) => Box::new(super::backend::llama::LlamaBackendHandle::start(index, c.clone())),
-        BackendConfig::OpenAi(c) => Box::new(super::backend::openai::OpenAiBackend::new(index, c.clone())),
+        BackendConfig::OpenAi(c) => {
+            let probe = Duration::from_secs_f32(all.probe_after_s.max(0.0));
+            Box::new(super::backend::openai::OpenAiBackend::with_health(index, c.clone(), all.down_after, probe))
+        }
         BackendConfig::Scripted(c) => Box::new(super::backend::scripted::ScriptedBackend::from_config(index, c)),
         BackendConfig::Replay(c) => Box::new(super::backend::replay::ReplayBackend::load(index, c)),
     }

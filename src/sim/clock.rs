@@ -71,10 +71,10 @@ impl Speed {
         }
     }
 
-    /// "4×" or "max".
+    /// "4x" or "max".
     pub fn label(self) -> String {
         match self {
-            Speed::Times(n) => format!("{n}×"),
+            Speed::Times(n) => format!("{n}x"),
             Speed::Max => "max".into(),
         }
     }
@@ -185,6 +185,6 @@ mod tests {
         assert_eq!(Speed::Times(64).faster(), Speed::Max);
         assert_eq!(Speed::Max.slower(), Speed::Times(64));
         assert_eq!(Speed::Times(1).slower(), Speed::Times(1));
-        assert_eq!(Speed::Times(8).label(), "8×");
+        assert_eq!(Speed::Times(8).label(), "8x");
     }
 }

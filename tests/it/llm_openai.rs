@@ -172,8 +172,9 @@ fn malformed_json_is_retried_then_falls_back() {
     let rt = LlmRuntime::start(&config(vec![server.url.clone()]));
     let r = importance(&rt);
     assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("not JSON")), "{:?}", r.source);
-    // The server recovers: the next request is answered normally.
+    // The server recovers; after its rest (0.3 s) the endpoint is probed and answers normally.
     server.set(OK);
+    std::thread::sleep(Duration::from_millis(400));
     let r = importance(&rt);
     assert_eq!(r.value, LlmValue::Integer(7));
 }

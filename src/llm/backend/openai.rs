@@ -35,12 +35,8 @@ pub struct OpenAiBackend {
 }
 
 impl OpenAiBackend {
-    /// A backend for the configured endpoints.
-    pub fn new(index: usize, cfg: OpenAiConfig) -> Self {
-        Self::with_health(index, cfg, 3, Duration::from_secs(10))
-    }
-
-    /// With explicit down/probe settings (the runtime passes its config).
+    /// A backend for the configured endpoints: an endpoint rests `probe_after` once it has
+    /// failed `down_after` times in a row.
     pub fn with_health(index: usize, cfg: OpenAiConfig, down_after: u32, probe_after: Duration) -> Self {
         let (api_key, key_error) = match &cfg.api_key_env {
             None => (None, None),

@@ -121,6 +121,9 @@ pub enum BenchCommand {
         /// Concurrency levels.
         #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
         levels: Vec<usize>,
+        /// Runs per measurement (the best counts).
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
     },
 }
 
@@ -179,7 +182,7 @@ pub fn main_with(cli: Cli) -> i32 {
                 Err(e) => fail(e),
             }
         }
-        Command::Bench(BenchCommand::Llm { model, threads, tokens, levels }) => match crate::llm::bench::run(&model, threads, tokens, &levels) {
+        Command::Bench(BenchCommand::Llm { model, threads, tokens, levels, rounds }) => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },

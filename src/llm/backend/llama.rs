@@ -237,6 +237,15 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
                 Ok(Cmd::Work(w, d)) => queue.push_back((w, d)),
                 Err(_) => return Ok(()),
             }
+            // Requests come in bursts (many agents at once): wait a moment for the rest of the
+            // burst, so their prompts share the first decode instead of queueing behind it.
+            let window = Instant::now() + std::time::Duration::from_millis(20);
+            while let Ok(Cmd::Work(w, d)) = rx.recv_timeout(std::time::Duration::from_millis(2)) {
+                queue.push_back((w, d));
+                if Instant::now() > window {
+                    break;
+                }
+            }
         }
         while let Ok(Cmd::Work(w, d)) = rx.try_recv() {
             queue.push_back((w, d));

@@ -207,7 +207,7 @@ fn scenario_mistakes_name_file_line_and_field() {
     assert_eq!(e.line, line_of(&bad, "6 am"), "{e}");
     assert_eq!(e.field, "residents[0].lifestyle.wake");
 
-    let (e, bad) = scenario_error(|s| s.replacen("spawn: (44, 42)", "spawn: (0, 0)", 1));
+    let (e, bad) = scenario_error(|s| s.replacen("spawn: (57, 21)", "spawn: (0, 0)", 1));
     assert_eq!(e.field, "player.spawn");
     assert_eq!(e.line, line_of(&bad, "spawn: (0, 0)"), "{e}");
     assert!(e.message.contains("not walkable"), "{e}");

@@ -17,11 +17,14 @@ pub fn run(sim: SimPlugin, steps: u64, progress: bool) -> String {
     let chunk = 250u64;
     let started = Instant::now();
     let mut done = 0u64;
+    let mut drawn = Instant::now() - std::time::Duration::from_secs(1);
     while done < steps {
         let n = chunk.min(steps - done);
         crate::run_steps(&mut app, n);
         done += n;
-        if progress {
+        // Redraw at most ten times a second (a fast run would flood the terminal).
+        if progress && (drawn.elapsed().as_millis() >= 100 || done == steps) {
+            drawn = Instant::now();
             draw_progress(done, steps, started.elapsed().as_secs_f64(), &app.world().resource::<SimClock>().now.to_string());
         }
     }
@@ -37,7 +40,7 @@ fn draw_progress(done: u64, total: u64, secs: f64, now: &str) {
     let filled = ((done as f64 / total.max(1) as f64) * width as f64) as usize;
     let rate = done as f64 / secs.max(1e-9);
     let mut err = std::io::stderr();
-    let _ = write!(err, "\r[{}{}] {:>3}% step {done}/{total} · {rate:>8.0} steps/s · {now}   ", "#".repeat(filled), "-".repeat(width - filled), done * 100 / total.max(1));
+    let _ = write!(err, "\r[{}{}] {:>3}% step {done}/{total} | {rate:>8.0} steps/s | {now}   ", "#".repeat(filled), "-".repeat(width - filled), done * 100 / total.max(1));
     let _ = err.flush();
 }
 

@@ -289,6 +289,7 @@ struct Router {
 
 impl Router {
     fn run(mut self, from_game: Receiver<ToRouter>, done_rx: Receiver<WorkDone>) {
+        self.publish_status();
         loop {
             let wait = self.next_wakeup();
             select! {

@@ -227,3 +227,37 @@ fn a_missing_or_wrong_model_file_says_how_to_fetch_it_and_requests_fall_back() {
         assert_eq!(status.backends[0].health, Health::Down);
     }
 }
+
+#[test]
+fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
+    use bevy::prelude::*;
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(Gate { started: started.clone(), held: held.clone() })]);
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin));
+    app.insert_resource(Llm::from_runtime(rt)); // the plugin keeps an injected runtime
+    app.add_plugins(crate::scripted_sim("the_ville_n3"));
+    app.update();
+    let agents: Vec<Entity> = app.world_mut().query_filtered::<Entity, With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    let (gone, kept) = (agents[0], agents[1]);
+    let mut llm = app.world_mut().resource_mut::<Llm>();
+    llm.submit(LlmRequest::chat("plan", vec![ChatMessage::user("for the agent that leaves")], OutputShape::Text).for_agent(gone));
+    llm.submit(LlmRequest::chat("plan", vec![ChatMessage::user("for the one that stays")], OutputShape::Text).for_agent(kept));
+    wait_until(|| started.lock().unwrap().len() == 1);
+    app.world_mut().despawn(gone);
+    app.update(); // notices the despawn and cancels its pending request
+    assert_eq!(app.world().resource::<Llm>().pending(), 1);
+    let mut delivered = Vec::new();
+    for _ in 0..200 {
+        release(&held);
+        app.update();
+        delivered.extend(app.world().resource::<bevy::ecs::message::Messages<LlmReply>>().iter_current_update_messages().map(|m| m.reply.agent));
+        if !delivered.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(delivered, vec![Some(kept)], "only the remaining agent's reply is delivered");
+    assert_eq!(app.world().resource::<Llm>().pending(), 0);
+}

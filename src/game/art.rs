@@ -485,4 +485,14 @@ mod tests {
         assert_eq!(furniture_index(Furniture::Bed), FURNITURE_BASE);
         assert!(furniture_index(Furniture::PoolTable) < BED_FOOT);
     }
+
+    #[test]
+    fn every_person_looks_different() {
+        let looks: Vec<Vec<u8>> = (0..25).map(|i| person_image(i, false).data.unwrap()).chain(std::iter::once(person_image(25, true).data.unwrap())).collect();
+        for i in 0..looks.len() {
+            for j in 0..i {
+                assert_ne!(looks[i], looks[j], "people {i} and {j} look the same");
+            }
+        }
+    }
 }

@@ -275,8 +275,7 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
         }
 
         // 3. Admit waiting chats into free slots, reusing the longest cached prefix.
-        while let Some(free) = slots.iter().position(|s| s.job.is_none()) {
-            let _ = free;
+        while slots.iter().any(|s| s.job.is_none()) {
             let Some((w, d)) = queue.pop_front() else { break };
             if w.cancelled.load(Ordering::Relaxed) {
                 continue;

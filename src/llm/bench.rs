@@ -213,7 +213,7 @@ pub fn run(model_path: &str, threads: Option<u32>, max_tokens: u32, levels: &[us
     let threads = threads.unwrap_or_else(default_threads);
     let path = resolve_model(model_path);
     super::backend::llama::check_model_file(&path)?;
-    println!("model {} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}", path.display());
+    println!("model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}");
     println!("CPU: {}", cpu_summary());
     println!("{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}", "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens");
     let mut one = None;

@@ -189,3 +189,33 @@ fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
     let st = app.world().resource::<Llm>().stats();
     assert_eq!(st.by_purpose["importance"].calls, agents.len() as u64);
 }
+
+#[test]
+fn a_shared_identity_prefix_is_decoded_once_and_reused() {
+    let rt = LlmRuntime::start(&llama(4));
+    let identity = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\nCurrently: Klaus Mueller is writing a research paper on the effects of gentrification in low-income communities.\n";
+    for (i, event) in ["Klaus sees Maria at the library", "Klaus finishes a chapter of his paper", "Klaus drinks a coffee"].iter().enumerate() {
+        let id = rt.next_id();
+        rt.submit(Submission {
+            id,
+            agent: None,
+            purpose: "importance".into(),
+            kind: WorkKind::Chat {
+                messages: vec![ChatMessage::system(identity), ChatMessage::user(format!("Rate from 1 to 10 how poignant this is: {event}. Rating:"))],
+                shape: OutputShape::Integer { min: 1, max: 10 },
+                sampling: Sampling::greedy(4),
+            },
+            priority: Priority::Normal,
+            fallback: None,
+        });
+        let r = rt.recv_timeout(Duration::from_secs(300)).unwrap();
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        let st = rt.stats.lock().unwrap().by_purpose["importance"].clone();
+        if i == 0 {
+            assert_eq!(st.cached_prompt_tokens, 0, "nothing to reuse on the first request");
+        } else {
+            // The identity block (well over 60 tokens) came from the KV cache, not a new decode.
+            assert!(st.cached_prompt_tokens as usize >= 60 * i, "only {} prompt tokens reused after {} requests", st.cached_prompt_tokens, i + 1);
+        }
+    }
+}

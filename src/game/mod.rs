@@ -29,7 +29,7 @@ impl Plugin for GamePlugin {
             .add_systems(Update, (view::read_control_keys, view::read_movement_keys).in_set(AppSystems::Input))
             .add_systems(
                 Update,
-                (people::attach_sprites, people::update_bubbles, people::place_people, view::follow_avatar, view::zoom_camera, hud::update_hud)
+                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera, hud::update_hud)
                     .chain()
                     .in_set(AppSystems::Present),
             );

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 /// The on-screen parts of a person.
 #[derive(Component)]
 pub struct Bubble {
+    name: Entity,
     text: Entity,
     icon: Entity,
 }
@@ -61,17 +62,19 @@ pub fn attach_sprites(
         *count += 1;
         let p = tile_to_world(&map, pos.tile);
         let icon_handle = icons.get("🚶", &mut images);
+        let mut name = Entity::PLACEHOLDER;
         let mut text = Entity::PLACEHOLDER;
         let mut icon = Entity::PLACEHOLDER;
         commands.entity(e).insert((Sprite::from_image(image), Transform::from_xyz(p.x, p.y, 10.0 + if is_avatar { 1.0 } else { 0.0 }))).with_children(|c| {
             let name_color = if is_avatar { Color::srgb(1.0, 0.9, 0.3) } else { Color::WHITE };
-            c.spawn((
+            name = c.spawn((
                 Text2d::new(id.name.clone()),
                 label_font(5.0),
                 TextColor(name_color),
                 TextBackgroundColor(Color::BLACK.with_alpha(0.55)),
                 Transform::from_xyz(0.0, -11.0, 2.0).with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
-            ));
+            ))
+            .id();
             text = c
                 .spawn((
                     Text2d::new(""),
@@ -84,7 +87,7 @@ pub fn attach_sprites(
                 .id();
             icon = c.spawn((Sprite::from_image(icon_handle), Transform::from_xyz(-5.5, 12.5, 2.5).with_scale(Vec3::splat(0.8)))).id();
         });
-        commands.entity(e).insert(Bubble { text, icon });
+        commands.entity(e).insert(Bubble { name, text, icon });
     }
 }
 
@@ -117,5 +120,28 @@ pub fn place_people(map: Res<WorldMap>, pace: Res<SimPace>, avatar_step: Res<Ava
         // Nearer the bottom of the screen draws in front.
         let z = 10.0 + if is_avatar { 1.0 } else { 0.0 } - p.y / (map.height as f32 * TILE as f32 * 10.0);
         tf.translation = Vec3::new(p.x, p.y, z);
+    }
+}
+
+/// In a crowd (a full cafe) labels would pile up unreadably: the texts of people standing right
+/// next to someone whose texts already show are hidden; their sprites and action icons stay.
+/// The avatar's always show.
+pub fn declutter_labels(people: Query<(&Transform, &Bubble, Has<Avatar>)>, mut vis: Query<&mut Visibility>) {
+    let mut order: Vec<(Vec2, &Bubble, bool)> = people.iter().map(|(t, b, a)| (t.translation.truncate(), b, a)).collect();
+    order.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.y.total_cmp(&a.0.y)).then(a.0.x.total_cmp(&b.0.x)));
+    let mut shown: Vec<Vec2> = Vec::new();
+    for (p, bubble, _) in order {
+        let crowded = shown.iter().any(|q| (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32);
+        let v = if crowded { Visibility::Hidden } else { Visibility::Inherited };
+        for e in [bubble.name, bubble.text] {
+            if let Ok(mut current) = vis.get_mut(e)
+                && *current != v
+            {
+                *current = v;
+            }
+        }
+        if !crowded {
+            shown.push(p);
+        }
     }
 }

@@ -88,7 +88,7 @@ fn interactive_requests_overtake_background_work_and_cancelled_ones_never_answer
 }
 
 #[test]
-fn replies_arrive_as_ecs_messages_and_the_frame_never_waits() {
+fn replies_arrive_as_ecs_messages_for_their_agents() {
     let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
     run_steps(&mut app, 1);
     let agents: Vec<bevy::prelude::Entity> = app.world_mut().query_filtered::<bevy::prelude::Entity, bevy::prelude::With<simulacra::agent::Resident>>().iter(app.world()).collect();

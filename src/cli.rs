@@ -76,6 +76,9 @@ pub struct PlayArgs {
     /// Run this many steps before the window opens (e.g. 2700 = 07:30 on the first day).
     #[arg(long, default_value_t = 0)]
     pub skip_steps: u64,
+    /// Open the details panel of this person (e.g. "Isabella Rodriguez").
+    #[arg(long)]
+    pub select: Option<String>,
 }
 
 /// `run` options.
@@ -135,6 +138,7 @@ pub fn main_with(cli: Cli) -> i32 {
         frames: 90,
         speed: None,
         skip_steps: 0,
+        select: None,
     }));
     let fail = |e: String| {
         eprintln!("error: {e}");

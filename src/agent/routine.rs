@@ -69,14 +69,16 @@ pub fn daily_routine(p: &Persona, day_index: i64) -> Vec<Block> {
     }
     // Free stretches of an hour or more go to favourite places, in turn.
     let mut haunt_turn = (day_index.rem_euclid(7) as usize + name_hash(&p.spec.name) as usize) % p.haunts.len().max(1);
+    // Outings end by 21:00 (shops close; evenings are spent at home unless work says otherwise).
+    let last = bed.saturating_sub(30).min(21 * 60);
     let mut m = wake + 60;
-    while m < bed.saturating_sub(30) && !p.haunts.is_empty() {
+    while m < last && !p.haunts.is_empty() {
         if slots[m as usize] != Slot::Free {
             m += 1;
             continue;
         }
         let mut end = m;
-        while end < bed.saturating_sub(30) && slots[end as usize] == Slot::Free {
+        while end < last && slots[end as usize] == Slot::Free {
             end += 1;
         }
         if end - m >= 75 {

@@ -16,7 +16,7 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | wheel zoom | F free camera | Space pause | +/- speed | F12 screenshot";
+pub const CONTROLS: &str = "WASD/arrows walk | click a person: details (Esc closes) | wheel zoom | F free camera | Space pause | +/- speed | F12 screenshot";
 
 /// Spawns the HUD panels.
 pub fn spawn_hud(mut commands: Commands) {

@@ -3,6 +3,7 @@
 
 pub mod art;
 pub mod hud;
+pub mod inspect;
 pub mod people;
 pub mod town;
 pub mod view;
@@ -24,12 +25,13 @@ impl Plugin for GamePlugin {
             .init_resource::<people::AvatarStep>()
             .init_resource::<people::Icons>()
             .init_resource::<view::CameraMode>()
+            .init_resource::<inspect::Selected>()
             .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
-            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud))
-            .add_systems(Update, (view::read_control_keys, view::read_movement_keys).in_set(AppSystems::Input))
+            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud, inspect::spawn_panel))
+            .add_systems(Update, (view::read_control_keys, view::read_movement_keys, inspect::select_on_click, inspect::select_by_name).in_set(AppSystems::Input))
             .add_systems(
                 Update,
-                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera, hud::update_hud)
+                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera, hud::update_hud, inspect::update_panel)
                     .chain()
                     .in_set(AppSystems::Present),
             );
@@ -100,6 +102,9 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
         if let Some(s) = args.speed {
             pace.speed = if s == 0 { Speed::Max } else { Speed::Times(s.max(1)) };
         }
+    }
+    if let Some(name) = &args.select {
+        app.insert_resource(inspect::SelectByName(name.clone()));
     }
     if let Some(path) = &args.screenshot {
         app.insert_resource(AutoScreenshot { path: path.clone(), frames: args.frames.max(2), seen: 0, taken: false })

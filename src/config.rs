@@ -13,6 +13,8 @@ pub struct GameConfig {
     pub sim: SimSettings,
     /// The LLM runtime.
     pub llm: crate::llm::config::LlmConfig,
+    /// Perception, memory, retrieval, reflection and pacing.
+    pub cognition: crate::cognition::config::CognitionConfig,
 }
 
 /// Clock and pacing.
@@ -45,6 +47,7 @@ impl GameConfig {
             return Err(DataError::new(path, lines.line_near("steps_per_second_at_1x", 0), "sim.steps_per_second_at_1x", "must be in (0, 1000]"));
         }
         cfg.llm.validate(path, &lines)?;
+        cfg.cognition.validate(path, &lines)?;
         Ok(cfg)
     }
 
@@ -71,6 +74,13 @@ pub fn data_root() -> PathBuf {
         return cwd;
     }
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A path from a config: absolute, or relative to the current folder when it exists there,
+/// else relative to the data folder.
+pub fn resolve_path(p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() || path.exists() { path.to_path_buf() } else { data_root().join(path) }
 }
 
 /// A bundled name ("smallville") or a path ("my/town.ron") → a file path.

@@ -3,6 +3,7 @@
 //! headless step benchmark.
 
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
+use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::llm::Llm;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
@@ -11,9 +12,15 @@ use bevy::prelude::*;
 use std::io::Write;
 use std::time::Instant;
 
-/// Runs `steps` steps headless; prints progress to stderr and the summary to stdout.
-pub fn run(sim: SimPlugin, steps: u64, progress: bool) -> String {
+/// Runs `steps` steps headless (after loading a history file, if given); prints progress to
+/// stderr and returns the summary.
+pub fn run(sim: SimPlugin, steps: u64, progress: bool, history: Option<&std::path::Path>) -> Result<String, String> {
     let mut app = headless_app(sim);
+    if let Some(h) = history {
+        app.update(); // spawn the residents
+        let report = crate::cognition::history::load_history(app.world_mut(), h).map_err(|e| e.to_string())?;
+        eprintln!("{}", report.describe(h));
+    }
     let chunk = 250u64;
     let started = Instant::now();
     let mut done = 0u64;
@@ -32,7 +39,7 @@ pub fn run(sim: SimPlugin, steps: u64, progress: bool) -> String {
         eprintln!();
     }
     let secs = started.elapsed().as_secs_f64();
-    summary(&mut app, steps, secs)
+    Ok(summary(&mut app, steps, secs))
 }
 
 fn draw_progress(done: u64, total: u64, secs: f64, now: &str) {
@@ -51,14 +58,34 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
     let mut out = String::new();
     out.push_str(&format!("{steps} steps in {secs:.2} s = {:.0} steps/s; game time now {} (step {})\n", steps as f64 / secs.max(1e-9), clock.now, clock.step));
     let map = world.resource::<WorldMap>().clone();
-    let mut q = world.query_filtered::<(&Identity, &GridPos, &CurrentAction), With<Resident>>();
+    let mut q = world.query_filtered::<(&Identity, &GridPos, &CurrentAction, &MemoryStream), With<Resident>>();
     let mut rows: Vec<(String, String)> = q
         .iter(world)
-        .map(|(id, pos, act)| (id.name.clone(), format!("{} {} @ {} [{}]", act.emoji, act.description, map.address(pos.tile), pos.tile)))
+        .map(|(id, pos, act, mem)| {
+            let count = |k| mem.ids_of(k).len();
+            let reflections = mem.nodes().iter().filter(|n| n.kind == NodeKind::Thought && !n.evidence.is_empty()).count();
+            (
+                id.name.clone(),
+                format!(
+                    "{} {} @ {} [{}] | memories: {} events, {} thoughts ({} reflections), {} chats",
+                    act.emoji,
+                    act.description,
+                    map.address(pos.tile),
+                    pos.tile,
+                    count(NodeKind::Event),
+                    count(NodeKind::Thought),
+                    reflections,
+                    count(NodeKind::Chat)
+                ),
+            )
+        })
         .collect();
     rows.sort();
     for (name, what) in rows {
         out.push_str(&format!("  {name:<20} {what}\n"));
+    }
+    if let Some(g) = world.get_resource::<crate::sim::clock::StepGate>() {
+        out.push_str(&format!("waited on the LLM: {:.1} s in all; {} steps waited for answers\n", g.waited.as_secs_f64(), g.waited_steps));
     }
     if let Some(llm) = world.get_resource::<Llm>() {
         let st = llm.status();

@@ -6,11 +6,13 @@
 
 pub mod agent;
 pub mod cli;
+pub mod cognition;
 pub mod config;
 pub mod data_error;
 pub mod game;
 pub mod headless;
 pub mod llm;
+pub mod memory;
 pub mod sim;
 
 use bevy::prelude::*;
@@ -43,6 +45,8 @@ pub struct SimPlugin {
     pub scenario: agent::persona::Scenario,
     /// Settings.
     pub config: GameConfig,
+    /// Prompt templates.
+    pub prompts: cognition::prompts::Prompts,
 }
 
 impl SimPlugin {
@@ -61,7 +65,8 @@ impl SimPlugin {
         }
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
-        Ok(Self { map, scenario, config })
+        let prompts = cognition::prompts::Prompts::load(&config::resolve_path(&config.cognition.prompts))?;
+        Ok(Self { map, scenario, config, prompts })
     }
 }
 
@@ -97,6 +102,7 @@ impl Plugin for SimPlugin {
                 ..default()
             });
         sim::plugin(app);
+        cognition::plugin(app, self.config.cognition.clone(), self.prompts.clone());
         agent::plugin(app);
         app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
     }
@@ -107,7 +113,7 @@ impl Plugin for SimPlugin {
 pub fn headless_app(sim: SimPlugin) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin, sim));
-    app.insert_resource(sim::clock::SimPace { max_requested_per_frame: 2000, ..sim::clock::SimPace::manual() });
+    app.insert_resource(sim::clock::SimPace { max_requested_per_frame: 2000, block_on_answers: true, ..sim::clock::SimPace::manual() });
     app
 }
 

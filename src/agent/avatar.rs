@@ -42,6 +42,7 @@ pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime) -> impl Bundle {
             start: now,
             duration_min: 0,
             source: ActionSource::Player,
+            event: None,
         },
     )
 }

@@ -14,12 +14,17 @@ use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use persona::Persona;
 use routine::{Block, block_at, daily_routine};
+use crate::cognition::config::CognitionConfig;
+use crate::memory::reflect::ReflectionTrigger;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::memory::SpatialMemory;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 /// A simulated resident of the town.
 #[derive(Component, Debug, Clone)]
-#[require(GridPos, WalkPath, Scratch)]
+#[require(GridPos, WalkPath, Scratch, MemoryStream, SpatialMemory)]
 pub struct Resident {
     /// The validated persona (shared: it does not change during a run).
     pub persona: Arc<Persona>,
@@ -89,11 +94,43 @@ pub struct CurrentAction {
     pub duration_min: u32,
     /// Who decided it.
     pub source: ActionSource,
+    /// The event others perceive, (subject, predicate, object); `None`: (name, "is", description).
+    pub event: Option<(String, String, String)>,
 }
 
-/// Short-term state (the original's scratch): perception and reflection settings and the
-/// conversation state, per agent. Defaults are the Smallville bootstrap values.
-#[derive(Component, Debug, Clone)]
+impl CurrentAction {
+    /// Whether the person is asleep (and perceives nothing).
+    pub fn is_asleep(&self) -> bool {
+        let d = self.description.to_lowercase();
+        d.contains("sleeping") || d.contains("asleep")
+    }
+
+    /// The event others perceive, borrowed: (name, "is", description) when none is set.
+    pub fn triple_ref<'a>(&'a self, name: &'a str) -> (&'a str, &'a str, &'a str) {
+        match &self.event {
+            Some((s, p, o)) => (s, p, o),
+            None if self.description.trim().is_empty() => (name, "is", "idle"),
+            None => (name, "is", &self.description),
+        }
+    }
+
+    /// The event others perceive, with the person's name as subject when none is set.
+    pub fn triple(&self, name: &str) -> (String, String, String) {
+        if let Some(t) = &self.event {
+            return t.clone();
+        }
+        if self.description.trim().is_empty() {
+            (name.to_string(), "is".into(), "idle".into())
+        } else {
+            (name.to_string(), "is".into(), self.description.clone())
+        }
+    }
+}
+
+/// Short-term state (the original's scratch): perception and reflection settings, the
+/// reflection counter and the conversation state, per agent. Defaults come from the
+/// `cognition` section of the config (the Smallville bootstrap values).
+#[derive(Component, Debug, Clone, Serialize, Deserialize)]
 pub struct Scratch {
     /// Square vision radius in tiles.
     pub vision_radius: u32,
@@ -103,25 +140,30 @@ pub struct Scratch {
     pub retention: usize,
     /// Recency decay per game hour since last access.
     pub recency_decay: f32,
-    /// Importance sum that triggers a reflection.
-    pub importance_trigger_max: u32,
-    /// Counts down from the maximum.
-    pub importance_trigger_curr: i64,
+    /// Counts importance down to the next reflection.
+    pub reflection: ReflectionTrigger,
     /// Whom they are talking with.
+    #[serde(skip)]
     pub chatting_with: Option<Entity>,
+}
+
+impl Scratch {
+    /// The settings of a config.
+    pub fn from_config(c: &CognitionConfig) -> Self {
+        Self {
+            vision_radius: c.vision_radius,
+            attention_bandwidth: c.attention_bandwidth,
+            retention: c.retention,
+            recency_decay: c.retrieval.decay,
+            reflection: ReflectionTrigger::new(c.reflection_threshold),
+            chatting_with: None,
+        }
+    }
 }
 
 impl Default for Scratch {
     fn default() -> Self {
-        Self {
-            vision_radius: 8,
-            attention_bandwidth: 8,
-            retention: 8,
-            recency_decay: 0.995,
-            importance_trigger_max: 150,
-            importance_trigger_curr: 150,
-            chatting_with: None,
-        }
+        Self::from_config(&CognitionConfig::default())
     }
 }
 
@@ -137,15 +179,32 @@ pub struct DayPlan {
 }
 
 /// Spawns the residents and the avatar of a scenario.
-pub fn spawn_people(mut commands: Commands, scenario: Res<crate::ScenarioRes>, clock: Res<SimClock>) {
+pub fn spawn_people(mut commands: Commands, scenario: Res<crate::ScenarioRes>, clock: Res<SimClock>, map: Res<WorldMap>, cog: Res<crate::cognition::Cognition>) {
+    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
     for p in &scenario.0.residents {
-        commands.spawn(resident_bundle(p.clone(), clock.now));
+        commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
     }
     commands.spawn(avatar::avatar_bundle(&scenario.0.player, clock.now));
 }
 
-/// The components of a resident.
-pub fn resident_bundle(p: Persona, now: GameTime) -> impl Bundle {
+/// The names among `names` that a text mentions (full name, or first name as a word), plus
+/// `own`: keywords for a memory.
+pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
+    let mut out = vec![own.to_string()];
+    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric() && c != '\'').collect();
+    for n in names {
+        let first = n.split_whitespace().next().unwrap_or(n);
+        if (text.contains(n.as_str()) || words.contains(&first)) && !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+/// The components of a resident: identity, position, the day's plan, and memory seeded from
+/// the scenario (the seed statements as thoughts; home, work and favourite places as known
+/// places).
+pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &CognitionConfig, names: &[String]) -> impl Bundle {
     let spawn = p.spawn;
     let identity = Identity {
         name: p.spec.name.clone(),
@@ -153,6 +212,31 @@ pub fn resident_bundle(p: Persona, now: GameTime) -> impl Bundle {
         age: p.spec.age,
         description: p.spec.learned.clone(),
     };
+    let mut stream = MemoryStream::default();
+    if cog.ablation.memory() {
+        for m in &p.memories {
+            stream.add(
+                NodeKind::Thought,
+                NewNode {
+                    subject: p.spec.name.clone(),
+                    predicate: "knows".into(),
+                    object: m.clone(),
+                    description: m.clone(),
+                    keywords: mentioned_names(m, &p.spec.name, names),
+                    ..default()
+                },
+                now,
+            );
+        }
+    }
+    let mut spatial = SpatialMemory::new(&map.world);
+    spatial.add_address(map, &p.home_sector);
+    if let Some((_, _, w)) = &p.work {
+        spatial.add_address(map, w);
+    }
+    for h in &p.haunts {
+        spatial.add_address(map, h);
+    }
     (
         Name::new(p.spec.name.clone()),
         Resident { persona: Arc::new(p) },
@@ -160,6 +244,9 @@ pub fn resident_bundle(p: Persona, now: GameTime) -> impl Bundle {
         GridPos::at(spawn),
         CurrentAction { start: now, ..default() },
         DayPlan::default(),
+        Scratch::from_config(cog),
+        stream,
+        spatial,
     )
 }
 
@@ -188,6 +275,7 @@ pub fn follow_routines(clock: Res<SimClock>, mut people: Query<(&Resident, &mut 
             start: clock.now,
             duration_min: b.end - b.start,
             source: ActionSource::Routine,
+            event: None,
         };
     }
 }

@@ -1,37 +1,59 @@
-//! Click a person to see who they are and what their day looks like (the original's persona
-//! state viewer, in the game): traits, what they are doing and where, and today's plan with the
-//! current entry marked. Click empty ground or press Escape to close.
+//! The inspector: click a person (or `play --select NAME`) to see who they are, what they are
+//! doing and where, today's plan, their memory stream (newest first, filtered by kind and by
+//! text, each memory with its importance and its last retrieval's recency / relevance /
+//! importance / score, reflections with links to their evidence) and the places they know as a
+//! tree. Escape, the window's close button or a click on empty ground closes it. Drawn with
+//! egui; clicks and keys over it do not reach the town.
 
 use super::view::cursor_tile;
-use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
+use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, Scratch};
+use crate::cognition::pending::Pending;
+use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
+use crate::memory::SpatialMemory;
+use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, egui};
 
-/// The person shown in the panel.
+/// The person shown in the inspector.
 #[derive(Resource, Default)]
 pub struct Selected(pub Option<Entity>);
 
-/// The panel's root node.
-#[derive(Component)]
-pub struct InspectPanel;
-
-/// The panel's text.
-#[derive(Component)]
-pub struct InspectText;
-
-/// Spawns the (hidden) panel.
-pub fn spawn_panel(mut commands: Commands) {
-    commands.spawn((
-        InspectPanel,
-        Node { position_type: PositionType::Absolute, top: px(8.0), right: px(8.0), width: px(380.0), padding: UiRect::all(px(8.0)), ..default() },
-        BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.85)),
-        Visibility::Hidden,
-        children![(Text::new(""), TextFont { font_size: FontSize::Px(13.0), ..default() }, TextColor(Color::srgb(0.92, 0.94, 0.98)), InspectText)],
-    ));
+/// Which page of the inspector is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tab {
+    /// Today's plan and current action.
+    #[default]
+    Day,
+    /// The memory stream.
+    Memory,
+    /// Spatial memory.
+    Places,
 }
 
-/// Left click selects the person on (or next to) the clicked tile.
+/// The inspector's own state.
+#[derive(Resource)]
+pub struct InspectorState {
+    /// The open page.
+    pub tab: Tab,
+    /// Kinds shown.
+    pub kinds: [bool; 3],
+    /// Text filter (case-insensitive; also matches "node_12").
+    pub search: String,
+    /// Memories opened through evidence links (the last is shown).
+    pub trail: Vec<NodeId>,
+    /// Most memories listed at once.
+    pub limit: usize,
+}
+
+impl Default for InspectorState {
+    fn default() -> Self {
+        Self { tab: Tab::Day, kinds: [true; 3], search: String::new(), trail: Vec::new(), limit: 300 }
+    }
+}
+
+/// Left click selects the person on (or next to) the clicked tile; Escape closes.
 pub fn select_on_click(
     buttons: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
@@ -40,6 +62,7 @@ pub fn select_on_click(
     camera: Query<(&Camera, &GlobalTransform)>,
     people: Query<(Entity, &GridPos), With<Identity>>,
     mut selected: ResMut<Selected>,
+    mut state: ResMut<InspectorState>,
 ) {
     if keys.just_pressed(KeyCode::Escape) {
         selected.0 = None;
@@ -49,45 +72,11 @@ pub fn select_on_click(
     }
     let (Ok(w), Ok(cam)) = (window.single(), camera.single()) else { return };
     let Some(t) = cursor_tile(w, cam, &map) else { return };
-    selected.0 = people.iter().filter(|(_, p)| p.tile.manhattan(t) <= 1).min_by_key(|(_, p)| p.tile.manhattan(t)).map(|(e, _)| e);
-}
-
-/// Fills the panel for the selected person.
-pub fn update_panel(
-    selected: Res<Selected>,
-    map: Res<WorldMap>,
-    people: Query<(&Identity, &GridPos, &CurrentAction, Option<&Resident>, Option<&DayPlan>)>,
-    mut panel: Query<&mut Visibility, With<InspectPanel>>,
-    mut text: Query<&mut Text, With<InspectText>>,
-) {
-    let (Ok(mut vis), Ok(mut text)) = (panel.single_mut(), text.single_mut()) else { return };
-    let Some(Ok((id, pos, action, resident, plan))) = selected.0.map(|e| people.get(e)) else {
-        *vis = Visibility::Hidden;
-        return;
-    };
-    *vis = Visibility::Inherited;
-    let mut s = format!("{} ({})\n", id.name, id.age);
-    if let Some(r) = resident {
-        let p = &r.persona.spec;
-        s.push_str(&format!("Traits: {}\n{}\nCurrently: {}\n", p.innate, p.learned, p.currently));
-    } else {
-        s.push_str(&format!("{}\n", id.description));
+    let pick = people.iter().filter(|(_, p)| p.tile.manhattan(t) <= 1).min_by_key(|(_, p)| p.tile.manhattan(t)).map(|(e, _)| e);
+    if pick != selected.0 {
+        state.trail.clear();
     }
-    let here = map.address(pos.tile).to_string();
-    s.push_str(&format!("\nNow: {}\nAt: {here}\n", action.description));
-    if !action.address.is_empty() && here != action.address {
-        s.push_str(&format!("Going to: {}\n", action.address));
-    }
-    if let Some(plan) = plan {
-        s.push_str("\nToday (daily routine):\n");
-        for (i, b) in plan.blocks.iter().enumerate() {
-            let mark = if plan.current == Some(i) { ">" } else { " " };
-            s.push_str(&format!("{mark} {:02}:{:02}-{:02}:{:02} {}\n", b.start / 60, b.start % 60, b.end / 60, b.end % 60, b.description));
-        }
-    }
-    if text.0 != s {
-        text.0 = s;
-    }
+    selected.0 = pick;
 }
 
 /// A person to select by name once they exist (`play --select NAME`).
@@ -101,4 +90,258 @@ pub fn select_by_name(mut commands: Commands, wanted: Option<Res<SelectByName>>,
         selected.0 = Some(e);
         commands.remove_resource::<SelectByName>();
     }
+}
+
+/// Which tab to open first (`play --inspect memory`).
+#[derive(Resource)]
+pub struct OpenTab(pub Tab);
+
+/// What the inspector reads of a person.
+type PersonQuery<'a> = (
+    &'a Identity,
+    &'a GridPos,
+    &'a CurrentAction,
+    Option<&'a Resident>,
+    Option<&'a DayPlan>,
+    Option<&'a MemoryStream>,
+    Option<&'a SpatialMemory>,
+    Option<&'a Pending>,
+    Option<&'a Scratch>,
+);
+
+fn kind_icon(k: NodeKind) -> &'static str {
+    match k {
+        NodeKind::Event => "👁",
+        NodeKind::Thought => "💭",
+        NodeKind::Chat => "💬",
+    }
+}
+
+fn short_time(t: crate::sim::time::GameTime) -> String {
+    let (_, m, d) = t.ymd();
+    let (h, mi, _) = t.hms();
+    format!("{m:02}-{d:02} {h:02}:{mi:02}")
+}
+
+/// Shows one memory's details; evidence links push onto the trail.
+fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail: &mut Vec<NodeId>) {
+    ui.label(format!("{} · {} #{} · depth {}", n.id, n.kind.label(), n.kind_index, n.depth));
+    ui.label(format!("({}, {}, {})", n.subject, n.predicate, n.object));
+    ui.label(format!(
+        "created {} · last accessed {}{}",
+        short_time(n.created),
+        short_time(n.last_accessed),
+        n.expiry.map(|e| format!(" · expires {}", short_time(e))).unwrap_or_default()
+    ));
+    ui.label(format!("importance {}{}", n.importance, if n.scored { "" } else { " (not yet scored)" }));
+    if !n.keywords.is_empty() {
+        ui.label(format!("keywords: {}", n.keywords.join(", ")));
+    }
+    ui.label(match &n.embedding {
+        Some(e) => format!("embedding: {} ({}d)", e.model, e.dim()),
+        None => "embedding: pending".into(),
+    });
+    match n.last_score {
+        Some(s) => ui.label(format!(
+            "last retrieval {}: recency {:.2} · relevance {:.2} · importance {:.2} → score {:.2}",
+            short_time(s.at),
+            s.recency,
+            s.relevance,
+            s.importance,
+            s.score
+        )),
+        None => ui.label("never retrieved"),
+    };
+    if !n.evidence.is_empty() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(if n.kind == NodeKind::Thought { "because of:" } else { "conversation:" });
+            for e in &n.evidence {
+                let text = stream.get(*e).map(|x| format!("{e}: {}", truncate(&x.description, 40))).unwrap_or_else(|| format!("{e} (missing)"));
+                if ui.link(text).clicked() {
+                    trail.push(*e);
+                }
+            }
+        });
+    }
+    for (who, line) in &n.chat {
+        ui.label(format!("{who}: {line}"));
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+}
+
+/// Draws the inspector for the selected person.
+pub fn inspector_ui(
+    mut contexts: EguiContexts,
+    mut selected: ResMut<Selected>,
+    mut state: ResMut<InspectorState>,
+    open_tab: Option<Res<OpenTab>>,
+    mut commands: Commands,
+    map: Res<WorldMap>,
+    clock: Res<SimClock>,
+    people: Query<PersonQuery>,
+) -> Result {
+    if let Some(t) = open_tab {
+        state.tab = t.0;
+        commands.remove_resource::<OpenTab>();
+    }
+    let Some(entity) = selected.0 else { return Ok(()) };
+    let Ok((id, pos, action, resident, plan, stream, spatial, pending, scratch)) = people.get(entity) else {
+        selected.0 = None;
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    let mut open = true;
+    let state = &mut *state;
+    egui::Window::new(format!("{} ({})", id.name, id.age))
+        .id(egui::Id::new("inspector"))
+        .open(&mut open)
+        .default_pos([860.0, 10.0])
+        .default_width(400.0)
+        .default_height(560.0)
+        .resizable(true)
+        .show(ctx, |ui| {
+            if let Some(r) = resident {
+                let p = &r.persona.spec;
+                ui.label(format!("Traits: {}", p.innate));
+                ui.label(egui::RichText::new(&p.learned).small());
+            } else {
+                ui.label(&id.description);
+            }
+            let here = map.address(pos.tile).to_string();
+            ui.label(format!("{} {}", action.emoji, action.description));
+            ui.label(egui::RichText::new(format!("at {here}")).small());
+            if !action.address.is_empty() && here != action.address {
+                ui.label(egui::RichText::new(format!("going to {}", action.address)).small());
+            }
+            if let (Some(p), Some(s)) = (pending, scratch) {
+                ui.label(egui::RichText::new(format!("waiting on {} LLM answer(s) · reflects in {} importance", p.len(), s.reflection.remaining.max(0))).small());
+            }
+            ui.separator();
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut state.tab, Tab::Day, "Day");
+                ui.selectable_value(&mut state.tab, Tab::Memory, format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0)));
+                ui.selectable_value(&mut state.tab, Tab::Places, "Places");
+            });
+            ui.separator();
+            match state.tab {
+                Tab::Day => day_tab(ui, plan),
+                Tab::Memory => match stream {
+                    Some(s) => memory_tab(ui, s, state, &clock),
+                    None => {
+                        ui.label("The player's avatar keeps no memory stream.");
+                    }
+                },
+                Tab::Places => match spatial {
+                    Some(sp) => places_tab(ui, sp),
+                    None => {
+                        ui.label("No spatial memory.");
+                    }
+                },
+            }
+        });
+    if !open {
+        selected.0 = None;
+    }
+    Ok(())
+}
+
+fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
+    let Some(plan) = plan else {
+        ui.label("No plan.");
+        return;
+    };
+    ui.label(egui::RichText::new("Today (daily routine)").strong());
+    egui::ScrollArea::vertical().id_salt("day").show(ui, |ui| {
+        for (i, b) in plan.blocks.iter().enumerate() {
+            let text = format!("{:02}:{:02}-{:02}:{:02} {} {}", b.start / 60, b.start % 60, b.end / 60, b.end % 60, b.emoji, b.description);
+            if plan.current == Some(i) {
+                ui.label(egui::RichText::new(format!("▶ {text}")).strong());
+            } else {
+                ui.label(text);
+            }
+        }
+    });
+}
+
+fn memory_tab(ui: &mut egui::Ui, stream: &MemoryStream, state: &mut InspectorState, clock: &SimClock) {
+    ui.horizontal(|ui| {
+        for (i, k) in NodeKind::ALL.iter().enumerate() {
+            ui.checkbox(&mut state.kinds[i], format!("{} {}s", kind_icon(*k), k.label()));
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("search");
+        ui.text_edit_singleline(&mut state.search);
+        if !state.search.is_empty() && ui.button("✖").clicked() {
+            state.search.clear();
+        }
+    });
+    if let Some(focus) = state.trail.last().copied() {
+        ui.group(|ui| {
+            ui.horizontal(|ui| {
+                if ui.button("← back").clicked() {
+                    state.trail.pop();
+                }
+                ui.label(egui::RichText::new(format!("evidence {focus}")).strong());
+            });
+            match stream.get(focus) {
+                Some(n) => {
+                    ui.label(format!("{} {}", kind_icon(n.kind), n.description));
+                    let mut trail = std::mem::take(&mut state.trail);
+                    node_details(ui, n, stream, &mut trail);
+                    state.trail = trail;
+                }
+                None => {
+                    ui.label("no such memory");
+                }
+            }
+        });
+    }
+    let needle = state.search.trim().to_lowercase();
+    let shown: Vec<&MemoryNode> = stream
+        .nodes()
+        .iter()
+        .rev()
+        .filter(|n| state.kinds[NodeKind::ALL.iter().position(|k| *k == n.kind).unwrap_or(0)])
+        .filter(|n| needle.is_empty() || n.description.to_lowercase().contains(&needle) || n.id.to_string() == needle || n.keywords.iter().any(|k| k.contains(&needle)))
+        .collect();
+    ui.label(egui::RichText::new(format!("{} of {} memories · now {}", shown.len(), stream.len(), clock.now.clock_12h())).small());
+    let mut trail = std::mem::take(&mut state.trail);
+    egui::ScrollArea::vertical().id_salt("memories").show(ui, |ui| {
+        for n in shown.iter().take(state.limit) {
+            let score = n.last_score.map(|s| format!(" · score {:.2}", s.score)).unwrap_or_default();
+            let head = format!("{} {} [{}{}] {}", kind_icon(n.kind), short_time(n.created), n.importance, score, truncate(&n.description, 70));
+            egui::CollapsingHeader::new(head).id_salt(("node", n.id.0)).show(ui, |ui| {
+                ui.label(&n.description);
+                node_details(ui, n, stream, &mut trail);
+            });
+        }
+        if shown.len() > state.limit {
+            ui.label(format!("… {} more (narrow the search)", shown.len() - state.limit));
+        }
+    });
+    state.trail = trail;
+}
+
+fn places_tab(ui: &mut egui::Ui, sp: &SpatialMemory) {
+    ui.label(egui::RichText::new(&sp.world).strong());
+    egui::ScrollArea::vertical().id_salt("places").show(ui, |ui| {
+        for (sector, arenas) in &sp.tree {
+            egui::CollapsingHeader::new(sector).id_salt(("sector", sector)).show(ui, |ui| {
+                for (arena, objects) in arenas {
+                    egui::CollapsingHeader::new(arena).id_salt(("arena", sector, arena)).show(ui, |ui| {
+                        if objects.is_empty() {
+                            ui.label("(nothing known here)");
+                        }
+                        for o in objects {
+                            ui.label(format!("• {o}"));
+                        }
+                    });
+                }
+            });
+        }
+    });
 }

@@ -21,17 +21,27 @@ pub struct GamePlugin;
 
 impl Plugin for GamePlugin {
     fn build(&self, app: &mut App) {
-        app.add_plugins(bevy_ecs_tilemap::TilemapPlugin)
+        app.add_plugins((bevy_ecs_tilemap::TilemapPlugin, bevy_egui::EguiPlugin::default()))
+            .init_resource::<inspect::InspectorState>()
             .init_resource::<people::AvatarStep>()
             .init_resource::<people::Icons>()
             .init_resource::<view::CameraMode>()
             .init_resource::<inspect::Selected>()
             .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
-            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud, inspect::spawn_panel))
-            .add_systems(Update, (view::read_control_keys, view::read_movement_keys, inspect::select_on_click, inspect::select_by_name).in_set(AppSystems::Input))
+            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud))
             .add_systems(
                 Update,
-                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera, hud::update_hud, inspect::update_panel)
+                (
+                    (view::read_control_keys, view::read_movement_keys).run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
+                    inspect::select_on_click.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                    inspect::select_by_name,
+                )
+                    .in_set(AppSystems::Input),
+            )
+            .add_systems(bevy_egui::EguiPrimaryContextPass, inspect::inspector_ui)
+            .add_systems(
+                Update,
+                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)), hud::update_hud)
                     .chain()
                     .in_set(AppSystems::Present),
             );
@@ -47,7 +57,10 @@ struct AutoScreenshot {
     taken: bool,
 }
 
-fn take_auto_screenshot(mut shot: ResMut<AutoScreenshot>, mut commands: Commands) {
+fn take_auto_screenshot(mut shot: ResMut<AutoScreenshot>, pace: Res<SimPace>, mut commands: Commands) {
+    if pace.requested > 0 {
+        return; // frames count once the skipped-ahead steps have run
+    }
     shot.seen += 1;
     if shot.taken || shot.seen < shot.frames {
         return;
@@ -109,6 +122,13 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
     }
     if let Some(name) = &args.select {
         app.insert_resource(inspect::SelectByName(name.clone()));
+    }
+    if let Some(tab) = args.inspect {
+        app.insert_resource(inspect::OpenTab(match tab {
+            crate::cli::InspectTab::Day => inspect::Tab::Day,
+            crate::cli::InspectTab::Memory => inspect::Tab::Memory,
+            crate::cli::InspectTab::Places => inspect::Tab::Places,
+        }));
     }
     if let Some(path) = &args.screenshot {
         app.insert_resource(AutoScreenshot { path: path.clone(), frames: args.frames.max(2), seen: 0, taken: false })

@@ -113,6 +113,7 @@ pub fn bare_loop(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> R
 fn llama_config(model_path: &str, threads: u32, slots: u32, prefix_cache: bool) -> LlmConfig {
     LlmConfig {
         backends: vec![BackendConfig::Llama(LlamaConfig { model: model_path.into(), threads: Some(threads), slots, context: 8192, prefix_cache, ..Default::default() })],
+        embedding_backend: None,
         cache: false,
         timeout_s: 600.0,
         ..Default::default()

@@ -40,9 +40,9 @@ pub struct LlmConfig {
 impl Default for LlmConfig {
     fn default() -> Self {
         Self {
-            backends: vec![BackendConfig::Llama(LlamaConfig::default())],
+            backends: vec![BackendConfig::Llama(LlamaConfig::default()), BackendConfig::Bert(BertConfig::default())],
             routes: BTreeMap::new(),
-            embedding_backend: None,
+            embedding_backend: Some("embedder".into()),
             timeout_s: 60.0,
             retries: 2,
             backoff_ms: 250,
@@ -67,6 +67,8 @@ pub enum BackendConfig {
     Scripted(ScriptedConfig),
     /// Answers from a recording made with `record`.
     Replay(ReplayConfig),
+    /// A sentence embedder in-process (embeddings only), by default all-MiniLM-L6-v2.
+    Bert(BertConfig),
 }
 
 impl BackendConfig {
@@ -77,6 +79,7 @@ impl BackendConfig {
             BackendConfig::OpenAi(c) => &c.name,
             BackendConfig::Scripted(c) => &c.name,
             BackendConfig::Replay(c) => &c.name,
+            BackendConfig::Bert(c) => &c.name,
         }
     }
 }
@@ -152,6 +155,29 @@ impl Default for OpenAiConfig {
     }
 }
 
+/// A sentence-transformers BERT model in-process (embeddings only).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BertConfig {
+    /// Name for `embedding_backend`.
+    pub name: String,
+    /// The model folder (`config.json`, `tokenizer.json`, `model.safetensors`; relative paths
+    /// are from the data folder).
+    pub model: String,
+    /// CPU threads (default: all cores but one, at least one).
+    pub threads: Option<u32>,
+    /// Most texts embedded together.
+    pub batch: usize,
+    /// Longest text in tokens (longer ones are cut).
+    pub max_tokens: usize,
+}
+
+impl Default for BertConfig {
+    fn default() -> Self {
+        Self { name: "embedder".into(), model: "models/all-MiniLM-L6-v2".into(), threads: None, batch: 32, max_tokens: 256 }
+    }
+}
+
 /// Scripted answers.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -189,7 +215,7 @@ pub struct ReplayConfig {
 impl LlmConfig {
     /// A config with one scripted backend (tests and model-free runs).
     pub fn scripted(rules: Vec<ScriptRule>) -> Self {
-        Self { backends: vec![BackendConfig::Scripted(ScriptedConfig { name: "scripted".into(), rules, file: None })], ..Default::default() }
+        Self { backends: vec![BackendConfig::Scripted(ScriptedConfig { name: "scripted".into(), rules, file: None })], embedding_backend: None, ..Default::default() }
     }
 
     /// Checks names and numbers serde cannot.
@@ -208,6 +234,12 @@ impl LlmConfig {
             if !names.contains(&b.as_str()) {
                 return Err(DataError::new(path, lines.line_of_quoted(b, 0), format!("llm.routes.{purpose}"), format!("no backend named '{b}' (have: {})", names.join(", "))));
             }
+            if self.backends.iter().any(|x| matches!(x, BackendConfig::Bert(c) if c.name == *b)) {
+                return Err(DataError::new(path, lines.line_of_quoted(b, 0), format!("llm.routes.{purpose}"), format!("'{b}' only makes embeddings; route chat purposes to a Llama, OpenAi, Scripted or Replay backend")));
+            }
+        }
+        if let Some(BackendConfig::Bert(c)) = self.backends.first() {
+            return Err(DataError::new(path, lines.line_of_quoted(&c.name, 0), "llm.backends[0]", "the first backend answers chat requests; a Bert backend only makes embeddings, so list it after a chat backend"));
         }
         if let Some(b) = &self.embedding_backend
             && !names.contains(&b.as_str())

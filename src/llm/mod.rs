@@ -132,6 +132,50 @@ impl Llm {
         self.runtime.status.lock().unwrap().clone()
     }
 
+    /// The next finished answer, if one is ready (cancelled ones and those of despawned agents
+    /// are dropped).
+    pub fn poll_reply(&mut self, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
+        while let Some(reply) = self.runtime.try_recv() {
+            if let Some(r) = self.accept(reply, entities) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    /// Waits up to `d` for the next finished answer (headless runs; never in a frame that draws).
+    pub fn wait_reply(&mut self, d: std::time::Duration, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
+        let deadline = std::time::Instant::now() + d;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            let reply = self.runtime.recv_timeout(left)?;
+            if let Some(r) = self.accept(reply, entities) {
+                return Some(r);
+            }
+        }
+    }
+
+    fn accept(&mut self, reply: Reply, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
+        if self.pending.remove(&reply.id).is_none() {
+            return None; // cancelled
+        }
+        if reply.agent.is_some_and(|a| !entities.contains(a)) {
+            return None;
+        }
+        Some(LlmReply { handle: LlmHandle(reply.id), reply })
+    }
+
+    /// Cancels the requests of agents that no longer exist.
+    pub fn cancel_orphans(&mut self, entities: &bevy::ecs::entity::Entities) {
+        let gone: Vec<u64> = self.pending.iter().filter(|(_, a)| a.is_some_and(|a| !entities.contains(a))).map(|(id, _)| *id).collect();
+        for id in gone {
+            self.cancel(LlmHandle(id));
+        }
+    }
+
     /// Model identity of the embedder (stored with vectors).
     pub fn embedding_model(&self) -> &str {
         &self.runtime.embedding_model
@@ -152,19 +196,10 @@ pub struct LlmStatusView {
 /// Moves finished answers into `Messages<LlmReply>`; drops those whose agent is gone and
 /// cancels requests of despawned agents.
 pub fn deliver_llm_replies(mut llm: ResMut<Llm>, mut out: MessageWriter<LlmReply>, entities: &bevy::ecs::entity::Entities) {
-    while let Some(reply) = llm.runtime.try_recv() {
-        if llm.pending.remove(&reply.id).is_none() {
-            continue; // cancelled
-        }
-        if reply.agent.is_some_and(|a| !entities.contains(a)) {
-            continue;
-        }
-        out.write(LlmReply { handle: LlmHandle(reply.id), reply });
+    while let Some(reply) = llm.poll_reply(entities) {
+        out.write(reply);
     }
-    let gone: Vec<u64> = llm.pending.iter().filter(|(_, a)| a.is_some_and(|a| !entities.contains(a))).map(|(id, _)| *id).collect();
-    for id in gone {
-        llm.cancel(LlmHandle(id));
-    }
+    llm.cancel_orphans(entities);
 }
 
 /// Refreshes [`LlmStatusView`].

@@ -233,6 +233,7 @@ fn make_backend(index: usize, cfg: &BackendConfig, all: &LlmConfig) -> Box<dyn B
         }
         BackendConfig::Scripted(c) => Box::new(super::backend::scripted::ScriptedBackend::from_config(index, c)),
         BackendConfig::Replay(c) => Box::new(super::backend::replay::ReplayBackend::load(index, c)),
+        BackendConfig::Bert(c) => Box::new(super::backend::bert::BertBackendHandle::start(index, c.clone())),
     }
 }
 
@@ -602,6 +603,7 @@ pub fn default_value(kind: &WorkKind) -> LlmValue {
             OutputShape::Choice(o) => LlmValue::Choice(0, o.first().cloned().unwrap_or_default()),
             OutputShape::YesNo => LlmValue::Bool(false),
             OutputShape::Lines(n) => LlmValue::Lines(vec![String::new(); *n]),
+            OutputShape::Integers { count, min, max } => LlmValue::Integers(vec![(*min).max((*min + *max) / 2).min(*max); *count]),
             OutputShape::Json(_) => LlmValue::Json(serde_json::Value::Null),
         },
     }

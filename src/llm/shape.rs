@@ -53,6 +53,17 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
             let lines = vec!["line"; *n].join(" ");
             Some(format!("root ::= {lines}\nline ::= [^\\n\\r] [^\\n\\r]* \"\\n\"\n"))
         }
+        OutputShape::Integers { count, min, max } => {
+            if max < min || max - min > 256 {
+                return Err(format!("integer range {min}..={max} must hold 1 to 257 values"));
+            }
+            if *count == 0 || *count > 64 {
+                return Err(format!("{count} integers asked (1..=64)"));
+            }
+            let alts: Vec<String> = (*min..=*max).map(|i| gbnf_literal(&i.to_string())).collect();
+            let items = vec!["num"; *count].join(" sep ");
+            Some(format!("root ::= \"[\" {items} \"]\"\nsep ::= \",\" \" \"?\nnum ::= {}\n", alts.join(" | ")))
+        }
         OutputShape::Json(schema) => {
             let text = serde_json::to_string(schema).map_err(|e| e.to_string())?;
             Some(llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| format!("schema → grammar: {e}"))?)
@@ -69,6 +80,7 @@ pub fn wrapped_schema(shape: &OutputShape) -> Option<Value> {
         OutputShape::Choice(options) => json!({"type": "string", "enum": options}),
         OutputShape::YesNo => json!({"type": "string", "enum": ["yes", "no"]}),
         OutputShape::Lines(n) => json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
+        OutputShape::Integers { count, min, max } => json!({"type": "array", "items": {"type": "integer", "minimum": min, "maximum": max}, "minItems": count, "maxItems": count}),
         OutputShape::Json(schema) => return Some(schema.clone()),
     };
     Some(json!({"type": "object", "properties": {"value": inner}, "required": ["value"], "additionalProperties": false}))
@@ -82,6 +94,7 @@ pub fn instruction(shape: &OutputShape) -> Option<String> {
         OutputShape::Choice(o) => format!("Answer with exactly one of: {}. Nothing else.", o.join(" | ")),
         OutputShape::YesNo => "Answer with yes or no and nothing else.".into(),
         OutputShape::Lines(n) => format!("Answer with exactly {n} lines, one item per line, and nothing else."),
+        OutputShape::Integers { count, min, max } => format!("Answer with a JSON list of exactly {count} integers, each from {min} to {max}, and nothing else."),
         OutputShape::Json(s) => format!("Answer with only a JSON object matching this schema: {s}"),
     })
 }
@@ -93,6 +106,9 @@ pub fn unwrap_json_answer(shape: &OutputShape, text: &str) -> Result<String, Str
     }
     let v: Value = serde_json::from_str(extract_json(text).unwrap_or(text)).map_err(|e| format!("not JSON: {e}"))?;
     let inner = v.get("value").ok_or("no \"value\" field")?;
+    if matches!(shape, OutputShape::Integers { .. }) {
+        return Ok(inner.to_string());
+    }
     Ok(match inner {
         Value::String(s) => s.clone(),
         Value::Array(a) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect::<Vec<_>>().join("\n"),
@@ -186,6 +202,25 @@ pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
             }
             Ok(LlmValue::Lines(lines.into_iter().take(*n).collect()))
         }
+        OutputShape::Integers { count, min, max } => {
+            // A JSON list as enforced, or numbers separated by commas, spaces or lines.
+            let nums: Vec<i64> = match serde_json::from_str::<Vec<i64>>(t) {
+                Ok(v) => v,
+                Err(_) => t
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .filter(|w| !w.is_empty())
+                    .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit() && c != '-').parse::<i64>().map_err(|_| format!("{w:?} is not an integer")))
+                    .collect::<Result<_, _>>()?,
+            };
+            if nums.len() != *count {
+                return Err(format!("{} integers, {count} wanted", nums.len()));
+            }
+            if let Some(bad) = nums.iter().find(|n| **n < *min || **n > *max) {
+                return Err(format!("{bad} is outside {min}..={max}"));
+            }
+            Ok(LlmValue::Integers(nums))
+        }
         OutputShape::Json(schema) => {
             let body = extract_json(t).unwrap_or(t);
             let v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
@@ -269,6 +304,11 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
             {
                 return Err(format!("{at}: longer than {max} characters"));
             }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && (s.chars().count() as u64) < min
+            {
+                return Err(format!("{at}: shorter than {min} characters"));
+            }
         }
         Some("integer") | Some("number") => {
             let n = v.as_f64().ok_or_else(|| format!("{at}: expected a number"))?;
@@ -315,6 +355,13 @@ mod tests {
         assert!(parse(&OutputShape::YesNo, "maybe").is_err());
         assert_eq!(parse(&OutputShape::Lines(2), "1. a\n2) b\nc"), Ok(LlmValue::Lines(vec!["a".into(), "b".into()])));
         assert!(parse(&OutputShape::Lines(3), "a\nb").is_err());
+        let ints = OutputShape::Integers { count: 3, min: 1, max: 10 };
+        assert_eq!(parse(&ints, "[3, 10,1]"), Ok(LlmValue::Integers(vec![3, 10, 1])));
+        assert_eq!(parse(&ints, "3\n7\n2"), Ok(LlmValue::Integers(vec![3, 7, 2])));
+        assert!(parse(&ints, "[3, 10]").is_err());
+        assert!(parse(&ints, "[3, 11, 1]").is_err());
+        assert!(parse(&ints, "three").is_err());
+        assert_eq!(unwrap_json_answer(&ints, r#"{"value": [1, 2, 3]}"#).unwrap(), "[1,2,3]");
     }
 
     #[test]
@@ -351,5 +398,7 @@ mod tests {
         assert_eq!(g, "root ::= \"1\" | \"2\" | \"3\"\n");
         assert!(grammar(&OutputShape::Text).unwrap().is_none());
         assert!(grammar(&OutputShape::Choice(vec![])).is_err());
+        let g = grammar(&OutputShape::Integers { count: 2, min: 1, max: 2 }).unwrap().unwrap();
+        assert_eq!(g, "root ::= \"[\" num sep num \"]\"\nsep ::= \",\" \" \"?\nnum ::= \"1\" | \"2\"\n");
     }
 }

@@ -45,6 +45,15 @@ pub enum OutputShape {
     YesNo,
     /// Exactly `n` non-empty lines.
     Lines(usize),
+    /// A list of exactly `count` integers, each in `min..=max` (written as a JSON array).
+    Integers {
+        /// How many.
+        count: usize,
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
     /// A JSON object matching the schema (a subset of JSON Schema: type, properties, required,
     /// enum, minimum, maximum, items, minItems, maxItems, maxLength).
     Json(serde_json::Value),
@@ -105,6 +114,8 @@ pub enum LlmValue {
     Bool(bool),
     /// Lines.
     Lines(Vec<String>),
+    /// Integers, in order.
+    Integers(Vec<i64>),
     /// A JSON value that matched its schema.
     Json(serde_json::Value),
     /// An embedding.

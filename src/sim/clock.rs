@@ -97,6 +97,9 @@ pub struct SimPace {
     pub requested: u64,
     /// Most requested steps run in one frame, so a headless run can report progress.
     pub max_requested_per_frame: u64,
+    /// When a step must wait for answers, block the frame until they come (headless runs,
+    /// which draw nothing) instead of trying again next frame (the window).
+    pub block_on_answers: bool,
 }
 
 impl Default for SimPace {
@@ -109,6 +112,7 @@ impl Default for SimPace {
             progress: 0.0,
             requested: 0,
             max_requested_per_frame: 1000,
+            block_on_answers: false,
         }
     }
 }
@@ -120,12 +124,62 @@ impl SimPace {
     }
 }
 
-/// Runs the steps due this frame: requested ones first, then those the pace calls for.
+/// What decides whether the next step may run: cognition installs a check for answers the
+/// step needs and a way to fetch answers that have arrived (the clock itself knows nothing of
+/// the LLM). The HUD and the headless summary read how much time waited.
+#[derive(Resource, Default)]
+pub struct StepGate {
+    /// Answers still missing that step `n` needs (`None`: steps never wait).
+    pub blocked_by: Option<fn(&mut World, u64) -> usize>,
+    /// Takes answers that have arrived, waiting up to the given time for the first; returns
+    /// how many were taken.
+    pub pump: Option<fn(&mut World, Option<Duration>) -> usize>,
+    /// Answers the current step is waiting for (0 when it is not waiting).
+    pub waiting: usize,
+    /// Real time spent blocked on answers (headless runs).
+    pub waited: Duration,
+    /// Steps that had to wait at least once.
+    pub waited_steps: u64,
+}
+
+/// Whether the next step may run now; in blocking mode waits until it may.
+fn gate_open(world: &mut World) -> bool {
+    let (Some(blocked_by), pump) = world.get_resource::<StepGate>().map(|g| (g.blocked_by, g.pump)).unwrap_or((None, None)) else {
+        return true;
+    };
+    let step = world.resource::<SimClock>().step;
+    let block = world.resource::<SimPace>().block_on_answers;
+    let mut counted = false;
+    loop {
+        let n = blocked_by(world, step);
+        world.resource_mut::<StepGate>().waiting = n;
+        if n == 0 {
+            return true;
+        }
+        if !counted {
+            counted = true;
+            world.resource_mut::<StepGate>().waited_steps += 1;
+        }
+        let Some(pump) = pump else { return false };
+        if pump(world, None) > 0 {
+            continue;
+        }
+        if !block {
+            return false;
+        }
+        let t = Instant::now();
+        pump(world, Some(Duration::from_millis(200)));
+        world.resource_mut::<StepGate>().waited += t.elapsed();
+    }
+}
+
+/// Runs the steps due this frame: requested ones first, then those the pace calls for. A step
+/// that needs answers still missing waits (see [`StepGate`]); the frame itself never does,
+/// unless the pace says to block (headless runs).
 pub fn drive_steps(world: &mut World) {
     let dt = world.resource::<Time<Real>>().delta_secs();
     let mut pace = world.resource_mut::<SimPace>();
     let requested = pace.requested.min(pace.max_requested_per_frame);
-    pace.requested -= requested;
     let budget = pace.frame_budget;
     let (mut due, until_budget) = if pace.paused {
         (0u64, false)
@@ -143,11 +197,23 @@ pub fn drive_steps(world: &mut World) {
     if matches!(pace.speed, Speed::Max) || pace.paused {
         pace.progress = 0.0;
     }
-    for _ in 0..requested {
-        world.run_schedule(super::SimStep);
-    }
     let started = Instant::now();
+    for _ in 0..requested {
+        if !gate_open(world) {
+            return;
+        }
+        world.resource_mut::<SimPace>().requested -= 1;
+        world.run_schedule(super::SimStep);
+        if !world.resource::<SimPace>().block_on_answers && started.elapsed() >= budget * 4 {
+            return; // the window stays responsive while skipping ahead
+        }
+    }
     while due > 0 {
+        if !gate_open(world) {
+            // Waiting for the model: hold the drawn motion at the tile reached.
+            world.resource_mut::<SimPace>().progress = 1.0_f32.min(world.resource::<SimPace>().progress);
+            break;
+        }
         world.run_schedule(super::SimStep);
         due -= 1;
         if until_budget && started.elapsed() >= budget {

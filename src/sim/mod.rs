@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod map;
+pub mod objects_state;
 pub mod path;
 pub mod time;
 
@@ -17,8 +18,12 @@ pub struct SimStep;
 /// The phases of a step, in order.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SimSystems {
-    /// Take in what is around (cognition issues).
+    /// Apply the LLM answers due at this step (importance, embeddings, reflections, plans).
+    Apply,
+    /// Take in what is around: new memories.
     Perceive,
+    /// Score and embed new memories; reflect when enough has happened.
+    Reflect,
     /// Choose what to do (routine now; planning and reacting later).
     Decide,
     /// Turn decisions into walks and object states.
@@ -34,7 +39,8 @@ pub(crate) fn plugin(app: &mut App) {
     // A step is a few microseconds of work: the multi-threaded executor's task spawning would
     // cost more than the systems themselves.
     step.set_executor(SingleThreadedExecutor::new());
-    step.configure_sets((SimSystems::Perceive, SimSystems::Decide, SimSystems::Act, SimSystems::Move, SimSystems::Clock).chain());
+    step.configure_sets((SimSystems::Apply, SimSystems::Perceive, SimSystems::Reflect, SimSystems::Decide, SimSystems::Act, SimSystems::Move, SimSystems::Clock).chain());
     step.add_systems(clock::advance_clock.in_set(SimSystems::Clock));
+    app.init_resource::<objects_state::ObjectStates>().init_resource::<clock::StepGate>();
     app.add_schedule(step).add_systems(Update, clock::drive_steps.in_set(crate::AppSystems::Simulate));
 }

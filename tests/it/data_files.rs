@@ -241,3 +241,23 @@ fn unknown_scenario_and_map_names_list_the_bundled_ones() {
     let e = SimPlugin::load("the_ville_n3", Some("smallvile"), GameConfig::default()).err().unwrap();
     assert!(e.to_string().contains("no such map; bundled ones: smallville"), "{e}");
 }
+
+#[test]
+fn bad_prompt_templates_are_reported_with_file_and_line() {
+    let dir = crate::temp_dir("prompts");
+    for spec in simulacra::cognition::prompts::SPECS {
+        std::fs::copy(data_root().join(format!("config/prompts/{}.txt", spec.name)), dir.join(format!("{}.txt", spec.name))).unwrap();
+    }
+    let bad = "# importance\n=== system\n{{identity}}\n=== user\nRate {{memories}} for {{nmae}}.\n";
+    std::fs::write(dir.join("importance.txt"), bad).unwrap();
+    let mut config = GameConfig::default();
+    config.cognition.prompts = dir.to_string_lossy().into();
+    let err = SimPlugin::load("the_ville_n3", None, config.clone()).err().expect("a bad template is refused");
+    assert_eq!(err.file, dir.join("importance.txt"));
+    assert_eq!(err.line, 5, "{err}");
+    assert!(err.to_string().contains("unknown slot {{nmae}}"), "{err}");
+    std::fs::remove_file(dir.join("reflect_questions.txt")).unwrap();
+    std::fs::write(dir.join("importance.txt"), "=== system\n{{identity}}\n=== user\n{{memories}}\n").unwrap();
+    let err = SimPlugin::load("the_ville_n3", None, config).err().expect("a missing template is refused");
+    assert!(err.to_string().contains("reflect_questions.txt"), "{err}");
+}

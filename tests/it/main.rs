@@ -5,6 +5,8 @@ mod data_files;
 mod llm_openai;
 mod llm_real;
 mod llm_runtime;
+mod memory;
+mod memory_real;
 mod sim_day;
 mod window;
 
@@ -31,5 +33,12 @@ pub fn temp_dir(name: &str) -> PathBuf {
 pub fn model_path() -> PathBuf {
     let p = simulacra::config::data_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(p.exists(), "{} is missing: run ./scripts/setup.sh (the test command does)", p.display());
+    p
+}
+
+/// The sentence embedder that set-up fetches.
+pub fn embedder_path() -> PathBuf {
+    let p = simulacra::config::data_root().join("models/all-MiniLM-L6-v2");
+    assert!(p.join("model.safetensors").exists(), "{} is missing: run ./scripts/setup.sh (the test command does)", p.display());
     p
 }

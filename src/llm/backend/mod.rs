@@ -1,6 +1,7 @@
 //! Backends behind one trait: each takes work without blocking and reports results on a
 //! channel to the runtime's router thread.
 
+pub mod bert;
 pub mod llama;
 pub mod openai;
 pub mod replay;

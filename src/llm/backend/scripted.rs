@@ -58,6 +58,11 @@ pub fn default_answer(shape: &OutputShape, h: u64) -> String {
         OutputShape::Choice(o) => o.get((h % o.len().max(1) as u64) as usize).cloned().unwrap_or_default(),
         OutputShape::YesNo => if h % 2 == 0 { "yes" } else { "no" }.into(),
         OutputShape::Lines(n) => (1..=*n).map(|i| format!("item {i}")).collect::<Vec<_>>().join("\n"),
+        OutputShape::Integers { count, min, max } => {
+            let span = (max - min + 1).max(1) as u64;
+            let v: Vec<String> = (0..*count as u64).map(|i| (min + (h.rotate_left(i as u32 * 7) % span) as i64).to_string()).collect();
+            format!("[{}]", v.join(", "))
+        }
         OutputShape::Json(schema) => example_for_schema(schema).to_string(),
     }
 }
@@ -84,7 +89,16 @@ pub fn example_for_schema(schema: &Value) -> Value {
         }
         Some("integer") | Some("number") => json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(0)),
         Some("boolean") => json!(false),
-        Some("string") => json!("ok"),
+        Some("string") => {
+            let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let max = schema.get("maxLength").and_then(Value::as_u64).map(|m| m as usize).unwrap_or(usize::MAX);
+            let mut s = "a scripted answer".to_string();
+            while s.len() < min {
+                s.push_str(" again");
+            }
+            s.truncate(max.max(min));
+            json!(s)
+        }
         _ => Value::Null,
     }
 }
@@ -107,7 +121,12 @@ impl Backend for ScriptedBackend {
                 let rule = self.rules.iter().find(|r| {
                     r.purpose.as_ref().is_none_or(|p| *p == work.purpose) && r.contains.as_ref().is_none_or(|c| prompt.contains(c.as_str()))
                 });
-                let text = rule.map(|r| r.reply.clone()).unwrap_or_else(|| default_answer(shape, text_hash(&prompt)));
+                let text = match (rule, shape) {
+                    // One number answers a list of numbers: the same number for each.
+                    (Some(r), OutputShape::Integers { count, .. }) if r.reply.trim().parse::<i64>().is_ok() => format!("[{}]", vec![r.reply.trim(); *count].join(", ")),
+                    (Some(r), _) => r.reply.clone(),
+                    (None, _) => default_answer(shape, text_hash(&prompt)),
+                };
                 WorkOutcome::Text { text, prompt_tokens: 0, cached_tokens: 0, gen_tokens: 0 }
             }
         };
@@ -134,6 +153,7 @@ mod tests {
             OutputShape::Choice(vec!["a".into(), "b".into()]),
             OutputShape::YesNo,
             OutputShape::Lines(3),
+            OutputShape::Integers { count: 4, min: 1, max: 10 },
             OutputShape::Json(json!({"type":"object","properties":{"n":{"type":"integer","minimum":2},"t":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["n","t"]})),
         ];
         for s in &shapes {

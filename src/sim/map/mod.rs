@@ -278,6 +278,11 @@ impl WorldMap {
         self.index(t).and_then(|i| (self.cell_object[i] != NONE).then(|| &OBJECT_KINDS[self.cell_object[i] as usize]))
     }
 
+    /// Index into [`OBJECT_KINDS`] of the object at a tile inside an arena, if any.
+    pub fn object_kind_index_at(&self, t: Tile) -> Option<usize> {
+        self.index(t).and_then(|i| (self.cell_object[i] != NONE && self.cell_arena[i] != NONE).then_some(self.cell_object[i] as usize))
+    }
+
     /// Sector index at a tile.
     pub fn sector_at(&self, t: Tile) -> Option<usize> {
         self.index(t).and_then(|i| (self.cell_sector[i] != NONE).then_some(self.cell_sector[i] as usize))

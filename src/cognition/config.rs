@@ -1,0 +1,147 @@
+//! Cognition settings: the `cognition:` section of `config/simulacra.ron` (documented in
+//! `config/README.md`). Perception and reflection defaults are the Smallville bootstrap values
+//! (vision 8, attention 8, retention 8) with the paper's reflection threshold of 150.
+
+use crate::data_error::{DataError, SourceLines};
+use crate::memory::RetrievalParams;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Which parts of the architecture run (the paper's ablation conditions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Ablation {
+    /// Memory, reflection and planning.
+    #[default]
+    Full,
+    /// No reflection.
+    NoReflection,
+    /// No reflection and no planning memory (plans are not stored or retrieved as memories).
+    NoReflectionNoPlanning,
+    /// No memory at all: agents act from their identity alone.
+    NoMemory,
+}
+
+impl Ablation {
+    /// Whether agents keep and retrieve memories.
+    pub fn memory(self) -> bool {
+        self != Ablation::NoMemory
+    }
+    /// Whether agents reflect.
+    pub fn reflection(self) -> bool {
+        self == Ablation::Full
+    }
+    /// Whether plans are stored as (retrievable) memories.
+    pub fn planning_memory(self) -> bool {
+        matches!(self, Ablation::Full | Ablation::NoReflection)
+    }
+}
+
+/// How game time relates to pending LLM work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Pacing {
+    /// A step runs only when every answer due by then has been applied: the same run on a slow
+    /// or a fast machine (and with record/replay) gives the same result.
+    #[default]
+    Wait,
+    /// Steps never wait; answers are applied when they arrive (agents without a decision carry
+    /// on with their plan). Not reproducible.
+    RealTime,
+}
+
+/// Everything about how agents perceive, remember and reflect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CognitionConfig {
+    /// Square vision radius in tiles.
+    pub vision_radius: u32,
+    /// Nearest events attended per step.
+    pub attention_bandwidth: usize,
+    /// An event whose triple is among this many newest events is not stored again.
+    pub retention: usize,
+    /// Summed importance of new events that triggers a reflection.
+    pub reflection_threshold: u32,
+    /// Questions asked per reflection.
+    pub reflection_questions: usize,
+    /// Insights asked per question.
+    pub reflection_insights: usize,
+    /// Newest memories a reflection looks at to find its questions.
+    pub reflection_material: usize,
+    /// Memories retrieved per question.
+    pub reflection_retrieve: usize,
+    /// Days after which a thought is no longer retrieved.
+    pub thought_expiry_days: u32,
+    /// Retrieval weights, decay and recency mode.
+    pub retrieval: RetrievalParams,
+    /// Which parts of the architecture run.
+    pub ablation: Ablation,
+    /// Folder of prompt templates (one file per purpose).
+    pub prompts: String,
+    /// Whether game time waits for pending answers.
+    pub pacing: Pacing,
+    /// Steps an answer about memory (importance, embedding, reflection) may take before game
+    /// time waits for it.
+    pub memory_slack_steps: u32,
+    /// Most memories scored in one importance request.
+    pub importance_batch: usize,
+}
+
+impl Default for CognitionConfig {
+    fn default() -> Self {
+        Self {
+            vision_radius: 8,
+            attention_bandwidth: 8,
+            retention: 8,
+            reflection_threshold: 150,
+            reflection_questions: 3,
+            reflection_insights: 5,
+            reflection_material: 100,
+            reflection_retrieve: 30,
+            thought_expiry_days: 30,
+            retrieval: RetrievalParams::default(),
+            ablation: Ablation::Full,
+            prompts: "config/prompts".into(),
+            pacing: Pacing::Wait,
+            memory_slack_steps: 30,
+            importance_batch: 12,
+        }
+    }
+}
+
+impl CognitionConfig {
+    /// Checks values serde cannot.
+    pub fn validate(&self, path: &Path, lines: &SourceLines) -> Result<(), DataError> {
+        let bad = |field: &str, msg: &str| Err(DataError::new(path, lines.line_near(field, 0), format!("cognition.{field}"), msg.to_string()));
+        if self.vision_radius == 0 || self.vision_radius > 64 {
+            return bad("vision_radius", "must be 1..=64 tiles");
+        }
+        if self.attention_bandwidth == 0 {
+            return bad("attention_bandwidth", "must be at least 1");
+        }
+        if self.reflection_threshold == 0 {
+            return bad("reflection_threshold", "must be at least 1");
+        }
+        if !(1..=10).contains(&self.reflection_questions) {
+            return bad("reflection_questions", "must be 1..=10");
+        }
+        if !(1..=10).contains(&self.reflection_insights) {
+            return bad("reflection_insights", "must be 1..=10");
+        }
+        if self.reflection_retrieve == 0 || self.reflection_retrieve > 100 {
+            return bad("reflection_retrieve", "must be 1..=100");
+        }
+        if self.reflection_material == 0 {
+            return bad("reflection_material", "must be at least 1");
+        }
+        if !(self.retrieval.decay > 0.0 && self.retrieval.decay <= 1.0) {
+            return bad("decay", "must be in (0, 1]");
+        }
+        let w = &self.retrieval;
+        if [w.recency_weight, w.relevance_weight, w.importance_weight].iter().any(|x| !x.is_finite() || *x < 0.0) {
+            return bad("retrieval", "weights must be finite and not negative");
+        }
+        if self.importance_batch == 0 || self.importance_batch > 32 {
+            return bad("importance_batch", "must be 1..=32");
+        }
+        Ok(())
+    }
+}

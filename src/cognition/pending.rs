@@ -1,0 +1,221 @@
+//! LLM work an agent is waiting on. A cognition system submits a request, records it here with
+//! the [`Job`] to do with the answer and the step by which the answer is needed (`due`); the
+//! answer is stored here when it arrives (in any frame) and applied by the matching `apply_*`
+//! system in the first step at or after `due`. So the step at which an answer takes effect
+//! depends only on when it was asked, never on how fast the model was: with
+//! [`Pacing::Wait`](super::config::Pacing) a step does not run while an answer due by then is
+//! missing, and a run is the same on a slow and a fast machine.
+
+use crate::llm::runtime::Reply;
+use crate::llm::{Llm, LlmHandle, LlmRequest};
+use crate::memory::NodeId;
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+
+/// What to do with an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    /// Importance scores of these memories, in order.
+    Importance(Vec<NodeId>),
+    /// An embedding for these memories (all share the embedded text).
+    Embed(Vec<NodeId>),
+    /// A reflection's questions.
+    ReflectQuestions,
+    /// The embedding of a reflection question, to retrieve its evidence.
+    ReflectQuery {
+        /// The question.
+        question: String,
+    },
+    /// Insights answering a question, citing the numbered memories shown.
+    ReflectInsights {
+        /// The question.
+        question: String,
+        /// The memories shown, in the order they were numbered.
+        shown: Vec<NodeId>,
+    },
+}
+
+impl Job {
+    /// Whether the job belongs to a reflection in progress.
+    pub fn is_reflection(&self) -> bool {
+        matches!(self, Job::ReflectQuestions | Job::ReflectQuery { .. } | Job::ReflectInsights { .. })
+    }
+}
+
+/// One request in flight.
+#[derive(Debug, Clone)]
+pub struct PendingJob {
+    /// The runtime's handle.
+    pub handle: LlmHandle,
+    /// What to do with the answer.
+    pub job: Job,
+    /// The step by which the answer must be applied.
+    pub due: u64,
+    /// The answer, once it has arrived.
+    pub reply: Option<Reply>,
+}
+
+/// An agent's requests in flight, oldest first.
+#[derive(Component, Debug, Default)]
+pub struct Pending {
+    jobs: Vec<PendingJob>,
+}
+
+impl Pending {
+    /// Records a request.
+    pub fn push(&mut self, handle: LlmHandle, job: Job, due: u64) {
+        self.jobs.push(PendingJob { handle, job, due, reply: None });
+    }
+
+    /// Stores an answer; false when no job has that handle.
+    pub fn deliver(&mut self, handle: LlmHandle, reply: Reply) -> bool {
+        match self.jobs.iter_mut().find(|j| j.handle == handle) {
+            Some(j) => {
+                j.reply = Some(reply);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes and returns, oldest first, the answered jobs matching `pred` that may be applied
+    /// at `step` (due by then, or at once in real time).
+    pub fn take_ready(&mut self, step: u64, real_time: bool, pred: impl Fn(&Job) -> bool) -> Vec<(Job, Reply)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.jobs.len() {
+            let j = &self.jobs[i];
+            if j.reply.is_some() && (real_time || j.due <= step) && pred(&j.job) {
+                let j = self.jobs.remove(i);
+                out.push((j.job, j.reply.expect("checked")));
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// Answers still missing that are due at or before `step` (what game time waits for).
+    pub fn blocking(&self, step: u64) -> usize {
+        self.jobs.iter().filter(|j| j.reply.is_none() && j.due <= step).count()
+    }
+
+    /// Whether any job matches.
+    pub fn any(&self, pred: impl Fn(&Job) -> bool) -> bool {
+        self.jobs.iter().any(|j| pred(&j.job))
+    }
+
+    /// Number of jobs in flight.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// The jobs (for the inspector and tests).
+    pub fn jobs(&self) -> &[PendingJob] {
+        &self.jobs
+    }
+}
+
+/// What cognition systems need to ask the model: the runtime, the clock and the settings.
+#[derive(SystemParam)]
+pub struct Asker<'w> {
+    /// The LLM runtime.
+    pub llm: ResMut<'w, Llm>,
+    /// The clock (for due steps).
+    pub clock: Res<'w, crate::sim::clock::SimClock>,
+    /// Settings.
+    pub cfg: Res<'w, super::Cognition>,
+    /// Prompt templates.
+    pub prompts: Res<'w, super::prompts::Prompts>,
+}
+
+impl Asker<'_> {
+    /// Submits a request for an agent and records the job, due `slack` steps from now.
+    pub fn ask(&mut self, agent: Entity, pending: &mut Pending, req: LlmRequest, job: Job, slack: u32) {
+        let handle = self.llm.submit(req.for_agent(agent));
+        pending.push(handle, job, self.clock.step + slack as u64);
+    }
+
+    /// Due slack for memory work.
+    pub fn memory_slack(&self) -> u32 {
+        self.cfg.0.memory_slack_steps
+    }
+}
+
+/// Stores every arrived answer addressed to an agent's job in that agent's [`Pending`]; other
+/// answers go out as [`LlmReply`](crate::llm::LlmReply) messages. With `wait`, blocks up to that
+/// long for the first answer (headless runs waiting on the model). Returns the answers taken.
+pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usize {
+    let mut got = Vec::new();
+    world.resource_scope(|world, mut llm: Mut<Llm>| {
+        let entities = world.entities();
+        if let Some(d) = wait
+            && let Some(r) = llm.wait_reply(d, entities)
+        {
+            got.push(r);
+        }
+        while let Some(r) = llm.poll_reply(entities) {
+            got.push(r);
+        }
+    });
+    let n = got.len();
+    for msg in got {
+        let taken = msg.reply.agent.and_then(|a| world.get_mut::<Pending>(a)).is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
+        if !taken {
+            world.write_message(msg);
+        }
+    }
+    n
+}
+
+/// Puts the frame's answers into the agents' [`Pending`] (in `PreUpdate`, after the runtime
+/// delivered them as messages).
+pub fn route_replies(mut replies: MessageReader<crate::llm::LlmReply>, mut agents: Query<&mut Pending>) {
+    for m in replies.read() {
+        if let Some(a) = m.reply.agent
+            && let Ok(mut p) = agents.get_mut(a)
+        {
+            p.deliver(m.handle, m.reply.clone());
+        }
+    }
+}
+
+/// Answers game time waits for before step `step` (over all agents).
+pub fn blocking_answers(world: &mut World, step: u64) -> usize {
+    let mut q = world.query::<&Pending>();
+    q.iter(world).map(|p| p.blocking(step)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::LlmValue;
+    use crate::llm::runtime::ReplySource;
+
+    fn reply(id: u64) -> Reply {
+        Reply { id, agent: None, purpose: "t".into(), value: LlmValue::Integer(1), text: String::new(), source: ReplySource::Cache, latency: Default::default() }
+    }
+
+    #[test]
+    fn answers_apply_at_their_due_step() {
+        let mut p = Pending::default();
+        p.push(LlmHandle(1), Job::ReflectQuestions, 10);
+        p.push(LlmHandle(2), Job::Embed(vec![NodeId(1)]), 5);
+        assert_eq!(p.blocking(4), 0);
+        assert_eq!(p.blocking(5), 1);
+        assert_eq!(p.blocking(10), 2);
+        assert!(p.deliver(LlmHandle(1), reply(1)));
+        assert!(!p.deliver(LlmHandle(9), reply(9)));
+        assert!(p.take_ready(9, false, |_| true).is_empty(), "answered early, applied at its due step");
+        assert_eq!(p.take_ready(10, false, |j| matches!(j, Job::Embed(_))).len(), 0);
+        assert_eq!(p.take_ready(10, false, |_| true).len(), 1);
+        assert!(p.deliver(LlmHandle(2), reply(2)));
+        assert_eq!(p.take_ready(0, true, |_| true).len(), 1, "real time applies at once");
+        assert!(p.is_empty());
+    }
+}

@@ -1,0 +1,242 @@
+//! Perception, each step: an agent sees the square of tiles within its vision radius (and adds
+//! every place there to its spatial memory) and attends to the events in its own arena: what
+//! other people and the player's avatar are doing, its own action, and objects whose state is
+//! not idle. The nearest `attention_bandwidth` events are kept; one whose triple is among the
+//! `retention` newest events is already known and skipped; each other becomes an event memory.
+//! Importance: "is idle" is 1 without asking; a text this agent scored before keeps its score;
+//! the rest are scored later, together (see `remember`).
+
+use super::Cognition;
+use crate::agent::{CurrentAction, GridPos, Identity, Resident, Scratch};
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::memory::SpatialMemory;
+use crate::sim::SimSystems;
+use crate::sim::clock::SimClock;
+use crate::sim::map::{Tile, WorldMap};
+use crate::sim::objects_state::ObjectStates;
+use bevy::prelude::*;
+
+/// Something seen, before it becomes a memory (borrowing from the people and objects seen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Perceived<'a> {
+    /// Subject (a person's name or an object's address).
+    pub subject: &'a str,
+    /// Predicate.
+    pub predicate: &'a str,
+    /// Object.
+    pub object: &'a str,
+    /// Who or what, for the description ("Maria Lopez", "stove").
+    pub who: &'a str,
+    /// What they are doing or how it is ("studying at the library table", "burning").
+    pub doing: &'a str,
+    /// Distance from the viewer in tiles (Euclidean).
+    pub distance: f32,
+}
+
+impl Perceived<'_> {
+    /// In words: "Maria Lopez is studying at the library table".
+    pub fn description(&self) -> String {
+        format!("{} is {}", self.who, self.doing)
+    }
+}
+
+/// The part of town a tile belongs to for "same arena" tests: (sector, arena) indices.
+pub fn area(map: &WorldMap, t: Tile) -> (Option<usize>, Option<usize>) {
+    (map.sector_at(t), map.arena_at(t))
+}
+
+/// Whether `t` is within the square of `radius` around `centre`.
+pub fn in_square(centre: Tile, t: Tile, radius: u32) -> bool {
+    centre.x.abs_diff(t.x) <= radius && centre.y.abs_diff(t.y) <= radius
+}
+
+fn euclid(a: Tile, b: Tile) -> f32 {
+    (((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)) as f32).sqrt()
+}
+
+/// A person as others see them this step.
+#[derive(Debug, Clone)]
+pub struct Seen<'a> {
+    /// Name.
+    pub name: &'a str,
+    /// Tile.
+    pub tile: Tile,
+    /// (subject, predicate, object).
+    pub triple: (&'a str, &'a str, &'a str),
+    /// What they are doing, in words.
+    pub doing: &'a str,
+}
+
+/// The events one viewer attends to: people and non-idle objects within the square and in the
+/// same arena, nearest first, at most `bandwidth`.
+pub fn events_in_view<'a>(map: &WorldMap, viewer: Tile, radius: u32, bandwidth: usize, people: &[Seen<'a>], objects: &'a ObjectStates) -> Vec<Perceived<'a>> {
+    let here = area(map, viewer);
+    let mut out: Vec<Perceived<'a>> = Vec::new();
+    for p in people {
+        if in_square(viewer, p.tile, radius) && area(map, p.tile) == here {
+            let (subject, predicate, object) = p.triple;
+            out.push(Perceived { subject, predicate, object, who: p.name, doing: p.doing, distance: euclid(viewer, p.tile) });
+        }
+    }
+    for (address, st) in &objects.states {
+        let nearest = map.tiles_of(address).iter().copied().filter(|t| in_square(viewer, *t, radius) && area(map, *t) == here).min_by(|a, b| euclid(viewer, *a).total_cmp(&euclid(viewer, *b)));
+        if let Some(t) = nearest {
+            let who = address.rsplit(':').next().unwrap_or(address);
+            out.push(Perceived { subject: address, predicate: "is", object: &st.state, who, doing: &st.state, distance: euclid(viewer, t) });
+        }
+    }
+    // Nearest first; equal distances keep the order above (people, then objects by address).
+    out.sort_by(|a, b| a.distance.total_cmp(&b.distance));
+    out.truncate(bandwidth);
+    out
+}
+
+/// Drops events whose triple is among the `retention` newest event memories.
+pub fn unseen<'a>(stream: &MemoryStream, retention: usize, events: Vec<Perceived<'a>>) -> Vec<Perceived<'a>> {
+    let recent: Vec<(&str, &str, &str)> = stream.latest_event_triples(retention).collect();
+    events.into_iter().filter(|e| !recent.contains(&(e.subject, e.predicate, e.object))).collect()
+}
+
+/// Keywords of an event: the last part of its subject and object (names, objects).
+fn keywords(e: &Perceived) -> Vec<String> {
+    let last = |s: &str| s.rsplit(':').next().unwrap_or(s).trim().to_string();
+    vec![last(e.subject), last(e.object)]
+}
+
+/// The perception system.
+pub fn perceive(
+    clock: Res<SimClock>,
+    map: Res<WorldMap>,
+    cog: Res<Cognition>,
+    objects: Res<ObjectStates>,
+    people: Query<(&Identity, &GridPos, &CurrentAction)>,
+    mut agents: Query<(&Identity, &GridPos, &CurrentAction, &mut MemoryStream, &mut SpatialMemory, &mut Scratch), With<Resident>>,
+    mut started: Local<bool>,
+) {
+    if !cog.0.ablation.memory() {
+        return;
+    }
+    // Someone whose first action is not decided yet shows nothing to perceive.
+    let seen: Vec<Seen> = people
+        .iter()
+        .filter(|(_, _, act)| !act.description.is_empty() || act.event.is_some())
+        .map(|(id, pos, act)| Seen { name: &id.name, tile: pos.tile, triple: act.triple_ref(&id.name), doing: if act.description.is_empty() { "idle" } else { &act.description } })
+        .collect();
+    let first = !*started;
+    *started = true;
+    for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
+        if first || pos.prev != pos.tile {
+            spatial.see_square(&map, pos.tile, scratch.vision_radius as i32);
+        }
+        if action.is_asleep() {
+            continue;
+        }
+        let events = events_in_view(&map, pos.tile, scratch.vision_radius, scratch.attention_bandwidth, &seen, &objects);
+        if events.is_empty() {
+            continue;
+        }
+        let events = unseen(&stream, scratch.retention, events);
+        for e in events {
+            let description = e.description();
+            let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
+            let importance = if idle { Some(1) } else { stream.memo_importance(&description) };
+            stream.add(
+                NodeKind::Event,
+                NewNode {
+                    subject: e.subject.to_string(),
+                    predicate: e.predicate.to_string(),
+                    object: e.object.to_string(),
+                    keywords: keywords(&e),
+                    description,
+                    importance,
+                    ..default()
+                },
+                clock.now,
+            );
+            if let Some(i) = importance {
+                scratch.reflection.record(i);
+            }
+        }
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(crate::sim::SimStep, perceive.in_set(SimSystems::Perceive));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::map::parse_map;
+    use crate::sim::time::GameTime;
+    use std::path::Path;
+
+    /// Two rooms side by side: "left" x 0..5, "right" x 6..11, a wall at x = 5; a street below.
+    fn map() -> WorldMap {
+        let mut rows: Vec<String> = (0..12).map(|_| "_____#______".to_string()).collect();
+        rows.push("============".into());
+        let src = format!(
+            r#"( world: "w", width: 12, height: 13, legend: {{ '_': Floor, '#': Wall, '=': Path }},
+            terrain: [ {} ],
+            sectors: [ ( name: "house", rect: (0, 0, 12, 12), arenas: [
+                ( name: "left", rect: (0, 0, 5, 12), objects: [ (kind: "bed", rect: (0, 0, 1, 2)) ] ),
+                ( name: "right", rect: (6, 0, 6, 12), objects: [ (kind: "desk", rect: (11, 11, 1, 1)) ] ),
+            ] ) ] )"#,
+            rows.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ")
+        );
+        parse_map(Path::new("t.ron"), &src).unwrap()
+    }
+
+    fn person<'a>(name: &'a str, x: i32, y: i32, doing: &'a str) -> Seen<'a> {
+        Seen { name, tile: Tile::new(x, y), triple: (name, "is", doing), doing }
+    }
+
+    #[test]
+    fn radius_and_arena() {
+        let m = map();
+        let people = [person("Me", 2, 5, "reading"), person("Near", 3, 5, "cooking"), person("Far", 2, 11, "sleeping"), person("Other room", 6, 5, "painting")];
+        let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &ObjectStates::default());
+        let names: Vec<&str> = got.iter().map(|e| e.subject.as_str()).collect();
+        assert_eq!(names, vec!["Me", "Near"], "Far is out of the square; Other room is in another arena");
+        assert_eq!(got[1].description(), "Near is cooking");
+        let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &ObjectStates::default());
+        assert_eq!(wide.len(), 3, "a larger radius reaches Far");
+    }
+
+    #[test]
+    fn bandwidth_keeps_the_nearest() {
+        let m = map();
+        let names: Vec<String> = (0..6).map(|i| format!("P{i}")).collect();
+        let people: Vec<Seen> = (0..6).map(|i| person(&names[i], 0, 10 - i as i32, "standing")).collect();
+        let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &ObjectStates::default());
+        assert_eq!(got.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(), vec!["P0", "P1", "P2"]);
+    }
+
+    #[test]
+    fn objects_with_a_state_are_seen_in_the_same_arena() {
+        let m = map();
+        let mut objects = ObjectStates::default();
+        let now = GameTime::parse("2023-02-13 08:00").unwrap();
+        objects.set("w:house:left:bed", "being slept in", None, now);
+        objects.set("w:house:right:desk", "covered in papers", None, now);
+        let got = events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].description(), "bed is being slept in");
+        assert_eq!(got[0].subject, "w:house:left:bed");
+        objects.set("w:house:left:bed", "idle", None, now);
+        assert!(events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects).is_empty(), "idle objects are not events");
+    }
+
+    #[test]
+    fn retention_skips_recent_triples() {
+        let mut s = MemoryStream::default();
+        let now = GameTime::parse("2023-02-13 08:00").unwrap();
+        for who in ["A", "B", "C"] {
+            s.add(NodeKind::Event, NewNode { subject: who.into(), predicate: "is".into(), object: "x".into(), description: format!("{who} is x"), ..default() }, now);
+        }
+        let ev = |who: &'static str| Perceived { subject: who, predicate: "is", object: "x", who, doing: "x", distance: 0.0 };
+        let kept = unseen(&s, 2, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
+        assert_eq!(kept.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(), vec!["A", "D"], "A fell out of the 2 newest");
+        assert_eq!(unseen(&s, 8, vec![ev("A")]).len(), 0);
+    }
+}

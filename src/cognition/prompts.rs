@@ -1,0 +1,219 @@
+//! Prompts are data a researcher can edit: one template file per purpose under
+//! `config/prompts/` (`<purpose>.txt`), with named slots such as `{{identity}}`. A template is
+//! `#` comment lines, then messages, each opened by a line `=== system`, `=== user` or
+//! `=== assistant`. Every template begins with the agent's fixed identity block, so the LLM
+//! runtime's prefix cache reuses it across all of an agent's requests.
+//!
+//! Templates are loaded and checked at start (and by `simulacra check`): a missing file, an
+//! unknown slot, a missing required slot or a template that does not begin with
+//! `{{identity}}` is reported with the file and line, like a bad map.
+
+use crate::data_error::DataError;
+use crate::llm::ChatMessage;
+use bevy::prelude::Resource;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What a purpose's template may and must contain.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptSpec {
+    /// Purpose (the file name without `.txt`; also the LLM purpose label).
+    pub name: &'static str,
+    /// What it asks, for the file's documentation.
+    pub about: &'static str,
+    /// Slots it may use.
+    pub slots: &'static [&'static str],
+    /// Slots it must use (besides `identity`).
+    pub required: &'static [&'static str],
+}
+
+/// Every prompt the game uses.
+pub const SPECS: &[PromptSpec] = &[
+    PromptSpec {
+        name: "importance",
+        about: "how poignant each new memory is for the agent, 1 to 10 (one number per memory, in order)",
+        slots: &["identity", "name", "memories", "count"],
+        required: &["memories"],
+    },
+    PromptSpec {
+        name: "reflect_questions",
+        about: "the most salient high-level questions about the agent's recent memories",
+        slots: &["identity", "name", "statements", "count"],
+        required: &["statements"],
+    },
+    PromptSpec {
+        name: "reflect_insights",
+        about: "insights that answer a question, each citing the numbers of the statements it rests on",
+        slots: &["identity", "name", "question", "statements", "count"],
+        required: &["statements"],
+    },
+];
+
+/// A piece of a message: literal text or a slot.
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Text(String),
+    Slot(&'static str),
+}
+
+/// One loaded template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The file it came from.
+    pub file: PathBuf,
+    messages: Vec<(String, Vec<Part>)>,
+}
+
+impl Template {
+    /// Fills the slots. A slot without a value is left empty.
+    pub fn render(&self, values: &[(&str, &str)]) -> Vec<ChatMessage> {
+        self.messages
+            .iter()
+            .map(|(role, parts)| {
+                let mut s = String::new();
+                for p in parts {
+                    match p {
+                        Part::Text(t) => s.push_str(t),
+                        Part::Slot(name) => s.push_str(values.iter().find(|(k, _)| k == name).map(|(_, v)| *v).unwrap_or("")),
+                    }
+                }
+                ChatMessage { role: role.clone(), content: s }
+            })
+            .collect()
+    }
+}
+
+/// All templates, by purpose.
+#[derive(Resource, Debug, Clone)]
+pub struct Prompts {
+    templates: HashMap<&'static str, Template>,
+}
+
+impl Prompts {
+    /// Loads and checks every template from a folder.
+    pub fn load(dir: &Path) -> Result<Self, DataError> {
+        let mut templates = HashMap::new();
+        for spec in SPECS {
+            let file = dir.join(format!("{}.txt", spec.name));
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| DataError::new(&file, 0, "", format!("cannot read the prompt template ({e}); every purpose needs one: {}", SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "))))?;
+            templates.insert(spec.name, parse_template(&file, &text, spec)?);
+        }
+        Ok(Self { templates })
+    }
+
+    /// The template of a purpose.
+    pub fn get(&self, purpose: &str) -> &Template {
+        self.templates.get(purpose).unwrap_or_else(|| panic!("no prompt spec named {purpose} (a programming error: add it to SPECS)"))
+    }
+
+    /// Renders a purpose's template.
+    pub fn render(&self, purpose: &str, values: &[(&str, &str)]) -> Vec<ChatMessage> {
+        self.get(purpose).render(values)
+    }
+}
+
+/// Parses one template file against its spec.
+pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Template, DataError> {
+    let err = |line: usize, field: &str, msg: String| DataError::new(file, line, field, msg);
+    let mut messages: Vec<(String, Vec<Part>, usize)> = Vec::new();
+    let mut used: Vec<&'static str> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if let Some(role) = line.strip_prefix("===") {
+            let role = role.trim();
+            if !matches!(role, "system" | "user" | "assistant") {
+                return Err(err(n, "role", format!("'=== {role}' is not a message start; write '=== system', '=== user' or '=== assistant'")));
+            }
+            messages.push((role.to_string(), Vec::new(), n));
+            continue;
+        }
+        let Some((_, parts, _)) = messages.last_mut() else {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            return Err(err(n, "", "text before the first message; start a message with '=== system' or '=== user' (comment lines begin with #)".into()));
+        };
+        // Lines of a message are joined with newlines (leading blank lines are dropped).
+        if !parts.is_empty() {
+            parts.push(Part::Text("\n".into()));
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find("{{") {
+            if open > 0 {
+                parts.push(Part::Text(rest[..open].to_string()));
+            }
+            let after = &rest[open + 2..];
+            let close = after.find("}}").ok_or_else(|| err(n, "slot", "'{{' without a closing '}}'".into()))?;
+            let name = after[..close].trim();
+            let Some(slot) = spec.slots.iter().find(|s| **s == name) else {
+                return Err(err(n, "slot", format!("unknown slot {{{{{name}}}}} in the '{}' prompt; it may use: {}", spec.name, spec.slots.iter().map(|s| format!("{{{{{s}}}}}")).collect::<Vec<_>>().join(" "))));
+            };
+            parts.push(Part::Slot(slot));
+            if !used.contains(slot) {
+                used.push(slot);
+            }
+            rest = &after[close + 2..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest.to_string()));
+        }
+    }
+    let Some((_, first, first_line)) = messages.first() else {
+        return Err(err(0, "", "no messages; a template needs at least '=== system' with {{identity}} and a '=== user' message".into()));
+    };
+    let starts_with_identity = first.iter().find(|p| !matches!(p, Part::Text(t) if t.trim().is_empty())) == Some(&Part::Slot("identity"));
+    if !starts_with_identity {
+        return Err(err(first_line + 1, "identity", "the first message must begin with {{identity}} (the agent's fixed identity block, so the prefix cache is reused)".into()));
+    }
+    for r in spec.required {
+        if !used.contains(r) {
+            return Err(err(0, "slot", format!("the '{}' prompt must use {{{{{r}}}}}", spec.name)));
+        }
+    }
+    // Trim a trailing newline of each message.
+    let messages = messages
+        .into_iter()
+        .map(|(role, mut parts, _)| {
+            while matches!(parts.last(), Some(Part::Text(t)) if t.trim().is_empty()) {
+                parts.pop();
+            }
+            (role, parts)
+        })
+        .collect();
+    Ok(Template { file: file.to_path_buf(), messages })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: PromptSpec = PromptSpec { name: "importance", about: "", slots: &["identity", "name", "memories", "count"], required: &["memories"] };
+
+    #[test]
+    fn parses_and_renders() {
+        let text = "# comment\n# more\n=== system\n{{identity}}\n=== user\nRate {{count}} memories of {{ name }}:\n{{memories}}\n\n";
+        let t = parse_template(Path::new("p.txt"), text, &SPEC).unwrap();
+        let m = t.render(&[("identity", "Name: A"), ("name", "A"), ("memories", "1. x"), ("count", "1")]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0], ChatMessage::system("Name: A"));
+        assert_eq!(m[1], ChatMessage::user("Rate 1 memories of A:\n1. x"));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\n{{memories}} {{nope}}\n", &SPEC).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.to_string().contains("unknown slot {{nope}}"), "{e}");
+        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\nno slot\n", &SPEC).unwrap_err();
+        assert!(e.to_string().contains("must use {{memories}}"), "{e}");
+        let e = parse_template(Path::new("p.txt"), "=== system\nHello {{identity}}\n=== user\n{{memories}}\n", &SPEC).unwrap_err();
+        assert!(e.to_string().contains("must begin with {{identity}}"), "{e}");
+        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== users\n", &SPEC).unwrap_err();
+        assert_eq!(e.line, 3);
+        let e = parse_template(Path::new("p.txt"), "hello\n=== system\n", &SPEC).unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\n{{memories\n", &SPEC).unwrap_err();
+        assert!(e.to_string().contains("closing"), "{e}");
+    }
+}

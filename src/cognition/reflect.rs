@@ -1,0 +1,228 @@
+//! Reflection: when the summed importance of an agent's new events passes the threshold, it
+//! asks itself the most salient questions about its newest memories (3 by default), retrieves
+//! the memories relevant to each, and draws insights (5 per question) that cite the numbered
+//! memories they rest on. The output shape only admits numbers that were shown, so every cited
+//! id exists. Insights become thoughts (depth 1 + their deepest evidence, so reflections can rest
+//! on reflections), scored and embedded like any memory.
+
+use super::Cognition;
+use super::pending::{Asker, Job, Pending};
+use super::remember::{identity_block, numbered, one_line, strip_list_marker};
+use crate::agent::{Identity, Resident, Scratch, mentioned_names};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::memory::reflect::{cited_ids, reflection_material};
+use crate::memory::retrieve::retrieve_and_touch;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::SimSystems;
+use crate::sim::clock::SimClock;
+use bevy::prelude::*;
+use serde_json::json;
+
+/// Starting reflections (remember's requests run after, so new insights are scored at once).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReflectSystems;
+
+/// The schema of an insights answer: exactly `n` insights, each citing 1–5 of the `shown`
+/// statement numbers.
+pub fn insights_schema(n: usize, shown: usize) -> serde_json::Value {
+    let numbers: Vec<usize> = (1..=shown).collect();
+    json!({
+        "type": "object",
+        "properties": {
+            "insights": {
+                "type": "array", "minItems": n, "maxItems": n,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "insight": {"type": "string", "minLength": 8, "maxLength": 200},
+                        "because": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "integer", "enum": numbers}}
+                    },
+                    "required": ["insight", "because"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["insights"],
+        "additionalProperties": false
+    })
+}
+
+/// A usable question, or `None` (empty, too short, or a fragment).
+pub fn clean_question(q: &str) -> Option<String> {
+    let q: String = one_line(q).chars().take(200).collect();
+    let q = q.trim().trim_matches('"').trim().to_string();
+    (q.split_whitespace().count() >= 3).then_some(q)
+}
+
+/// Questions for when the model gives none.
+pub fn fallback_questions(name: &str, n: usize) -> Vec<String> {
+    let all = [
+        format!("What matters most to {name} lately?"),
+        format!("How does {name} feel about the people around them?"),
+        format!("What is {name} working toward?"),
+        format!("What has {name} been doing most often?"),
+        format!("Who has {name} spent time with recently?"),
+    ];
+    all.into_iter().cycle().take(n).collect()
+}
+
+/// Begins a reflection for every agent whose trigger has fired.
+pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &MemoryStream, &mut Scratch, &mut Pending)>) {
+    if !ask.cfg.0.ablation.reflection() {
+        return;
+    }
+    let (n_questions, material_n, slack) = (ask.cfg.0.reflection_questions, ask.cfg.0.reflection_material, ask.memory_slack());
+    for (agent, resident, id, stream, mut scratch, mut pending) in &mut agents {
+        if !scratch.reflection.due() || pending.any(Job::is_reflection) {
+            continue;
+        }
+        scratch.reflection.reset();
+        let mut material = reflection_material(stream, material_n);
+        material.reverse(); // oldest first, as a story reads
+        if material.is_empty() {
+            continue;
+        }
+        let statements = numbered(material.iter().map(|n| n.description.as_str()));
+        let count = n_questions.to_string();
+        let identity = identity_block(resident, ask.clock.now);
+        let messages = ask.prompts.render("reflect_questions", &[("identity", &identity), ("name", &id.name), ("statements", &statements), ("count", &count)]);
+        let req = LlmRequest::chat("reflect_questions", messages, OutputShape::Lines(n_questions)).sampling(Sampling::greedy(40 * n_questions as u32));
+        ask.ask(agent, &mut pending, req, Job::ReflectQuestions, slack);
+    }
+}
+
+/// Questions arrived: embed each to retrieve its evidence.
+pub fn apply_reflect_questions(mut ask: Asker, mut agents: Query<(Entity, &Identity, &mut Pending)>) {
+    let (slack, n) = (ask.memory_slack(), ask.cfg.0.reflection_questions);
+    let real_time = ask.cfg.real_time();
+    for (agent, id, mut pending) in &mut agents {
+        for (_, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReflectQuestions)) {
+            let given: Vec<String> = match &reply.value {
+                LlmValue::Lines(l) => l.iter().filter_map(|q| clean_question(q)).collect(),
+                _ => Vec::new(),
+            };
+            let mut questions = given;
+            for f in fallback_questions(&id.name, n) {
+                if questions.len() >= n {
+                    break;
+                }
+                questions.push(f);
+            }
+            for q in questions.into_iter().take(n) {
+                ask.ask(agent, &mut pending, LlmRequest::embed("reflect_query", q.clone()), Job::ReflectQuery { question: q }, slack);
+            }
+        }
+    }
+}
+
+/// A question's embedding arrived: retrieve its evidence and ask for insights.
+pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Scratch, &mut MemoryStream, &mut Pending)>) {
+    let (slack, k, n) = (ask.memory_slack(), ask.cfg.0.reflection_retrieve, ask.cfg.0.reflection_insights);
+    let real_time = ask.cfg.real_time();
+    let mut params = ask.cfg.0.retrieval.clone();
+    for (agent, resident, id, scratch, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReflectQuery { .. })) {
+            let Job::ReflectQuery { question } = job else { continue };
+            let query = match &reply.value {
+                LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
+                _ => None,
+            };
+            params.decay = scratch.recency_decay;
+            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, k);
+            if found.is_empty() {
+                continue;
+            }
+            let shown: Vec<_> = found.iter().map(|s| s.id).collect();
+            let statements = numbered(shown.iter().filter_map(|i| stream.get(*i)).map(|n| n.description.as_str()));
+            let identity = identity_block(resident, ask.clock.now);
+            let count = n.to_string();
+            let messages = ask.prompts.render("reflect_insights", &[("identity", &identity), ("name", &id.name), ("question", &question), ("statements", &statements), ("count", &count)]);
+            let req = LlmRequest::chat("reflect_insights", messages, OutputShape::Json(insights_schema(n, shown.len()))).sampling(Sampling::greedy(90 * n as u32));
+            ask.ask(agent, &mut pending, req, Job::ReflectInsights { question, shown }, slack);
+        }
+    }
+}
+
+/// Insights arrived: store them as thoughts with their evidence.
+pub fn apply_reflect_insights(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    scenario: Res<crate::ScenarioRes>,
+    mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
+) {
+    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
+    let expiry = clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
+    for (id, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::ReflectInsights { .. })) {
+            let Job::ReflectInsights { shown, .. } = job else { continue };
+            let LlmValue::Json(v) = &reply.value else { continue };
+            let Some(items) = v.get("insights").and_then(|x| x.as_array()) else { continue };
+            for item in items {
+                let Some(text) = item.get("insight").and_then(|t| t.as_str()).map(|t| strip_list_marker(&one_line(t)).to_string()) else { continue };
+                if text.split_whitespace().count() < 2 {
+                    continue;
+                }
+                // A statement repeated is not an insight, nor is one the agent already has.
+                let same = |d: &str| d.trim().eq_ignore_ascii_case(text.trim());
+                if stream.nodes().iter().any(|n| same(&n.description)) {
+                    continue;
+                }
+                let cited: Vec<i64> = item.get("because").and_then(|b| b.as_array()).map(|a| a.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default();
+                let evidence = cited_ids(&shown, &cited);
+                if evidence.is_empty() {
+                    continue;
+                }
+                stream.add(
+                    NodeKind::Thought,
+                    NewNode {
+                        subject: id.name.clone(),
+                        predicate: "reflects".into(),
+                        object: text.clone(),
+                        keywords: mentioned_names(&text, &id.name, &names),
+                        description: text,
+                        expiry: Some(expiry),
+                        evidence,
+                        ..default()
+                    },
+                    clock.now,
+                );
+            }
+        }
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(
+        crate::sim::SimStep,
+        (
+            (apply_reflect_questions, apply_reflect_queries, apply_reflect_insights).chain().in_set(SimSystems::Apply),
+            start_reflections.in_set(SimSystems::Reflect).in_set(ReflectSystems),
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::shape::{parse, validate_schema};
+
+    #[test]
+    fn the_insight_shape_admits_only_shown_numbers() {
+        let s = insights_schema(2, 3);
+        let ok = json!({"insights": [{"insight": "Maria loves physics", "because": [1, 3]}, {"insight": "Klaus works hard", "because": [2]}]});
+        assert!(validate_schema(&s, &ok, "$").is_ok());
+        let bad = json!({"insights": [{"insight": "Maria loves physics", "because": [4]}, {"insight": "Klaus works hard", "because": [2]}]});
+        assert!(validate_schema(&s, &bad, "$").is_err(), "4 was never shown");
+        let short = json!({"insights": [{"insight": "Maria loves physics", "because": [1]}]});
+        assert!(validate_schema(&s, &short, "$").is_err());
+        assert!(crate::llm::shape::grammar(&OutputShape::Json(s.clone())).unwrap().is_some(), "the schema turns into a grammar");
+        assert!(parse(&OutputShape::Json(s), &ok.to_string()).is_ok());
+    }
+
+    #[test]
+    fn questions_are_cleaned() {
+        assert_eq!(clean_question("  \"What does Maria want?\" "), Some("What does Maria want?".into()));
+        assert_eq!(clean_question("item"), None);
+        assert_eq!(fallback_questions("Maria", 4).len(), 4);
+    }
+}

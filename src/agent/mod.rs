@@ -283,18 +283,18 @@ pub fn follow_routines(clock: Res<SimClock>, mut people: Query<(&Resident, &mut 
 /// Plans a walk for everyone whose action moved them to a new address.
 pub fn plan_walks(
     map: Res<WorldMap>,
-    mut changed: Query<(Entity, &GridPos, &CurrentAction, &mut WalkPath), Changed<CurrentAction>>,
+    mut changed: Query<(&Identity, &GridPos, &CurrentAction, &mut WalkPath), Changed<CurrentAction>>,
     all: Query<&GridPos>,
 ) {
     if changed.is_empty() {
         return;
     }
     let occupied: HashSet<Tile> = all.iter().map(|p| p.tile).collect();
-    for (entity, pos, action, mut walk) in &mut changed {
+    for (id, pos, action, mut walk) in &mut changed {
         if action.address.is_empty() || walk.destination.as_deref() == Some(action.address.as_str()) && walk.tiles.is_empty() && map.tiles_of(&action.address).contains(&pos.tile) {
             continue;
         }
-        let goals = goal_tiles(&map, &action.address, entity);
+        let goals = goal_tiles(&map, &action.address, &id.name);
         walk.destination = Some(action.address.clone());
         walk.tiles = match path_to_any(&map, pos.tile, &goals, &|t| occupied.contains(&t) && t != pos.tile) {
             Some(p) => p.into(),
@@ -308,16 +308,17 @@ pub fn plan_walks(
 
 /// Candidate end tiles for an address: furniture itself (one may lie in a bed), walkable tiles
 /// of the place otherwise, spread per person so a crowd does not stack on one tile.
-fn goal_tiles(map: &WorldMap, address: &str, who: Entity) -> Vec<Tile> {
+fn goal_tiles(map: &WorldMap, address: &str, who: &str) -> Vec<Tile> {
     let tiles = map.tiles_of(address);
     let is_object = address.split(':').count() >= 4;
     let mut goals: Vec<Tile> = if is_object { tiles.to_vec() } else { map.stand_tiles(address) };
     if goals.is_empty() {
         goals = tiles.to_vec();
     }
-    // Rotate by a per-person offset: deterministic and spread.
+    // Rotate by a per-person offset: spread, and the same in every run (entity ids are not:
+    // they depend on what else was spawned first).
     if !goals.is_empty() {
-        let k = (who.index_u32() as usize).wrapping_mul(2_654_435_761) % goals.len();
+        let k = (crate::llm::backend::scripted::text_hash(who) as usize).wrapping_mul(2_654_435_761) % goals.len();
         goals.rotate_left(k);
         goals.truncate(12);
     }

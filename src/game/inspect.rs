@@ -195,18 +195,22 @@ pub fn inspector_ui(
     let ctx = contexts.ctx_mut()?;
     let mut open = true;
     let state = &mut *state;
+    // At the right edge, clear of the HUD at the top left.
+    let right = ctx.content_rect().right();
     egui::Window::new(format!("{} ({})", id.name, id.age))
         .id(egui::Id::new("inspector"))
         .open(&mut open)
-        .default_pos([860.0, 10.0])
-        .default_width(400.0)
+        .pivot(egui::Align2::RIGHT_TOP)
+        .default_pos([right - 8.0, 8.0])
+        .default_width(430.0)
+        .max_width(520.0)
         .default_height(560.0)
         .resizable(true)
         .show(ctx, |ui| {
             if let Some(r) = resident {
                 let p = &r.persona.spec;
                 ui.label(format!("Traits: {}", p.innate));
-                ui.label(egui::RichText::new(&p.learned).small());
+                ui.add(egui::Label::new(egui::RichText::new(&p.learned).small()).wrap());
             } else {
                 ui.label(&id.description);
             }
@@ -313,7 +317,7 @@ fn memory_tab(ui: &mut egui::Ui, stream: &MemoryStream, state: &mut InspectorSta
     egui::ScrollArea::vertical().id_salt("memories").show(ui, |ui| {
         for n in shown.iter().take(state.limit) {
             let score = n.last_score.map(|s| format!(" · score {:.2}", s.score)).unwrap_or_default();
-            let head = format!("{} {} [{}{}] {}", kind_icon(n.kind), short_time(n.created), n.importance, score, truncate(&n.description, 70));
+            let head = format!("{} {} [{}{}] {}", kind_icon(n.kind), short_time(n.created), n.importance, score, truncate(&n.description, 52));
             egui::CollapsingHeader::new(head).id_salt(("node", n.id.0)).show(ui, |ui| {
                 ui.label(&n.description);
                 node_details(ui, n, stream, &mut trail);

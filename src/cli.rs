@@ -45,6 +45,9 @@ pub struct WorldArgs {
     /// Use the scripted LLM backend instead of the configured ones (no model needed).
     #[arg(long)]
     pub scripted_llm: bool,
+    /// Residents follow the deterministic daily routine instead of planning with the model.
+    #[arg(long)]
+    pub routine: bool,
 }
 
 impl WorldArgs {
@@ -53,6 +56,9 @@ impl WorldArgs {
         let mut config = GameConfig::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
         if self.scripted_llm {
             config.llm = LlmConfig::scripted(Vec::new());
+        }
+        if self.routine {
+            config.cognition.planning = crate::cognition::config::Planning::Routine;
         }
         SimPlugin::load(&self.scenario, self.map.as_deref(), config).map_err(|e| e.to_string())
     }
@@ -167,7 +173,7 @@ pub enum BenchCommand {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
     let command = cli.command.unwrap_or(Command::Play(PlayArgs {
-        world: WorldArgs { scenario: "the_ville_n25".into(), map: None, config: None, scripted_llm: false },
+        world: WorldArgs { scenario: "the_ville_n25".into(), map: None, config: None, scripted_llm: false, routine: false },
         screenshot: None,
         frames: 90,
         speed: None,
@@ -214,6 +220,7 @@ pub fn main_with(cli: Cli) -> i32 {
         },
         Command::Bench(BenchCommand::Sim { mut world, steps, rounds }) => {
             world.scripted_llm = true;
+            world.routine = true;
             match world.load() {
                 Ok(sim) => {
                     let n = sim.scenario.residents.len();

@@ -63,7 +63,7 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
         .iter(world)
         .map(|(id, pos, act, mem)| {
             let count = |k| mem.ids_of(k).len();
-            let reflections = mem.nodes().iter().filter(|n| n.kind == NodeKind::Thought && !n.evidence.is_empty()).count();
+            let reflections = mem.nodes().iter().filter(|n| n.is_reflection()).count();
             (
                 id.name.clone(),
                 format!(

@@ -102,7 +102,7 @@ impl Plugin for SimPlugin {
                 ..default()
             });
         sim::plugin(app);
-        cognition::plugin(app, self.config.cognition.clone(), self.prompts.clone());
+        cognition::plugin(app, self.config.cognition.clone(), self.prompts.clone(), cognition::place::PlaceRules::of(&self.scenario.residents));
         agent::plugin(app);
         app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
     }

@@ -43,6 +43,7 @@ pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime) -> impl Bundle {
             duration_min: 0,
             source: ActionSource::Player,
             event: None,
+            object_state: String::new(),
         },
     )
 }

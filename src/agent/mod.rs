@@ -5,6 +5,7 @@
 pub mod avatar;
 pub mod persona;
 pub mod routine;
+pub mod schedule;
 
 use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
@@ -13,7 +14,8 @@ use crate::sim::path::path_to_any;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use persona::Persona;
-use routine::{Block, block_at, daily_routine};
+use routine::block_at;
+use schedule::Block;
 use crate::cognition::config::CognitionConfig;
 use crate::memory::reflect::ReflectionTrigger;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -24,7 +26,7 @@ use std::sync::Arc;
 
 /// A simulated resident of the town.
 #[derive(Component, Debug, Clone)]
-#[require(GridPos, WalkPath, Scratch, MemoryStream, SpatialMemory)]
+#[require(GridPos, WalkPath, Facing, Scratch, MemoryStream, SpatialMemory)]
 pub struct Resident {
     /// The validated persona (shared: it does not change during a run).
     pub persona: Arc<Persona>,
@@ -42,6 +44,13 @@ pub struct Identity {
     /// One line about them.
     pub description: String,
 }
+
+/// The address of an action done where one stands (waiting, talking): no walk.
+pub const STAY_HERE: &str = "<here>";
+
+/// Which way someone faces: -1 left, 1 right (sprites are drawn mirrored to the left).
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Facing(pub i32);
 
 /// Where someone stands: the current tile and the one before the last step (for drawing
 /// motion between tiles).
@@ -75,6 +84,10 @@ pub enum ActionSource {
     /// The deterministic daily routine (no LLM).
     #[default]
     Routine,
+    /// The resident's own plan, made with the model.
+    Plan,
+    /// A reaction or a conversation.
+    Reaction,
     /// The player's own avatar.
     Player,
 }
@@ -96,6 +109,8 @@ pub struct CurrentAction {
     pub source: ActionSource,
     /// The event others perceive, (subject, predicate, object); `None`: (name, "is", description).
     pub event: Option<(String, String, String)>,
+    /// The state its object takes on arrival ("being slept in"); empty: none.
+    pub object_state: String,
 }
 
 impl CurrentAction {
@@ -145,6 +160,12 @@ pub struct Scratch {
     /// Whom they are talking with.
     #[serde(skip)]
     pub chatting_with: Option<Entity>,
+    /// Person → until when a new conversation with them is not started (after a talk).
+    #[serde(default)]
+    pub chat_cooldown: std::collections::BTreeMap<String, GameTime>,
+    /// Person → until when a sighting of them is not considered again.
+    #[serde(default)]
+    pub react_cooldown: std::collections::BTreeMap<String, GameTime>,
 }
 
 impl Scratch {
@@ -157,6 +178,8 @@ impl Scratch {
             recency_decay: c.retrieval.decay,
             reflection: ReflectionTrigger::new(c.reflection_threshold),
             chatting_with: None,
+            chat_cooldown: Default::default(),
+            react_cooldown: Default::default(),
         }
     }
 }
@@ -167,15 +190,93 @@ impl Default for Scratch {
     }
 }
 
-/// Today's plan and which block is current.
-#[derive(Component, Debug, Clone, Default)]
+/// Who decided a day's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum PlanSource {
+    /// The deterministic daily routine (no model; the fallback).
+    #[default]
+    Routine,
+    /// The agent's own plan, made with the model.
+    Model,
+}
+
+/// Today's plan: the wake-up time, the broad strokes, the hourly schedule as made, and the
+/// live schedule (hourly activities, some refined into subtasks) with the current block.
+#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DayPlan {
     /// Day (days since 1970) the plan is for; `None` before the first plan.
     pub day: Option<i64>,
-    /// The blocks, covering the day.
+    /// Who made it.
+    pub source: PlanSource,
+    /// Wake-up minute.
+    pub wake_min: u32,
+    /// The day in broad strokes (5–8 items).
+    pub broad: Vec<String>,
+    /// The hourly schedule as first made (before refinement and reactions).
+    pub hourly: Vec<Block>,
+    /// The live schedule, covering the day.
     pub blocks: Vec<Block>,
     /// Index of the current block.
     pub current: Option<usize>,
+    /// Next block id.
+    pub next_id: u32,
+    /// Activity id → chosen sector (`world:sector`), the first half of choosing a place.
+    pub sectors: std::collections::BTreeMap<u32, String>,
+    /// Activity id → chosen arena (`world:sector:arena`).
+    pub places: std::collections::BTreeMap<u32, String>,
+}
+
+impl DayPlan {
+    /// A plan from blocks covering the day, with fresh ids (each block its own activity).
+    pub fn from_blocks(day: i64, source: PlanSource, wake_min: u32, blocks: Vec<Block>) -> Self {
+        let mut plan = DayPlan { day: Some(day), source, wake_min, ..default() };
+        plan.blocks = blocks
+            .into_iter()
+            .map(|mut b| {
+                plan.next_id += 1;
+                b.id = plan.next_id;
+                b.activity = b.id;
+                b
+            })
+            .collect();
+        plan.hourly = plan.blocks.clone();
+        plan
+    }
+
+    /// A fresh block id.
+    pub fn new_id(&mut self) -> u32 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The block covering a minute.
+    pub fn at(&self, minute: u32) -> Option<usize> {
+        block_at(&self.blocks, minute)
+    }
+}
+
+/// The parts of who someone is that change over time (the original's `currently` and daily
+/// plan requirement), revised each new day; they open every prompt with the fixed traits.
+#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Outlook {
+    /// What they are up to these days (L2).
+    pub currently: String,
+    /// What their days must include ("opens Hobbs Cafe at 8am …").
+    pub plan_requirement: String,
+}
+
+impl Outlook {
+    /// The starting outlook of a persona.
+    pub fn of(p: &Persona) -> Self {
+        let plan_requirement = match (&p.spec.work, &p.work) {
+            (Some(w), Some((from, to, addr))) => {
+                let place = addr.split(':').skip(1).take(2).collect::<Vec<_>>().join(", ");
+                format!("{} is {} ({place}) from {:02}:{:02} to {:02}:{:02}.", p.first_name, w.activity, from / 60, from % 60, to / 60, to % 60)
+            }
+            _ => String::new(),
+        };
+        Self { currently: p.spec.currently.clone(), plan_requirement }
+    }
 }
 
 /// Spawns the residents and the avatar of a scenario.
@@ -229,6 +330,7 @@ pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &Cognitio
             );
         }
     }
+    let outlook = Outlook::of(&p);
     let mut spatial = SpatialMemory::new(&map.world);
     spatial.add_address(map, &p.home_sector);
     if let Some((_, _, w)) = &p.work {
@@ -244,40 +346,11 @@ pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &Cognitio
         GridPos::at(spawn),
         CurrentAction { start: now, ..default() },
         DayPlan::default(),
+        outlook,
         Scratch::from_config(cog),
         stream,
         spatial,
     )
-}
-
-/// Lays out each resident's day when the date changes and switches to the block due now.
-pub fn follow_routines(clock: Res<SimClock>, mut people: Query<(&Resident, &mut DayPlan, &mut CurrentAction)>) {
-    let day = clock.now.day();
-    let minute = clock.now.minute_of_day();
-    for (resident, mut plan, mut action) in &mut people {
-        if plan.day != Some(day) {
-            let blocks = daily_routine(&resident.persona, day);
-            *plan = DayPlan { day: Some(day), blocks, current: None };
-        }
-        let Some(i) = block_at(&plan.blocks, minute) else { continue };
-        if plan.current == Some(i) {
-            continue;
-        }
-        plan.current = Some(i);
-        let b = &plan.blocks[i];
-        if action.description == b.description && action.address == b.address {
-            continue; // the same activity carried over midnight
-        }
-        *action = CurrentAction {
-            description: b.description.clone(),
-            emoji: b.emoji.clone(),
-            address: b.address.clone(),
-            start: clock.now,
-            duration_min: b.end - b.start,
-            source: ActionSource::Routine,
-            event: None,
-        };
-    }
 }
 
 /// Plans a walk for everyone whose action moved them to a new address.
@@ -291,7 +364,10 @@ pub fn plan_walks(
     }
     let occupied: HashSet<Tile> = all.iter().map(|p| p.tile).collect();
     for (id, pos, action, mut walk) in &mut changed {
-        if action.address.is_empty() || walk.destination.as_deref() == Some(action.address.as_str()) && walk.tiles.is_empty() && map.tiles_of(&action.address).contains(&pos.tile) {
+        if action.address.is_empty() || action.address == STAY_HERE {
+            continue;
+        }
+        if walk.destination.as_deref() == Some(action.address.as_str()) && walk.tiles.is_empty() && map.tiles_of(&action.address).contains(&pos.tile) {
             continue;
         }
         let goals = goal_tiles(&map, &action.address, &id.name);
@@ -325,19 +401,27 @@ fn goal_tiles(map: &WorldMap, address: &str, who: &str) -> Vec<Tile> {
     goals
 }
 
-/// Moves everyone with a path one tile.
-pub fn walk_one_tile(mut walkers: Query<(&mut GridPos, &mut WalkPath)>) {
-    for (mut pos, mut walk) in &mut walkers {
+/// Moves everyone with a path one tile (and turns them the way they walk).
+pub fn walk_one_tile(mut walkers: Query<(&mut GridPos, &mut WalkPath, Option<&mut Facing>)>) {
+    for (mut pos, mut walk, facing) in &mut walkers {
         let prev = pos.tile;
         let next = walk.tiles.pop_front().unwrap_or(prev);
         if pos.prev != prev || next != prev {
             *pos = GridPos { tile: next, prev };
+        }
+        if let Some(mut f) = facing
+            && next.x != prev.x
+        {
+            let want = (next.x - prev.x).signum();
+            if f.0 != want {
+                f.0 = want;
+            }
         }
     }
 }
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, spawn_people)
-        .add_systems(crate::sim::SimStep, (follow_routines.in_set(SimSystems::Decide), plan_walks.in_set(SimSystems::Act), walk_one_tile.in_set(SimSystems::Move)));
+        .add_systems(crate::sim::SimStep, (plan_walks.in_set(SimSystems::Act), walk_one_tile.in_set(SimSystems::Move)));
     avatar::plugin(app);
 }

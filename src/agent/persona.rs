@@ -130,18 +130,23 @@ pub struct Persona {
 
 impl Persona {
     /// The identity stable set (ISS) used as the header of prompts.
-    pub fn identity_header(&self, now: GameTime) -> String {
+    /// `currently` and `plan_requirement` are the revisable parts (see `agent::Outlook`).
+    pub fn identity_header(&self, currently: &str, plan_requirement: &str, now: GameTime) -> String {
         let s = &self.spec;
-        format!(
-            "Name: {}\nAge: {}\nInnate traits: {}\nLearned traits: {}\nCurrently: {}\nLifestyle: {}\nCurrent Date: {}\n",
+        let mut h = format!(
+            "Name: {}\nAge: {}\nInnate traits: {}\nLearned traits: {}\nCurrently: {}\nLifestyle: {}\n",
             s.name,
             s.age,
             s.innate,
             s.learned,
-            s.currently,
+            currently,
             self.lifestyle_text(),
-            now.date_string()
-        )
+        );
+        if !plan_requirement.is_empty() {
+            h.push_str(&format!("Daily plan requirement: {plan_requirement}\n"));
+        }
+        h.push_str(&format!("Current Date: {}, {}\n", now.weekday(), now.date_string()));
+        h
     }
 
     /// "goes to bed around 11pm, wakes up around 7am, eats at 7:30, 12:00 and 18:30".

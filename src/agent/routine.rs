@@ -4,22 +4,7 @@
 //! It is a timetable, not cognition: nothing here reads memories or asks a model.
 
 use super::persona::Persona;
-use serde::{Deserialize, Serialize};
-
-/// One entry of a day plan: what, where, and when (minutes since midnight, end exclusive).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Block {
-    /// Start minute.
-    pub start: u32,
-    /// End minute (exclusive, ≤ 1440).
-    pub end: u32,
-    /// What the person does, e.g. "having breakfast".
-    pub description: String,
-    /// A short emoji for the action.
-    pub emoji: String,
-    /// Canonical address where it happens.
-    pub address: String,
-}
+pub use super::schedule::Block;
 
 #[derive(Clone, PartialEq)]
 enum Slot {
@@ -107,7 +92,7 @@ pub fn daily_routine(p: &Persona, day_index: i64) -> Vec<Block> {
             let (description, emoji, address) = describe(p, &slots[start as usize], &lunch_place);
             match blocks.last_mut() {
                 Some(last) if last.description == description && last.address == address => last.end = m,
-                _ => blocks.push(Block { start, end: m, description, emoji, address }),
+                _ => blocks.push(Block { start, end: m, description, emoji, address, ..Default::default() }),
             }
             start = m;
         }

@@ -3,7 +3,48 @@
 //! to the block they refine; and the rewrite of a window of the day around an inserted action
 //! (a conversation, a wait) so that the window's durations still add up.
 
-use super::routine::Block;
+use serde::{Deserialize, Serialize};
+
+/// One entry of a day's schedule: what, where, and when (minutes since midnight, end exclusive).
+/// An hourly activity may be refined into subtasks, each a block of its own that keeps the
+/// activity's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Block {
+    /// Start minute.
+    pub start: u32,
+    /// End minute (exclusive, ≤ 1440).
+    pub end: u32,
+    /// What the person does, e.g. "having breakfast" or "having breakfast (frying eggs)".
+    pub description: String,
+    /// A short emoji for the action (empty until decided).
+    pub emoji: String,
+    /// Canonical address where it happens (empty until decided).
+    pub address: String,
+    /// Id of this block within the day's plan.
+    #[serde(default)]
+    pub id: u32,
+    /// Id of the hourly activity it belongs to (its own id for an activity not refined).
+    #[serde(default)]
+    pub activity: u32,
+    /// Whether this is a subtask of a refined activity.
+    #[serde(default)]
+    pub subtask: bool,
+    /// What the object at `address` does meanwhile ("being slept in"); empty for none.
+    #[serde(default)]
+    pub object_state: String,
+}
+
+impl Block {
+    /// Minutes long.
+    pub fn minutes(&self) -> u32 {
+        self.end - self.start
+    }
+
+    /// Whether place and annotations are decided.
+    pub fn decided(&self) -> bool {
+        !self.address.is_empty() && !self.emoji.is_empty()
+    }
+}
 
 /// Rounds to the nearest multiple of 5 (at least 5).
 fn round5(m: u32) -> u32 {
@@ -164,7 +205,7 @@ mod tests {
     }
 
     fn b(start: u32, end: u32, d: &str) -> Block {
-        Block { start, end, description: d.into(), emoji: String::new(), address: String::new() }
+        Block { start, end, description: d.into(), ..Default::default() }
     }
 
     #[test]

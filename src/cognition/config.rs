@@ -48,7 +48,18 @@ pub enum Pacing {
     RealTime,
 }
 
-/// Everything about how agents perceive, remember and reflect.
+/// Who plans the residents' days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Planning {
+    /// Each resident plans with the model: wake-up hour, broad plan, hourly schedule, subtasks,
+    /// places; the daily routine is used only when the model gives no answer.
+    #[default]
+    Model,
+    /// The deterministic daily routine only (no planning calls).
+    Routine,
+}
+
+/// Everything about how agents perceive, remember, reflect, plan, react and talk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CognitionConfig {
@@ -83,6 +94,20 @@ pub struct CognitionConfig {
     pub memory_slack_steps: u32,
     /// Most memories scored in one importance request.
     pub importance_batch: usize,
+    /// Who plans the days.
+    pub planning: Planning,
+    /// How far ahead subtasks and places are decided (game minutes), so the model works while
+    /// agents walk.
+    pub prefetch_minutes: u32,
+    /// Most lines in a conversation (both speakers together).
+    pub max_utterances: usize,
+    /// Game minutes before two residents who talked may start another conversation (the
+    /// original's 800 steps ≈ 133 minutes).
+    pub chat_cooldown_minutes: u32,
+    /// Game minutes before a resident considers reacting to the same person again.
+    pub react_cooldown_minutes: u32,
+    /// Steps a reaction or a line of conversation may take before game time waits for it.
+    pub decision_slack_steps: u32,
 }
 
 impl Default for CognitionConfig {
@@ -103,6 +128,12 @@ impl Default for CognitionConfig {
             pacing: Pacing::Wait,
             memory_slack_steps: 30,
             importance_batch: 12,
+            planning: Planning::Model,
+            prefetch_minutes: 120,
+            max_utterances: 12,
+            chat_cooldown_minutes: 133,
+            react_cooldown_minutes: 60,
+            decision_slack_steps: 6,
         }
     }
 }
@@ -141,6 +172,12 @@ impl CognitionConfig {
         }
         if self.importance_batch == 0 || self.importance_batch > 32 {
             return bad("importance_batch", "must be 1..=32");
+        }
+        if !(2..=40).contains(&self.max_utterances) {
+            return bad("max_utterances", "must be 2..=40");
+        }
+        if self.prefetch_minutes > 24 * 60 {
+            return bad("prefetch_minutes", "must be at most a day (1440)");
         }
         Ok(())
     }

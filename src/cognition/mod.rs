@@ -1,14 +1,24 @@
-//! Cognition: the systems that fill and read memory. Each step an agent perceives what is
-//! around it ([`perceive`]); new memories get an importance and an embedding from the LLM
-//! ([`remember`]); when enough has happened it reflects ([`reflect`]). Every LLM request is
+//! Cognition: the systems that fill and read memory and decide what to do. Each step an agent
+//! perceives what is around it ([`perceive`]); new memories get an importance and an embedding
+//! ([`remember`]); when enough has happened it reflects ([`reflect`]). Each day it plans
+//! ([`plan`]), chooses where each activity happens ([`place`]), carries the plan out ([`act`]),
+//! reacts to people it meets ([`react`]) and talks with them ([`converse`]). Every LLM request is
 //! recorded on the agent ([`pending`]) and its answer applied in a later step by the matching
 //! `apply_*` system; nothing here waits for a model. Headless: no render types.
+//!
+//! To follow one decision from perception to the tile an agent walks to, read `perceive`,
+//! `react`, `plan`, `place` and `act` in that order (then `agent::plan_walks`).
 
+pub mod act;
 pub mod config;
+pub mod converse;
 pub mod history;
 pub mod pending;
 pub mod perceive;
+pub mod place;
+pub mod plan;
 pub mod prompts;
+pub mod react;
 pub mod reflect;
 pub mod remember;
 
@@ -33,8 +43,28 @@ fn blocked_by(world: &mut World, step: u64) -> usize {
     pending::blocking_answers(world, step)
 }
 
+/// The parts of deciding, in order within [`SimSystems::Decide`](crate::sim::SimSystems).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecideSystems {
+    /// New days and subtasks.
+    Plan,
+    /// Places and details of the next activities.
+    Place,
+    /// The current action from the plan.
+    Follow,
+    /// Reactions to people seen.
+    React,
+    /// Conversations.
+    Converse,
+}
+
 /// Adds cognition to the headless simulation.
-pub(crate) fn plugin(app: &mut App, cfg: CognitionConfig, prompts: prompts::Prompts) {
+pub(crate) fn plugin(app: &mut App, cfg: CognitionConfig, prompts: prompts::Prompts, rules: place::PlaceRules) {
+    app.configure_sets(
+        crate::sim::SimStep,
+        (DecideSystems::Plan, DecideSystems::Place, DecideSystems::Follow, DecideSystems::React, DecideSystems::Converse).chain().in_set(crate::sim::SimSystems::Decide),
+    );
+    app.insert_resource(rules);
     app.insert_resource(Cognition(cfg)).insert_resource(prompts).insert_resource(crate::sim::clock::StepGate {
         blocked_by: Some(blocked_by),
         pump: Some(pending::pump_replies),
@@ -44,4 +74,9 @@ pub(crate) fn plugin(app: &mut App, cfg: CognitionConfig, prompts: prompts::Prom
     remember::plugin(app);
     perceive::plugin(app);
     reflect::plugin(app);
+    plan::plugin(app);
+    place::plugin(app);
+    act::plugin(app);
+    react::plugin(app);
+    converse::plugin(app);
 }

@@ -33,6 +33,82 @@ pub enum Job {
         /// The memories shown, in the order they were numbered.
         shown: Vec<NodeId>,
     },
+    /// The embedding of the new-day question ("what happened, what was planned").
+    ReviseQuery {
+        /// The day being planned.
+        day: i64,
+    },
+    /// A revised outlook (`currently`, plan requirement) from yesterday's memories.
+    Revise {
+        /// The day being planned.
+        day: i64,
+    },
+    /// The wake-up hour and the day in broad strokes.
+    PlanDay {
+        /// The day being planned.
+        day: i64,
+    },
+    /// The hourly schedule.
+    PlanHours {
+        /// The day being planned.
+        day: i64,
+    },
+    /// The subtasks of an hourly activity.
+    Decompose {
+        /// The plan's day.
+        day: i64,
+        /// The activity's id.
+        activity: u32,
+    },
+    /// The sector where an activity happens.
+    Sector {
+        /// The plan's day.
+        day: i64,
+        /// The activity's id.
+        activity: u32,
+    },
+    /// The arena of the chosen sector.
+    Arena {
+        /// The plan's day.
+        day: i64,
+        /// The activity's id.
+        activity: u32,
+        /// The chosen sector (`world:sector`).
+        sector: String,
+    },
+    /// The object, emoji and object state of each block of an activity.
+    Details {
+        /// The plan's day.
+        day: i64,
+        /// The activity's id.
+        activity: u32,
+        /// The blocks, in the order asked.
+        blocks: Vec<u32>,
+        /// The objects offered.
+        objects: Vec<String>,
+    },
+    /// Whether to talk to, wait for, or ignore someone just seen.
+    React {
+        /// Whom.
+        target: Entity,
+        /// The options offered, in order.
+        options: Vec<super::react::Reaction>,
+    },
+    /// The embedding of what the next line is about, to retrieve memories for it.
+    ChatQuery {
+        /// The conversation.
+        conversation: Entity,
+    },
+    /// The next line of a conversation.
+    Utterance {
+        /// The conversation.
+        conversation: Entity,
+    },
+    /// What a finished conversation leaves in memory: a summary, a planning thought, a memo.
+    ChatMemory {
+        /// The conversation.
+        conversation: Entity,
+    },
 }
 
 impl Job {
@@ -144,6 +220,18 @@ impl Asker<'_> {
     /// Due slack for memory work.
     pub fn memory_slack(&self) -> u32 {
         self.cfg.0.memory_slack_steps
+    }
+
+    /// Steps from now until a minute of today (0 when it has passed).
+    pub fn steps_until(&self, minute: u32) -> u32 {
+        let now = self.clock.now.second_of_day();
+        let at = minute * 60;
+        if at <= now { 0 } else { (at - now).div_ceil(self.clock.sec_per_step) }
+    }
+
+    /// The step number `minutes` game minutes from now.
+    pub fn steps_in(&self, minutes: u32) -> u32 {
+        (minutes * 60).div_ceil(self.clock.sec_per_step)
     }
 }
 

@@ -195,11 +195,12 @@ mod tests {
     fn radius_and_arena() {
         let m = map();
         let people = [person("Me", 2, 5, "reading"), person("Near", 3, 5, "cooking"), person("Far", 2, 11, "sleeping"), person("Other room", 6, 5, "painting")];
-        let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &ObjectStates::default());
-        let names: Vec<&str> = got.iter().map(|e| e.subject.as_str()).collect();
+        let empty = ObjectStates::default();
+        let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &empty);
+        let names: Vec<&str> = got.iter().map(|e| e.subject).collect();
         assert_eq!(names, vec!["Me", "Near"], "Far is out of the square; Other room is in another arena");
         assert_eq!(got[1].description(), "Near is cooking");
-        let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &ObjectStates::default());
+        let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &empty);
         assert_eq!(wide.len(), 3, "a larger radius reaches Far");
     }
 
@@ -208,8 +209,9 @@ mod tests {
         let m = map();
         let names: Vec<String> = (0..6).map(|i| format!("P{i}")).collect();
         let people: Vec<Seen> = (0..6).map(|i| person(&names[i], 0, 10 - i as i32, "standing")).collect();
-        let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &ObjectStates::default());
-        assert_eq!(got.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(), vec!["P0", "P1", "P2"]);
+        let empty = ObjectStates::default();
+        let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &empty);
+        assert_eq!(got.iter().map(|e| e.subject).collect::<Vec<_>>(), vec!["P0", "P1", "P2"]);
     }
 
     #[test]
@@ -236,7 +238,7 @@ mod tests {
         }
         let ev = |who: &'static str| Perceived { subject: who, predicate: "is", object: "x", who, doing: "x", distance: 0.0 };
         let kept = unseen(&s, 2, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
-        assert_eq!(kept.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(), vec!["A", "D"], "A fell out of the 2 newest");
+        assert_eq!(kept.iter().map(|e| e.subject).collect::<Vec<_>>(), vec!["A", "D"], "A fell out of the 2 newest");
         assert_eq!(unseen(&s, 8, vec![ev("A")]).len(), 0);
     }
 }

@@ -47,6 +47,26 @@ pub const SPECS: &[PromptSpec] = &[
         slots: &["identity", "name", "question", "statements", "count"],
         required: &["statements"],
     },
+    PromptSpec { name: "revise_identity", about: "a new day: what the agent is up to now and what its days must include", slots: &["identity", "name", "date", "statements"], required: &["statements"] },
+    PromptSpec { name: "plan_day", about: "the wake-up hour and the day in broad strokes", slots: &["identity", "name", "date", "lifestyle"], required: &["name"] },
+    PromptSpec { name: "plan_hours", about: "one activity for each hour of the day", slots: &["identity", "name", "date", "plan", "hours"], required: &["hours"] },
+    PromptSpec { name: "decompose", about: "an hourly activity in 5–15-minute subtasks", slots: &["identity", "name", "activity", "start", "end", "minutes", "schedule"], required: &["activity"] },
+    PromptSpec {
+        name: "choose_sector",
+        about: "the area (sector) of town where an activity happens",
+        slots: &["identity", "name", "activity", "current", "current_arenas", "home", "home_arenas", "options"],
+        required: &["activity", "options"],
+    },
+    PromptSpec { name: "choose_arena", about: "the room (arena) of the chosen area", slots: &["identity", "name", "activity", "sector", "options"], required: &["activity", "options"] },
+    PromptSpec { name: "act_details", about: "for each step of an activity: the object used, an emoji, and what the object does", slots: &["identity", "name", "place", "steps", "objects"], required: &["steps"] },
+    PromptSpec {
+        name: "react",
+        about: "on seeing someone: talk to them, wait for them, or carry on",
+        slots: &["identity", "name", "target", "time", "doing", "target_doing", "memories", "last_chat", "options"],
+        required: &["target", "options"],
+    },
+    PromptSpec { name: "converse", about: "the next line of a conversation, and whether it ends", slots: &["identity", "name", "partner", "partner_doing", "memories", "place", "conversation"], required: &["partner", "conversation"] },
+    PromptSpec { name: "chat_memory", about: "what a finished conversation leaves: a summary, a planning thought, a memo", slots: &["identity", "name", "partner", "conversation"], required: &["conversation"] },
 ];
 
 /// A piece of a message: literal text or a slot.

@@ -8,7 +8,7 @@
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
 use super::remember::{identity_block, numbered, one_line, strip_list_marker};
-use crate::agent::{Identity, Resident, Scratch, mentioned_names};
+use crate::agent::{Identity, Outlook, Resident, Scratch, mentioned_names};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::reflect::{cited_ids, reflection_material};
 use crate::memory::retrieve::retrieve_and_touch;
@@ -67,12 +67,12 @@ pub fn fallback_questions(name: &str, n: usize) -> Vec<String> {
 }
 
 /// Begins a reflection for every agent whose trigger has fired.
-pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &MemoryStream, &mut Scratch, &mut Pending)>) {
+pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &MemoryStream, &mut Scratch, &mut Pending)>) {
     if !ask.cfg.0.ablation.reflection() {
         return;
     }
     let (n_questions, material_n, slack) = (ask.cfg.0.reflection_questions, ask.cfg.0.reflection_material, ask.memory_slack());
-    for (agent, resident, id, stream, mut scratch, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, stream, mut scratch, mut pending) in &mut agents {
         if !scratch.reflection.due() || pending.any(Job::is_reflection) {
             continue;
         }
@@ -84,7 +84,7 @@ pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &
         }
         let statements = numbered(material.iter().map(|n| n.description.as_str()));
         let count = n_questions.to_string();
-        let identity = identity_block(resident, ask.clock.now);
+        let identity = identity_block(resident, outlook, ask.clock.now);
         let messages = ask.prompts.render("reflect_questions", &[("identity", &identity), ("name", &id.name), ("statements", &statements), ("count", &count)]);
         let req = LlmRequest::chat("reflect_questions", messages, OutputShape::Lines(n_questions)).sampling(Sampling::greedy(40 * n_questions as u32));
         ask.ask(agent, &mut pending, req, Job::ReflectQuestions, slack);
@@ -116,11 +116,11 @@ pub fn apply_reflect_questions(mut ask: Asker, mut agents: Query<(Entity, &Ident
 }
 
 /// A question's embedding arrived: retrieve its evidence and ask for insights.
-pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Scratch, &mut MemoryStream, &mut Pending)>) {
+pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &Scratch, &mut MemoryStream, &mut Pending)>) {
     let (slack, k, n) = (ask.memory_slack(), ask.cfg.0.reflection_retrieve, ask.cfg.0.reflection_insights);
     let real_time = ask.cfg.real_time();
     let mut params = ask.cfg.0.retrieval.clone();
-    for (agent, resident, id, scratch, mut stream, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, scratch, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReflectQuery { .. })) {
             let Job::ReflectQuery { question } = job else { continue };
             let query = match &reply.value {
@@ -134,7 +134,7 @@ pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Residen
             }
             let shown: Vec<_> = found.iter().map(|s| s.id).collect();
             let statements = numbered(shown.iter().filter_map(|i| stream.get(*i)).map(|n| n.description.as_str()));
-            let identity = identity_block(resident, ask.clock.now);
+            let identity = identity_block(resident, outlook, ask.clock.now);
             let count = n.to_string();
             let messages = ask.prompts.render("reflect_insights", &[("identity", &identity), ("name", &id.name), ("question", &question), ("statements", &statements), ("count", &count)]);
             let req = LlmRequest::chat("reflect_insights", messages, OutputShape::Json(insights_schema(n, shown.len()))).sampling(Sampling::greedy(90 * n as u32));
@@ -176,7 +176,7 @@ pub fn apply_reflect_insights(
                     NodeKind::Thought,
                     NewNode {
                         subject: id.name.clone(),
-                        predicate: "reflects".into(),
+                        predicate: crate::memory::stream::REFLECTS.into(),
                         object: text.clone(),
                         keywords: mentioned_names(&text, &id.name, &names),
                         description: text,

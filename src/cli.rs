@@ -48,19 +48,30 @@ pub struct WorldArgs {
     /// Residents follow the deterministic daily routine instead of planning with the model.
     #[arg(long)]
     pub routine: bool,
+    /// Start at this game time instead of the scenario's ("2023-02-13 07:00").
+    #[arg(long)]
+    pub start: Option<String>,
 }
 
 impl WorldArgs {
     /// Loads and validates everything.
     pub fn load(&self) -> Result<SimPlugin, String> {
-        let mut config = GameConfig::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
+        let mut config =
+            GameConfig::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
         if self.scripted_llm {
             config.llm = LlmConfig::scripted(Vec::new());
         }
         if self.routine {
             config.cognition.planning = crate::cognition::config::Planning::Routine;
         }
-        SimPlugin::load(&self.scenario, self.map.as_deref(), config).map_err(|e| e.to_string())
+        let mut sim = SimPlugin::load(&self.scenario, self.map.as_deref(), config)
+            .map_err(|e| e.to_string())?;
+        if let Some(start) = &self.start {
+            sim.scenario.start = crate::sim::time::GameTime::parse(start).ok_or_else(|| {
+                format!("--start: bad date-time {start:?}; write \"YYYY-MM-DD HH:MM\"")
+            })?;
+        }
+        Ok(sim)
     }
 }
 
@@ -152,6 +163,30 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         rounds: u32,
     },
+    /// A simulated day with the configured model (by default the embedded one): game hours per
+    /// wall hour, LLM calls and tokens per agent per game hour, time waiting on the LLM.
+    Day {
+        /// Scenarios to measure, one after the other.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "the_ville_n3,the_ville_n25"
+        )]
+        scenarios: Vec<String>,
+        /// Config file (default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Measure from this game time.
+        #[arg(long, default_value = "2023-02-13 07:00")]
+        from: String,
+        /// Untimed game hours before `from` (0: the measured hours include the day's planning,
+        /// made at `from` on a first day).
+        #[arg(long, default_value_t = 0.0)]
+        warmup: f64,
+        /// Game hours measured.
+        #[arg(long, default_value_t = 1.0)]
+        hours: f64,
+    },
     /// Retrieval speed over many memories, embedder throughput, and retrieval quality
     /// (recall@5) of each available embedder on a labelled set.
     Retrieval {
@@ -173,7 +208,14 @@ pub enum BenchCommand {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
     let command = cli.command.unwrap_or(Command::Play(PlayArgs {
-        world: WorldArgs { scenario: "the_ville_n25".into(), map: None, config: None, scripted_llm: false, routine: false },
+        world: WorldArgs {
+            scenario: "the_ville_n25".into(),
+            map: None,
+            config: None,
+            scripted_llm: false,
+            routine: false,
+            start: None,
+        },
         screenshot: None,
         frames: 90,
         speed: None,
@@ -191,13 +233,15 @@ pub fn main_with(cli: Cli) -> i32 {
             Err(e) => fail(e),
         },
         Command::Run(args) => match args.world.load() {
-            Ok(sim) => match crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref()) {
-                Ok(summary) => {
-                    print!("{summary}");
-                    0
+            Ok(sim) => {
+                match crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref()) {
+                    Ok(summary) => {
+                        print!("{summary}");
+                        0
+                    }
+                    Err(e) => fail(e),
                 }
-                Err(e) => fail(e),
-            },
+            }
             Err(e) => fail(e),
         },
         Command::Check(world) => match world.load() {
@@ -218,7 +262,11 @@ pub fn main_with(cli: Cli) -> i32 {
             }
             Err(e) => fail(e),
         },
-        Command::Bench(BenchCommand::Sim { mut world, steps, rounds }) => {
+        Command::Bench(BenchCommand::Sim {
+            mut world,
+            steps,
+            rounds,
+        }) => {
             world.scripted_llm = true;
             world.routine = true;
             match world.load() {
@@ -227,17 +275,86 @@ pub fn main_with(cli: Cli) -> i32 {
                     let rates = crate::headless::bench_steps(sim, steps, rounds);
                     let best = rates.iter().cloned().fold(0.0, f64::max);
                     let list: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
-                    println!("headless steps/s with {n} residents on the routine, {steps} steps × {rounds} rounds: [{}]; best {best:.0} steps/s (a game day in {:.3} s)", list.join(", "), 8640.0 / best);
+                    println!(
+                        "headless steps/s with {n} residents on the routine, {steps} steps × {rounds} rounds: [{}]; best {best:.0} steps/s (a game day in {:.3} s)",
+                        list.join(", "),
+                        8640.0 / best
+                    );
                     0
                 }
                 Err(e) => fail(e),
             }
         }
-        Command::Bench(BenchCommand::Llm { model, threads, tokens, levels, rounds }) => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
+        Command::Bench(BenchCommand::Llm {
+            model,
+            threads,
+            tokens,
+            levels,
+            rounds,
+        }) => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },
-        Command::Bench(BenchCommand::Retrieval { set, memories, rounds, threads }) => match crate::memory::bench::run(&crate::config::resolve_path(&set.to_string_lossy()), memories, rounds, threads) {
+        Command::Bench(BenchCommand::Day {
+            scenarios,
+            config,
+            from,
+            warmup,
+            hours,
+        }) => {
+            let Some(from) = crate::sim::time::GameTime::parse(&from) else {
+                return fail(format!("--from: bad date-time {from:?}"));
+            };
+            for scenario in scenarios {
+                let world = WorldArgs {
+                    scenario: scenario.clone(),
+                    map: None,
+                    config: config.clone(),
+                    scripted_llm: false,
+                    routine: false,
+                    start: None,
+                };
+                let sim = match world.load() {
+                    Ok(s) => s,
+                    Err(e) => return fail(e),
+                };
+                let r = crate::headless::bench_day(sim, from, warmup, hours);
+                let chat = r.stats.chat_total();
+                let d = r.agents as f64 * r.game_hours;
+                println!(
+                    "{scenario}: {} agents, {:.1} game hours from {from} in {:.0} s wall ({:.0} s untimed warm-up before): {:.2} game hours per wall hour; waiting on the LLM {:.0}% of the wall time",
+                    r.agents,
+                    r.game_hours,
+                    r.wall_secs,
+                    r.warmup_secs,
+                    r.game_hours / (r.wall_secs / 3600.0),
+                    100.0 * r.waited_secs / r.wall_secs.max(1e-9)
+                );
+                println!(
+                    "  per agent per game hour: {:.1} chat requests ({:.1} answered by the model, the rest from the cache), {:.0} tokens ({:.0} prompt, {:.0} of them from the prefix cache, + {:.0} generated); {} fail-safe answers in all",
+                    chat.calls as f64 / d,
+                    (chat.calls - chat.cache_hits) as f64 / d,
+                    (chat.prompt_tokens + chat.gen_tokens) as f64 / d,
+                    chat.prompt_tokens as f64 / d,
+                    chat.cached_prompt_tokens as f64 / d,
+                    chat.gen_tokens as f64 / d,
+                    chat.fallbacks
+                );
+                print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
+            }
+            0
+        }
+        Command::Bench(BenchCommand::Retrieval {
+            set,
+            memories,
+            rounds,
+            threads,
+        }) => match crate::memory::bench::run(
+            &crate::config::resolve_path(&set.to_string_lossy()),
+            memories,
+            rounds,
+            threads,
+        ) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },

@@ -31,7 +31,11 @@ pub struct SimSettings {
 
 impl Default for SimSettings {
     fn default() -> Self {
-        Self { sec_per_step: 10, steps_per_second_at_1x: 4.0, frame_budget_ms: 12 }
+        Self {
+            sec_per_step: 10,
+            steps_per_second_at_1x: 4.0,
+            frame_budget_ms: 12,
+        }
     }
 }
 
@@ -41,10 +45,20 @@ impl GameConfig {
         let (cfg, src): (GameConfig, String) = read_ron(path)?;
         let lines = crate::data_error::SourceLines::new(&src);
         if cfg.sim.sec_per_step == 0 || 86_400 % cfg.sim.sec_per_step != 0 {
-            return Err(DataError::new(path, lines.line_near("sec_per_step", 0), "sim.sec_per_step", "must divide a day (86400) evenly, e.g. 10"));
+            return Err(DataError::new(
+                path,
+                lines.line_near("sec_per_step", 0),
+                "sim.sec_per_step",
+                "must divide a day (86400) evenly, e.g. 10",
+            ));
         }
         if !(cfg.sim.steps_per_second_at_1x > 0.0 && cfg.sim.steps_per_second_at_1x <= 1000.0) {
-            return Err(DataError::new(path, lines.line_near("steps_per_second_at_1x", 0), "sim.steps_per_second_at_1x", "must be in (0, 1000]"));
+            return Err(DataError::new(
+                path,
+                lines.line_near("steps_per_second_at_1x", 0),
+                "sim.steps_per_second_at_1x",
+                "must be in (0, 1000]",
+            ));
         }
         cfg.llm.validate(path, &lines)?;
         cfg.cognition.validate(path, &lines)?;
@@ -57,7 +71,11 @@ impl GameConfig {
             Some(p) => Self::load(p),
             None => {
                 let p = data_root().join("config/simulacra.ron");
-                if p.exists() { Self::load(&p) } else { Ok(Self::default()) }
+                if p.exists() {
+                    Self::load(&p)
+                } else {
+                    Ok(Self::default())
+                }
             }
         }
     }
@@ -80,7 +98,11 @@ pub fn data_root() -> PathBuf {
 /// else relative to the data folder.
 pub fn resolve_path(p: &str) -> PathBuf {
     let path = Path::new(p);
-    if path.is_absolute() || path.exists() { path.to_path_buf() } else { data_root().join(path) }
+    if path.is_absolute() || path.exists() {
+        path.to_path_buf()
+    } else {
+        data_root().join(path)
+    }
 }
 
 /// A bundled name ("smallville") or a path ("my/town.ron") → a file path.
@@ -89,5 +111,7 @@ pub fn resolve_data(kind_dir: &str, name_or_path: &str) -> PathBuf {
     if p.extension().is_some() || p.components().count() > 1 || p.exists() {
         return p.to_path_buf();
     }
-    data_root().join(kind_dir).join(format!("{name_or_path}.ron"))
+    data_root()
+        .join(kind_dir)
+        .join(format!("{name_or_path}.ron"))
 }

@@ -35,8 +35,18 @@ impl std::error::Error for DataError {}
 
 impl DataError {
     /// A new error.
-    pub fn new(file: &Path, line: usize, field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { file: file.to_path_buf(), line, field: field.into(), message: message.into() }
+    pub fn new(
+        file: &Path,
+        line: usize,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -54,7 +64,11 @@ impl<'a> SourceLines<'a> {
 
     /// 1-based line of a byte offset.
     pub fn line_of_offset(&self, offset: usize) -> usize {
-        self.src[..offset.min(self.src.len())].bytes().filter(|b| *b == b'\n').count() + 1
+        self.src[..offset.min(self.src.len())]
+            .bytes()
+            .filter(|b| *b == b'\n')
+            .count()
+            + 1
     }
 
     /// Line of the `nth` (0-based) occurrence of `needle`, searching from byte `from`.
@@ -77,7 +91,9 @@ impl<'a> SourceLines<'a> {
 
     /// Byte offset of a quoted string value at or after `from` (or `from`).
     pub fn offset_of_quoted(&self, value: &str, from: usize) -> usize {
-        self.find_from(&format!("\"{value}\""), from).map(|(_, o)| o).unwrap_or(from)
+        self.find_from(&format!("\"{value}\""), from)
+            .map(|(_, o)| o)
+            .unwrap_or(from)
     }
 }
 
@@ -91,14 +107,29 @@ pub fn read_ron<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Strin
 
 /// Parses RON text, turning a syntax or shape error into a [`DataError`] with the line.
 pub fn parse_ron<T: serde::de::DeserializeOwned>(path: &Path, src: &str) -> Result<T, DataError> {
-    let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    let options =
+        ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
     options.from_str::<T>(src).map_err(|e| {
         let field = match &e.code {
             ron::Error::MissingStructField { field, outer } => {
-                format!("{}{}", outer.as_deref().map(|o| format!("{o}.")).unwrap_or_default(), field)
+                format!(
+                    "{}{}",
+                    outer
+                        .as_deref()
+                        .map(|o| format!("{o}."))
+                        .unwrap_or_default(),
+                    field
+                )
             }
             ron::Error::NoSuchStructField { found, outer, .. } => {
-                format!("{}{}", outer.as_deref().map(|o| format!("{o}.")).unwrap_or_default(), found)
+                format!(
+                    "{}{}",
+                    outer
+                        .as_deref()
+                        .map(|o| format!("{o}."))
+                        .unwrap_or_default(),
+                    found
+                )
             }
             ron::Error::NoSuchEnumVariant { found, .. } => found.clone(),
             _ => String::new(),

@@ -3,8 +3,8 @@
 //! headless step benchmark.
 
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
-use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::llm::Llm;
+use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use crate::{SimPlugin, headless_app};
@@ -14,11 +14,17 @@ use std::time::Instant;
 
 /// Runs `steps` steps headless (after loading a history file, if given); prints progress to
 /// stderr and returns the summary.
-pub fn run(sim: SimPlugin, steps: u64, progress: bool, history: Option<&std::path::Path>) -> Result<String, String> {
+pub fn run(
+    sim: SimPlugin,
+    steps: u64,
+    progress: bool,
+    history: Option<&std::path::Path>,
+) -> Result<String, String> {
     let mut app = headless_app(sim);
     if let Some(h) = history {
         app.update(); // spawn the residents
-        let report = crate::cognition::history::load_history(app.world_mut(), h).map_err(|e| e.to_string())?;
+        let report = crate::cognition::history::load_history(app.world_mut(), h)
+            .map_err(|e| e.to_string())?;
         eprintln!("{}", report.describe(h));
     }
     let chunk = 250u64;
@@ -32,7 +38,12 @@ pub fn run(sim: SimPlugin, steps: u64, progress: bool, history: Option<&std::pat
         // Redraw at most ten times a second (a fast run would flood the terminal).
         if progress && (drawn.elapsed().as_millis() >= 100 || done == steps) {
             drawn = Instant::now();
-            draw_progress(done, steps, started.elapsed().as_secs_f64(), &app.world().resource::<SimClock>().now.to_string());
+            draw_progress(
+                done,
+                steps,
+                started.elapsed().as_secs_f64(),
+                &app.world().resource::<SimClock>().now.to_string(),
+            );
         }
     }
     if progress {
@@ -47,7 +58,13 @@ fn draw_progress(done: u64, total: u64, secs: f64, now: &str) {
     let filled = ((done as f64 / total.max(1) as f64) * width as f64) as usize;
     let rate = done as f64 / secs.max(1e-9);
     let mut err = std::io::stderr();
-    let _ = write!(err, "\r[{}{}] {:>3}% step {done}/{total} | {rate:>8.0} steps/s | {now}   ", "#".repeat(filled), "-".repeat(width - filled), done * 100 / total.max(1));
+    let _ = write!(
+        err,
+        "\r[{}{}] {:>3}% step {done}/{total} | {rate:>8.0} steps/s | {now}   ",
+        "#".repeat(filled),
+        "-".repeat(width - filled),
+        done * 100 / total.max(1)
+    );
     let _ = err.flush();
 }
 
@@ -56,9 +73,19 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
     let world = app.world_mut();
     let clock = world.resource::<SimClock>().clone();
     let mut out = String::new();
-    out.push_str(&format!("{steps} steps in {secs:.2} s = {:.0} steps/s; game time now {} (step {})\n", steps as f64 / secs.max(1e-9), clock.now, clock.step));
+    out.push_str(&format!(
+        "{steps} steps in {secs:.2} s = {:.0} steps/s; game time now {} (step {})\n",
+        steps as f64 / secs.max(1e-9),
+        clock.now,
+        clock.step
+    ));
     let map = world.resource::<WorldMap>().clone();
-    let mut q = world.query_filtered::<(&Identity, &GridPos, &CurrentAction, &MemoryStream), With<Resident>>();
+    let residents = world
+        .query_filtered::<(), With<Resident>>()
+        .iter(world)
+        .count();
+    let mut q = world
+        .query_filtered::<(&Identity, &GridPos, &CurrentAction, &MemoryStream), With<Resident>>();
     let mut rows: Vec<(String, String)> = q
         .iter(world)
         .map(|(id, pos, act, mem)| {
@@ -85,21 +112,79 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
         out.push_str(&format!("  {name:<20} {what}\n"));
     }
     if let Some(g) = world.get_resource::<crate::sim::clock::StepGate>() {
-        out.push_str(&format!("waited on the LLM: {:.1} s in all; {} steps waited for answers\n", g.waited.as_secs_f64(), g.waited_steps));
+        out.push_str(&format!(
+            "waited on the LLM: {:.1} s in all; {} steps waited for answers\n",
+            g.waited.as_secs_f64(),
+            g.waited_steps
+        ));
     }
     if let Some(llm) = world.get_resource::<Llm>() {
         let st = llm.status();
         for b in &st.backends {
-            out.push_str(&format!("LLM backend {}: {:?} ({})\n", b.name, b.health, b.detail));
+            out.push_str(&format!(
+                "LLM backend {}: {:?} ({})\n",
+                b.name, b.health, b.detail
+            ));
         }
         let stats = llm.stats();
         if stats.by_purpose.is_empty() {
             out.push_str("LLM: no requests this run (residents follow their daily routine).\n");
         } else {
             out.push_str(&stats.table());
+            let game_hours = steps as f64 * clock.sec_per_step as f64 / 3600.0;
+            out.push_str(&stats.per_agent_hour(residents, game_hours));
         }
     }
     out
+}
+
+/// What `simulacra bench day` measures.
+#[derive(Debug, Clone)]
+pub struct DayBench {
+    /// Residents.
+    pub agents: usize,
+    /// Game hours measured.
+    pub game_hours: f64,
+    /// Wall seconds they took.
+    pub wall_secs: f64,
+    /// Wall seconds game time waited on the LLM.
+    pub waited_secs: f64,
+    /// LLM metrics over the measured hours only.
+    pub stats: crate::llm::metrics::LlmStats,
+    /// The warm-up's wall seconds.
+    pub warmup_secs: f64,
+}
+
+/// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
+/// `hours` game hours with the configured (default: local) model.
+pub fn bench_day(
+    mut sim: SimPlugin,
+    from: crate::sim::time::GameTime,
+    warmup_hours: f64,
+    hours: f64,
+) -> DayBench {
+    let sec = sim.config.sim.sec_per_step as f64;
+    sim.scenario.start = from.plus_secs(-(warmup_hours * 3600.0) as i64);
+    let agents = sim.scenario.residents.len();
+    let mut app = headless_app(sim);
+    let t0 = Instant::now();
+    crate::run_steps(&mut app, (warmup_hours * 3600.0 / sec) as u64);
+    let warmup_secs = t0.elapsed().as_secs_f64();
+    let before = app.world().resource::<Llm>().stats();
+    let waited_before = app.world().resource::<crate::sim::clock::StepGate>().waited;
+    let t = Instant::now();
+    crate::run_steps(&mut app, (hours * 3600.0 / sec) as u64);
+    let wall_secs = t.elapsed().as_secs_f64();
+    let after = app.world().resource::<Llm>().stats();
+    let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
+    DayBench {
+        agents,
+        game_hours: hours,
+        wall_secs,
+        waited_secs: waited.as_secs_f64(),
+        stats: after.since(&before),
+        warmup_secs,
+    }
 }
 
 /// Headless steps per second with the scenario's residents on their routine.

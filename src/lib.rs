@@ -52,28 +52,62 @@ pub struct SimPlugin {
 impl SimPlugin {
     /// Loads a scenario (bundled name or path), its map (or `map_override`) and the config,
     /// validating all three.
-    pub fn load(scenario: &str, map_override: Option<&str>, config: GameConfig) -> Result<Self, DataError> {
+    pub fn load(
+        scenario: &str,
+        map_override: Option<&str>,
+        config: GameConfig,
+    ) -> Result<Self, DataError> {
         let scenario_path = resolve_data("config/scenarios", scenario);
         if !scenario_path.exists() {
-            return Err(DataError::new(&scenario_path, 0, "", format!("no such scenario; bundled ones: {}", bundled("config/scenarios"))));
+            return Err(DataError::new(
+                &scenario_path,
+                0,
+                "",
+                format!(
+                    "no such scenario; bundled ones: {}",
+                    bundled("config/scenarios")
+                ),
+            ));
         }
         let (file, src) = agent::persona::read_scenario(&scenario_path)?;
-        let map_ref = map_override.map(str::to_string).unwrap_or_else(|| file.map.clone());
+        let map_ref = map_override
+            .map(str::to_string)
+            .unwrap_or_else(|| file.map.clone());
         let map_path = resolve_map_path(&scenario_path, &map_ref);
         if !map_path.exists() {
-            return Err(DataError::new(&map_path, 0, "", format!("no such map; bundled ones: {}", bundled("maps"))));
+            return Err(DataError::new(
+                &map_path,
+                0,
+                "",
+                format!("no such map; bundled ones: {}", bundled("maps")),
+            ));
         }
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
-        let prompts = cognition::prompts::Prompts::load(&config::resolve_path(&config.cognition.prompts))?;
-        Ok(Self { map, scenario, config, prompts })
+        let prompts =
+            cognition::prompts::Prompts::load(&config::resolve_path(&config.cognition.prompts))?;
+        Ok(Self {
+            map,
+            scenario,
+            config,
+            prompts,
+        })
     }
 }
 
 /// Names of the bundled `.ron` files in a data folder, for error messages.
 fn bundled(dir: &str) -> String {
     let mut names: Vec<String> = std::fs::read_dir(config::data_root().join(dir))
-        .map(|rd| rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".ron")).map(str::to_string)).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_suffix(".ron"))
+                        .map(str::to_string)
+                })
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     names.join(", ")
@@ -85,24 +119,38 @@ fn resolve_map_path(scenario_path: &Path, map_ref: &str) -> PathBuf {
     if direct.exists() {
         return direct;
     }
-    let beside = scenario_path.parent().map(|d| d.join(map_ref)).unwrap_or_default();
+    let beside = scenario_path
+        .parent()
+        .map(|d| d.join(map_ref))
+        .unwrap_or_default();
     if beside.exists() { beside } else { direct }
 }
 
 impl Plugin for SimPlugin {
     fn build(&self, app: &mut App) {
         let s = &self.config.sim;
-        app.configure_sets(Update, (AppSystems::Input, AppSystems::Simulate, AppSystems::Present).chain())
-            .insert_resource(self.map.clone())
-            .insert_resource(ScenarioRes(self.scenario.clone()))
-            .insert_resource(sim::clock::SimClock::new(self.scenario.start, s.sec_per_step))
-            .insert_resource(sim::clock::SimPace {
-                steps_per_second_at_1x: s.steps_per_second_at_1x,
-                frame_budget: std::time::Duration::from_millis(s.frame_budget_ms),
-                ..default()
-            });
+        app.configure_sets(
+            Update,
+            (AppSystems::Input, AppSystems::Simulate, AppSystems::Present).chain(),
+        )
+        .insert_resource(self.map.clone())
+        .insert_resource(ScenarioRes(self.scenario.clone()))
+        .insert_resource(sim::clock::SimClock::new(
+            self.scenario.start,
+            s.sec_per_step,
+        ))
+        .insert_resource(sim::clock::SimPace {
+            steps_per_second_at_1x: s.steps_per_second_at_1x,
+            frame_budget: std::time::Duration::from_millis(s.frame_budget_ms),
+            ..default()
+        });
         sim::plugin(app);
-        cognition::plugin(app, self.config.cognition.clone(), self.prompts.clone(), cognition::place::PlaceRules::of(&self.scenario.residents));
+        cognition::plugin(
+            app,
+            self.config.cognition.clone(),
+            self.prompts.clone(),
+            cognition::place::PlaceRules::of(&self.scenario.residents),
+        );
         agent::plugin(app);
         app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
     }
@@ -110,16 +158,23 @@ impl Plugin for SimPlugin {
 
 /// A headless app: `MinimalPlugins` (no render, no window) + [`SimPlugin`], paced manually
 /// (steps run only when requested). Tests and `simulacra run` use this.
-pub fn headless_app(sim: SimPlugin) -> App {
+pub fn headless_app(mut sim: SimPlugin) -> App {
+    sim.config.llm.use_all_cores();
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin, sim));
-    app.insert_resource(sim::clock::SimPace { max_requested_per_frame: 2000, block_on_answers: true, ..sim::clock::SimPace::manual() });
+    app.insert_resource(sim::clock::SimPace {
+        max_requested_per_frame: 2000,
+        block_on_answers: true,
+        ..sim::clock::SimPace::manual()
+    });
     app
 }
 
 /// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum).
 pub fn run_steps(app: &mut App, n: u64) {
-    app.world_mut().resource_mut::<sim::clock::SimPace>().requested += n;
+    app.world_mut()
+        .resource_mut::<sim::clock::SimPace>()
+        .requested += n;
     while app.world().resource::<sim::clock::SimPace>().requested > 0 {
         app.update();
     }

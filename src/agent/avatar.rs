@@ -30,11 +30,17 @@ pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime) -> impl Bundle {
         Avatar,
         Identity {
             name: spec.name.clone(),
-            first_name: spec.name.split_whitespace().next().unwrap_or_default().to_string(),
+            first_name: spec
+                .name
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
             age: spec.age,
             description: spec.description.clone(),
         },
         GridPos::at(tile),
+        super::Facing::default(),
         CurrentAction {
             description: "exploring Smallville".into(),
             emoji: "🚶".into(),
@@ -55,21 +61,32 @@ pub fn step_target(map: &WorldMap, from: Tile, dx: i32, dy: i32) -> Option<Tile>
         return None;
     }
     // A diagonal step needs one of its two straight neighbours free (no squeezing past corners).
-    if dx != 0 && dy != 0 && !map.walkable(Tile::new(from.x + dx.signum(), from.y)) && !map.walkable(Tile::new(from.x, from.y + dy.signum())) {
+    if dx != 0
+        && dy != 0
+        && !map.walkable(Tile::new(from.x + dx.signum(), from.y))
+        && !map.walkable(Tile::new(from.x, from.y + dy.signum()))
+    {
         return None;
     }
     map.walkable(to).then_some(to)
 }
 
 /// Applies movement requests to the avatar.
-pub fn move_avatar(map: Res<WorldMap>, mut moves: MessageReader<AvatarMove>, mut avatar: Query<(&mut GridPos, &mut CurrentAction), With<Avatar>>) {
+pub fn move_avatar(
+    map: Res<WorldMap>,
+    mut moves: MessageReader<AvatarMove>,
+    mut avatar: Query<(&mut GridPos, &mut CurrentAction), With<Avatar>>,
+) {
     let Ok((mut pos, mut action)) = avatar.single_mut() else {
         moves.clear();
         return;
     };
     for m in moves.read() {
         if let Some(to) = step_target(&map, pos.tile, m.dx, m.dy) {
-            *pos = GridPos { tile: to, prev: pos.tile };
+            *pos = GridPos {
+                tile: to,
+                prev: pos.tile,
+            };
             let here = map.address(to).to_string();
             if action.address != here {
                 action.address = here;
@@ -79,7 +96,8 @@ pub fn move_avatar(map: Res<WorldMap>, mut moves: MessageReader<AvatarMove>, mut
 }
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_message::<AvatarMove>().add_systems(Update, move_avatar.in_set(crate::AppSystems::Input));
+    app.add_message::<AvatarMove>()
+        .add_systems(Update, move_avatar.in_set(crate::AppSystems::Input));
 }
 
 #[cfg(test)]
@@ -94,8 +112,19 @@ mod tests {
             terrain: [ "...", ".#.", "..." ], sectors: [] )"#;
         let map = parse_map(Path::new("t.ron"), src).unwrap();
         assert_eq!(step_target(&map, Tile::new(0, 1), 1, 0), None);
-        assert_eq!(step_target(&map, Tile::new(0, 1), 0, 1), Some(Tile::new(0, 2)));
-        assert_eq!(step_target(&map, Tile::new(0, 0), -1, 0), None, "the edge of the map blocks");
-        assert_eq!(step_target(&map, Tile::new(0, 0), 1, 1), None, "diagonal into a wall");
+        assert_eq!(
+            step_target(&map, Tile::new(0, 1), 0, 1),
+            Some(Tile::new(0, 2))
+        );
+        assert_eq!(
+            step_target(&map, Tile::new(0, 0), -1, 0),
+            None,
+            "the edge of the map blocks"
+        );
+        assert_eq!(
+            step_target(&map, Tile::new(0, 0), 1, 1),
+            None,
+            "diagonal into a wall"
+        );
     }
 }

@@ -7,6 +7,10 @@ pub mod persona;
 pub mod routine;
 pub mod schedule;
 
+use crate::cognition::config::CognitionConfig;
+use crate::memory::SpatialMemory;
+use crate::memory::reflect::ReflectionTrigger;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
@@ -16,10 +20,6 @@ use bevy::prelude::*;
 use persona::Persona;
 use routine::block_at;
 use schedule::Block;
-use crate::cognition::config::CognitionConfig;
-use crate::memory::reflect::ReflectionTrigger;
-use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
-use crate::memory::SpatialMemory;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -220,27 +220,58 @@ pub struct DayPlan {
     pub current: Option<usize>,
     /// Next block id.
     pub next_id: u32,
-    /// Activity id → chosen sector (`world:sector`), the first half of choosing a place.
+    /// Activity group → chosen sector (`world:sector`), the first half of choosing a place.
     pub sectors: std::collections::BTreeMap<u32, String>,
-    /// Activity id → chosen arena (`world:sector:arena`).
+    /// Activity group → chosen arena (`world:sector:arena`).
     pub places: std::collections::BTreeMap<u32, String>,
 }
 
 impl DayPlan {
     /// A plan from blocks covering the day, with fresh ids (each block its own activity).
     pub fn from_blocks(day: i64, source: PlanSource, wake_min: u32, blocks: Vec<Block>) -> Self {
-        let mut plan = DayPlan { day: Some(day), source, wake_min, ..default() };
+        let mut plan = DayPlan {
+            day: Some(day),
+            source,
+            wake_min,
+            ..default()
+        };
         plan.blocks = blocks
             .into_iter()
             .map(|mut b| {
                 plan.next_id += 1;
                 b.id = plan.next_id;
                 b.activity = b.id;
+                b.group = b.id;
                 b
             })
             .collect();
         plan.hourly = plan.blocks.clone();
         plan
+    }
+
+    /// Splits every activity longer than an hour (but sleep) into hour-long pieces on the hour,
+    /// each refined on its own, all in the activity's group.
+    pub fn split_into_hours(&mut self, keep_whole: impl Fn(&Block) -> bool) {
+        let blocks = std::mem::take(&mut self.blocks);
+        for b in blocks {
+            if keep_whole(&b) || b.end - b.start <= 60 {
+                self.blocks.push(b);
+                continue;
+            }
+            let mut start = b.start;
+            while start < b.end {
+                let end = ((start / 60 + 1) * 60).min(b.end);
+                let id = self.new_id();
+                self.blocks.push(Block {
+                    start,
+                    end,
+                    id,
+                    activity: id,
+                    ..b.clone()
+                });
+                start = end;
+            }
+        }
     }
 
     /// A fresh block id.
@@ -270,18 +301,46 @@ impl Outlook {
     pub fn of(p: &Persona) -> Self {
         let plan_requirement = match (&p.spec.work, &p.work) {
             (Some(w), Some((from, to, addr))) => {
-                let place = addr.split(':').skip(1).take(2).collect::<Vec<_>>().join(", ");
-                format!("{} is {} ({place}) from {:02}:{:02} to {:02}:{:02}.", p.first_name, w.activity, from / 60, from % 60, to / 60, to % 60)
+                let place = addr
+                    .split(':')
+                    .skip(1)
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!(
+                    "{} is {} ({place}) from {:02}:{:02} to {:02}:{:02}.",
+                    p.first_name,
+                    w.activity,
+                    from / 60,
+                    from % 60,
+                    to / 60,
+                    to % 60
+                )
             }
             _ => String::new(),
         };
-        Self { currently: p.spec.currently.clone(), plan_requirement }
+        Self {
+            currently: p.spec.currently.clone(),
+            plan_requirement,
+        }
     }
 }
 
 /// Spawns the residents and the avatar of a scenario.
-pub fn spawn_people(mut commands: Commands, scenario: Res<crate::ScenarioRes>, clock: Res<SimClock>, map: Res<WorldMap>, cog: Res<crate::cognition::Cognition>) {
-    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
+pub fn spawn_people(
+    mut commands: Commands,
+    scenario: Res<crate::ScenarioRes>,
+    clock: Res<SimClock>,
+    map: Res<WorldMap>,
+    cog: Res<crate::cognition::Cognition>,
+) {
+    let names: Vec<String> = scenario
+        .0
+        .residents
+        .iter()
+        .map(|p| p.spec.name.clone())
+        .chain([scenario.0.player.name.clone()])
+        .collect();
     for p in &scenario.0.residents {
         commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
     }
@@ -292,7 +351,9 @@ pub fn spawn_people(mut commands: Commands, scenario: Res<crate::ScenarioRes>, c
 /// `own`: keywords for a memory.
 pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
     let mut out = vec![own.to_string()];
-    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric() && c != '\'').collect();
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .collect();
     for n in names {
         let first = n.split_whitespace().next().unwrap_or(n);
         if (text.contains(n.as_str()) || words.contains(&first)) && !out.contains(n) {
@@ -305,7 +366,13 @@ pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
 /// The components of a resident: identity, position, the day's plan, and memory seeded from
 /// the scenario (the seed statements as thoughts; home, work and favourite places as known
 /// places).
-pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &CognitionConfig, names: &[String]) -> impl Bundle {
+pub fn resident_bundle(
+    p: Persona,
+    now: GameTime,
+    map: &WorldMap,
+    cog: &CognitionConfig,
+    names: &[String],
+) -> impl Bundle {
     let spawn = p.spawn;
     let identity = Identity {
         name: p.spec.name.clone(),
@@ -341,10 +408,15 @@ pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &Cognitio
     }
     (
         Name::new(p.spec.name.clone()),
-        Resident { persona: Arc::new(p) },
+        Resident {
+            persona: Arc::new(p),
+        },
         identity,
         GridPos::at(spawn),
-        CurrentAction { start: now, ..default() },
+        CurrentAction {
+            start: now,
+            ..default()
+        },
         DayPlan::default(),
         outlook,
         Scratch::from_config(cog),
@@ -356,7 +428,10 @@ pub fn resident_bundle(p: Persona, now: GameTime, map: &WorldMap, cog: &Cognitio
 /// Plans a walk for everyone whose action moved them to a new address.
 pub fn plan_walks(
     map: Res<WorldMap>,
-    mut changed: Query<(&Identity, &GridPos, &CurrentAction, &mut WalkPath), Changed<CurrentAction>>,
+    mut changed: Query<
+        (&Identity, &GridPos, &CurrentAction, &mut WalkPath),
+        Changed<CurrentAction>,
+    >,
     all: Query<&GridPos>,
 ) {
     if changed.is_empty() {
@@ -367,12 +442,17 @@ pub fn plan_walks(
         if action.address.is_empty() || action.address == STAY_HERE {
             continue;
         }
-        if walk.destination.as_deref() == Some(action.address.as_str()) && walk.tiles.is_empty() && map.tiles_of(&action.address).contains(&pos.tile) {
+        if walk.destination.as_deref() == Some(action.address.as_str())
+            && walk.tiles.is_empty()
+            && map.tiles_of(&action.address).contains(&pos.tile)
+        {
             continue;
         }
         let goals = goal_tiles(&map, &action.address, &id.name);
         walk.destination = Some(action.address.clone());
-        walk.tiles = match path_to_any(&map, pos.tile, &goals, &|t| occupied.contains(&t) && t != pos.tile) {
+        walk.tiles = match path_to_any(&map, pos.tile, &goals, &|t| {
+            occupied.contains(&t) && t != pos.tile
+        }) {
             Some(p) => p.into(),
             None => {
                 warn!("no path from {} to {}", pos.tile, action.address);
@@ -387,14 +467,20 @@ pub fn plan_walks(
 fn goal_tiles(map: &WorldMap, address: &str, who: &str) -> Vec<Tile> {
     let tiles = map.tiles_of(address);
     let is_object = address.split(':').count() >= 4;
-    let mut goals: Vec<Tile> = if is_object { tiles.to_vec() } else { map.stand_tiles(address) };
+    let mut goals: Vec<Tile> = if is_object {
+        tiles.to_vec()
+    } else {
+        map.stand_tiles(address)
+    };
     if goals.is_empty() {
         goals = tiles.to_vec();
     }
     // Rotate by a per-person offset: spread, and the same in every run (entity ids are not:
     // they depend on what else was spawned first).
     if !goals.is_empty() {
-        let k = (crate::llm::backend::scripted::text_hash(who) as usize).wrapping_mul(2_654_435_761) % goals.len();
+        let k = (crate::llm::backend::scripted::text_hash(who) as usize)
+            .wrapping_mul(2_654_435_761)
+            % goals.len();
         goals.rotate_left(k);
         goals.truncate(12);
     }
@@ -421,7 +507,12 @@ pub fn walk_one_tile(mut walkers: Query<(&mut GridPos, &mut WalkPath, Option<&mu
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_people)
-        .add_systems(crate::sim::SimStep, (plan_walks.in_set(SimSystems::Act), walk_one_tile.in_set(SimSystems::Move)));
+    app.add_systems(Startup, spawn_people).add_systems(
+        crate::sim::SimStep,
+        (
+            plan_walks.in_set(SimSystems::Act),
+            walk_one_tile.in_set(SimSystems::Move),
+        ),
+    );
     avatar::plugin(app);
 }

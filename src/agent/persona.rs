@@ -131,7 +131,12 @@ pub struct Persona {
 impl Persona {
     /// The identity stable set (ISS) used as the header of prompts.
     /// `currently` and `plan_requirement` are the revisable parts (see `agent::Outlook`).
-    pub fn identity_header(&self, currently: &str, plan_requirement: &str, now: GameTime) -> String {
+    pub fn identity_header(
+        &self,
+        currently: &str,
+        plan_requirement: &str,
+        now: GameTime,
+    ) -> String {
         let s = &self.spec;
         let mut h = format!(
             "Name: {}\nAge: {}\nInnate traits: {}\nLearned traits: {}\nCurrently: {}\nLifestyle: {}\n",
@@ -145,14 +150,24 @@ impl Persona {
         if !plan_requirement.is_empty() {
             h.push_str(&format!("Daily plan requirement: {plan_requirement}\n"));
         }
-        h.push_str(&format!("Current Date: {}, {}\n", now.weekday(), now.date_string()));
+        h.push_str(&format!(
+            "Current Date: {}, {}\n",
+            now.weekday(),
+            now.date_string()
+        ));
         h
     }
 
     /// "goes to bed around 11pm, wakes up around 7am, eats at 7:30, 12:00 and 18:30".
     pub fn lifestyle_text(&self) -> String {
         let l = &self.spec.lifestyle;
-        format!("{} goes to bed around {}, wakes up around {}, and eats at {}", self.first_name, l.sleep, l.wake, l.meals.join(", "))
+        format!(
+            "{} goes to bed around {}, wakes up around {}, and eats at {}",
+            self.first_name,
+            l.sleep,
+            l.wake,
+            l.meals.join(", ")
+        )
     }
 }
 
@@ -179,17 +194,38 @@ pub fn read_scenario(path: &Path) -> Result<(ScenarioFile, String), DataError> {
 }
 
 /// Validates a scenario against its map.
-pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &WorldMap) -> Result<Scenario, DataError> {
+pub fn validate_scenario(
+    path: &Path,
+    src: &str,
+    file: ScenarioFile,
+    map: &WorldMap,
+) -> Result<Scenario, DataError> {
     let lines = SourceLines::new(src);
     let err = |line: usize, field: String, msg: String| DataError::new(path, line, field, msg);
-    let start = GameTime::parse(&file.start)
-        .ok_or_else(|| err(lines.line_of_quoted(&file.start, 0), "start".into(), format!("bad date-time {:?}; write \"YYYY-MM-DD HH:MM\"", file.start)))?;
+    let start = GameTime::parse(&file.start).ok_or_else(|| {
+        err(
+            lines.line_of_quoted(&file.start, 0),
+            "start".into(),
+            format!("bad date-time {:?}; write \"YYYY-MM-DD HH:MM\"", file.start),
+        )
+    })?;
     let p_spawn = Tile::new(file.player.spawn.0, file.player.spawn.1);
     if !map.walkable(p_spawn) {
-        return Err(err(lines.line_near("spawn", lines.offset_of_quoted(&file.player.name, 0)), "player.spawn".into(), format!("spawn tile {p_spawn} is not walkable on {}", map.source.display())));
+        return Err(err(
+            lines.line_near("spawn", lines.offset_of_quoted(&file.player.name, 0)),
+            "player.spawn".into(),
+            format!(
+                "spawn tile {p_spawn} is not walkable on {}",
+                map.source.display()
+            ),
+        ));
     }
     if file.residents.is_empty() {
-        return Err(err(lines.line_near("residents", 0), "residents".into(), "a scenario needs at least one resident".into()));
+        return Err(err(
+            lines.line_near("residents", 0),
+            "residents".into(),
+            "a scenario needs at least one resident".into(),
+        ));
     }
     let mut residents = Vec::new();
     let mut cursor = lines.find_from("residents", 0).map(|(_, o)| o).unwrap_or(0);
@@ -199,16 +235,34 @@ pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &World
         let field = |f: &str| format!("residents[{i}].{f}");
         let line_of = |value: &str| lines.line_of_quoted(value, at);
         if spec.name.split_whitespace().count() < 2 {
-            return Err(err(line_of(&spec.name), field("name"), format!("'{}' needs a first and a last name", spec.name)));
+            return Err(err(
+                line_of(&spec.name),
+                field("name"),
+                format!("'{}' needs a first and a last name", spec.name),
+            ));
         }
         if let Some(j) = file.residents[..i].iter().position(|o| o.name == spec.name) {
-            return Err(err(line_of(&spec.name), field("name"), format!("'{}' is already residents[{j}]", spec.name)));
+            return Err(err(
+                line_of(&spec.name),
+                field("name"),
+                format!("'{}' is already residents[{j}]", spec.name),
+            ));
         }
         if !(1..=120).contains(&spec.age) {
-            return Err(err(lines.line_near("age", at), field("age"), format!("age {} is not 1..=120", spec.age)));
+            return Err(err(
+                lines.line_near("age", at),
+                field("age"),
+                format!("age {} is not 1..=120", spec.age),
+            ));
         }
         let clock = |value: &str, name: &str| {
-            parse_clock(value).map(|s| s / 60).ok_or_else(|| err(line_of(value), field(name), format!("bad time {value:?}; write \"HH:MM\"")))
+            parse_clock(value).map(|s| s / 60).ok_or_else(|| {
+                err(
+                    line_of(value),
+                    field(name),
+                    format!("bad time {value:?}; write \"HH:MM\""),
+                )
+            })
         };
         let wake_min = clock(&spec.lifestyle.wake, "lifestyle.wake")?;
         let mut sleep_min = clock(&spec.lifestyle.sleep, "lifestyle.sleep")?;
@@ -223,18 +277,41 @@ pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &World
             if map.has_address(value) {
                 Ok(map.canonical(value))
             } else {
-                Err(err(line_of(value), field(name), format!("'{value}' is not a place on {}{}", map.source.display(), suggest(map, value))))
+                Err(err(
+                    line_of(value),
+                    field(name),
+                    format!(
+                        "'{value}' is not a place on {}{}",
+                        map.source.display(),
+                        suggest(map, value)
+                    ),
+                ))
             }
         };
         let home_arena = place(&spec.home, "home")?;
         let parts: Vec<&str> = home_arena.split(':').collect();
         if parts.len() != 3 {
-            return Err(err(line_of(&spec.home), field("home"), format!("home '{}' must name a sector and an arena (sector:arena)", spec.home)));
+            return Err(err(
+                line_of(&spec.home),
+                field("home"),
+                format!(
+                    "home '{}' must name a sector and an arena (sector:arena)",
+                    spec.home
+                ),
+            ));
         }
         let home_sector = format!("{}:{}", parts[0], parts[1]);
         let sector_idx = map.sector_by_name(parts[1]).expect("resolved above");
-        let arenas: Vec<&str> = map.sectors[sector_idx].arenas.iter().map(|a| map.arenas[*a].name.as_str()).collect();
-        let bed = if map.has_address(&format!("{home_arena}:bed")) { format!("{home_arena}:bed") } else { home_arena.clone() };
+        let arenas: Vec<&str> = map.sectors[sector_idx]
+            .arenas
+            .iter()
+            .map(|a| map.arenas[*a].name.as_str())
+            .collect();
+        let bed = if map.has_address(&format!("{home_arena}:bed")) {
+            format!("{home_arena}:bed")
+        } else {
+            home_arena.clone()
+        };
         let own_bath = format!("{}'s bathroom", spec.name);
         let bathroom = [own_bath.as_str(), "bathroom"]
             .into_iter()
@@ -242,7 +319,11 @@ pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &World
             .or_else(|| arenas.iter().copied().find(|a| a.contains("bathroom")))
             .map(|b| format!("{home_sector}:{b}"))
             .unwrap_or_else(|| home_arena.clone());
-        let kitchen = if arenas.contains(&"kitchen") { format!("{home_sector}:kitchen") } else { home_arena.clone() };
+        let kitchen = if arenas.contains(&"kitchen") {
+            format!("{home_sector}:kitchen")
+        } else {
+            home_arena.clone()
+        };
         let work = match &spec.work {
             Some(w) => {
                 let addr = place(&w.place, "work.place")?;
@@ -256,14 +337,35 @@ pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &World
         }
         let spawn = Tile::new(spec.spawn.0, spec.spawn.1);
         if !map.walkable(spawn) {
-            return Err(err(lines.line_near("spawn", at), field("spawn"), format!("spawn tile {spawn} is not walkable on {}", map.source.display())));
+            return Err(err(
+                lines.line_near("spawn", at),
+                field("spawn"),
+                format!(
+                    "spawn tile {spawn} is not walkable on {}",
+                    map.source.display()
+                ),
+            ));
         }
-        let memories: Vec<String> = spec.memories.split(';').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+        let memories: Vec<String> = spec
+            .memories
+            .split(';')
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .collect();
         if memories.is_empty() {
-            return Err(err(lines.line_near("memories", at), field("memories"), "needs at least one seed memory".into()));
+            return Err(err(
+                lines.line_near("memories", at),
+                field("memories"),
+                "needs at least one seed memory".into(),
+            ));
         }
         residents.push(Persona {
-            first_name: spec.name.split_whitespace().next().unwrap_or_default().to_string(),
+            first_name: spec
+                .name
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
             spec: spec.clone(),
             wake_min,
             sleep_min,
@@ -279,7 +381,14 @@ pub fn validate_scenario(path: &Path, src: &str, file: ScenarioFile, map: &World
             memories,
         });
     }
-    Ok(Scenario { source: path.to_path_buf(), name: file.name, map: file.map, start, player: file.player, residents })
+    Ok(Scenario {
+        source: path.to_path_buf(),
+        name: file.name,
+        map: file.map,
+        start,
+        player: file.player,
+        residents,
+    })
 }
 
 fn suggest(map: &WorldMap, value: &str) -> String {
@@ -291,5 +400,6 @@ fn suggest(map: &WorldMap, value: &str) -> String {
             best = Some((d, cand));
         }
     }
-    best.map(|(_, c)| format!(" (did you mean '{c}'?)")).unwrap_or_default()
+    best.map(|(_, c)| format!(" (did you mean '{c}'?)"))
+        .unwrap_or_default()
 }

@@ -21,7 +21,9 @@ enum Slot {
 
 /// A small stable hash of a name, for per-person variety that is the same every run.
 fn name_hash(name: &str) -> u32 {
-    name.bytes().fold(2_166_136_261u32, |h, b| (h ^ b as u32).wrapping_mul(16_777_619))
+    name.bytes().fold(2_166_136_261u32, |h, b| {
+        (h ^ b as u32).wrapping_mul(16_777_619)
+    })
 }
 
 /// Lays out one day (`day_index` varies the favourite place visited) as blocks covering
@@ -53,7 +55,8 @@ pub fn daily_routine(p: &Persona, day_index: i64) -> Vec<Block> {
         }
     }
     // Free stretches of an hour or more go to favourite places, in turn.
-    let mut haunt_turn = (day_index.rem_euclid(7) as usize + name_hash(&p.spec.name) as usize) % p.haunts.len().max(1);
+    let mut haunt_turn = (day_index.rem_euclid(7) as usize + name_hash(&p.spec.name) as usize)
+        % p.haunts.len().max(1);
     // Outings end by 21:00 (shops close; evenings are spent at home unless work says otherwise).
     let last = bed.saturating_sub(30).min(21 * 60);
     let mut m = wake + 60;
@@ -91,8 +94,17 @@ pub fn daily_routine(p: &Persona, day_index: i64) -> Vec<Block> {
         if m == 1440 || slots[m as usize] != slots[start as usize] {
             let (description, emoji, address) = describe(p, &slots[start as usize], &lunch_place);
             match blocks.last_mut() {
-                Some(last) if last.description == description && last.address == address => last.end = m,
-                _ => blocks.push(Block { start, end: m, description, emoji, address, ..Default::default() }),
+                Some(last) if last.description == description && last.address == address => {
+                    last.end = m
+                }
+                _ => blocks.push(Block {
+                    start,
+                    end: m,
+                    description,
+                    emoji,
+                    address,
+                    ..Default::default()
+                }),
             }
             start = m;
         }
@@ -103,10 +115,24 @@ pub fn daily_routine(p: &Persona, day_index: i64) -> Vec<Block> {
 fn lunch_place(p: &Persona) -> String {
     match &p.work {
         // Working at home: lunch out, at the first favourite place (the reason to leave the house).
-        Some((_, _, w)) if w.starts_with(&p.home_sector) => p.haunts.first().cloned().unwrap_or_else(|| p.kitchen.clone()),
+        Some((_, _, w)) if w.starts_with(&p.home_sector) => p
+            .haunts
+            .first()
+            .cloned()
+            .unwrap_or_else(|| p.kitchen.clone()),
         // Working elsewhere: eat near work, or at a favourite cafe.
-        Some((_, _, w)) => p.haunts.iter().find(|h| h.contains("Cafe")).cloned().unwrap_or_else(|| w.clone()),
-        None => p.haunts.iter().find(|h| h.contains("Cafe")).cloned().unwrap_or_else(|| p.kitchen.clone()),
+        Some((_, _, w)) => p
+            .haunts
+            .iter()
+            .find(|h| h.contains("Cafe"))
+            .cloned()
+            .unwrap_or_else(|| w.clone()),
+        None => p
+            .haunts
+            .iter()
+            .find(|h| h.contains("Cafe"))
+            .cloned()
+            .unwrap_or_else(|| p.kitchen.clone()),
     }
 }
 
@@ -117,7 +143,12 @@ fn describe(p: &Persona, slot: &Slot, lunch: &str) -> (String, String, String) {
         Slot::Breakfast => ("having breakfast", "🍳", p.kitchen.clone()),
         Slot::Work => {
             let (_, _, addr) = p.work.as_ref().expect("work slot only painted for workers");
-            let act = p.spec.work.as_ref().map(|w| w.activity.as_str()).unwrap_or("working");
+            let act = p
+                .spec
+                .work
+                .as_ref()
+                .map(|w| w.activity.as_str())
+                .unwrap_or("working");
             return (act.to_string(), "💼".into(), addr.clone());
         }
         Slot::Lunch => ("having lunch", "🍽", lunch.to_string()),
@@ -171,9 +202,18 @@ mod tests {
             innate: "kind".into(),
             learned: "x".into(),
             currently: "y".into(),
-            lifestyle: Lifestyle { wake: "07:00".into(), sleep: "23:00".into(), meals: vec!["07:30".into(), "12:30".into(), "19:00".into()] },
+            lifestyle: Lifestyle {
+                wake: "07:00".into(),
+                sleep: "23:00".into(),
+                meals: vec!["07:30".into(), "12:30".into(), "19:00".into()],
+            },
             home: "h:room".into(),
-            work: work.then(|| WorkSpec { place: "w:shop".into(), activity: "selling things".into(), from: "09:00".into(), to: "17:00".into() }),
+            work: work.then(|| WorkSpec {
+                place: "w:shop".into(),
+                activity: "selling things".into(),
+                from: "09:00".into(),
+                to: "17:00".into(),
+            }),
             haunts: vec!["w:Hobbs Cafe:cafe".into()],
             spawn: (0, 0),
             memories: "m".into(),
@@ -204,7 +244,10 @@ mod tests {
             assert_eq!(b.last().unwrap().end, 1440);
             for w in b.windows(2) {
                 assert_eq!(w[0].end, w[1].start);
-                assert_ne!((&w[0].description, &w[0].address), (&w[1].description, &w[1].address));
+                assert_ne!(
+                    (&w[0].description, &w[0].address),
+                    (&w[1].description, &w[1].address)
+                );
             }
             assert_eq!(b[0].description, "sleeping");
             assert_eq!(b.last().unwrap().description, "sleeping");
@@ -222,7 +265,10 @@ mod tests {
         assert_eq!(at(12 * 60 + 45).address, "w:Hobbs Cafe:cafe");
         assert_eq!(at(23 * 60 + 30).address, "w:h:room:bed");
         let idle = daily_routine(&persona(false), 0);
-        assert!(idle.iter().any(|b| b.address.contains("Hobbs Cafe")), "a person without work still goes out");
+        assert!(
+            idle.iter().any(|b| b.address.contains("Hobbs Cafe")),
+            "a person without work still goes out"
+        );
     }
 
     #[test]

@@ -23,9 +23,13 @@ pub struct Block {
     /// Id of this block within the day's plan.
     #[serde(default)]
     pub id: u32,
-    /// Id of the hourly activity it belongs to (its own id for an activity not refined).
+    /// Id of the hour-sized piece of activity it belongs to (its own id when not refined).
     #[serde(default)]
     pub activity: u32,
+    /// Id of the activity as first planned (consecutive hours of the same activity share it,
+    /// and share a place).
+    #[serde(default)]
+    pub group: u32,
     /// Whether this is a subtask of a refined activity.
     #[serde(default)]
     pub subtask: bool,
@@ -59,11 +63,18 @@ pub fn fit_durations(tasks: &[(String, u32)], total: u32) -> Vec<(String, u32)> 
     if total == 0 {
         return Vec::new();
     }
-    let tasks: Vec<(String, u32)> = if tasks.is_empty() { vec![("continuing".to_string(), total)] } else { tasks.to_vec() };
+    let tasks: Vec<(String, u32)> = if tasks.is_empty() {
+        vec![("continuing".to_string(), total)]
+    } else {
+        tasks.to_vec()
+    };
     if total < 5 {
         return vec![(tasks[0].0.clone(), total)];
     }
-    let mut out: Vec<(String, u32)> = tasks.iter().map(|(t, m)| (t.clone(), round5(*m).min(15))).collect();
+    let mut out: Vec<(String, u32)> = tasks
+        .iter()
+        .map(|(t, m)| (t.clone(), round5(*m).min(15)))
+        .collect();
     let target = total / 5 * 5;
     let sum = |v: &Vec<(String, u32)>| v.iter().map(|(_, m)| *m).sum::<u32>();
     // Too long: shorten from the end, then drop from the end.
@@ -81,7 +92,10 @@ pub fn fit_durations(tasks: &[(String, u32)], total: u32) -> Vec<(String, u32)> 
     while sum(&out) < target {
         let short = target - sum(&out);
         if out.iter().all(|(_, m)| *m >= 15) {
-            let last = out.last().map(|(t, _)| t.clone()).unwrap_or_else(|| "continuing".into());
+            let last = out
+                .last()
+                .map(|(t, _)| t.clone())
+                .unwrap_or_else(|| "continuing".into());
             out.push((last, short.min(15)));
             continue;
         }
@@ -99,7 +113,11 @@ pub fn fit_durations(tasks: &[(String, u32)], total: u32) -> Vec<(String, u32)> 
 
 /// Whether the blocks cover 0..1440 in order without gaps or overlaps.
 pub fn covers_the_day(blocks: &[Block]) -> bool {
-    !blocks.is_empty() && blocks[0].start == 0 && blocks.last().is_some_and(|b| b.end == 1440) && blocks.windows(2).all(|w| w[0].end == w[1].start) && blocks.iter().all(|b| b.end > b.start)
+    !blocks.is_empty()
+        && blocks[0].start == 0
+        && blocks.last().is_some_and(|b| b.end == 1440)
+        && blocks.windows(2).all(|w| w[0].end == w[1].start)
+        && blocks.iter().all(|b| b.end > b.start)
 }
 
 /// Rewrites the window `[now, window_end)` around an action of `inserted_min` minutes that
@@ -140,7 +158,11 @@ pub fn insert_action(blocks: &[Block], now: u32, inserted: Block, window_end: u3
         }
     }
     let mut out = before;
-    out.push(Block { start: now, end: inserted_end, ..inserted });
+    out.push(Block {
+        start: now,
+        end: inserted_end,
+        ..inserted
+    });
     let mut t = inserted_end;
     for mut b in rest {
         if t >= window_end {
@@ -175,7 +197,10 @@ mod tests {
     use super::*;
 
     fn tasks(ms: &[u32]) -> Vec<(String, u32)> {
-        ms.iter().enumerate().map(|(i, m)| (format!("t{i}"), *m)).collect()
+        ms.iter()
+            .enumerate()
+            .map(|(i, m)| (format!("t{i}"), *m))
+            .collect()
     }
 
     #[test]
@@ -192,8 +217,15 @@ mod tests {
         ];
         for (ms, total) in cases {
             let out = fit_durations(&tasks(&ms), total);
-            assert_eq!(out.iter().map(|(_, m)| m).sum::<u32>(), total, "{ms:?} into {total}: {out:?}");
-            assert!(out.iter().all(|(_, m)| (5..=15).contains(m) && m % 5 == 0), "{ms:?} into {total}: {out:?}");
+            assert_eq!(
+                out.iter().map(|(_, m)| m).sum::<u32>(),
+                total,
+                "{ms:?} into {total}: {out:?}"
+            );
+            assert!(
+                out.iter().all(|(_, m)| (5..=15).contains(m) && m % 5 == 0),
+                "{ms:?} into {total}: {out:?}"
+            );
         }
         let odd = fit_durations(&tasks(&[10, 10]), 23);
         assert_eq!(odd.iter().map(|(_, m)| m).sum::<u32>(), 23);
@@ -205,26 +237,63 @@ mod tests {
     }
 
     fn b(start: u32, end: u32, d: &str) -> Block {
-        Block { start, end, description: d.into(), ..Default::default() }
+        Block {
+            start,
+            end,
+            description: d.into(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn an_inserted_action_keeps_the_window_adding_up() {
-        let day = vec![b(0, 480, "sleep"), b(480, 540, "breakfast"), b(540, 600, "walk"), b(600, 720, "work"), b(720, 1440, "rest")];
+        let day = vec![
+            b(0, 480, "sleep"),
+            b(480, 540, "breakfast"),
+            b(540, 600, "walk"),
+            b(600, 720, "work"),
+            b(720, 1440, "rest"),
+        ];
         let out = insert_action(&day, 500, b(0, 30, "chat"), 600);
         assert!(covers_the_day(&out), "{out:?}");
-        let names: Vec<(&str, u32, u32)> = out.iter().map(|x| (x.description.as_str(), x.start, x.end)).collect();
-        assert_eq!(names, vec![("sleep", 0, 480), ("breakfast", 480, 500), ("chat", 500, 530), ("breakfast", 530, 570), ("walk", 570, 600), ("work", 600, 720), ("rest", 720, 1440)]);
+        let names: Vec<(&str, u32, u32)> = out
+            .iter()
+            .map(|x| (x.description.as_str(), x.start, x.end))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("sleep", 0, 480),
+                ("breakfast", 480, 500),
+                ("chat", 500, 530),
+                ("breakfast", 530, 570),
+                ("walk", 570, 600),
+                ("work", 600, 720),
+                ("rest", 720, 1440)
+            ]
+        );
         // The window [480, 600) still adds up to 120 minutes, and the day outside is untouched.
-        let in_window: u32 = out.iter().filter(|x| x.start >= 480 && x.end <= 600).map(|x| x.end - x.start).sum();
+        let in_window: u32 = out
+            .iter()
+            .filter(|x| x.start >= 480 && x.end <= 600)
+            .map(|x| x.end - x.start)
+            .sum();
         assert_eq!(in_window, 120);
         // A long insertion runs past the window: later blocks start later but the day is whole.
         let out = insert_action(&day, 590, b(0, 45, "chat"), 600);
         assert!(covers_the_day(&out), "{out:?}");
-        assert!(out.iter().any(|x| x.description == "chat" && x.start == 590 && x.end == 635));
+        assert!(
+            out.iter()
+                .any(|x| x.description == "chat" && x.start == 590 && x.end == 635)
+        );
         // At the very start of a block.
         let out = insert_action(&day, 540, b(0, 10, "wait"), 600);
         assert!(covers_the_day(&out), "{out:?}");
-        assert_eq!(out.iter().find(|x| x.description == "wait").map(|x| (x.start, x.end)), Some((540, 550)));
+        assert_eq!(
+            out.iter()
+                .find(|x| x.description == "wait")
+                .map(|x| (x.start, x.end)),
+            Some((540, 550))
+        );
     }
 }

@@ -4,7 +4,9 @@
 //! state ("the stove is heating a pan"); when the action ends the state reverts, unless someone
 //! else has set it since.
 
-use crate::agent::{ActionSource, CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, WalkPath};
+use crate::agent::{
+    ActionSource, CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, WalkPath,
+};
 use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
@@ -19,11 +21,43 @@ pub fn object_state_of(address: &str, described: &str, description: &str) -> Opt
     if !described.is_empty() {
         return Some(described.to_string());
     }
-    Some(if address.ends_with(":bed") && super::plan::is_sleep(description) { "being slept in".into() } else { "in use".into() })
+    Some(
+        if address.ends_with(":bed") && super::plan::is_sleep(description) {
+            "being slept in".into()
+        } else {
+            "in use".into()
+        },
+    )
+}
+
+/// The event triple others perceive for an action, without a model call: (name, the action's
+/// verb, what it acts on). "brewing coffee for customers (grinding the beans)" at a coffee machine
+/// is (name, "brewing", "coffee for customers"); a one-word action takes the object of its
+/// address ("sleeping" in bed: (name, "sleeping", "bed")), else "" (nothing further to say).
+pub fn action_triple(name: &str, description: &str, address: &str) -> (String, String, String) {
+    let main = description.split('(').next().unwrap_or("").trim();
+    let mut words = main.split_whitespace();
+    let verb = words.next().unwrap_or("is").to_lowercase();
+    let rest = words.collect::<Vec<_>>().join(" ");
+    let object = if !rest.is_empty() {
+        rest
+    } else if address.split(':').count() >= 4 {
+        address.rsplit(':').next().unwrap_or("").to_string()
+    } else {
+        String::new()
+    };
+    (name.to_string(), verb, object)
 }
 
 /// Switches each resident to the block due now, once it is decided.
-pub fn follow_plans(clock: Res<SimClock>, mut objects: ResMut<ObjectStates>, mut agents: Query<(&Identity, &mut DayPlan, &mut CurrentAction), (With<Resident>, Without<super::converse::Talking>)>) {
+pub fn follow_plans(
+    clock: Res<SimClock>,
+    mut objects: ResMut<ObjectStates>,
+    mut agents: Query<
+        (&Identity, &mut DayPlan, &mut CurrentAction),
+        (With<Resident>, Without<super::converse::Talking>),
+    >,
+) {
     let minute = clock.now.minute_of_day();
     for (id, mut plan, mut action) in &mut agents {
         let Some(i) = plan.at(minute) else { continue };
@@ -43,28 +77,45 @@ pub fn follow_plans(clock: Res<SimClock>, mut objects: ResMut<ObjectStates>, mut
             objects.clear_if_by(&action.address, &id.name);
         }
         *action = CurrentAction {
-            object_state: object_state_of(&b.address, &b.object_state, &b.description).unwrap_or_default(),
+            event: Some(action_triple(&id.name, &b.description, &b.address)),
+            object_state: object_state_of(&b.address, &b.object_state, &b.description)
+                .unwrap_or_default(),
             description: b.description,
             emoji: b.emoji,
             address: b.address,
             start: clock.now,
             duration_min: b.end - b.start,
-            source: if plan.source == PlanSource::Model { ActionSource::Plan } else { ActionSource::Routine },
-            event: None,
+            source: if plan.source == PlanSource::Model {
+                ActionSource::Plan
+            } else {
+                ActionSource::Routine
+            },
         };
     }
 }
 
 /// A resident who has just arrived at the object of its action (or starts an action where it
 /// stands) gives the object its state, once: someone arriving later takes it over.
-pub fn set_object_states(clock: Res<SimClock>, mut objects: ResMut<ObjectStates>, agents: Query<(&Identity, &CurrentAction, &WalkPath, &GridPos), With<Resident>>) {
+pub fn set_object_states(
+    clock: Res<SimClock>,
+    mut objects: ResMut<ObjectStates>,
+    agents: Query<(&Identity, &CurrentAction, &WalkPath, &GridPos), With<Resident>>,
+) {
     for (id, action, walk, pos) in &agents {
-        if action.object_state.is_empty() || !walk.tiles.is_empty() || walk.destination.as_deref() != Some(action.address.as_str()) {
+        if action.object_state.is_empty()
+            || !walk.tiles.is_empty()
+            || walk.destination.as_deref() != Some(action.address.as_str())
+        {
             continue;
         }
         let just_arrived = pos.prev != pos.tile || action.start == clock.now;
         if just_arrived {
-            objects.set(&action.address, &action.object_state, Some(id.name.clone()), clock.now);
+            objects.set(
+                &action.address,
+                &action.object_state,
+                Some(id.name.clone()),
+                clock.now,
+            );
         }
     }
 }
@@ -73,8 +124,12 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            follow_plans.in_set(SimSystems::Decide).in_set(super::DecideSystems::Follow),
-            set_object_states.in_set(SimSystems::Act).after(crate::agent::plan_walks),
+            follow_plans
+                .in_set(SimSystems::Decide)
+                .in_set(super::DecideSystems::Follow),
+            set_object_states
+                .in_set(SimSystems::Act)
+                .after(crate::agent::plan_walks),
         ),
     );
 }
@@ -85,9 +140,50 @@ mod tests {
 
     #[test]
     fn object_states_of_actions() {
-        assert_eq!(object_state_of("w:s:a", "x", "y"), None, "an arena is not an object");
-        assert_eq!(object_state_of("w:s:a:stove", "heating a pan", "cooking"), Some("heating a pan".into()));
-        assert_eq!(object_state_of("w:s:a:bed", "", "sleeping"), Some("being slept in".into()));
-        assert_eq!(object_state_of("w:s:a:desk", "", "writing"), Some("in use".into()));
+        assert_eq!(
+            object_state_of("w:s:a", "x", "y"),
+            None,
+            "an arena is not an object"
+        );
+        assert_eq!(
+            object_state_of("w:s:a:stove", "heating a pan", "cooking"),
+            Some("heating a pan".into())
+        );
+        assert_eq!(
+            object_state_of("w:s:a:bed", "", "sleeping"),
+            Some("being slept in".into())
+        );
+        assert_eq!(
+            object_state_of("w:s:a:desk", "", "writing"),
+            Some("in use".into())
+        );
+    }
+
+    #[test]
+    fn action_triples_without_a_model() {
+        let t = |d: &str, a: &str| action_triple("Isabella Rodriguez", d, a);
+        assert_eq!(
+            t(
+                "brewing coffee for customers (grinding the beans)",
+                "w:Hobbs Cafe:cafe:behind the cafe counter"
+            ),
+            (
+                "Isabella Rodriguez".into(),
+                "brewing".into(),
+                "coffee for customers".into()
+            )
+        );
+        assert_eq!(
+            t("sleeping", "w:s:a:bed"),
+            ("Isabella Rodriguez".into(), "sleeping".into(), "bed".into())
+        );
+        assert_eq!(
+            t("Reading", "w:s:a"),
+            ("Isabella Rodriguez".into(), "reading".into(), String::new())
+        );
+        assert_eq!(
+            t("", ""),
+            ("Isabella Rodriguez".into(), "is".into(), String::new())
+        );
     }
 }

@@ -141,7 +141,14 @@ impl Default for CognitionConfig {
 impl CognitionConfig {
     /// Checks values serde cannot.
     pub fn validate(&self, path: &Path, lines: &SourceLines) -> Result<(), DataError> {
-        let bad = |field: &str, msg: &str| Err(DataError::new(path, lines.line_near(field, 0), format!("cognition.{field}"), msg.to_string()));
+        let bad = |field: &str, msg: &str| {
+            Err(DataError::new(
+                path,
+                lines.line_near(field, 0),
+                format!("cognition.{field}"),
+                msg.to_string(),
+            ))
+        };
         if self.vision_radius == 0 || self.vision_radius > 64 {
             return bad("vision_radius", "must be 1..=64 tiles");
         }
@@ -167,7 +174,10 @@ impl CognitionConfig {
             return bad("decay", "must be in (0, 1]");
         }
         let w = &self.retrieval;
-        if [w.recency_weight, w.relevance_weight, w.importance_weight].iter().any(|x| !x.is_finite() || *x < 0.0) {
+        if [w.recency_weight, w.relevance_weight, w.importance_weight]
+            .iter()
+            .any(|x| !x.is_finite() || *x < 0.0)
+        {
             return bad("retrieval", "weights must be finite and not negative");
         }
         if self.importance_batch == 0 || self.importance_batch > 32 {

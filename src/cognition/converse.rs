@@ -11,7 +11,10 @@ use super::Cognition;
 use super::pending::{Asker, Job, Pending};
 use super::remember::{identity_block, numbered, one_line};
 use crate::agent::schedule::{Block, insert_action};
-use crate::agent::{ActionSource, CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE, Scratch, WalkPath, mentioned_names};
+use crate::agent::{
+    ActionSource, CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
+    Scratch, WalkPath, mentioned_names,
+};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -102,10 +105,12 @@ pub struct Party<'a> {
     pub name: String,
     /// Their action (becomes "chatting with …").
     pub action: &'a mut CurrentAction,
-    /// Their walk (the starter walks to the other, who stops).
+    /// Their walk (they meet halfway).
     pub walk: &'a mut WalkPath,
     /// Where they stand.
     pub pos: GridPos,
+    /// Whether the simulation walks them (the player walks on their own).
+    pub walks: bool,
 }
 
 /// Game seconds it takes to say a line (30 words a minute, at least 10 s).
@@ -113,9 +118,17 @@ pub fn speaking_secs(text: &str) -> i64 {
     ((text.split_whitespace().count() as i64 * 2).max(10)).min(60)
 }
 
-/// Starts a conversation: `a` walks up to `b`; both are "chatting" (and leave the objects they
+/// Starts a conversation: `a` and `b` walk to meet halfway; both are "chatting" (and leave the objects they
 /// were using).
-pub fn start_conversation(commands: &mut Commands, map: &WorldMap, clock: &SimClock, objects: &mut ObjectStates, a: Party, b: Party, max_lines: usize) {
+pub fn start_conversation(
+    commands: &mut Commands,
+    map: &WorldMap,
+    clock: &SimClock,
+    objects: &mut ObjectStates,
+    a: Party,
+    b: Party,
+    max_lines: usize,
+) {
     let now = clock.now;
     for p in [&a, &b] {
         if !p.action.address.is_empty() {
@@ -125,13 +138,33 @@ pub fn start_conversation(commands: &mut Commands, map: &WorldMap, clock: &SimCl
     let conv = commands
         .spawn((
             Name::new(format!("conversation of {} and {}", a.name, b.name)),
-            Conversation { people: [a.entity, b.entity], names: [a.name.clone(), b.name.clone()], lines: Vec::new(), next: 0, started: now, ended: None, closing: false, max_lines, next_turn: now },
+            Conversation {
+                people: [a.entity, b.entity],
+                names: [a.name.clone(), b.name.clone()],
+                lines: Vec::new(),
+                next: 0,
+                started: now,
+                ended: None,
+                closing: false,
+                max_lines,
+                next_turn: now,
+            },
         ))
         .id();
-    commands.entity(a.entity).insert(Talking { conversation: conv, partner: b.entity });
-    commands.entity(b.entity).insert(Talking { conversation: conv, partner: a.entity });
+    commands.entity(a.entity).insert(Talking {
+        conversation: conv,
+        partner: b.entity,
+    });
+    commands.entity(b.entity).insert(Talking {
+        conversation: conv,
+        partner: a.entity,
+    });
     for (me, other) in [(&a.name, &b.name), (&b.name, &a.name)] {
-        let action = if me == &a.name { &mut *a.action } else { &mut *b.action };
+        let action = if me == &a.name {
+            &mut *a.action
+        } else {
+            &mut *b.action
+        };
         *action = CurrentAction {
             description: format!("chatting with {other}"),
             emoji: "💬".into(),
@@ -143,11 +176,42 @@ pub fn start_conversation(commands: &mut Commands, map: &WorldMap, clock: &SimCl
             object_state: String::new(),
         };
     }
-    b.walk.tiles.clear();
-    b.walk.destination = None;
-    let goals: Vec<Tile> = b.pos.tile.neighbours().into_iter().filter(|t| map.walkable(*t)).collect();
+    let goals: Vec<Tile> = b
+        .pos
+        .tile
+        .neighbours()
+        .into_iter()
+        .filter(|t| map.walkable(*t))
+        .collect();
+    let path = if a.pos.tile.manhattan(b.pos.tile) <= 1 {
+        Vec::new()
+    } else {
+        path_to_any(map, a.pos.tile, &goals, &|_| false).unwrap_or_default()
+    };
+    let (to_a, to_b) = if b.walks {
+        meeting_walks(&path)
+    } else {
+        (path, Vec::new())
+    };
     a.walk.destination = None;
-    a.walk.tiles = if a.pos.tile.manhattan(b.pos.tile) <= 1 { Default::default() } else { path_to_any(map, a.pos.tile, &goals, &|_| false).unwrap_or_default().into() };
+    a.walk.tiles = to_a.into();
+    b.walk.destination = None;
+    b.walk.tiles = to_b.into();
+}
+
+/// How two people meet halfway along the path from one to (a tile beside) the other: the first
+/// walks the first half, the second walks back along the rest, and they end side by side. A path
+/// of two tiles or fewer is walked by the first alone.
+pub fn meeting_walks(path: &[Tile]) -> (Vec<Tile>, Vec<Tile>) {
+    let n = path.len();
+    if n <= 2 {
+        return (path.to_vec(), Vec::new());
+    }
+    let k = n / 2;
+    (
+        path[..k].to_vec(),
+        path[k..].iter().rev().copied().collect(),
+    )
 }
 
 /// The schema of a line: the words and whether the conversation ends.
@@ -179,16 +243,33 @@ pub fn transcript(lines: &[(String, String)]) -> String {
     if lines.is_empty() {
         return "(nothing has been said yet)".into();
     }
-    lines.iter().map(|(s, l)| format!("{s}: \"{}\"", one_line(l))).collect::<Vec<_>>().join("\n")
+    lines
+        .iter()
+        .map(|(s, l)| format!("{s}: \"{}\"", one_line(l)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs conversations: meeting, turns, and the end.
-#[expect(clippy::type_complexity, reason = "a conversation reads and changes both people")]
+#[expect(
+    clippy::type_complexity,
+    reason = "a conversation reads and changes both people"
+)]
 pub fn converse(
     mut ask: Asker,
     mut commands: Commands,
     mut convs: Query<(Entity, &mut Conversation)>,
-    mut people: Query<(&Identity, &GridPos, &CurrentAction, &mut Facing, Option<&mut Pending>, Option<&mut Scratch>, Option<&mut DayPlan>, Option<&Resident>, Option<&Outlook>)>,
+    mut people: Query<(
+        &Identity,
+        &GridPos,
+        &CurrentAction,
+        &mut Facing,
+        Option<&mut Pending>,
+        Option<&mut Scratch>,
+        Option<&mut DayPlan>,
+        Option<&Resident>,
+        Option<&Outlook>,
+    )>,
 ) {
     let now = ask.clock.now;
     let cd = ask.cfg.0.chat_cooldown_minutes as i64 * 60;
@@ -226,18 +307,36 @@ pub fn converse(
             let started = conv.started;
             for (k, e) in conv.people.into_iter().enumerate() {
                 commands.entity(e).remove::<Talking>();
-                let Ok(mut p) = people.get_mut(e) else { continue };
+                let Ok(mut p) = people.get_mut(e) else {
+                    continue;
+                };
                 if let Some(s) = p.5.as_mut() {
-                    s.chat_cooldown.insert(names[1 - k].clone(), now.plus_secs(cd));
+                    s.chat_cooldown
+                        .insert(names[1 - k].clone(), now.plus_secs(cd));
                 }
                 if let Some(plan) = p.6.as_mut() {
                     write_chat_into_plan(plan, started, now, &names[1 - k]);
                 }
-                if !give_up && let (Some(pending), Some(resident), Some(outlook)) = (p.4.as_mut(), p.7, p.8) {
+                if !give_up
+                    && let (Some(pending), Some(resident), Some(outlook)) = (p.4.as_mut(), p.7, p.8)
+                {
                     let identity = identity_block(resident, outlook, now);
                     let text = transcript(&conv.lines);
-                    let messages = ask.prompts.render("chat_memory", &[("identity", &identity), ("name", &names[k]), ("partner", &names[1 - k]), ("conversation", &text)]);
-                    let req = LlmRequest::chat("chat_memory", messages, OutputShape::Json(chat_memory_schema())).sampling(Sampling::greedy(220));
+                    let messages = ask.prompts.render(
+                        "chat_memory",
+                        &[
+                            ("identity", &identity),
+                            ("name", &names[k]),
+                            ("partner", &names[1 - k]),
+                            ("conversation", &text),
+                        ],
+                    );
+                    let req = LlmRequest::chat(
+                        "chat_memory",
+                        messages,
+                        OutputShape::Json(chat_memory_schema()),
+                    )
+                    .sampling(Sampling::greedy(220));
                     let slack = ask.memory_slack();
                     ask.ask(e, pending, req, Job::ChatMemory { conversation: ce }, slack);
                 }
@@ -246,12 +345,31 @@ pub fn converse(
         }
         let speaker = conv.people[conv.next];
         let listener_name = conv.names[1 - conv.next].clone();
-        let Ok(mut p) = people.get_mut(speaker) else { continue };
-        let Some(pending) = p.4.as_mut() else { continue };
-        let topic = conv.lines.last().map(|(_, l)| l.clone()).unwrap_or_else(|| "starting a conversation".into());
+        let Ok(mut p) = people.get_mut(speaker) else {
+            continue;
+        };
+        let Some(pending) = p.4.as_mut() else {
+            // The player's turn: nobody thinks for the player, so without an answer the talk ends
+            // (the resident still remembers it).
+            conv.closing = true;
+            continue;
+        };
+        let topic = conv
+            .lines
+            .last()
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| "starting a conversation".into());
         let query = format!("{listener_name}: {topic}");
-        let wait = ((conv.next_turn.0 - now.0).max(0) as u32).div_ceil(ask.clock.sec_per_step).max(slack.min(2));
-        ask.ask(speaker, pending, LlmRequest::embed("chat_query", query), Job::ChatQuery { conversation: ce }, wait);
+        let wait = ((conv.next_turn.0 - now.0).max(0) as u32)
+            .div_ceil(ask.clock.sec_per_step)
+            .max(slack.min(2));
+        ask.ask(
+            speaker,
+            pending,
+            LlmRequest::embed("chat_query", query),
+            Job::ChatQuery { conversation: ce },
+            wait,
+        );
     }
 }
 
@@ -261,43 +379,100 @@ pub fn write_chat_into_plan(plan: &mut DayPlan, start: GameTime, now: GameTime, 
     if start.day() != now.day() || plan.day != Some(now.day()) {
         return;
     }
-    let (s, e) = (start.minute_of_day(), now.minute_of_day().max(start.minute_of_day() + 1));
+    let (s, e) = (
+        start.minute_of_day(),
+        now.minute_of_day().max(start.minute_of_day() + 1),
+    );
     let window_end = plan.at(s).map(|i| plan.blocks[i].end).unwrap_or(e).max(e);
     let nid = plan.new_id();
-    let chat = Block { start: s, end: e, description: format!("chatting with {partner}"), emoji: "💬".into(), address: STAY_HERE.into(), id: nid, activity: nid, subtask: true, object_state: String::new() };
+    let chat = Block {
+        start: s,
+        end: e,
+        description: format!("chatting with {partner}"),
+        emoji: "💬".into(),
+        address: STAY_HERE.into(),
+        id: nid,
+        activity: nid,
+        group: nid,
+        subtask: true,
+        object_state: String::new(),
+    };
     plan.blocks = insert_action(&plan.blocks, s, chat, window_end);
     plan.current = None;
 }
 
 /// The embedding for a line arrived: retrieve what the speaker remembers and ask for the line.
-#[expect(clippy::type_complexity, reason = "the line reads the speaker, the partner and the talk")]
+#[expect(
+    clippy::type_complexity,
+    reason = "the line reads the speaker, the partner and the talk"
+)]
 pub fn apply_chat_queries(
     mut ask: Asker,
     map: Res<WorldMap>,
     convs: Query<&Conversation>,
     others: Query<(&Identity, &CurrentAction)>,
-    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &GridPos, &CurrentAction, &mut MemoryStream, &mut Pending)>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &GridPos,
+        &CurrentAction,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
 ) {
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
     let memory = ask.cfg.0.ablation.memory();
     for (agent, resident, id, outlook, pos, _, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ChatQuery { .. })) {
-            let Job::ChatQuery { conversation } = job else { continue };
-            let Ok(conv) = convs.get(conversation) else { continue };
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::ChatQuery { .. })
+        }) {
+            let Job::ChatQuery { conversation } = job else {
+                continue;
+            };
+            let Ok(conv) = convs.get(conversation) else {
+                continue;
+            };
             if !conv.active() {
                 continue;
             }
             let k = if conv.people[0] == agent { 1 } else { 0 };
             let partner = conv.names[k].clone();
-            let partner_doing = others.get(conv.people[k]).map(|(_, a)| a.description.clone()).unwrap_or_default();
+            let partner_doing = others
+                .get(conv.people[k])
+                .map(|(_, a)| a.description.clone())
+                .unwrap_or_default();
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            let found = if memory { retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 15) } else { Vec::new() };
-            let memories = if found.is_empty() { format!("{} does not remember anything in particular about {partner}.", id.name) } else { numbered(found.iter().filter_map(|s| stream.get(s.id)).map(|n| n.description.as_str())) };
-            let place = map.address(pos.tile).to_string().split(':').skip(1).collect::<Vec<_>>().join(", ");
+            let found = if memory {
+                retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 15)
+            } else {
+                Vec::new()
+            };
+            let memories = if found.is_empty() {
+                format!(
+                    "{} does not remember anything in particular about {partner}.",
+                    id.name
+                )
+            } else {
+                numbered(
+                    found
+                        .iter()
+                        .filter_map(|s| stream.get(s.id))
+                        .map(|n| n.description.as_str()),
+                )
+            };
+            let place = map
+                .address(pos.tile)
+                .to_string()
+                .split(':')
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(", ");
             let identity = identity_block(resident, outlook, ask.clock.now);
             let text = transcript(&conv.lines);
             let messages = ask.prompts.render(
@@ -312,9 +487,21 @@ pub fn apply_chat_queries(
                     ("conversation", &text),
                 ],
             );
-            let req = LlmRequest::chat("converse", messages, OutputShape::Json(line_schema())).sampling(Sampling::greedy(90)).fallback(LlmValue::Json(json!({"utterance": "...", "end_conversation": true})));
-            let slack = ((conv.next_turn.0 - ask.clock.now.0).max(0) as u32).div_ceil(ask.clock.sec_per_step).max(1);
-            ask.ask(agent, &mut pending, req, Job::Utterance { conversation }, slack);
+            let req = LlmRequest::chat("converse", messages, OutputShape::Json(line_schema()))
+                .sampling(Sampling::greedy(90))
+                .fallback(LlmValue::Json(
+                    json!({"utterance": "...", "end_conversation": true}),
+                ));
+            let slack = ((conv.next_turn.0 - ask.clock.now.0).max(0) as u32)
+                .div_ceil(ask.clock.sec_per_step)
+                .max(1);
+            ask.ask(
+                agent,
+                &mut pending,
+                req,
+                Job::Utterance { conversation },
+                slack,
+            );
         }
     }
 }
@@ -329,17 +516,35 @@ pub fn apply_utterances(
     mut agents: Query<(Entity, &Identity, &mut Pending)>,
 ) {
     for (agent, id, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Utterance { .. })) {
-            let Job::Utterance { conversation } = job else { continue };
-            let Ok(mut conv) = convs.get_mut(conversation) else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Utterance { .. })
+        }) {
+            let Job::Utterance { conversation } = job else {
+                continue;
+            };
+            let Ok(mut conv) = convs.get_mut(conversation) else {
+                continue;
+            };
             if !conv.active() {
                 continue;
             }
             let (text, end) = match &reply.value {
-                LlmValue::Json(v) => (v.get("utterance").and_then(Value::as_str).map(one_line).unwrap_or_default(), v.get("end_conversation").and_then(Value::as_bool).unwrap_or(false)),
+                LlmValue::Json(v) => (
+                    v.get("utterance")
+                        .and_then(Value::as_str)
+                        .map(one_line)
+                        .unwrap_or_default(),
+                    v.get("end_conversation")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                ),
                 _ => (String::new(), true),
             };
-            let text: String = if text.trim().is_empty() { "...".into() } else { text.chars().take(200).collect() };
+            let text: String = if text.trim().is_empty() {
+                "...".into()
+            } else {
+                text.chars().take(200).collect()
+            };
             let k = if conv.people[0] == agent { 0 } else { 1 };
             let listener = conv.names[1 - k].clone();
             conv.lines.push((id.name.clone(), text.clone()));
@@ -349,8 +554,17 @@ pub fn apply_utterances(
             if end && conv.lines.len() >= 2 {
                 conv.closing = true;
             }
-            log.lines.push(LoggedLine { at: clock.now, conversation, speaker: id.name.clone(), listener, text: text.clone() });
-            commands.entity(agent).insert(Speech { text, until: until.plus_secs(20) });
+            log.lines.push(LoggedLine {
+                at: clock.now,
+                conversation,
+                speaker: id.name.clone(),
+                listener,
+                text: text.clone(),
+            });
+            commands.entity(agent).insert(Speech {
+                text,
+                until: until.plus_secs(20),
+            });
         }
     }
 }
@@ -363,21 +577,44 @@ pub fn apply_chat_memories(
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
-    let expiry = clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
+    let names: Vec<String> = scenario
+        .0
+        .residents
+        .iter()
+        .map(|p| p.spec.name.clone())
+        .chain([scenario.0.player.name.clone()])
+        .collect();
+    let expiry = clock
+        .now
+        .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
     for (id, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::ChatMemory { .. })) {
-            let Job::ChatMemory { conversation } = job else { continue };
-            let Ok(conv) = convs.get(conversation) else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::ChatMemory { .. })
+        }) {
+            let Job::ChatMemory { conversation } = job else {
+                continue;
+            };
+            let Ok(conv) = convs.get(conversation) else {
+                continue;
+            };
             if !cog.0.ablation.memory() {
                 continue;
             }
-            let partner = if conv.names[0] == id.name { conv.names[1].clone() } else { conv.names[0].clone() };
+            let partner = if conv.names[0] == id.name {
+                conv.names[1].clone()
+            } else {
+                conv.names[0].clone()
+            };
             let get = |k: &str| match &reply.value {
-                LlmValue::Json(v) => v.get(k).and_then(Value::as_str).map(one_line).filter(|t| t.split_whitespace().count() >= 2),
+                LlmValue::Json(v) => v
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(one_line)
+                    .filter(|t| t.split_whitespace().count() >= 2),
                 _ => None,
             };
-            let summary = get("summary").unwrap_or_else(|| format!("a conversation with {partner}"));
+            let summary =
+                get("summary").unwrap_or_else(|| format!("a conversation with {partner}"));
             let kw = vec![partner.clone(), id.name.clone()];
             let chat = stream.add(
                 NodeKind::Chat,
@@ -405,7 +642,13 @@ pub fn apply_chat_memories(
                 },
                 clock.now,
             );
-            for (text, predicate) in [(get("planning").map(|p| format!("For {}'s planning: {p}", id.name)), "plans"), (get("memo"), "remembers")] {
+            for (text, predicate) in [
+                (
+                    get("planning").map(|p| format!("For {}'s planning: {p}", id.name)),
+                    "plans",
+                ),
+                (get("memo"), "remembers"),
+            ] {
                 let Some(text) = text else { continue };
                 stream.add(
                     NodeKind::Thought,
@@ -413,7 +656,10 @@ pub fn apply_chat_memories(
                         subject: id.name.clone(),
                         predicate: predicate.into(),
                         object: partner.clone(),
-                        keywords: mentioned_names(&text, &id.name, &names).into_iter().chain([partner.clone()]).collect(),
+                        keywords: mentioned_names(&text, &id.name, &names)
+                            .into_iter()
+                            .chain([partner.clone()])
+                            .collect(),
                         description: text,
                         evidence: vec![chat],
                         expiry: Some(expiry),
@@ -427,7 +673,11 @@ pub fn apply_chat_memories(
 }
 
 /// Removes speech bubbles whose time has passed.
-pub fn clear_speech(mut commands: Commands, clock: Res<SimClock>, speakers: Query<(Entity, &Speech)>) {
+pub fn clear_speech(
+    mut commands: Commands,
+    clock: Res<SimClock>,
+    speakers: Query<(Entity, &Speech)>,
+) {
     for (e, s) in &speakers {
         if s.until <= clock.now {
             commands.entity(e).remove::<Speech>();
@@ -439,8 +689,43 @@ pub(super) fn plugin(app: &mut App) {
     app.init_resource::<ConversationLog>().add_systems(
         crate::sim::SimStep,
         (
-            (apply_chat_queries, apply_utterances, apply_chat_memories).chain().in_set(SimSystems::Apply).after(super::react::apply_reactions),
-            (converse, clear_speech).chain().in_set(SimSystems::Decide).in_set(super::DecideSystems::Converse),
+            (apply_chat_queries, apply_utterances, apply_chat_memories)
+                .chain()
+                .in_set(SimSystems::Apply)
+                .after(super::react::apply_reactions),
+            (converse, clear_speech)
+                .chain()
+                .in_set(SimSystems::Decide)
+                .in_set(super::DecideSystems::Converse),
         ),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_people_meet_halfway_side_by_side() {
+        let path: Vec<Tile> = (1..=7).map(|x| Tile::new(x, 0)).collect(); // a at 0, b at 8
+        let (a, b) = meeting_walks(&path);
+        assert_eq!(a.last(), Some(&Tile::new(3, 0)));
+        assert_eq!(
+            b,
+            vec![
+                Tile::new(7, 0),
+                Tile::new(6, 0),
+                Tile::new(5, 0),
+                Tile::new(4, 0)
+            ]
+        );
+        assert_eq!(a.len() + b.len(), path.len(), "each tile walked once");
+        let (a, b) = meeting_walks(&path[..2]);
+        assert_eq!(
+            (a.len(), b.len()),
+            (2, 0),
+            "a short way is walked by the first alone"
+        );
+        assert_eq!(meeting_walks(&[]), (vec![], vec![]));
+    }
 }

@@ -29,7 +29,11 @@ impl HistoryReport {
             s.push_str(&format!("{}:{}: {}\n", file.display(), p.line, p.message));
         }
         let total: usize = self.added.iter().map(|(_, n)| n).sum();
-        s.push_str(&format!("history: {total} statements added for {} people from {}", self.added.len(), file.display()));
+        s.push_str(&format!(
+            "history: {total} statements added for {} people from {}",
+            self.added.len(),
+            file.display()
+        ));
         s
     }
 }
@@ -37,13 +41,19 @@ impl HistoryReport {
 /// Adds a history file's statements to the residents' memory streams. The file as a whole
 /// failing (unreadable, an unclosed quote) is an error; bad rows are reported in the result.
 pub fn load_history(world: &mut World, path: &Path) -> Result<HistoryReport, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|e| DataError::new(path, 0, "", format!("cannot read the history file: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| DataError::new(path, 0, "", format!("cannot read the history file: {e}")))?;
     load_history_text(world, path, &text)
 }
 
 /// As [`load_history`], from text already read.
-pub fn load_history_text(world: &mut World, path: &Path, text: &str) -> Result<HistoryReport, DataError> {
-    let (rows, mut problems) = parse_history(text).map_err(|p| DataError::new(path, p.line, "", p.message))?;
+pub fn load_history_text(
+    world: &mut World,
+    path: &Path,
+    text: &str,
+) -> Result<HistoryReport, DataError> {
+    let (rows, mut problems) =
+        parse_history(text).map_err(|p| DataError::new(path, p.line, "", p.message))?;
     let now = world.resource::<SimClock>().now;
     let mut q = world.query_filtered::<(&Identity, &mut MemoryStream), With<Resident>>();
     let names: Vec<String> = q.iter(world).map(|(id, _)| id.name.clone()).collect();
@@ -58,7 +68,14 @@ pub fn load_history_text(world: &mut World, path: &Path, text: &str) -> Result<H
                 let text = to_third_person(s, name);
                 stream.add(
                     NodeKind::Thought,
-                    NewNode { subject: name.clone(), predicate: "knows".into(), object: text.clone(), keywords: mentioned_names(&text, name, &names), description: text, ..default() },
+                    NewNode {
+                        subject: name.clone(),
+                        predicate: "knows".into(),
+                        object: text.clone(),
+                        keywords: mentioned_names(&text, name, &names),
+                        description: text,
+                        ..default()
+                    },
                     now,
                 );
                 n += 1;

@@ -59,18 +59,36 @@ pub enum DecideSystems {
 }
 
 /// Adds cognition to the headless simulation.
-pub(crate) fn plugin(app: &mut App, cfg: CognitionConfig, prompts: prompts::Prompts, rules: place::PlaceRules) {
+pub(crate) fn plugin(
+    app: &mut App,
+    cfg: CognitionConfig,
+    prompts: prompts::Prompts,
+    rules: place::PlaceRules,
+) {
     app.configure_sets(
         crate::sim::SimStep,
-        (DecideSystems::Plan, DecideSystems::Place, DecideSystems::Follow, DecideSystems::React, DecideSystems::Converse).chain().in_set(crate::sim::SimSystems::Decide),
+        (
+            DecideSystems::Plan,
+            DecideSystems::Place,
+            DecideSystems::Follow,
+            DecideSystems::React,
+            DecideSystems::Converse,
+        )
+            .chain()
+            .in_set(crate::sim::SimSystems::Decide),
     );
     app.insert_resource(rules);
-    app.insert_resource(Cognition(cfg)).insert_resource(prompts).insert_resource(crate::sim::clock::StepGate {
-        blocked_by: Some(blocked_by),
-        pump: Some(pending::pump_replies),
-        ..default()
-    });
-    app.add_systems(PreUpdate, pending::route_replies.after(crate::llm::deliver_llm_replies));
+    app.insert_resource(Cognition(cfg))
+        .insert_resource(prompts)
+        .insert_resource(crate::sim::clock::StepGate {
+            blocked_by: Some(blocked_by),
+            pump: Some(pending::pump_replies),
+            ..default()
+        });
+    app.add_systems(
+        PreUpdate,
+        pending::route_replies.after(crate::llm::deliver_llm_replies),
+    );
     remember::plugin(app);
     perceive::plugin(app);
     reflect::plugin(app);

@@ -114,7 +114,10 @@ pub enum Job {
 impl Job {
     /// Whether the job belongs to a reflection in progress.
     pub fn is_reflection(&self) -> bool {
-        matches!(self, Job::ReflectQuestions | Job::ReflectQuery { .. } | Job::ReflectInsights { .. })
+        matches!(
+            self,
+            Job::ReflectQuestions | Job::ReflectQuery { .. } | Job::ReflectInsights { .. }
+        )
     }
 }
 
@@ -140,7 +143,12 @@ pub struct Pending {
 impl Pending {
     /// Records a request.
     pub fn push(&mut self, handle: LlmHandle, job: Job, due: u64) {
-        self.jobs.push(PendingJob { handle, job, due, reply: None });
+        self.jobs.push(PendingJob {
+            handle,
+            job,
+            due,
+            reply: None,
+        });
     }
 
     /// Stores an answer; false when no job has that handle.
@@ -156,7 +164,12 @@ impl Pending {
 
     /// Removes and returns, oldest first, the answered jobs matching `pred` that may be applied
     /// at `step` (due by then, or at once in real time).
-    pub fn take_ready(&mut self, step: u64, real_time: bool, pred: impl Fn(&Job) -> bool) -> Vec<(Job, Reply)> {
+    pub fn take_ready(
+        &mut self,
+        step: u64,
+        real_time: bool,
+        pred: impl Fn(&Job) -> bool,
+    ) -> Vec<(Job, Reply)> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < self.jobs.len() {
@@ -173,7 +186,10 @@ impl Pending {
 
     /// Answers still missing that are due at or before `step` (what game time waits for).
     pub fn blocking(&self, step: u64) -> usize {
-        self.jobs.iter().filter(|j| j.reply.is_none() && j.due <= step).count()
+        self.jobs
+            .iter()
+            .filter(|j| j.reply.is_none() && j.due <= step)
+            .count()
     }
 
     /// Whether any job matches.
@@ -212,7 +228,14 @@ pub struct Asker<'w> {
 
 impl Asker<'_> {
     /// Submits a request for an agent and records the job, due `slack` steps from now.
-    pub fn ask(&mut self, agent: Entity, pending: &mut Pending, req: LlmRequest, job: Job, slack: u32) {
+    pub fn ask(
+        &mut self,
+        agent: Entity,
+        pending: &mut Pending,
+        req: LlmRequest,
+        job: Job,
+        slack: u32,
+    ) {
         let handle = self.llm.submit(req.for_agent(agent));
         pending.push(handle, job, self.clock.step + slack as u64);
     }
@@ -226,7 +249,11 @@ impl Asker<'_> {
     pub fn steps_until(&self, minute: u32) -> u32 {
         let now = self.clock.now.second_of_day();
         let at = minute * 60;
-        if at <= now { 0 } else { (at - now).div_ceil(self.clock.sec_per_step) }
+        if at <= now {
+            0
+        } else {
+            (at - now).div_ceil(self.clock.sec_per_step)
+        }
     }
 
     /// The step number `minutes` game minutes from now.
@@ -253,7 +280,11 @@ pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usi
     });
     let n = got.len();
     for msg in got {
-        let taken = msg.reply.agent.and_then(|a| world.get_mut::<Pending>(a)).is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
+        let taken = msg
+            .reply
+            .agent
+            .and_then(|a| world.get_mut::<Pending>(a))
+            .is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
         if !taken {
             world.write_message(msg);
         }
@@ -263,7 +294,10 @@ pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usi
 
 /// Puts the frame's answers into the agents' [`Pending`] (in `PreUpdate`, after the runtime
 /// delivered them as messages).
-pub fn route_replies(mut replies: MessageReader<crate::llm::LlmReply>, mut agents: Query<&mut Pending>) {
+pub fn route_replies(
+    mut replies: MessageReader<crate::llm::LlmReply>,
+    mut agents: Query<&mut Pending>,
+) {
     for m in replies.read() {
         if let Some(a) = m.reply.agent
             && let Ok(mut p) = agents.get_mut(a)
@@ -286,7 +320,15 @@ mod tests {
     use crate::llm::runtime::ReplySource;
 
     fn reply(id: u64) -> Reply {
-        Reply { id, agent: None, purpose: "t".into(), value: LlmValue::Integer(1), text: String::new(), source: ReplySource::Cache, latency: Default::default() }
+        Reply {
+            id,
+            agent: None,
+            purpose: "t".into(),
+            value: LlmValue::Integer(1),
+            text: String::new(),
+            source: ReplySource::Cache,
+            latency: Default::default(),
+        }
     }
 
     #[test]
@@ -299,11 +341,22 @@ mod tests {
         assert_eq!(p.blocking(10), 2);
         assert!(p.deliver(LlmHandle(1), reply(1)));
         assert!(!p.deliver(LlmHandle(9), reply(9)));
-        assert!(p.take_ready(9, false, |_| true).is_empty(), "answered early, applied at its due step");
-        assert_eq!(p.take_ready(10, false, |j| matches!(j, Job::Embed(_))).len(), 0);
+        assert!(
+            p.take_ready(9, false, |_| true).is_empty(),
+            "answered early, applied at its due step"
+        );
+        assert_eq!(
+            p.take_ready(10, false, |j| matches!(j, Job::Embed(_)))
+                .len(),
+            0
+        );
         assert_eq!(p.take_ready(10, false, |_| true).len(), 1);
         assert!(p.deliver(LlmHandle(2), reply(2)));
-        assert_eq!(p.take_ready(0, true, |_| true).len(), 1, "real time applies at once");
+        assert_eq!(
+            p.take_ready(0, true, |_| true).len(),
+            1,
+            "real time applies at once"
+        );
         assert!(p.is_empty());
     }
 }

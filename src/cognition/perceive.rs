@@ -8,8 +8,8 @@
 
 use super::Cognition;
 use crate::agent::{CurrentAction, GridPos, Identity, Resident, Scratch};
-use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::memory::SpatialMemory;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
@@ -69,20 +69,46 @@ pub struct Seen<'a> {
 
 /// The events one viewer attends to: people and non-idle objects within the square and in the
 /// same arena, nearest first, at most `bandwidth`.
-pub fn events_in_view<'a>(map: &WorldMap, viewer: Tile, radius: u32, bandwidth: usize, people: &[Seen<'a>], objects: &'a ObjectStates) -> Vec<Perceived<'a>> {
+pub fn events_in_view<'a>(
+    map: &WorldMap,
+    viewer: Tile,
+    radius: u32,
+    bandwidth: usize,
+    people: &[Seen<'a>],
+    objects: &'a ObjectStates,
+) -> Vec<Perceived<'a>> {
     let here = area(map, viewer);
     let mut out: Vec<Perceived<'a>> = Vec::new();
     for p in people {
         if in_square(viewer, p.tile, radius) && area(map, p.tile) == here {
             let (subject, predicate, object) = p.triple;
-            out.push(Perceived { subject, predicate, object, who: p.name, doing: p.doing, distance: euclid(viewer, p.tile) });
+            out.push(Perceived {
+                subject,
+                predicate,
+                object,
+                who: p.name,
+                doing: p.doing,
+                distance: euclid(viewer, p.tile),
+            });
         }
     }
     for (address, st) in &objects.states {
-        let nearest = map.tiles_of(address).iter().copied().filter(|t| in_square(viewer, *t, radius) && area(map, *t) == here).min_by(|a, b| euclid(viewer, *a).total_cmp(&euclid(viewer, *b)));
+        let nearest = map
+            .tiles_of(address)
+            .iter()
+            .copied()
+            .filter(|t| in_square(viewer, *t, radius) && area(map, *t) == here)
+            .min_by(|a, b| euclid(viewer, *a).total_cmp(&euclid(viewer, *b)));
         if let Some(t) = nearest {
             let who = address.rsplit(':').next().unwrap_or(address);
-            out.push(Perceived { subject: address, predicate: "is", object: &st.state, who, doing: &st.state, distance: euclid(viewer, t) });
+            out.push(Perceived {
+                subject: address,
+                predicate: "is",
+                object: &st.state,
+                who,
+                doing: &st.state,
+                distance: euclid(viewer, t),
+            });
         }
     }
     // Nearest first; equal distances keep the order above (people, then objects by address).
@@ -92,9 +118,16 @@ pub fn events_in_view<'a>(map: &WorldMap, viewer: Tile, radius: u32, bandwidth: 
 }
 
 /// Drops events whose triple is among the `retention` newest event memories.
-pub fn unseen<'a>(stream: &MemoryStream, retention: usize, events: Vec<Perceived<'a>>) -> Vec<Perceived<'a>> {
+pub fn unseen<'a>(
+    stream: &MemoryStream,
+    retention: usize,
+    events: Vec<Perceived<'a>>,
+) -> Vec<Perceived<'a>> {
     let recent: Vec<(&str, &str, &str)> = stream.latest_event_triples(retention).collect();
-    events.into_iter().filter(|e| !recent.contains(&(e.subject, e.predicate, e.object))).collect()
+    events
+        .into_iter()
+        .filter(|e| !recent.contains(&(e.subject, e.predicate, e.object)))
+        .collect()
 }
 
 /// Keywords of an event: the last part of its subject and object (names, objects).
@@ -110,7 +143,17 @@ pub fn perceive(
     cog: Res<Cognition>,
     objects: Res<ObjectStates>,
     people: Query<(&Identity, &GridPos, &CurrentAction)>,
-    mut agents: Query<(&Identity, &GridPos, &CurrentAction, &mut MemoryStream, &mut SpatialMemory, &mut Scratch), With<Resident>>,
+    mut agents: Query<
+        (
+            &Identity,
+            &GridPos,
+            &CurrentAction,
+            &mut MemoryStream,
+            &mut SpatialMemory,
+            &mut Scratch,
+        ),
+        With<Resident>,
+    >,
     mut started: Local<bool>,
 ) {
     if !cog.0.ablation.memory() {
@@ -120,7 +163,16 @@ pub fn perceive(
     let seen: Vec<Seen> = people
         .iter()
         .filter(|(_, _, act)| !act.description.is_empty() || act.event.is_some())
-        .map(|(id, pos, act)| Seen { name: &id.name, tile: pos.tile, triple: act.triple_ref(&id.name), doing: if act.description.is_empty() { "idle" } else { &act.description } })
+        .map(|(id, pos, act)| Seen {
+            name: &id.name,
+            tile: pos.tile,
+            triple: act.triple_ref(&id.name),
+            doing: if act.description.is_empty() {
+                "idle"
+            } else {
+                &act.description
+            },
+        })
         .collect();
     let first = !*started;
     *started = true;
@@ -131,7 +183,14 @@ pub fn perceive(
         if action.is_asleep() {
             continue;
         }
-        let events = events_in_view(&map, pos.tile, scratch.vision_radius, scratch.attention_bandwidth, &seen, &objects);
+        let events = events_in_view(
+            &map,
+            pos.tile,
+            scratch.vision_radius,
+            scratch.attention_bandwidth,
+            &seen,
+            &objects,
+        );
         if events.is_empty() {
             continue;
         }
@@ -139,7 +198,11 @@ pub fn perceive(
         for e in events {
             let description = e.description();
             let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
-            let importance = if idle { Some(1) } else { stream.memo_importance(&description) };
+            let importance = if idle {
+                Some(1)
+            } else {
+                stream.memo_importance(&description)
+            };
             stream.add(
                 NodeKind::Event,
                 NewNode {
@@ -182,23 +245,40 @@ mod tests {
                 ( name: "left", rect: (0, 0, 5, 12), objects: [ (kind: "bed", rect: (0, 0, 1, 2)) ] ),
                 ( name: "right", rect: (6, 0, 6, 12), objects: [ (kind: "desk", rect: (11, 11, 1, 1)) ] ),
             ] ) ] )"#,
-            rows.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ")
+            rows.iter()
+                .map(|r| format!("\"{r}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         parse_map(Path::new("t.ron"), &src).unwrap()
     }
 
     fn person<'a>(name: &'a str, x: i32, y: i32, doing: &'a str) -> Seen<'a> {
-        Seen { name, tile: Tile::new(x, y), triple: (name, "is", doing), doing }
+        Seen {
+            name,
+            tile: Tile::new(x, y),
+            triple: (name, "is", doing),
+            doing,
+        }
     }
 
     #[test]
     fn radius_and_arena() {
         let m = map();
-        let people = [person("Me", 2, 5, "reading"), person("Near", 3, 5, "cooking"), person("Far", 2, 11, "sleeping"), person("Other room", 6, 5, "painting")];
+        let people = [
+            person("Me", 2, 5, "reading"),
+            person("Near", 3, 5, "cooking"),
+            person("Far", 2, 11, "sleeping"),
+            person("Other room", 6, 5, "painting"),
+        ];
         let empty = ObjectStates::default();
         let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &empty);
         let names: Vec<&str> = got.iter().map(|e| e.subject).collect();
-        assert_eq!(names, vec!["Me", "Near"], "Far is out of the square; Other room is in another arena");
+        assert_eq!(
+            names,
+            vec!["Me", "Near"],
+            "Far is out of the square; Other room is in another arena"
+        );
         assert_eq!(got[1].description(), "Near is cooking");
         let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &empty);
         assert_eq!(wide.len(), 3, "a larger radius reaches Far");
@@ -208,10 +288,15 @@ mod tests {
     fn bandwidth_keeps_the_nearest() {
         let m = map();
         let names: Vec<String> = (0..6).map(|i| format!("P{i}")).collect();
-        let people: Vec<Seen> = (0..6).map(|i| person(&names[i], 0, 10 - i as i32, "standing")).collect();
+        let people: Vec<Seen> = (0..6)
+            .map(|i| person(&names[i], 0, 10 - i as i32, "standing"))
+            .collect();
         let empty = ObjectStates::default();
         let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &empty);
-        assert_eq!(got.iter().map(|e| e.subject).collect::<Vec<_>>(), vec!["P0", "P1", "P2"]);
+        assert_eq!(
+            got.iter().map(|e| e.subject).collect::<Vec<_>>(),
+            vec!["P0", "P1", "P2"]
+        );
     }
 
     #[test]
@@ -226,7 +311,10 @@ mod tests {
         assert_eq!(got[0].description(), "bed is being slept in");
         assert_eq!(got[0].subject, "w:house:left:bed");
         objects.set("w:house:left:bed", "idle", None, now);
-        assert!(events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects).is_empty(), "idle objects are not events");
+        assert!(
+            events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects).is_empty(),
+            "idle objects are not events"
+        );
     }
 
     #[test]
@@ -234,11 +322,32 @@ mod tests {
         let mut s = MemoryStream::default();
         let now = GameTime::parse("2023-02-13 08:00").unwrap();
         for who in ["A", "B", "C"] {
-            s.add(NodeKind::Event, NewNode { subject: who.into(), predicate: "is".into(), object: "x".into(), description: format!("{who} is x"), ..default() }, now);
+            s.add(
+                NodeKind::Event,
+                NewNode {
+                    subject: who.into(),
+                    predicate: "is".into(),
+                    object: "x".into(),
+                    description: format!("{who} is x"),
+                    ..default()
+                },
+                now,
+            );
         }
-        let ev = |who: &'static str| Perceived { subject: who, predicate: "is", object: "x", who, doing: "x", distance: 0.0 };
+        let ev = |who: &'static str| Perceived {
+            subject: who,
+            predicate: "is",
+            object: "x",
+            who,
+            doing: "x",
+            distance: 0.0,
+        };
         let kept = unseen(&s, 2, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
-        assert_eq!(kept.iter().map(|e| e.subject).collect::<Vec<_>>(), vec!["A", "D"], "A fell out of the 2 newest");
+        assert_eq!(
+            kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
+            vec!["A", "D"],
+            "A fell out of the 2 newest"
+        );
         assert_eq!(unseen(&s, 8, vec![ev("A")]).len(), 0);
     }
 }

@@ -10,7 +10,7 @@
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
 use super::plan::is_sleep;
-use super::remember::{identity_block, numbered};
+use super::remember::{choice_tokens, identity_block, numbered};
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
@@ -42,7 +42,10 @@ impl PlaceRules {
     pub fn of(residents: &[Persona]) -> Self {
         let mut r = PlaceRules::default();
         for p in residents {
-            r.homes.entry(p.home_sector.clone()).or_default().push(p.spec.name.clone());
+            r.homes
+                .entry(p.home_sector.clone())
+                .or_default()
+                .push(p.spec.name.clone());
             r.rooms.insert(p.spec.name.clone(), p.home_arena.clone());
             r.names.push(p.spec.name.clone());
         }
@@ -68,7 +71,10 @@ impl PlaceRules {
             return false;
         }
         if let Some(periods) = self.hours.get(sector) {
-            let works_here = who.work.as_ref().is_some_and(|(_, _, a)| a.starts_with(&format!("{sector}:")));
+            let works_here = who
+                .work
+                .as_ref()
+                .is_some_and(|(_, _, a)| a.starts_with(&format!("{sector}:")));
             return works_here || periods.iter().any(|(f, t)| minute >= *f && minute < *t);
         }
         true
@@ -77,12 +83,22 @@ impl PlaceRules {
     /// Whether `who` may use an arena: never another resident's own room, nor an arena named
     /// after others only ("Klaus Mueller's room", "Mei and John Lin's bedroom").
     pub fn arena_allowed(&self, who: &str, arena_address: &str) -> bool {
-        if self.rooms.iter().any(|(n, room)| n != who && room == arena_address) && self.rooms.get(who).map(String::as_str) != Some(arena_address) {
+        if self
+            .rooms
+            .iter()
+            .any(|(n, room)| n != who && room == arena_address)
+            && self.rooms.get(who).map(String::as_str) != Some(arena_address)
+        {
             return false;
         }
         let arena = arena_address.rsplit(':').next().unwrap_or(arena_address);
         let first = |n: &str| n.split_whitespace().next().unwrap_or(n).to_string();
-        let mentions = |n: &str| arena.contains(n) || arena.split(|c: char| !c.is_alphanumeric()).any(|w| w == first(n));
+        let mentions = |n: &str| {
+            arena.contains(n)
+                || arena
+                    .split(|c: char| !c.is_alphanumeric())
+                    .any(|w| w == first(n))
+        };
         let named_for: Vec<&String> = self.names.iter().filter(|n| mentions(n)).collect();
         (named_for.is_empty() || named_for.iter().any(|n| *n == who)) && owned_by(arena, who)
     }
@@ -92,24 +108,47 @@ impl PlaceRules {
 /// capitalised owner, "Wolfgang Schulz's room", "Lin family's house") belongs to whoever it
 /// names; other names ("Hobbs Cafe", "man's bathroom", "artist's co-living space") are open.
 pub fn owned_by(place: &str, who: &str) -> bool {
-    let Some(at) = place.find("'s ") else { return true };
+    let Some(at) = place.find("'s ") else {
+        return true;
+    };
     let owner = &place[..at];
-    if !owner.split_whitespace().any(|w| w.chars().next().is_some_and(char::is_uppercase)) {
+    if !owner
+        .split_whitespace()
+        .any(|w| w.chars().next().is_some_and(char::is_uppercase))
+    {
         return true;
     }
-    who.split_whitespace().any(|part| owner.split(|c: char| !c.is_alphanumeric()).any(|w| w == part))
+    who.split_whitespace().any(|part| {
+        owner
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w == part)
+    })
 }
 
 /// The sectors offered for an activity: known, allowed at that minute; the current sector
 /// first, then home, then the rest in the memory's order.
-pub fn sector_options(rules: &PlaceRules, who: &Persona, spatial: &SpatialMemory, world: &str, current: Option<&str>, minute: u32) -> Vec<String> {
+pub fn sector_options(
+    rules: &PlaceRules,
+    who: &Persona,
+    spatial: &SpatialMemory,
+    world: &str,
+    current: Option<&str>,
+    minute: u32,
+) -> Vec<String> {
     let home = who.home_sector.rsplit(':').next().unwrap_or("").to_string();
     let mut out: Vec<String> = Vec::new();
-    for s in [current.unwrap_or(""), home.as_str()].into_iter().chain(spatial.sectors()) {
+    for s in [current.unwrap_or(""), home.as_str()]
+        .into_iter()
+        .chain(spatial.sectors())
+    {
         if s.is_empty() || out.iter().any(|o| o == s) || !spatial.knows(s, None, None) {
             continue;
         }
-        if rules.sector_allowed(who, &format!("{world}:{s}"), minute) && spatial.arenas(s).any(|a| rules.arena_allowed(&who.spec.name, &format!("{world}:{s}:{a}"))) {
+        if rules.sector_allowed(who, &format!("{world}:{s}"), minute)
+            && spatial
+                .arenas(s)
+                .any(|a| rules.arena_allowed(&who.spec.name, &format!("{world}:{s}:{a}")))
+        {
             out.push(s.to_string());
         }
     }
@@ -117,8 +156,18 @@ pub fn sector_options(rules: &PlaceRules, who: &Persona, spatial: &SpatialMemory
 }
 
 /// The arenas offered in a sector: known and allowed.
-pub fn arena_options(rules: &PlaceRules, who: &str, spatial: &SpatialMemory, world: &str, sector: &str) -> Vec<String> {
-    spatial.arenas(sector).filter(|a| rules.arena_allowed(who, &format!("{world}:{sector}:{a}"))).map(str::to_string).collect()
+pub fn arena_options(
+    rules: &PlaceRules,
+    who: &str,
+    spatial: &SpatialMemory,
+    world: &str,
+    sector: &str,
+) -> Vec<String> {
+    spatial
+        .arenas(sector)
+        .filter(|a| rules.arena_allowed(who, &format!("{world}:{sector}:{a}")))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The schema of an activity's details: for each of `n` blocks an object (one of `objects`),
@@ -146,26 +195,41 @@ pub fn details_schema(n: usize, objects: &[String]) -> Value {
     })
 }
 
-/// An emoji for an action: the model's, when it holds a pictograph, else one chosen from the
-/// action's words.
+/// An emoji for an action: the model's first pictograph (with its presentation selector),
+/// else one chosen from the action's words.
 pub fn emoji_for(model: Option<&str>, description: &str) -> String {
     if let Some(e) = model {
-        let e = e.trim();
-        // A pictograph: any character beyond the letters, digits and punctuation of text.
-        if !e.is_empty() && e.chars().count() <= 4 && e.chars().any(|c| (c as u32) >= 0x2190 && !c.is_alphanumeric()) {
-            return e.to_string();
+        // A pictograph: a character beyond the letters, digits and punctuation of text.
+        let chars: Vec<char> = e.trim().chars().collect();
+        if let Some(i) = chars.iter().position(|c| {
+            (*c as u32) >= 0x2190 && !c.is_alphanumeric() && *c != '\u{fe0f}' && *c != '\u{200d}'
+        }) {
+            let mut out = chars[i].to_string();
+            if chars.get(i + 1) == Some(&'\u{fe0f}') {
+                out.push('\u{fe0f}');
+            }
+            return out;
         }
     }
     let d = description.to_lowercase();
     let pick = [
         (&["sleep", "nap", "bed"][..], "😴"),
         (&["coffee", "cafe"][..], "☕"),
-        (&["breakfast", "lunch", "dinner", "eat", "meal", "snack"][..], "🍽"),
+        (
+            &["breakfast", "lunch", "dinner", "eat", "meal", "snack"][..],
+            "🍽",
+        ),
         (&["cook", "bake", "kitchen"][..], "🍳"),
         (&["shower", "bath", "brush", "wash", "ready"][..], "🚿"),
-        (&["read", "study", "library", "book", "research", "homework"][..], "📚"),
+        (
+            &["read", "study", "library", "book", "research", "homework"][..],
+            "📚",
+        ),
         (&["write", "paper", "essay", "email"][..], "✍"),
-        (&["work", "shift", "counter", "customer", "office"][..], "💼"),
+        (
+            &["work", "shift", "counter", "customer", "office"][..],
+            "💼",
+        ),
         (&["walk", "park", "garden"][..], "🌳"),
         (&["shop", "grocer", "store", "buy"][..], "🛒"),
         (&["drink", "pub", "bar", "beer"][..], "🍺"),
@@ -176,14 +240,24 @@ pub fn emoji_for(model: Option<&str>, description: &str) -> String {
         (&["computer", "code", "program", "stream"][..], "💻"),
         (&["home", "relax", "rest"][..], "🏠"),
     ];
-    pick.iter().find(|(words, _)| words.iter().any(|w| d.contains(w))).map(|(_, e)| e.to_string()).unwrap_or_else(|| "🙂".into())
+    pick.iter()
+        .find(|(words, _)| words.iter().any(|w| d.contains(w)))
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_else(|| "🙂".into())
 }
 
 /// An object state as the model wrote it, or none ("idle", empty).
 pub fn clean_state(s: &str) -> String {
-    let t = super::remember::one_line(s).trim().trim_end_matches('.').to_string();
+    let t = super::remember::one_line(s)
+        .trim()
+        .trim_end_matches('.')
+        .to_string();
     let l = t.to_lowercase();
-    if l.is_empty() || l == "idle" || l == "is idle" || l == "none" || l == "n/a" { String::new() } else { t.chars().take(60).collect() }
+    if l.is_empty() || l == "idle" || l == "is idle" || l == "none" || l == "n/a" {
+        String::new()
+    } else {
+        t.chars().take(60).collect()
+    }
 }
 
 /// Decides sleep blocks at once (one's own bed, no question) and asks where the other
@@ -192,7 +266,16 @@ pub fn request_places(
     mut ask: Asker,
     map: Res<WorldMap>,
     rules: Res<PlaceRules>,
-    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &GridPos, &SpatialMemory, &mut DayPlan, &mut Pending)>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &GridPos,
+        &SpatialMemory,
+        &mut DayPlan,
+        &mut Pending,
+    )>,
 ) {
     let now = ask.clock.now.minute_of_day();
     let horizon = now + ask.cfg.0.prefetch_minutes;
@@ -203,38 +286,77 @@ pub fn request_places(
         let Some(day) = plan.day else { continue };
         let p = &resident.persona;
         // Sleep: in one's own bed.
-        for b in plan.blocks.iter_mut().filter(|b| b.end > now && b.start < horizon && !b.decided() && is_sleep(&b.description)) {
+        for b in plan.blocks.iter_mut().filter(|b| {
+            b.end > now && b.start < horizon && !b.decided() && is_sleep(&b.description)
+        }) {
             b.address = p.bed.clone();
             b.emoji = "😴".into();
-            b.object_state = if p.bed.ends_with(":bed") { "being slept in".into() } else { String::new() };
+            b.object_state = if p.bed.ends_with(":bed") {
+                "being slept in".into()
+            } else {
+                String::new()
+            };
         }
-        let upcoming: Vec<(u32, u32, String, bool)> = plan
+        let upcoming: Vec<(u32, u32, u32, String, bool)> = plan
             .blocks
             .iter()
             .filter(|b| b.end > now && b.start < horizon && !b.decided())
-            .map(|b| (b.activity, b.start, b.description.clone(), super::plan::refinable(b)))
+            .map(|b| {
+                (
+                    b.activity,
+                    b.group,
+                    b.start,
+                    b.description.clone(),
+                    super::plan::refinable(b),
+                )
+            })
             .collect();
         let mut asked_details: Vec<u32> = Vec::new();
-        for (activity, start, description, unrefined) in upcoming {
-            let busy = |pending: &Pending| pending.any(|j| matches!(j, Job::Sector { activity: a, .. } | Job::Arena { activity: a, .. } | Job::Details { activity: a, .. } if *a == activity));
-            if busy(&pending) || asked_details.contains(&activity) {
+        for (activity, group, start, description, unrefined) in upcoming {
+            // Places are chosen per group (an activity over several hours), details per piece.
+            let choosing = pending.any(|j| matches!(j, Job::Sector { activity: g, .. } | Job::Arena { activity: g, .. } if *g == group));
+            let detailing =
+                pending.any(|j| matches!(j, Job::Details { activity: a, .. } if *a == activity));
+            if choosing || detailing || asked_details.contains(&activity) {
                 continue;
             }
             let due = ask.steps_until(start);
             let identity = identity_block(resident, outlook, ask.clock.now);
-            match plan.places.get(&activity).cloned() {
+            match plan.places.get(&group).cloned() {
                 None => {
                     let here = map.address(pos.tile).sector.map(str::to_string);
-                    let options = sector_options(&rules, p, spatial, &map.world, here.as_deref(), start);
+                    let options =
+                        sector_options(&rules, p, spatial, &map.world, here.as_deref(), start);
                     let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
                     if options.len() <= 1 {
                         let s = options.first().cloned().unwrap_or(home);
-                        request_arena(&mut ask, &rules, agent, resident, id, &identity, spatial, &map.world, &mut plan, &mut pending, day, activity, &description, &s, due);
+                        request_arena(
+                            &mut ask,
+                            &rules,
+                            agent,
+                            resident,
+                            id,
+                            &identity,
+                            spatial,
+                            &map.world,
+                            &mut plan,
+                            &mut pending,
+                            day,
+                            group,
+                            &description,
+                            &s,
+                            due,
+                        );
                         continue;
                     }
-                    let arenas_of = |s: &str| arena_options(&rules, &id.name, spatial, &map.world, s).join(", ");
+                    let arenas_of = |s: &str| {
+                        arena_options(&rules, &id.name, spatial, &map.world, s).join(", ")
+                    };
                     let current = here.clone().unwrap_or_else(|| "the street".into());
-                    let (current_arenas, home_arenas) = (here.as_deref().map(arenas_of).unwrap_or_default(), arenas_of(&home));
+                    let (current_arenas, home_arenas) = (
+                        here.as_deref().map(arenas_of).unwrap_or_default(),
+                        arenas_of(&home),
+                    );
                     let list = options.join(", ");
                     let messages = ask.prompts.render(
                         "choose_sector",
@@ -249,37 +371,98 @@ pub fn request_places(
                             ("options", &list),
                         ],
                     );
-                    let req = LlmRequest::chat("choose_sector", messages, OutputShape::Choice(options.clone())).sampling(Sampling::greedy(24)).fallback(LlmValue::Choice(0, options[0].clone()));
-                    ask.ask(agent, &mut pending, req, Job::Sector { day, activity }, due);
+                    let req = LlmRequest::chat(
+                        "choose_sector",
+                        messages,
+                        OutputShape::Choice(options.clone()),
+                    )
+                    .sampling(Sampling::greedy(choice_tokens(&options)))
+                    .fallback(LlmValue::Choice(0, options[0].clone()));
+                    ask.ask(
+                        agent,
+                        &mut pending,
+                        req,
+                        Job::Sector {
+                            day,
+                            activity: group,
+                        },
+                        due,
+                    );
                 }
                 Some(arena) => {
                     if unrefined {
                         continue; // details once the subtasks are known
                     }
-                    let blocks: Vec<(u32, String)> = plan.blocks.iter().filter(|b| b.activity == activity && !b.decided()).map(|b| (b.id, b.description.clone())).collect();
+                    let blocks: Vec<(u32, String)> = plan
+                        .blocks
+                        .iter()
+                        .filter(|b| b.activity == activity && !b.decided())
+                        .map(|b| (b.id, b.description.clone()))
+                        .collect();
                     if blocks.is_empty() {
                         continue;
                     }
                     let parts: Vec<&str> = arena.split(':').collect();
-                    let mut objects: Vec<String> = spatial.objects(parts.get(1).copied().unwrap_or(""), parts.get(2).copied().unwrap_or("")).map(str::to_string).collect();
+                    let sector_addr = parts.iter().take(2).copied().collect::<Vec<_>>().join(":");
+                    let works_here = p
+                        .work
+                        .as_ref()
+                        .is_some_and(|(_, _, a)| a.starts_with(&format!("{sector_addr}:")));
+                    // Behind a counter stands whoever works there.
+                    let mut objects: Vec<String> = spatial
+                        .objects(
+                            parts.get(1).copied().unwrap_or(""),
+                            parts.get(2).copied().unwrap_or(""),
+                        )
+                        .filter(|o| works_here || !o.starts_with("behind the"))
+                        .map(str::to_string)
+                        .collect();
                     if objects.is_empty() {
                         objects.push("nothing in particular".into());
                     }
                     let steps = numbered(blocks.iter().map(|(_, d)| d.as_str()));
                     let object_list = objects.join(", ");
                     let place = parts[1..].join(", ");
-                    let messages = ask.prompts.render("act_details", &[("identity", &identity), ("name", &id.name), ("place", &place), ("steps", &steps), ("objects", &object_list)]);
+                    let messages = ask.prompts.render(
+                        "act_details",
+                        &[
+                            ("identity", &identity),
+                            ("name", &id.name),
+                            ("place", &place),
+                            ("steps", &steps),
+                            ("objects", &object_list),
+                        ],
+                    );
                     let n = blocks.len();
-                    let req = LlmRequest::chat("act_details", messages, OutputShape::Json(details_schema(n, &objects))).sampling(Sampling::greedy(30 + 45 * n as u32));
+                    let req = LlmRequest::chat(
+                        "act_details",
+                        messages,
+                        OutputShape::Json(details_schema(n, &objects)),
+                    )
+                    .sampling(Sampling::greedy(30 + 45 * n as u32));
                     asked_details.push(activity);
-                    ask.ask(agent, &mut pending, req, Job::Details { day, activity, blocks: blocks.iter().map(|(i, _)| *i).collect(), objects }, due);
+                    ask.ask(
+                        agent,
+                        &mut pending,
+                        req,
+                        Job::Details {
+                            day,
+                            activity,
+                            blocks: blocks.iter().map(|(i, _)| *i).collect(),
+                            objects,
+                        },
+                        due,
+                    );
                 }
             }
         }
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one request built from the agent's parts")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one request built from the agent's parts"
+)]
 fn request_arena(
     ask: &mut Asker,
     rules: &PlaceRules,
@@ -302,14 +485,42 @@ fn request_arena(
     plan.sectors.insert(activity, sector_addr.clone());
     if options.len() <= 1 {
         // Nothing to choose: the one arena (or, failing all, one's own room).
-        let arena = options.first().map(|a| format!("{sector_addr}:{a}")).unwrap_or_else(|| resident.persona.home_arena.clone());
+        let arena = options
+            .first()
+            .map(|a| format!("{sector_addr}:{a}"))
+            .unwrap_or_else(|| resident.persona.home_arena.clone());
         plan.places.insert(activity, arena);
         return;
     }
     let list = options.join(", ");
-    let messages = ask.prompts.render("choose_arena", &[("identity", identity), ("name", &id.name), ("activity", description), ("sector", sector), ("options", &list)]);
-    let req = LlmRequest::chat("choose_arena", messages, OutputShape::Choice(options.clone())).sampling(Sampling::greedy(24)).fallback(LlmValue::Choice(0, options[0].clone()));
-    ask.ask(agent, pending, req, Job::Arena { day, activity, sector: sector_addr }, due);
+    let messages = ask.prompts.render(
+        "choose_arena",
+        &[
+            ("identity", identity),
+            ("name", &id.name),
+            ("activity", description),
+            ("sector", sector),
+            ("options", &list),
+        ],
+    );
+    let req = LlmRequest::chat(
+        "choose_arena",
+        messages,
+        OutputShape::Choice(options.clone()),
+    )
+    .sampling(Sampling::greedy(choice_tokens(&options)))
+    .fallback(LlmValue::Choice(0, options[0].clone()));
+    ask.ask(
+        agent,
+        pending,
+        req,
+        Job::Arena {
+            day,
+            activity,
+            sector: sector_addr,
+        },
+        due,
+    );
 }
 
 /// A sector was chosen: choose the arena.
@@ -317,30 +528,75 @@ pub fn apply_sectors(
     mut ask: Asker,
     map: Res<WorldMap>,
     rules: Res<PlaceRules>,
-    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &SpatialMemory, &mut DayPlan, &mut Pending)>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &SpatialMemory,
+        &mut DayPlan,
+        &mut Pending,
+    )>,
 ) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, outlook, spatial, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::Sector { .. })) {
-            let Job::Sector { day, activity } = job else { continue };
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::Sector { .. })
+        }) {
+            let Job::Sector { day, activity } = job else {
+                continue;
+            };
             if plan.day != Some(day) {
                 continue;
             }
-            let LlmValue::Choice(_, sector) = reply.value else { continue };
-            let Some(b) = plan.blocks.iter().find(|b| b.activity == activity) else { continue };
+            let LlmValue::Choice(_, sector) = reply.value else {
+                continue;
+            };
+            let Some(b) = plan.blocks.iter().find(|b| b.group == activity) else {
+                continue;
+            };
             let (description, start) = (b.description.clone(), b.start);
             let identity = identity_block(resident, outlook, ask.clock.now);
             let due = ask.steps_until(start);
-            request_arena(&mut ask, &rules, agent, resident, id, &identity, spatial, &map.world, &mut plan, &mut pending, day, activity, &description, &sector, due);
+            request_arena(
+                &mut ask,
+                &rules,
+                agent,
+                resident,
+                id,
+                &identity,
+                spatial,
+                &map.world,
+                &mut plan,
+                &mut pending,
+                day,
+                activity,
+                &description,
+                &sector,
+                due,
+            );
         }
     }
 }
 
 /// An arena was chosen: the activity's place is known.
-pub fn apply_arenas(clock: Res<SimClock>, cog: Res<Cognition>, mut agents: Query<(&mut DayPlan, &mut Pending)>) {
+pub fn apply_arenas(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    mut agents: Query<(&mut DayPlan, &mut Pending)>,
+) {
     for (mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Arena { .. })) {
-            let Job::Arena { day, activity, sector } = job else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Arena { .. })
+        }) {
+            let Job::Arena {
+                day,
+                activity,
+                sector,
+            } = job
+            else {
+                continue;
+            };
             if plan.day != Some(day) {
                 continue;
             }
@@ -352,26 +608,76 @@ pub fn apply_arenas(clock: Res<SimClock>, cog: Res<Cognition>, mut agents: Query
 }
 
 /// Details arrived: each block gets its object (so its full address), emoji and object state.
-pub fn apply_details(clock: Res<SimClock>, cog: Res<Cognition>, map: Res<WorldMap>, mut agents: Query<(&mut DayPlan, &mut Pending)>) {
+pub fn apply_details(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    map: Res<WorldMap>,
+    mut agents: Query<(&mut DayPlan, &mut Pending)>,
+) {
     for (mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Details { .. })) {
-            let Job::Details { day, activity, blocks, objects } = job else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Details { .. })
+        }) {
+            let Job::Details {
+                day,
+                activity,
+                blocks,
+                objects,
+            } = job
+            else {
+                continue;
+            };
             if plan.day != Some(day) {
                 continue;
             }
-            let Some(arena) = plan.places.get(&activity).cloned() else { continue };
+            let Some(group) = plan
+                .blocks
+                .iter()
+                .find(|b| b.activity == activity)
+                .map(|b| b.group)
+            else {
+                continue;
+            };
+            let Some(arena) = plan.places.get(&group).cloned() else {
+                continue;
+            };
             let steps: Vec<Value> = match &reply.value {
-                LlmValue::Json(v) => v.get("steps").and_then(Value::as_array).cloned().unwrap_or_default(),
+                LlmValue::Json(v) => v
+                    .get("steps")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             };
             for (k, bid) in blocks.iter().enumerate() {
-                let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *bid) else { continue };
+                let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *bid) else {
+                    continue;
+                };
                 let step = steps.get(k);
-                let object = step.and_then(|s| s.get("object")).and_then(Value::as_str).filter(|o| objects.iter().any(|x| x == o)).unwrap_or(objects[0].as_str());
+                let object = step
+                    .and_then(|s| s.get("object"))
+                    .and_then(Value::as_str)
+                    .filter(|o| objects.iter().any(|x| x == o))
+                    .unwrap_or(objects[0].as_str());
                 let address = format!("{arena}:{object}");
-                b.address = if map.has_address(&address) { address } else { arena.clone() };
-                b.emoji = emoji_for(step.and_then(|s| s.get("emoji")).and_then(Value::as_str), &b.description);
-                b.object_state = if b.address == arena { String::new() } else { clean_state(step.and_then(|s| s.get("object_state")).and_then(Value::as_str).unwrap_or("in use")) };
+                b.address = if map.has_address(&address) {
+                    address
+                } else {
+                    arena.clone()
+                };
+                b.emoji = emoji_for(
+                    step.and_then(|s| s.get("emoji")).and_then(Value::as_str),
+                    &b.description,
+                );
+                b.object_state = if b.address == arena {
+                    String::new()
+                } else {
+                    clean_state(
+                        step.and_then(|s| s.get("object_state"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("in use"),
+                    )
+                };
             }
         }
     }
@@ -381,8 +687,13 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            (apply_sectors, apply_arenas, apply_details).chain().in_set(SimSystems::Apply).after(super::plan::apply_decompositions),
-            request_places.in_set(SimSystems::Decide).in_set(super::DecideSystems::Place),
+            (apply_sectors, apply_arenas, apply_details)
+                .chain()
+                .in_set(SimSystems::Apply)
+                .after(super::plan::apply_decompositions),
+            request_places
+                .in_set(SimSystems::Decide)
+                .in_set(super::DecideSystems::Place),
         ),
     );
 }
@@ -393,12 +704,27 @@ mod tests {
 
     fn rules() -> PlaceRules {
         let mut r = PlaceRules::default();
-        r.homes.insert("w:Dorm".into(), vec!["Klaus Mueller".into(), "Maria Lopez".into()]);
-        r.homes.insert("w:Isabella Rodriguez's apartment".into(), vec!["Isabella Rodriguez".into()]);
-        r.rooms.insert("Klaus Mueller".into(), "w:Dorm:Klaus Mueller's room".into());
-        r.rooms.insert("Maria Lopez".into(), "w:Dorm:Maria Lopez's room".into());
-        r.rooms.insert("Isabella Rodriguez".into(), "w:Isabella Rodriguez's apartment:main room".into());
-        r.names = vec!["Klaus Mueller".into(), "Maria Lopez".into(), "Isabella Rodriguez".into()];
+        r.homes.insert(
+            "w:Dorm".into(),
+            vec!["Klaus Mueller".into(), "Maria Lopez".into()],
+        );
+        r.homes.insert(
+            "w:Isabella Rodriguez's apartment".into(),
+            vec!["Isabella Rodriguez".into()],
+        );
+        r.rooms
+            .insert("Klaus Mueller".into(), "w:Dorm:Klaus Mueller's room".into());
+        r.rooms
+            .insert("Maria Lopez".into(), "w:Dorm:Maria Lopez's room".into());
+        r.rooms.insert(
+            "Isabella Rodriguez".into(),
+            "w:Isabella Rodriguez's apartment:main room".into(),
+        );
+        r.names = vec![
+            "Klaus Mueller".into(),
+            "Maria Lopez".into(),
+            "Isabella Rodriguez".into(),
+        ];
         r.hours.insert("w:Hobbs Cafe".into(), vec![(480, 1200)]);
         r
     }
@@ -410,19 +736,40 @@ mod tests {
         assert!(!r.arena_allowed("Klaus Mueller", "w:Dorm:Maria Lopez's room"));
         assert!(r.arena_allowed("Klaus Mueller", "w:Dorm:kitchen"));
         assert!(r.arena_allowed("Maria Lopez", "w:Dorm:woman's bathroom"));
-        assert!(!r.arena_allowed("Klaus Mueller", "w:Dorm:Wolfgang Schulz's room"), "a room named for someone outside the cast is still theirs");
-        assert!(owned_by("Hobbs Cafe", "Klaus Mueller") && owned_by("man's bathroom", "Klaus Mueller") && owned_by("artist's co-living space", "Klaus Mueller"));
-        assert!(!owned_by("Lin family's house", "Klaus Mueller") && owned_by("Lin family's house", "Eddy Lin"));
-        assert!(owned_by("Tom and Jane Moreno's bedroom", "Jane Moreno") && !owned_by("Tom and Jane Moreno's bedroom", "Sam Moore"));
+        assert!(
+            !r.arena_allowed("Klaus Mueller", "w:Dorm:Wolfgang Schulz's room"),
+            "a room named for someone outside the cast is still theirs"
+        );
+        assert!(
+            owned_by("Hobbs Cafe", "Klaus Mueller")
+                && owned_by("man's bathroom", "Klaus Mueller")
+                && owned_by("artist's co-living space", "Klaus Mueller")
+        );
+        assert!(
+            !owned_by("Lin family's house", "Klaus Mueller")
+                && owned_by("Lin family's house", "Eddy Lin")
+        );
+        assert!(
+            owned_by("Tom and Jane Moreno's bedroom", "Jane Moreno")
+                && !owned_by("Tom and Jane Moreno's bedroom", "Sam Moore")
+        );
         let mut with_lins = r.clone();
         with_lins.names.push("John Lin".into());
-        assert!(!with_lins.arena_allowed("Klaus Mueller", "w:Lin family's house:Mei and John Lin's bedroom"));
-        assert!(with_lins.arena_allowed("John Lin", "w:Lin family's house:Mei and John Lin's bedroom"));
+        assert!(!with_lins.arena_allowed(
+            "Klaus Mueller",
+            "w:Lin family's house:Mei and John Lin's bedroom"
+        ));
+        assert!(with_lins.arena_allowed(
+            "John Lin",
+            "w:Lin family's house:Mei and John Lin's bedroom"
+        ));
     }
 
     #[test]
     fn emoji_must_be_a_pictograph() {
         assert_eq!(emoji_for(Some("🍳"), "cooking"), "🍳");
+        assert_eq!(emoji_for(Some("🌟🌟🌟🌟"), "x"), "🌟");
+        assert_eq!(emoji_for(Some("☕\u{fe0f} coffee"), "x"), "☕\u{fe0f}");
         assert_eq!(emoji_for(Some("cook"), "cooking eggs"), "🍳");
         assert_eq!(emoji_for(Some(""), "sleeping"), "😴");
         assert_eq!(emoji_for(None, "pondering the universe"), "🙂");
@@ -437,6 +784,10 @@ mod tests {
         assert!(crate::llm::shape::validate_schema(&s, &ok, "$").is_ok());
         let bad = json!({"steps": [{"object": "bed", "emoji": "🍳", "object_state": "heating a pan"}, {"object": "sink", "emoji": "🧽", "object_state": "full"}]});
         assert!(crate::llm::shape::validate_schema(&s, &bad, "$").is_err());
-        assert!(crate::llm::shape::grammar(&OutputShape::Json(s)).unwrap().is_some());
+        assert!(
+            crate::llm::shape::grammar(&OutputShape::Json(s))
+                .unwrap()
+                .is_some()
+        );
     }
 }

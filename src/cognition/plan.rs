@@ -24,7 +24,11 @@ use serde_json::{Value, json};
 /// Whether an activity is sleep (never refined; its place is the bed at home).
 pub fn is_sleep(activity: &str) -> bool {
     let a = activity.to_lowercase();
-    a.contains("sleep") || a.contains("asleep") || a.contains("in bed") || a.contains("go to bed") || a.contains("going to bed")
+    a.contains("sleep")
+        || a.contains("asleep")
+        || a.contains("in bed")
+        || a.contains("go to bed")
+        || a.contains("going to bed")
 }
 
 /// Whether an activity is worth refining into subtasks (an hour or more, not sleep).
@@ -32,10 +36,55 @@ pub fn refinable(b: &Block) -> bool {
     !b.subtask && b.minutes() >= 60 && !is_sleep(&b.description)
 }
 
-/// An activity as the model wrote it, tidied: one line, no list marker, no leading
-/// "Name is", at most 80 characters.
+/// The items of a broad plan that read like activities: at least two words, not the person's
+/// name, not a date or "today is …", each once.
+pub fn plausible_plan(items: Vec<String>, name: &str) -> Vec<String> {
+    let first = name
+        .split_whitespace()
+        .next()
+        .unwrap_or(name)
+        .to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for t in items {
+        let l = t.to_lowercase();
+        let words = l.split_whitespace().count();
+        let dated = l.contains("today is")
+            || l.split(|c: char| !c.is_ascii_digit())
+                .any(|d| d.len() == 4 && d.starts_with("20"))
+            || l.contains("february")
+            || l.contains("january");
+        let only_name =
+            l.trim_end_matches(|c: char| !c.is_alphabetic()) == name.to_lowercase() || l == first;
+        if words >= 2 && !dated && !only_name && !out.iter().any(|o| o.eq_ignore_ascii_case(&t)) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// An activity as the model wrote it, tidied: one line, no list marker, no times of day
+/// ("07:00–08:00 am"), no leading "Name is", at most 80 characters. Empty when nothing is left.
 pub fn clean_activity(text: &str, name: &str) -> String {
     let t = one_line(strip_list_marker(text));
+    let mut words: Vec<&str> = Vec::new();
+    let mut after_time = false;
+    for w in t.split_whitespace() {
+        let is_time = w.chars().any(|c| c.is_ascii_digit()) && w.contains(':');
+        let is_dash = w.chars().all(|c| c == '-' || c == '–' || c == '—');
+        let is_ampm = after_time
+            && matches!(
+                w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()),
+                "am" | "pm"
+            );
+        after_time = is_time;
+        if !(is_time || is_dash || is_ampm) {
+            words.push(w);
+        }
+    }
+    let t = words.join(" ");
+    if !t.chars().any(char::is_alphabetic) {
+        return String::new();
+    }
     let first = name.split_whitespace().next().unwrap_or(name);
     let mut t = t.as_str().trim().trim_end_matches('.').to_string();
     for prefix in [format!("{name} is "), format!("{first} is ")] {
@@ -66,7 +115,15 @@ pub fn plan_day_schema(wake_range: (u32, u32)) -> Value {
 
 /// The schema of an hourly schedule: one activity per hour label ("07:00" …).
 pub fn hours_schema(labels: &[String]) -> Value {
-    let props: serde_json::Map<String, Value> = labels.iter().map(|l| (l.clone(), json!({"type": "string", "minLength": 3, "maxLength": 80}))).collect();
+    let props: serde_json::Map<String, Value> = labels
+        .iter()
+        .map(|l| {
+            (
+                l.clone(),
+                json!({"type": "string", "minLength": 3, "maxLength": 80}),
+            )
+        })
+        .collect();
     json!({"type": "object", "properties": props, "required": labels, "additionalProperties": false})
 }
 
@@ -76,7 +133,7 @@ pub fn decompose_schema() -> Value {
         "type": "object",
         "properties": {
             "subtasks": {
-                "type": "array", "minItems": 2, "maxItems": 12,
+                "type": "array", "minItems": 2, "maxItems": 8,
                 "items": {
                     "type": "object",
                     "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 60}, "minutes": {"type": "integer", "enum": [5, 10, 15]}},
@@ -103,15 +160,27 @@ pub fn revise_schema() -> Value {
 /// The hourly schedule from the model's answer: sleep until `wake`, one activity per hour
 /// (an hour the model left unusable takes the routine's activity), sleep from `bed`;
 /// consecutive equal activities merged. Covers the day.
-pub fn hourly_blocks(wake: u32, bed: u32, answers: &[(u32, String)], routine: &[Block]) -> Vec<Block> {
+pub fn hourly_blocks(
+    wake: u32,
+    bed: u32,
+    answers: &[(u32, String)],
+    routine: &[Block],
+) -> Vec<Block> {
     let mut blocks: Vec<Block> = Vec::new();
     let push = |blocks: &mut Vec<Block>, start: u32, end: u32, d: &str| {
         if end <= start {
             return;
         }
         match blocks.last_mut() {
-            Some(last) if last.description.eq_ignore_ascii_case(d) && last.end == start => last.end = end,
-            _ => blocks.push(Block { start, end, description: d.to_string(), ..Default::default() }),
+            Some(last) if last.description.eq_ignore_ascii_case(d) && last.end == start => {
+                last.end = end
+            }
+            _ => blocks.push(Block {
+                start,
+                end,
+                description: d.to_string(),
+                ..Default::default()
+            }),
         }
     };
     let bed = bed.clamp(wake, 1440);
@@ -125,7 +194,11 @@ pub fn hourly_blocks(wake: u32, bed: u32, answers: &[(u32, String)], routine: &[
             .find(|(h, _)| *h == hour)
             .map(|(_, t)| t.clone())
             .filter(|t| t.split_whitespace().count() >= 1 && t.len() >= 3)
-            .unwrap_or_else(|| crate::agent::routine::block_at(routine, m).map(|i| routine[i].description.clone()).unwrap_or_else(|| "relaxing".into()));
+            .unwrap_or_else(|| {
+                crate::agent::routine::block_at(routine, m)
+                    .map(|i| routine[i].description.clone())
+                    .unwrap_or_else(|| "relaxing".into())
+            });
         push(&mut blocks, m, end, &text);
         m = end;
     }
@@ -136,7 +209,15 @@ pub fn hourly_blocks(wake: u32, bed: u32, answers: &[(u32, String)], routine: &[
 /// A new day: the routine as the fallback, and the model asked for the agent's own plan.
 pub fn start_days(
     mut ask: Asker,
-    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &MemoryStream, &mut DayPlan, &mut Pending)>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &MemoryStream,
+        &mut DayPlan,
+        &mut Pending,
+    )>,
 ) {
     let day = ask.clock.now.day();
     let model = ask.cfg.0.planning == Planning::Model;
@@ -154,44 +235,121 @@ pub fn start_days(
         // Everything for the day is due by 04:00 (or soon, when a run starts later in the day).
         let due = ask.steps_until(4 * 60).max(ask.memory_slack());
         if !first_day && memory && !stream.is_empty() {
-            let q = format!("{}'s plan for {}, and the important recent events in {}'s life.", id.name, ask.clock.now.date_string(), id.name);
-            ask.ask(agent, &mut pending, LlmRequest::embed("plan_query", q), Job::ReviseQuery { day }, due);
+            let q = format!(
+                "{}'s plan for {}, and the important recent events in {}'s life.",
+                id.name,
+                ask.clock.now.date_string(),
+                id.name
+            );
+            ask.ask(
+                agent,
+                &mut pending,
+                LlmRequest::embed("plan_query", q),
+                Job::ReviseQuery { day },
+                due,
+            );
         } else {
-            request_plan_day(&mut ask, agent, resident, id, outlook, &mut pending, day, due);
+            request_plan_day(
+                &mut ask,
+                agent,
+                resident,
+                id,
+                outlook,
+                &mut pending,
+                day,
+                due,
+            );
         }
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one request built from the agent's parts")]
-fn request_plan_day(ask: &mut Asker, agent: Entity, resident: &Resident, id: &Identity, outlook: &Outlook, pending: &mut Pending, day: i64, due: u32) {
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one request built from the agent's parts"
+)]
+fn request_plan_day(
+    ask: &mut Asker,
+    agent: Entity,
+    resident: &Resident,
+    id: &Identity,
+    outlook: &Outlook,
+    pending: &mut Pending,
+    day: i64,
+    due: u32,
+) {
     let p = &resident.persona;
     let wake_h = p.wake_min / 60;
     let range = (wake_h.saturating_sub(2).max(3), (wake_h + 2).min(12));
     let identity = identity_block(resident, outlook, ask.clock.now);
     let date = ask.clock.now.date_string();
     let lifestyle = p.lifestyle_text();
-    let messages = ask.prompts.render("plan_day", &[("identity", &identity), ("name", &id.name), ("date", &date), ("lifestyle", &lifestyle)]);
-    let req = LlmRequest::chat("plan_day", messages, OutputShape::Json(plan_day_schema(range))).sampling(Sampling::greedy(300));
+    let messages = ask.prompts.render(
+        "plan_day",
+        &[
+            ("identity", &identity),
+            ("name", &id.name),
+            ("date", &date),
+            ("lifestyle", &lifestyle),
+        ],
+    );
+    let req = LlmRequest::chat(
+        "plan_day",
+        messages,
+        OutputShape::Json(plan_day_schema(range)),
+    )
+    .sampling(Sampling::greedy(300));
     ask.ask(agent, pending, req, Job::PlanDay { day }, due);
 }
 
 /// Revision, step 1: the question's embedding arrived; retrieve and ask for the new outlook.
-pub fn apply_revise_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &mut MemoryStream, &mut Pending)>) {
+pub fn apply_revise_queries(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
+) {
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
     for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReviseQuery { .. })) {
-            let Job::ReviseQuery { day } = job else { continue };
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::ReviseQuery { .. })
+        }) {
+            let Job::ReviseQuery { day } = job else {
+                continue;
+            };
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
             let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 30);
-            let statements = numbered(found.iter().filter_map(|s| stream.get(s.id)).map(|n| n.description.as_str()));
+            let statements = numbered(
+                found
+                    .iter()
+                    .filter_map(|s| stream.get(s.id))
+                    .map(|n| n.description.as_str()),
+            );
             let identity = identity_block(resident, outlook, ask.clock.now);
             let date = ask.clock.now.date_string();
-            let messages = ask.prompts.render("revise_identity", &[("identity", &identity), ("name", &id.name), ("date", &date), ("statements", &statements)]);
-            let req = LlmRequest::chat("revise_identity", messages, OutputShape::Json(revise_schema())).sampling(Sampling::greedy(250));
+            let messages = ask.prompts.render(
+                "revise_identity",
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("date", &date),
+                    ("statements", &statements),
+                ],
+            );
+            let req = LlmRequest::chat(
+                "revise_identity",
+                messages,
+                OutputShape::Json(revise_schema()),
+            )
+            .sampling(Sampling::greedy(250));
             let due = ask.steps_until(4 * 60).max(ask.memory_slack());
             ask.ask(agent, &mut pending, req, Job::Revise { day }, due);
         }
@@ -199,13 +357,23 @@ pub fn apply_revise_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident
 }
 
 /// Revision, step 2: the new outlook; then the day's plan.
-pub fn apply_revisions(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &mut Outlook, &mut Pending)>) {
+pub fn apply_revisions(
+    mut ask: Asker,
+    mut agents: Query<(Entity, &Resident, &Identity, &mut Outlook, &mut Pending)>,
+) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, mut outlook, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::Revise { .. })) {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::Revise { .. })
+        }) {
             let Job::Revise { day } = job else { continue };
             if let LlmValue::Json(v) = &reply.value {
-                let get = |k: &str| v.get(k).and_then(Value::as_str).map(one_line).filter(|t| t.split_whitespace().count() >= 3);
+                let get = |k: &str| {
+                    v.get(k)
+                        .and_then(Value::as_str)
+                        .map(one_line)
+                        .filter(|t| t.split_whitespace().count() >= 3)
+                };
                 if let Some(c) = get("currently") {
                     outlook.currently = c;
                 }
@@ -214,31 +382,78 @@ pub fn apply_revisions(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Id
                 }
             }
             let due = ask.steps_until(4 * 60).max(ask.memory_slack());
-            request_plan_day(&mut ask, agent, resident, id, &outlook, &mut pending, day, due);
+            request_plan_day(
+                &mut ask,
+                agent,
+                resident,
+                id,
+                &outlook,
+                &mut pending,
+                day,
+                due,
+            );
         }
     }
 }
 
 /// The day in broad strokes arrived: ask for the hourly schedule.
-pub fn apply_plan_days(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &mut DayPlan, &mut Pending)>) {
+pub fn apply_plan_days(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &mut DayPlan,
+        &mut Pending,
+    )>,
+) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, outlook, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::PlanDay { .. })) {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::PlanDay { .. })
+        }) {
             let Job::PlanDay { day } = job else { continue };
             if plan.day != Some(day) || reply.is_fallback() {
                 continue; // a stale answer, or no model: the routine stays
             }
-            let LlmValue::Json(v) = &reply.value else { continue };
+            let LlmValue::Json(v) = &reply.value else {
+                continue;
+            };
             let p = &resident.persona;
-            let wake_h = v.get("wake_up_hour").and_then(Value::as_u64).map(|h| h as u32).unwrap_or(p.wake_min / 60);
+            let wake_h = v
+                .get("wake_up_hour")
+                .and_then(Value::as_u64)
+                .map(|h| h as u32)
+                .unwrap_or(p.wake_min / 60);
             plan.wake_min = wake_h.min(12) * 60;
             plan.broad = v
                 .get("plan")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(|t| clean_activity(t, &id.name)).filter(|t| t.len() >= 3).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|t| clean_activity(t, &id.name))
+                        .collect()
+                })
+                .map(|items| plausible_plan(items, &id.name))
                 .unwrap_or_default();
+            // Too little of the answer is a plan (a small model may echo the name or the date):
+            // the routine's activities for the day fill it up, so the hours still rest on a plan.
+            if plan.broad.len() < 3 {
+                for b in daily_routine(p, day)
+                    .iter()
+                    .filter(|b| !is_sleep(&b.description))
+                {
+                    if !plan.broad.contains(&b.description) && plan.broad.len() < 8 {
+                        plan.broad.push(b.description.clone());
+                    }
+                }
+            }
             let bed = p.sleep_min.min(1440);
-            let labels: Vec<String> = (plan.wake_min / 60..bed.div_ceil(60)).map(|h| minute_label(h * 60)).collect();
+            let labels: Vec<String> = (plan.wake_min / 60..bed.div_ceil(60))
+                .map(|h| minute_label(h * 60))
+                .collect();
             if labels.is_empty() {
                 continue;
             }
@@ -246,8 +461,22 @@ pub fn apply_plan_days(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Id
             let date = ask.clock.now.date_string();
             let broad = numbered(plan.broad.iter().map(String::as_str));
             let hours = labels.join(", ");
-            let messages = ask.prompts.render("plan_hours", &[("identity", &identity), ("name", &id.name), ("date", &date), ("plan", &broad), ("hours", &hours)]);
-            let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(hours_schema(&labels))).sampling(Sampling::greedy(30 + 28 * labels.len() as u32));
+            let messages = ask.prompts.render(
+                "plan_hours",
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("date", &date),
+                    ("plan", &broad),
+                    ("hours", &hours),
+                ],
+            );
+            let req = LlmRequest::chat(
+                "plan_hours",
+                messages,
+                OutputShape::Json(hours_schema(&labels)),
+            )
+            .sampling(Sampling::greedy(30 + 28 * labels.len() as u32));
             let due = ask.steps_until(plan.wake_min).max(1);
             ask.ask(agent, &mut pending, req, Job::PlanHours { day }, due);
         }
@@ -259,19 +488,45 @@ pub fn apply_plan_hours(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     scenario: Res<crate::ScenarioRes>,
-    mut agents: Query<(&Resident, &Identity, &mut DayPlan, &mut MemoryStream, &mut Pending)>,
+    mut agents: Query<(
+        &Resident,
+        &Identity,
+        &mut DayPlan,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
 ) {
-    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).collect();
+    let names: Vec<String> = scenario
+        .0
+        .residents
+        .iter()
+        .map(|p| p.spec.name.clone())
+        .collect();
     for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::PlanHours { .. })) {
-            let Job::PlanHours { day } = job else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::PlanHours { .. })
+        }) {
+            let Job::PlanHours { day } = job else {
+                continue;
+            };
             if plan.day != Some(day) || reply.is_fallback() {
                 continue;
             }
-            let LlmValue::Json(v) = &reply.value else { continue };
+            let LlmValue::Json(v) = &reply.value else {
+                continue;
+            };
             let answers: Vec<(u32, String)> = v
                 .as_object()
-                .map(|o| o.iter().filter_map(|(k, t)| Some((k.get(..2)?.parse::<u32>().ok()?, clean_activity(t.as_str()?, &id.name)))).collect())
+                .map(|o| {
+                    o.iter()
+                        .filter_map(|(k, t)| {
+                            Some((
+                                k.get(..2)?.parse::<u32>().ok()?,
+                                clean_activity(t.as_str()?, &id.name),
+                            ))
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
             let p = &resident.persona;
             let routine = daily_routine(p, day);
@@ -279,19 +534,40 @@ pub fn apply_plan_hours(
             let (wake, broad) = (plan.wake_min, std::mem::take(&mut plan.broad));
             *plan = DayPlan::from_blocks(day, PlanSource::Model, wake, blocks);
             plan.broad = broad;
+            // Long activities are refined an hour at a time (bounded answers), in one place.
+            plan.split_into_hours(|b| is_sleep(&b.description));
             if cog.0.ablation.planning_memory() {
-                let items: Vec<String> = plan.hourly.iter().filter(|b| b.start >= wake && !is_sleep(&b.description)).map(|b| format!("{} {}", minute_label(b.start), b.description)).collect();
-                let text = format!("This is {}'s plan for {}: wake up at {}; {}.", id.name, clock.now.date_string(), minute_label(wake), items.join("; "));
+                let items: Vec<String> = plan
+                    .hourly
+                    .iter()
+                    .filter(|b| b.start >= wake && !is_sleep(&b.description))
+                    .map(|b| format!("{} {}", minute_label(b.start), b.description))
+                    .collect();
+                let text = format!(
+                    "This is {}'s plan for {}: wake up at {}; {}.",
+                    id.name,
+                    clock.now.date_string(),
+                    minute_label(wake),
+                    items.join("; ")
+                );
                 stream.add(
                     NodeKind::Thought,
                     NewNode {
                         subject: id.name.clone(),
                         predicate: "plan".into(),
                         object: clock.now.date_string(),
-                        keywords: [vec!["plan".to_string()], mentioned_names(&text, &id.name, &names)].concat(),
+                        keywords: [
+                            vec!["plan".to_string()],
+                            mentioned_names(&text, &id.name, &names),
+                        ]
+                        .concat(),
                         description: text,
                         importance: Some(5),
-                        expiry: Some(clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400)),
+                        expiry: Some(
+                            clock
+                                .now
+                                .plus_secs(cog.0.thought_expiry_days as i64 * 86_400),
+                        ),
                         ..default()
                     },
                     clock.now,
@@ -302,7 +578,17 @@ pub fn apply_plan_hours(
 }
 
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
-pub fn request_decompositions(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &DayPlan, &mut Pending)>) {
+pub fn request_decompositions(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &DayPlan,
+        &mut Pending,
+    )>,
+) {
     let now = ask.clock.now.minute_of_day();
     let horizon = now + ask.cfg.0.prefetch_minutes;
     for (agent, resident, id, outlook, plan, mut pending) in &mut agents {
@@ -310,34 +596,90 @@ pub fn request_decompositions(mut ask: Asker, mut agents: Query<(Entity, &Reside
             continue;
         }
         let Some(day) = plan.day else { continue };
-        let wanted: Vec<Block> = plan.blocks.iter().filter(|b| b.end > now && b.start < horizon && refinable(b)).cloned().collect();
+        let wanted: Vec<Block> = plan
+            .blocks
+            .iter()
+            .filter(|b| b.end > now && b.start < horizon && refinable(b))
+            .cloned()
+            .collect();
         for b in wanted {
-            if pending.any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity)) {
+            if pending
+                .any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
+            {
                 continue;
             }
             let identity = identity_block(resident, outlook, ask.clock.now);
-            let schedule = plan.hourly.iter().map(|h| format!("{}–{} {}", minute_label(h.start), minute_label(h.end), h.description)).collect::<Vec<_>>().join("\n");
-            let (start, end, minutes) = (minute_label(b.start), minute_label(b.end), b.minutes().to_string());
+            let schedule = plan
+                .hourly
+                .iter()
+                .map(|h| {
+                    format!(
+                        "{}–{} {}",
+                        minute_label(h.start),
+                        minute_label(h.end),
+                        h.description
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let (start, end, minutes) = (
+                minute_label(b.start),
+                minute_label(b.end),
+                b.minutes().to_string(),
+            );
             let messages = ask.prompts.render(
                 "decompose",
-                &[("identity", &identity), ("name", &id.name), ("activity", &b.description), ("start", &start), ("end", &end), ("minutes", &minutes), ("schedule", &schedule)],
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("activity", &b.description),
+                    ("start", &start),
+                    ("end", &end),
+                    ("minutes", &minutes),
+                    ("schedule", &schedule),
+                ],
             );
-            let req = LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema())).sampling(Sampling::greedy(400));
+            let req =
+                LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema()))
+                    .sampling(Sampling::greedy(600));
             let due = ask.steps_until(b.start);
-            ask.ask(agent, &mut pending, req, Job::Decompose { day, activity: b.activity }, due);
+            ask.ask(
+                agent,
+                &mut pending,
+                req,
+                Job::Decompose {
+                    day,
+                    activity: b.activity,
+                },
+                due,
+            );
         }
     }
 }
 
 /// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it.
-pub fn apply_decompositions(clock: Res<SimClock>, cog: Res<Cognition>, mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>) {
+pub fn apply_decompositions(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>,
+) {
     for (id, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Decompose { .. })) {
-            let Job::Decompose { day, activity } = job else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Decompose { .. })
+        }) {
+            let Job::Decompose { day, activity } = job else {
+                continue;
+            };
             if plan.day != Some(day) {
                 continue;
             }
-            let Some(i) = plan.blocks.iter().position(|b| b.activity == activity && !b.subtask) else { continue };
+            let Some(i) = plan
+                .blocks
+                .iter()
+                .position(|b| b.activity == activity && !b.subtask)
+            else {
+                continue;
+            };
             let block = plan.blocks[i].clone();
             let tasks: Vec<(String, u32)> = match &reply.value {
                 LlmValue::Json(v) => v
@@ -345,7 +687,12 @@ pub fn apply_decompositions(clock: Res<SimClock>, cog: Res<Cognition>, mut agent
                     .and_then(Value::as_array)
                     .map(|a| {
                         a.iter()
-                            .filter_map(|t| Some((clean_activity(t.get("task")?.as_str()?, &id.name), t.get("minutes")?.as_u64()? as u32)))
+                            .filter_map(|t| {
+                                Some((
+                                    clean_activity(t.get("task")?.as_str()?, &id.name),
+                                    t.get("minutes")?.as_u64()? as u32,
+                                ))
+                            })
                             .filter(|(t, _)| t.len() >= 3)
                             .collect()
                     })
@@ -353,14 +700,31 @@ pub fn apply_decompositions(clock: Res<SimClock>, cog: Res<Cognition>, mut agent
                 _ => Vec::new(),
             };
             // No usable subtasks: the activity stays one block (marked refined all the same).
-            let tasks = if tasks.is_empty() { vec![("continuing".to_string(), block.minutes())] } else { tasks };
+            let tasks = if tasks.is_empty() {
+                vec![("continuing".to_string(), block.minutes())]
+            } else {
+                tasks
+            };
             let fitted = fit_durations(&tasks, block.minutes());
             let mut start = block.start;
             let mut subs = Vec::new();
             for (task, minutes) in fitted {
                 let nid = plan.new_id();
-                let description = if task == "continuing" { block.description.clone() } else { format!("{} ({task})", block.description) };
-                subs.push(Block { start, end: start + minutes, description, id: nid, activity, subtask: true, ..Default::default() });
+                let description = if task == "continuing" {
+                    block.description.clone()
+                } else {
+                    format!("{} ({task})", block.description)
+                };
+                subs.push(Block {
+                    start,
+                    end: start + minutes,
+                    description,
+                    id: nid,
+                    activity,
+                    group: block.group,
+                    subtask: true,
+                    ..Default::default()
+                });
                 start += minutes;
             }
             plan.blocks.splice(i..=i, subs);
@@ -378,8 +742,19 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            (apply_revise_queries, apply_revisions, apply_plan_days, apply_plan_hours, apply_decompositions).chain().in_set(SimSystems::Apply),
-            (start_days, request_decompositions).chain().in_set(SimSystems::Decide).in_set(super::DecideSystems::Plan),
+            (
+                apply_revise_queries,
+                apply_revisions,
+                apply_plan_days,
+                apply_plan_hours,
+                apply_decompositions,
+            )
+                .chain()
+                .in_set(SimSystems::Apply),
+            (start_days, request_decompositions)
+                .chain()
+                .in_set(SimSystems::Decide)
+                .in_set(super::DecideSystems::Plan),
         ),
     );
 }
@@ -392,22 +767,66 @@ mod tests {
 
     #[test]
     fn activities_are_tidied() {
-        assert_eq!(clean_activity("1. Isabella is opening the cafe.", "Isabella Rodriguez"), "opening the cafe");
-        assert_eq!(clean_activity("Isabella Rodriguez is baking", "Isabella Rodriguez"), "baking");
+        assert_eq!(
+            clean_activity("1. Isabella is opening the cafe.", "Isabella Rodriguez"),
+            "opening the cafe"
+        );
+        assert_eq!(
+            clean_activity("Isabella Rodriguez is baking", "Isabella Rodriguez"),
+            "baking"
+        );
         assert_eq!(clean_activity("having\nlunch", "A B"), "having lunch");
+        assert_eq!(clean_activity("23:30–23:30", "A B"), "");
+        assert_eq!(
+            clean_activity("walk to the cafe 08:00 - 09:00 am", "A B"),
+            "walk to the cafe"
+        );
+        let items = [
+            "Maria Lopez",
+            "Today is February 13, 2023",
+            "Klaus Mueller, 2023-02-13",
+            "study physics at the library",
+            "stream games on Twitch",
+            "study physics at the library",
+            "eat",
+        ];
+        assert_eq!(
+            plausible_plan(items.iter().map(|s| s.to_string()).collect(), "Maria Lopez"),
+            vec!["study physics at the library", "stream games on Twitch"]
+        );
         assert!(is_sleep("going to bed") && is_sleep("Sleeping") && !is_sleep("making the bed"));
     }
 
     #[test]
     fn an_hourly_schedule_covers_the_day_and_merges_repeats() {
-        let routine = vec![Block { start: 0, end: 1440, description: "relaxing at home".into(), ..Default::default() }];
-        let answers = vec![(7, "breakfast".to_string()), (8, "work".to_string()), (9, "work".to_string()), (10, "x".to_string())];
+        let routine = vec![Block {
+            start: 0,
+            end: 1440,
+            description: "relaxing at home".into(),
+            ..Default::default()
+        }];
+        let answers = vec![
+            (7, "breakfast".to_string()),
+            (8, "work".to_string()),
+            (9, "work".to_string()),
+            (10, "x".to_string()),
+        ];
         let b = hourly_blocks(7 * 60, 23 * 60, &answers, &routine);
         assert!(covers_the_day(&b), "{b:?}");
         assert_eq!(b[0].description, "sleeping");
-        assert_eq!((b[1].start, b[1].end, b[1].description.as_str()), (420, 480, "breakfast"));
-        assert_eq!((b[2].start, b[2].end, b[2].description.as_str()), (480, 600, "work"), "two hours of work are one block");
-        assert_eq!(b[3].description, "relaxing at home", "an unusable hour takes the routine's activity");
+        assert_eq!(
+            (b[1].start, b[1].end, b[1].description.as_str()),
+            (420, 480, "breakfast")
+        );
+        assert_eq!(
+            (b[2].start, b[2].end, b[2].description.as_str()),
+            (480, 600, "work"),
+            "two hours of work are one block"
+        );
+        assert_eq!(
+            b[3].description, "relaxing at home",
+            "an unusable hour takes the routine's activity"
+        );
         assert_eq!(b.last().unwrap().description, "sleeping");
         assert_eq!(b.last().unwrap().start, 23 * 60);
     }
@@ -416,8 +835,22 @@ mod tests {
     fn schemas_become_grammars_and_validate() {
         let s = plan_day_schema((5, 9));
         assert!(grammar(&OutputShape::Json(s.clone())).unwrap().is_some());
-        assert!(validate_schema(&s, &json!({"wake_up_hour": 6, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}), "$").is_ok());
-        assert!(validate_schema(&s, &json!({"wake_up_hour": 12, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}), "$").is_err());
+        assert!(
+            validate_schema(
+                &s,
+                &json!({"wake_up_hour": 6, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}),
+                "$"
+            )
+            .is_ok()
+        );
+        assert!(
+            validate_schema(
+                &s,
+                &json!({"wake_up_hour": 12, "plan": ["a b c", "d e f", "g h i", "j k l", "m n o"]}),
+                "$"
+            )
+            .is_err()
+        );
         let h = hours_schema(&["07:00".into(), "08:00".into()]);
         assert!(grammar(&OutputShape::Json(h.clone())).unwrap().is_some());
         assert!(validate_schema(&h, &json!({"07:00": "breakfast", "08:00": "work"}), "$").is_ok());
@@ -426,6 +859,10 @@ mod tests {
         assert!(grammar(&OutputShape::Json(d.clone())).unwrap().is_some());
         assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "drink tea", "minutes": 15}]}), "$").is_ok());
         assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 7}, {"task": "drink tea", "minutes": 15}]}), "$").is_err());
-        assert!(grammar(&OutputShape::Json(revise_schema())).unwrap().is_some());
+        assert!(
+            grammar(&OutputShape::Json(revise_schema()))
+                .unwrap()
+                .is_some()
+        );
     }
 }

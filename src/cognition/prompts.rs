@@ -47,26 +47,95 @@ pub const SPECS: &[PromptSpec] = &[
         slots: &["identity", "name", "question", "statements", "count"],
         required: &["statements"],
     },
-    PromptSpec { name: "revise_identity", about: "a new day: what the agent is up to now and what its days must include", slots: &["identity", "name", "date", "statements"], required: &["statements"] },
-    PromptSpec { name: "plan_day", about: "the wake-up hour and the day in broad strokes", slots: &["identity", "name", "date", "lifestyle"], required: &["name"] },
-    PromptSpec { name: "plan_hours", about: "one activity for each hour of the day", slots: &["identity", "name", "date", "plan", "hours"], required: &["hours"] },
-    PromptSpec { name: "decompose", about: "an hourly activity in 5–15-minute subtasks", slots: &["identity", "name", "activity", "start", "end", "minutes", "schedule"], required: &["activity"] },
+    PromptSpec {
+        name: "revise_identity",
+        about: "a new day: what the agent is up to now and what its days must include",
+        slots: &["identity", "name", "date", "statements"],
+        required: &["statements"],
+    },
+    PromptSpec {
+        name: "plan_day",
+        about: "the wake-up hour and the day in broad strokes",
+        slots: &["identity", "name", "date", "lifestyle"],
+        required: &["name"],
+    },
+    PromptSpec {
+        name: "plan_hours",
+        about: "one activity for each hour of the day",
+        slots: &["identity", "name", "date", "plan", "hours"],
+        required: &["hours"],
+    },
+    PromptSpec {
+        name: "decompose",
+        about: "an hourly activity in 5–15-minute subtasks",
+        slots: &[
+            "identity", "name", "activity", "start", "end", "minutes", "schedule",
+        ],
+        required: &["activity"],
+    },
     PromptSpec {
         name: "choose_sector",
         about: "the area (sector) of town where an activity happens",
-        slots: &["identity", "name", "activity", "current", "current_arenas", "home", "home_arenas", "options"],
+        slots: &[
+            "identity",
+            "name",
+            "activity",
+            "current",
+            "current_arenas",
+            "home",
+            "home_arenas",
+            "options",
+        ],
         required: &["activity", "options"],
     },
-    PromptSpec { name: "choose_arena", about: "the room (arena) of the chosen area", slots: &["identity", "name", "activity", "sector", "options"], required: &["activity", "options"] },
-    PromptSpec { name: "act_details", about: "for each step of an activity: the object used, an emoji, and what the object does", slots: &["identity", "name", "place", "steps", "objects"], required: &["steps"] },
+    PromptSpec {
+        name: "choose_arena",
+        about: "the room (arena) of the chosen area",
+        slots: &["identity", "name", "activity", "sector", "options"],
+        required: &["activity", "options"],
+    },
+    PromptSpec {
+        name: "act_details",
+        about: "for each step of an activity: the object used, an emoji, and what the object does",
+        slots: &["identity", "name", "place", "steps", "objects"],
+        required: &["steps"],
+    },
     PromptSpec {
         name: "react",
-        about: "on seeing someone: talk to them, wait for them, or carry on",
-        slots: &["identity", "name", "target", "time", "doing", "target_doing", "memories", "last_chat", "options"],
-        required: &["target", "options"],
+        about: "on seeing someone: talk to them (yes/no), or else wait for them or carry on",
+        slots: &[
+            "identity",
+            "name",
+            "target",
+            "time",
+            "doing",
+            "target_doing",
+            "memories",
+            "last_chat",
+            "question",
+        ],
+        required: &["target", "question"],
     },
-    PromptSpec { name: "converse", about: "the next line of a conversation, and whether it ends", slots: &["identity", "name", "partner", "partner_doing", "memories", "place", "conversation"], required: &["partner", "conversation"] },
-    PromptSpec { name: "chat_memory", about: "what a finished conversation leaves: a summary, a planning thought, a memo", slots: &["identity", "name", "partner", "conversation"], required: &["conversation"] },
+    PromptSpec {
+        name: "converse",
+        about: "the next line of a conversation, and whether it ends",
+        slots: &[
+            "identity",
+            "name",
+            "partner",
+            "partner_doing",
+            "memories",
+            "place",
+            "conversation",
+        ],
+        required: &["partner", "conversation"],
+    },
+    PromptSpec {
+        name: "chat_memory",
+        about: "what a finished conversation leaves: a summary, a planning thought, a memo",
+        slots: &["identity", "name", "partner", "conversation"],
+        required: &["conversation"],
+    },
 ];
 
 /// A piece of a message: literal text or a slot.
@@ -94,10 +163,19 @@ impl Template {
                 for p in parts {
                     match p {
                         Part::Text(t) => s.push_str(t),
-                        Part::Slot(name) => s.push_str(values.iter().find(|(k, _)| k == name).map(|(_, v)| *v).unwrap_or("")),
+                        Part::Slot(name) => s.push_str(
+                            values
+                                .iter()
+                                .find(|(k, _)| k == name)
+                                .map(|(_, v)| *v)
+                                .unwrap_or(""),
+                        ),
                     }
                 }
-                ChatMessage { role: role.clone(), content: s }
+                ChatMessage {
+                    role: role.clone(),
+                    content: s,
+                }
             })
             .collect()
     }
@@ -115,8 +193,17 @@ impl Prompts {
         let mut templates = HashMap::new();
         for spec in SPECS {
             let file = dir.join(format!("{}.txt", spec.name));
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| DataError::new(&file, 0, "", format!("cannot read the prompt template ({e}); every purpose needs one: {}", SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "))))?;
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                DataError::new(
+                    &file,
+                    0,
+                    "",
+                    format!(
+                        "cannot read the prompt template ({e}); every purpose needs one: {}",
+                        SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?;
             templates.insert(spec.name, parse_template(&file, &text, spec)?);
         }
         Ok(Self { templates })
@@ -124,7 +211,9 @@ impl Prompts {
 
     /// The template of a purpose.
     pub fn get(&self, purpose: &str) -> &Template {
-        self.templates.get(purpose).unwrap_or_else(|| panic!("no prompt spec named {purpose} (a programming error: add it to SPECS)"))
+        self.templates.get(purpose).unwrap_or_else(|| {
+            panic!("no prompt spec named {purpose} (a programming error: add it to SPECS)")
+        })
     }
 
     /// Renders a purpose's template.
@@ -143,7 +232,13 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
         if let Some(role) = line.strip_prefix("===") {
             let role = role.trim();
             if !matches!(role, "system" | "user" | "assistant") {
-                return Err(err(n, "role", format!("'=== {role}' is not a message start; write '=== system', '=== user' or '=== assistant'")));
+                return Err(err(
+                    n,
+                    "role",
+                    format!(
+                        "'=== {role}' is not a message start; write '=== system', '=== user' or '=== assistant'"
+                    ),
+                ));
             }
             messages.push((role.to_string(), Vec::new(), n));
             continue;
@@ -164,10 +259,24 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
                 parts.push(Part::Text(rest[..open].to_string()));
             }
             let after = &rest[open + 2..];
-            let close = after.find("}}").ok_or_else(|| err(n, "slot", "'{{' without a closing '}}'".into()))?;
+            let close = after
+                .find("}}")
+                .ok_or_else(|| err(n, "slot", "'{{' without a closing '}}'".into()))?;
             let name = after[..close].trim();
             let Some(slot) = spec.slots.iter().find(|s| **s == name) else {
-                return Err(err(n, "slot", format!("unknown slot {{{{{name}}}}} in the '{}' prompt; it may use: {}", spec.name, spec.slots.iter().map(|s| format!("{{{{{s}}}}}")).collect::<Vec<_>>().join(" "))));
+                return Err(err(
+                    n,
+                    "slot",
+                    format!(
+                        "unknown slot {{{{{name}}}}} in the '{}' prompt; it may use: {}",
+                        spec.name,
+                        spec.slots
+                            .iter()
+                            .map(|s| format!("{{{{{s}}}}}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                ));
             };
             parts.push(Part::Slot(slot));
             if !used.contains(slot) {
@@ -182,13 +291,20 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
     let Some((_, first, first_line)) = messages.first() else {
         return Err(err(0, "", "no messages; a template needs at least '=== system' with {{identity}} and a '=== user' message".into()));
     };
-    let starts_with_identity = first.iter().find(|p| !matches!(p, Part::Text(t) if t.trim().is_empty())) == Some(&Part::Slot("identity"));
+    let starts_with_identity = first
+        .iter()
+        .find(|p| !matches!(p, Part::Text(t) if t.trim().is_empty()))
+        == Some(&Part::Slot("identity"));
     if !starts_with_identity {
         return Err(err(first_line + 1, "identity", "the first message must begin with {{identity}} (the agent's fixed identity block, so the prefix cache is reused)".into()));
     }
     for r in spec.required {
         if !used.contains(r) {
-            return Err(err(0, "slot", format!("the '{}' prompt must use {{{{{r}}}}}", spec.name)));
+            return Err(err(
+                0,
+                "slot",
+                format!("the '{}' prompt must use {{{{{r}}}}}", spec.name),
+            ));
         }
     }
     // Trim a trailing newline of each message.
@@ -201,20 +317,33 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
             (role, parts)
         })
         .collect();
-    Ok(Template { file: file.to_path_buf(), messages })
+    Ok(Template {
+        file: file.to_path_buf(),
+        messages,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const SPEC: PromptSpec = PromptSpec { name: "importance", about: "", slots: &["identity", "name", "memories", "count"], required: &["memories"] };
+    const SPEC: PromptSpec = PromptSpec {
+        name: "importance",
+        about: "",
+        slots: &["identity", "name", "memories", "count"],
+        required: &["memories"],
+    };
 
     #[test]
     fn parses_and_renders() {
         let text = "# comment\n# more\n=== system\n{{identity}}\n=== user\nRate {{count}} memories of {{ name }}:\n{{memories}}\n\n";
         let t = parse_template(Path::new("p.txt"), text, &SPEC).unwrap();
-        let m = t.render(&[("identity", "Name: A"), ("name", "A"), ("memories", "1. x"), ("count", "1")]);
+        let m = t.render(&[
+            ("identity", "Name: A"),
+            ("name", "A"),
+            ("memories", "1. x"),
+            ("count", "1"),
+        ]);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0], ChatMessage::system("Name: A"));
         assert_eq!(m[1], ChatMessage::user("Rate 1 memories of A:\n1. x"));
@@ -222,18 +351,46 @@ mod tests {
 
     #[test]
     fn errors_name_file_and_line() {
-        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\n{{memories}} {{nope}}\n", &SPEC).unwrap_err();
+        let e = parse_template(
+            Path::new("p.txt"),
+            "=== system\n{{identity}}\n=== user\n{{memories}} {{nope}}\n",
+            &SPEC,
+        )
+        .unwrap_err();
         assert_eq!(e.line, 4);
         assert!(e.to_string().contains("unknown slot {{nope}}"), "{e}");
-        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\nno slot\n", &SPEC).unwrap_err();
+        let e = parse_template(
+            Path::new("p.txt"),
+            "=== system\n{{identity}}\n=== user\nno slot\n",
+            &SPEC,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("must use {{memories}}"), "{e}");
-        let e = parse_template(Path::new("p.txt"), "=== system\nHello {{identity}}\n=== user\n{{memories}}\n", &SPEC).unwrap_err();
-        assert!(e.to_string().contains("must begin with {{identity}}"), "{e}");
-        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== users\n", &SPEC).unwrap_err();
+        let e = parse_template(
+            Path::new("p.txt"),
+            "=== system\nHello {{identity}}\n=== user\n{{memories}}\n",
+            &SPEC,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("must begin with {{identity}}"),
+            "{e}"
+        );
+        let e = parse_template(
+            Path::new("p.txt"),
+            "=== system\n{{identity}}\n=== users\n",
+            &SPEC,
+        )
+        .unwrap_err();
         assert_eq!(e.line, 3);
         let e = parse_template(Path::new("p.txt"), "hello\n=== system\n", &SPEC).unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse_template(Path::new("p.txt"), "=== system\n{{identity}}\n=== user\n{{memories\n", &SPEC).unwrap_err();
+        let e = parse_template(
+            Path::new("p.txt"),
+            "=== system\n{{identity}}\n=== user\n{{memories\n",
+            &SPEC,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("closing"), "{e}");
     }
 }

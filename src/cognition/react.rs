@@ -2,15 +2,19 @@
 //! first, so most sightings cost nothing: not while either is asleep, talking or waiting, not at
 //! 11 pm, not within the cool-down since they last talked, and not about the same person again
 //! within the reaction cool-down. Otherwise the resident asks itself, with what it remembers of
-//! the other person, and the answer is a choice among the options that apply. Waiting inserts a
+//! the other person: first, as in the original, whether to talk (yes or no); only when they talked
+//! lately, whether to wait for them or carry on (a choice). Waiting inserts a
 //! wait into the plan, the rest of the window still adding up.
 
 use super::Cognition;
 use super::converse::{Party, Talking, start_conversation};
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered};
+use super::remember::{choice_tokens, identity_block, numbered};
+use crate::agent::avatar::Avatar;
 use crate::agent::schedule::{Block, insert_action};
-use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, Scratch, WalkPath};
+use crate::agent::{
+    CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, Scratch, WalkPath,
+};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::SimSystems;
@@ -35,10 +39,19 @@ pub fn is_waiting(a: &CurrentAction) -> bool {
 }
 
 /// The people seen in this step's new memories (other than oneself), nearest first.
-pub fn newly_seen<'a>(stream: &'a MemoryStream, me: &str, now: crate::sim::time::GameTime, people: &[String]) -> Vec<&'a str> {
+pub fn newly_seen<'a>(
+    stream: &'a MemoryStream,
+    me: &str,
+    now: crate::sim::time::GameTime,
+    people: &[String],
+) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for n in stream.nodes().iter().rev().take_while(|n| n.created == now) {
-        if n.kind == NodeKind::Event && n.subject != me && people.iter().any(|p| *p == n.subject) && !out.contains(&n.subject.as_str()) {
+        if n.kind == NodeKind::Event
+            && n.subject != me
+            && people.iter().any(|p| *p == n.subject)
+            && !out.contains(&n.subject.as_str())
+        {
             out.insert(0, &n.subject);
         }
     }
@@ -49,59 +62,140 @@ pub fn newly_seen<'a>(stream: &'a MemoryStream, me: &str, now: crate::sim::time:
 #[expect(clippy::type_complexity, reason = "a reaction reads both people")]
 pub fn consider_reactions(
     mut ask: Asker,
-    people: Query<(Entity, &Identity, &CurrentAction, Has<Talking>), With<Resident>>,
-    mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &CurrentAction, &WalkPath, &MemoryStream, &mut Scratch, &mut Pending), Without<Talking>>,
+    people: Query<
+        (Entity, &Identity, &CurrentAction, Has<Talking>, Has<Avatar>),
+        Or<(With<Resident>, With<Avatar>)>,
+    >,
+    mut agents: Query<
+        (
+            Entity,
+            &Resident,
+            &Identity,
+            &Outlook,
+            &CurrentAction,
+            &WalkPath,
+            &MemoryStream,
+            &mut Scratch,
+            &mut Pending,
+        ),
+        Without<Talking>,
+    >,
 ) {
     let now = ask.clock.now;
     if now.hms().0 == 23 {
         return;
     }
-    let names: Vec<String> = people.iter().map(|(_, id, _, _)| id.name.clone()).collect();
+    let names: Vec<String> = people
+        .iter()
+        .map(|(_, id, _, _, _)| id.name.clone())
+        .collect();
     let slack = ask.cfg.0.decision_slack_steps;
     let react_cd = ask.cfg.0.react_cooldown_minutes as i64 * 60;
-    for (agent, resident, id, outlook, action, walk, stream, mut scratch, mut pending) in &mut agents {
-        if action.is_asleep() || is_waiting(action) || pending.any(|j| matches!(j, Job::React { .. })) {
+    for (agent, resident, id, outlook, action, walk, stream, mut scratch, mut pending) in
+        &mut agents
+    {
+        if action.is_asleep()
+            || is_waiting(action)
+            || pending.any(|j| matches!(j, Job::React { .. }))
+        {
             continue;
         }
         let seen = newly_seen(stream, &id.name, now, &names);
-        let Some((target, tid, taction)) = seen.iter().find_map(|n| {
-            let (e, tid, ta, talking) = people.iter().find(|(_, i, _, _)| i.name == *n)?;
+        let Some((target, tid, taction, is_player)) = seen.iter().find_map(|n| {
+            let (e, tid, ta, talking, is_player) =
+                people.iter().find(|(_, i, _, _, _)| i.name == *n)?;
             let free = !talking && !ta.is_asleep() && !is_waiting(ta);
             let cooled = scratch.react_cooldown.get(*n).is_none_or(|t| *t <= now);
-            (free && cooled).then_some((e, tid, ta))
+            (free && cooled).then_some((e, tid, ta, is_player))
         }) else {
             continue;
         };
-        let mut options = Vec::new();
-        let talk_ok = scratch.chat_cooldown.get(&tid.name).is_none_or(|t| *t <= now);
-        if talk_ok {
-            options.push(Reaction::Talk);
-        }
-        if !walk.tiles.is_empty() && !action.address.is_empty() && action.address == taction.address {
-            options.push(Reaction::Wait);
-        }
-        if options.is_empty() {
+        // As in the original: first whether to talk (fail-safe yes); only when talking is not an
+        // option (they talked lately), whether to wait for them or carry on.
+        let talk_ok = scratch
+            .chat_cooldown
+            .get(&tid.name)
+            .is_none_or(|t| *t <= now);
+        let wait_ok = !is_player
+            && !walk.tiles.is_empty()
+            && !action.address.is_empty()
+            && action.address == taction.address;
+        if !talk_ok && !wait_ok {
             continue;
         }
-        options.push(Reaction::CarryOn);
-        scratch.react_cooldown.insert(tid.name.clone(), now.plus_secs(react_cd));
+        scratch
+            .react_cooldown
+            .insert(tid.name.clone(), now.plus_secs(react_cd));
         let first = |n: &str| n.split_whitespace().next().unwrap_or(n).to_string();
-        let labels: Vec<String> = options
+        let (options, question, shape, fallback) = if talk_ok {
+            let q = format!(
+                "Does {} start a conversation with {} now? Answer yes or no.",
+                id.name, tid.name
+            );
+            (
+                vec![Reaction::Talk, Reaction::CarryOn],
+                q,
+                OutputShape::YesNo,
+                LlmValue::Bool(true),
+            )
+        } else {
+            let labels = vec![
+                format!("wait for {} to finish", first(&tid.name)),
+                format!("carry on {}", action.description),
+            ];
+            let q = format!(
+                "What should {} do? Options: {}. Answer with one option.",
+                id.name,
+                labels.join(", ")
+            );
+            let fallback = LlmValue::Choice(1, labels[1].clone());
+            (
+                vec![Reaction::Wait, Reaction::CarryOn],
+                q,
+                OutputShape::Choice(labels.clone()),
+                fallback,
+            )
+        };
+        let tokens = match &shape {
+            OutputShape::Choice(labels) => choice_tokens(labels),
+            _ => 4,
+        };
+        let about: Vec<&str> = stream
+            .ids_with_keyword(&tid.name)
             .iter()
-            .map(|o| match o {
-                Reaction::Talk => format!("talk to {}", first(&tid.name)),
-                Reaction::Wait => format!("wait for {} to finish", first(&tid.name)),
-                Reaction::CarryOn => format!("carry on {}", action.description),
-            })
+            .rev()
+            .filter_map(|i| stream.get(*i))
+            .filter(|n| n.kind != NodeKind::Chat)
+            .take(6)
+            .map(|n| n.description.as_str())
             .collect();
-        let about: Vec<&str> = stream.ids_with_keyword(&tid.name).iter().rev().filter_map(|i| stream.get(*i)).filter(|n| n.kind != NodeKind::Chat).take(6).map(|n| n.description.as_str()).collect();
-        let memories = if about.is_empty() { format!("{} knows nothing in particular about {}.", id.name, tid.name) } else { numbered(about) };
+        let memories = if about.is_empty() {
+            format!(
+                "{} knows nothing in particular about {}.",
+                id.name, tid.name
+            )
+        } else {
+            numbered(about)
+        };
         let last_chat = stream
             .last_chat_with(&tid.name)
-            .map(|c| format!("{} last talked with {} on {} at {}: {}", id.name, tid.name, c.created.date_string(), c.created.clock_12h(), c.description))
+            .map(|c| {
+                format!(
+                    "{} last talked with {} on {} at {}: {}",
+                    id.name,
+                    tid.name,
+                    c.created.date_string(),
+                    c.created.clock_12h(),
+                    c.description
+                )
+            })
             .unwrap_or_else(|| format!("{} has not talked with {} today.", id.name, tid.name));
         let identity = identity_block(resident, outlook, now);
-        let (time, doing, target_doing, list) = (now.clock_12h(), action.description.clone(), taction.description.clone(), labels.join(", "));
+        let (time, doing, target_doing) = (
+            now.clock_12h(),
+            action.description.clone(),
+            taction.description.clone(),
+        );
         let messages = ask.prompts.render(
             "react",
             &[
@@ -113,12 +207,19 @@ pub fn consider_reactions(
                 ("target_doing", &target_doing),
                 ("memories", &memories),
                 ("last_chat", &last_chat),
-                ("options", &list),
+                ("question", &question),
             ],
         );
-        let carry_on = labels.len() - 1;
-        let req = LlmRequest::chat("react", messages, OutputShape::Choice(labels.clone())).sampling(Sampling::greedy(16)).fallback(LlmValue::Choice(carry_on, labels[carry_on].clone()));
-        ask.ask(agent, &mut pending, req, Job::React { target, options }, slack);
+        let req = LlmRequest::chat("react", messages, shape)
+            .sampling(Sampling::greedy(tokens))
+            .fallback(fallback);
+        ask.ask(
+            agent,
+            &mut pending,
+            req,
+            Job::React { target, options },
+            slack,
+        );
     }
 }
 
@@ -130,19 +231,46 @@ pub fn apply_reactions(
     cog: Res<Cognition>,
     map: Res<WorldMap>,
     mut objects: ResMut<crate::sim::objects_state::ObjectStates>,
-    mut agents: Query<(Entity, &Identity, &mut Pending, &mut DayPlan, &mut CurrentAction, &mut WalkPath, &GridPos, Has<Talking>), With<Resident>>,
+    mut agents: Query<
+        (
+            Entity,
+            &Identity,
+            &mut Pending,
+            &mut DayPlan,
+            &mut CurrentAction,
+            &mut WalkPath,
+            &GridPos,
+            Has<Talking>,
+        ),
+        With<Resident>,
+    >,
+    avatar: Query<
+        (Entity, &Identity, &CurrentAction, &GridPos, Has<Talking>),
+        (With<Avatar>, Without<Resident>),
+    >,
 ) {
     let mut talks: Vec<(Entity, Entity)> = Vec::new();
     let now_min = clock.now.minute_of_day();
     for (agent, _, mut pending, mut plan, action, _, _, talking) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::React { .. })) {
-            let Job::React { target, options } = job else { continue };
-            let LlmValue::Choice(i, _) = reply.value else { continue };
-            match options.get(i).copied().unwrap_or(Reaction::CarryOn) {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::React { .. })
+        }) {
+            let Job::React { target, options } = job else {
+                continue;
+            };
+            let chosen = match reply.value {
+                LlmValue::Choice(i, _) => options.get(i).copied(),
+                LlmValue::Bool(yes) => options.get(if yes { 0 } else { 1 }).copied(),
+                _ => None,
+            };
+            match chosen.unwrap_or(Reaction::CarryOn) {
                 Reaction::Talk if !talking && !action.is_asleep() => talks.push((agent, target)),
                 Reaction::Wait => {
                     let minutes = 10u32;
-                    let window_end = plan.at(now_min).map(|i| plan.blocks[i].end.max(now_min + minutes)).unwrap_or(now_min + minutes);
+                    let window_end = plan
+                        .at(now_min)
+                        .map(|i| plan.blocks[i].end.max(now_min + minutes))
+                        .unwrap_or(now_min + minutes);
                     let nid = plan.new_id();
                     let wait = Block {
                         start: now_min,
@@ -152,6 +280,7 @@ pub fn apply_reactions(
                         address: STAY_HERE.into(),
                         id: nid,
                         activity: nid,
+                        group: nid,
                         subtask: true,
                         object_state: String::new(),
                     };
@@ -168,14 +297,77 @@ pub fn apply_reactions(
         if taken.contains(&a) || taken.contains(&b) {
             continue;
         }
-        let Ok([mut pa, mut pb]) = agents.get_many_mut([a, b]) else { continue };
+        if let Ok((_, pid, paction, ppos, ptalking)) = avatar.get(b) {
+            // The player: the resident walks up and speaks; the player's own action and walk
+            // stay the player's (their turns come from the game, or the talk ends).
+            let Ok(mut pa) = agents.get_mut(a) else {
+                continue;
+            };
+            if pa.7 || ptalking || taken.contains(&b) {
+                continue;
+            }
+            let (mut action, mut walk) = (paction.clone(), WalkPath::default());
+            let ga = *pa.6;
+            let one = Party {
+                entity: a,
+                name: pa.1.name.clone(),
+                action: &mut pa.4,
+                walk: &mut pa.5,
+                pos: ga,
+                walks: true,
+            };
+            let two = Party {
+                entity: b,
+                name: pid.name.clone(),
+                action: &mut action,
+                walk: &mut walk,
+                pos: *ppos,
+                walks: false,
+            };
+            start_conversation(
+                &mut commands,
+                &map,
+                &clock,
+                &mut objects,
+                one,
+                two,
+                cog.0.max_utterances,
+            );
+            taken.extend([a, b]);
+            continue;
+        }
+        let Ok([mut pa, mut pb]) = agents.get_many_mut([a, b]) else {
+            continue;
+        };
         if pa.7 || pb.7 || pb.4.is_asleep() {
             continue; // the other is busy by now
         }
         let (ga, gb) = (*pa.6, *pb.6);
-        let one = Party { entity: a, name: pa.1.name.clone(), action: &mut pa.4, walk: &mut pa.5, pos: ga };
-        let two = Party { entity: b, name: pb.1.name.clone(), action: &mut pb.4, walk: &mut pb.5, pos: gb };
-        start_conversation(&mut commands, &map, &clock, &mut objects, one, two, cog.0.max_utterances);
+        let one = Party {
+            entity: a,
+            name: pa.1.name.clone(),
+            action: &mut pa.4,
+            walk: &mut pa.5,
+            pos: ga,
+            walks: true,
+        };
+        let two = Party {
+            entity: b,
+            name: pb.1.name.clone(),
+            action: &mut pb.4,
+            walk: &mut pb.5,
+            pos: gb,
+            walks: true,
+        };
+        start_conversation(
+            &mut commands,
+            &map,
+            &clock,
+            &mut objects,
+            one,
+            two,
+            cog.0.max_utterances,
+        );
         taken.extend([a, b]);
     }
 }
@@ -184,8 +376,12 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            apply_reactions.in_set(SimSystems::Apply).after(super::place::apply_details),
-            consider_reactions.in_set(SimSystems::Decide).in_set(super::DecideSystems::React),
+            apply_reactions
+                .in_set(SimSystems::Apply)
+                .after(super::place::apply_details),
+            consider_reactions
+                .in_set(SimSystems::Decide)
+                .in_set(super::DecideSystems::React),
         ),
     );
 }
@@ -201,13 +397,30 @@ mod tests {
         let t0 = GameTime::parse("2023-02-13 08:00").unwrap();
         let t1 = t0.plus_secs(10);
         let mut s = MemoryStream::default();
-        let ev = |who: &str| NewNode { subject: who.into(), predicate: "is".into(), object: "x".into(), description: format!("{who} is x"), ..Default::default() };
+        let ev = |who: &str| NewNode {
+            subject: who.into(),
+            predicate: "is".into(),
+            object: "x".into(),
+            description: format!("{who} is x"),
+            ..Default::default()
+        };
         s.add(NodeKind::Event, ev("Maria Lopez"), t0);
         s.add(NodeKind::Event, ev("Klaus Mueller"), t1);
         s.add(NodeKind::Event, ev("the Ville:Hobbs Cafe:cafe:piano"), t1);
         s.add(NodeKind::Event, ev("Isabella Rodriguez"), t1);
         s.add(NodeKind::Event, ev("Tom Moreno"), t1);
-        let people: Vec<String> = ["Maria Lopez", "Klaus Mueller", "Isabella Rodriguez", "Tom Moreno"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(newly_seen(&s, "Isabella Rodriguez", t1, &people), vec!["Klaus Mueller", "Tom Moreno"]);
+        let people: Vec<String> = [
+            "Maria Lopez",
+            "Klaus Mueller",
+            "Isabella Rodriguez",
+            "Tom Moreno",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            newly_seen(&s, "Isabella Rodriguez", t1, &people),
+            vec!["Klaus Mueller", "Tom Moreno"]
+        );
     }
 }

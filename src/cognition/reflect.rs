@@ -67,11 +67,26 @@ pub fn fallback_questions(name: &str, n: usize) -> Vec<String> {
 }
 
 /// Begins a reflection for every agent whose trigger has fired.
-pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &MemoryStream, &mut Scratch, &mut Pending)>) {
+pub fn start_reflections(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &MemoryStream,
+        &mut Scratch,
+        &mut Pending,
+    )>,
+) {
     if !ask.cfg.0.ablation.reflection() {
         return;
     }
-    let (n_questions, material_n, slack) = (ask.cfg.0.reflection_questions, ask.cfg.0.reflection_material, ask.memory_slack());
+    let (n_questions, material_n, slack) = (
+        ask.cfg.0.reflection_questions,
+        ask.cfg.0.reflection_material,
+        ask.memory_slack(),
+    );
     for (agent, resident, id, outlook, stream, mut scratch, mut pending) in &mut agents {
         if !scratch.reflection.due() || pending.any(Job::is_reflection) {
             continue;
@@ -85,18 +100,36 @@ pub fn start_reflections(mut ask: Asker, mut agents: Query<(Entity, &Resident, &
         let statements = numbered(material.iter().map(|n| n.description.as_str()));
         let count = n_questions.to_string();
         let identity = identity_block(resident, outlook, ask.clock.now);
-        let messages = ask.prompts.render("reflect_questions", &[("identity", &identity), ("name", &id.name), ("statements", &statements), ("count", &count)]);
-        let req = LlmRequest::chat("reflect_questions", messages, OutputShape::Lines(n_questions)).sampling(Sampling::greedy(40 * n_questions as u32));
+        let messages = ask.prompts.render(
+            "reflect_questions",
+            &[
+                ("identity", &identity),
+                ("name", &id.name),
+                ("statements", &statements),
+                ("count", &count),
+            ],
+        );
+        let req = LlmRequest::chat(
+            "reflect_questions",
+            messages,
+            OutputShape::Lines(n_questions),
+        )
+        .sampling(Sampling::greedy(40 * n_questions as u32));
         ask.ask(agent, &mut pending, req, Job::ReflectQuestions, slack);
     }
 }
 
 /// Questions arrived: embed each to retrieve its evidence.
-pub fn apply_reflect_questions(mut ask: Asker, mut agents: Query<(Entity, &Identity, &mut Pending)>) {
+pub fn apply_reflect_questions(
+    mut ask: Asker,
+    mut agents: Query<(Entity, &Identity, &mut Pending)>,
+) {
     let (slack, n) = (ask.memory_slack(), ask.cfg.0.reflection_questions);
     let real_time = ask.cfg.real_time();
     for (agent, id, mut pending) in &mut agents {
-        for (_, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReflectQuestions)) {
+        for (_, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::ReflectQuestions)
+        }) {
             let given: Vec<String> = match &reply.value {
                 LlmValue::Lines(l) => l.iter().filter_map(|q| clean_question(q)).collect(),
                 _ => Vec::new(),
@@ -109,20 +142,45 @@ pub fn apply_reflect_questions(mut ask: Asker, mut agents: Query<(Entity, &Ident
                 questions.push(f);
             }
             for q in questions.into_iter().take(n) {
-                ask.ask(agent, &mut pending, LlmRequest::embed("reflect_query", q.clone()), Job::ReflectQuery { question: q }, slack);
+                ask.ask(
+                    agent,
+                    &mut pending,
+                    LlmRequest::embed("reflect_query", q.clone()),
+                    Job::ReflectQuery { question: q },
+                    slack,
+                );
             }
         }
     }
 }
 
 /// A question's embedding arrived: retrieve its evidence and ask for insights.
-pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Resident, &Identity, &Outlook, &Scratch, &mut MemoryStream, &mut Pending)>) {
-    let (slack, k, n) = (ask.memory_slack(), ask.cfg.0.reflection_retrieve, ask.cfg.0.reflection_insights);
+pub fn apply_reflect_queries(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &Scratch,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
+) {
+    let (slack, k, n) = (
+        ask.memory_slack(),
+        ask.cfg.0.reflection_retrieve,
+        ask.cfg.0.reflection_insights,
+    );
     let real_time = ask.cfg.real_time();
     let mut params = ask.cfg.0.retrieval.clone();
     for (agent, resident, id, outlook, scratch, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| matches!(j, Job::ReflectQuery { .. })) {
-            let Job::ReflectQuery { question } = job else { continue };
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::ReflectQuery { .. })
+        }) {
+            let Job::ReflectQuery { question } = job else {
+                continue;
+            };
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
@@ -133,12 +191,37 @@ pub fn apply_reflect_queries(mut ask: Asker, mut agents: Query<(Entity, &Residen
                 continue;
             }
             let shown: Vec<_> = found.iter().map(|s| s.id).collect();
-            let statements = numbered(shown.iter().filter_map(|i| stream.get(*i)).map(|n| n.description.as_str()));
+            let statements = numbered(
+                shown
+                    .iter()
+                    .filter_map(|i| stream.get(*i))
+                    .map(|n| n.description.as_str()),
+            );
             let identity = identity_block(resident, outlook, ask.clock.now);
             let count = n.to_string();
-            let messages = ask.prompts.render("reflect_insights", &[("identity", &identity), ("name", &id.name), ("question", &question), ("statements", &statements), ("count", &count)]);
-            let req = LlmRequest::chat("reflect_insights", messages, OutputShape::Json(insights_schema(n, shown.len()))).sampling(Sampling::greedy(90 * n as u32));
-            ask.ask(agent, &mut pending, req, Job::ReflectInsights { question, shown }, slack);
+            let messages = ask.prompts.render(
+                "reflect_insights",
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("question", &question),
+                    ("statements", &statements),
+                    ("count", &count),
+                ],
+            );
+            let req = LlmRequest::chat(
+                "reflect_insights",
+                messages,
+                OutputShape::Json(insights_schema(n, shown.len())),
+            )
+            .sampling(Sampling::greedy(90 * n as u32));
+            ask.ask(
+                agent,
+                &mut pending,
+                req,
+                Job::ReflectInsights { question, shown },
+                slack,
+            );
         }
     }
 }
@@ -150,15 +233,37 @@ pub fn apply_reflect_insights(
     scenario: Res<crate::ScenarioRes>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    let names: Vec<String> = scenario.0.residents.iter().map(|p| p.spec.name.clone()).chain([scenario.0.player.name.clone()]).collect();
-    let expiry = clock.now.plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
+    let names: Vec<String> = scenario
+        .0
+        .residents
+        .iter()
+        .map(|p| p.spec.name.clone())
+        .chain([scenario.0.player.name.clone()])
+        .collect();
+    let expiry = clock
+        .now
+        .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
     for (id, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::ReflectInsights { .. })) {
-            let Job::ReflectInsights { shown, .. } = job else { continue };
-            let LlmValue::Json(v) = &reply.value else { continue };
-            let Some(items) = v.get("insights").and_then(|x| x.as_array()) else { continue };
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::ReflectInsights { .. })
+        }) {
+            let Job::ReflectInsights { shown, .. } = job else {
+                continue;
+            };
+            let LlmValue::Json(v) = &reply.value else {
+                continue;
+            };
+            let Some(items) = v.get("insights").and_then(|x| x.as_array()) else {
+                continue;
+            };
             for item in items {
-                let Some(text) = item.get("insight").and_then(|t| t.as_str()).map(|t| strip_list_marker(&one_line(t)).to_string()) else { continue };
+                let Some(text) = item
+                    .get("insight")
+                    .and_then(|t| t.as_str())
+                    .map(|t| strip_list_marker(&one_line(t)).to_string())
+                else {
+                    continue;
+                };
                 if text.split_whitespace().count() < 2 {
                     continue;
                 }
@@ -167,7 +272,11 @@ pub fn apply_reflect_insights(
                 if stream.nodes().iter().any(|n| same(&n.description)) {
                     continue;
                 }
-                let cited: Vec<i64> = item.get("because").and_then(|b| b.as_array()).map(|a| a.iter().filter_map(|x| x.as_i64()).collect()).unwrap_or_default();
+                let cited: Vec<i64> = item
+                    .get("because")
+                    .and_then(|b| b.as_array())
+                    .map(|a| a.iter().filter_map(|x| x.as_i64()).collect())
+                    .unwrap_or_default();
                 let evidence = cited_ids(&shown, &cited);
                 if evidence.is_empty() {
                     continue;
@@ -195,8 +304,16 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            (apply_reflect_questions, apply_reflect_queries, apply_reflect_insights).chain().in_set(SimSystems::Apply),
-            start_reflections.in_set(SimSystems::Reflect).in_set(ReflectSystems),
+            (
+                apply_reflect_questions,
+                apply_reflect_queries,
+                apply_reflect_insights,
+            )
+                .chain()
+                .in_set(SimSystems::Apply),
+            start_reflections
+                .in_set(SimSystems::Reflect)
+                .in_set(ReflectSystems),
         ),
     );
 }
@@ -215,13 +332,21 @@ mod tests {
         assert!(validate_schema(&s, &bad, "$").is_err(), "4 was never shown");
         let short = json!({"insights": [{"insight": "Maria loves physics", "because": [1]}]});
         assert!(validate_schema(&s, &short, "$").is_err());
-        assert!(crate::llm::shape::grammar(&OutputShape::Json(s.clone())).unwrap().is_some(), "the schema turns into a grammar");
+        assert!(
+            crate::llm::shape::grammar(&OutputShape::Json(s.clone()))
+                .unwrap()
+                .is_some(),
+            "the schema turns into a grammar"
+        );
         assert!(parse(&OutputShape::Json(s), &ok.to_string()).is_ok());
     }
 
     #[test]
     fn questions_are_cleaned() {
-        assert_eq!(clean_question("  \"What does Maria want?\" "), Some("What does Maria want?".into()));
+        assert_eq!(
+            clean_question("  \"What does Maria want?\" "),
+            Some("What does Maria want?".into())
+        );
         assert_eq!(clean_question("item"), None);
         assert_eq!(fallback_questions("Maria", 4).len(), 4);
     }

@@ -26,7 +26,11 @@ pub struct Canvas {
 impl Canvas {
     /// A transparent canvas.
     pub fn new(w: u32, h: u32) -> Self {
-        Self { w, h, px: vec![[0, 0, 0, 0]; (w * h) as usize] }
+        Self {
+            w,
+            h,
+            px: vec![[0, 0, 0, 0]; (w * h) as usize],
+        }
     }
     fn set(&mut self, x: i32, y: i32, c: Rgba) {
         if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
@@ -53,7 +57,9 @@ impl Canvas {
     fn speckle(&mut self, ox: i32, seed: u32, c: Rgba, every: u32) {
         for y in 0..TILE as i32 {
             for x in 0..TILE as i32 {
-                let h = (x as u32).wrapping_mul(374_761_393) ^ (y as u32).wrapping_mul(668_265_263) ^ seed.wrapping_mul(2_246_822_519);
+                let h = (x as u32).wrapping_mul(374_761_393)
+                    ^ (y as u32).wrapping_mul(668_265_263)
+                    ^ seed.wrapping_mul(2_246_822_519);
                 if (h ^ (h >> 13)).wrapping_mul(1_274_126_177) % every == 0 {
                     self.set(ox + x, y, c);
                 }
@@ -63,7 +69,17 @@ impl Canvas {
     /// Into a Bevy image.
     pub fn into_image(self) -> Image {
         let data: Vec<u8> = self.px.into_iter().flatten().collect();
-        Image::new(Extent3d { width: self.w, height: self.h, depth_or_array_layers: 1 }, TextureDimension::D2, data, TextureFormat::Rgba8UnormSrgb, RenderAssetUsages::default())
+        Image::new(
+            Extent3d {
+                width: self.w,
+                height: self.h,
+                depth_or_array_layers: 1,
+            },
+            TextureDimension::D2,
+            data,
+            TextureFormat::Rgba8UnormSrgb,
+            RenderAssetUsages::default(),
+        )
     }
 }
 
@@ -135,7 +151,13 @@ pub fn tile_atlas() -> Image {
     let mut c = Canvas::new(TILE * ATLAS_TILES, TILE);
     let t = TILE as i32;
     // Terrain.
-    for (i, (base, fleck, seed)) in [(rgb(96, 158, 78), rgb(120, 180, 92), 1u32), (rgb(92, 152, 74), rgb(76, 136, 64), 7)].into_iter().enumerate() {
+    for (i, (base, fleck, seed)) in [
+        (rgb(96, 158, 78), rgb(120, 180, 92), 1u32),
+        (rgb(92, 152, 74), rgb(76, 136, 64), 7),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let ox = i as i32 * t;
         c.rect(ox, 0, t, t, base);
         c.speckle(ox, seed, fleck, 7);
@@ -153,7 +175,15 @@ pub fn tile_atlas() -> Image {
         for x in 0..16 {
             let (dx, dy) = (x as f32 - 7.5, y as f32 - 5.5);
             if dx * dx + dy * dy < 36.0 {
-                c.set(4 * t + x, y, if (x + y) % 5 == 0 { rgb(44, 110, 50) } else { rgb(54, 128, 60) });
+                c.set(
+                    4 * t + x,
+                    y,
+                    if (x + y) % 5 == 0 {
+                        rgb(44, 110, 50)
+                    } else {
+                        rgb(54, 128, 60)
+                    },
+                );
             }
         }
     }
@@ -215,8 +245,23 @@ fn draw_furniture(c: &mut Canvas, ox: i32, f: Furniture) {
             for (row, y) in [2, 7, 12].into_iter().enumerate() {
                 c.rect(ox + 2, y + 3, 12, 1, WOOD);
                 for k in 0..6 {
-                    let col = [rgb(200, 60, 60), rgb(60, 120, 200), rgb(220, 190, 70), rgb(80, 170, 90)][(k + row) % 4];
-                    c.rect(ox + 2 + k as i32 * 2, y, 1, 3, if f == Furniture::Bookshelf || k % 2 == 0 { col } else { GREY });
+                    let col = [
+                        rgb(200, 60, 60),
+                        rgb(60, 120, 200),
+                        rgb(220, 190, 70),
+                        rgb(80, 170, 90),
+                    ][(k + row) % 4];
+                    c.rect(
+                        ox + 2 + k as i32 * 2,
+                        y,
+                        1,
+                        3,
+                        if f == Furniture::Bookshelf || k % 2 == 0 {
+                            col
+                        } else {
+                            GREY
+                        },
+                    );
                 }
             }
         }
@@ -327,7 +372,12 @@ fn draw_furniture(c: &mut Canvas, ox: i32, f: Furniture) {
         }
         Furniture::Garden => {
             c.rect(ox + 1, 1, 14, 14, rgb(110, 80, 50));
-            for (x, y, col) in [(3, 3, rgb(230, 80, 90)), (9, 4, rgb(250, 210, 60)), (5, 9, rgb(200, 120, 220)), (11, 10, rgb(240, 140, 60))] {
+            for (x, y, col) in [
+                (3, 3, rgb(230, 80, 90)),
+                (9, 4, rgb(250, 210, 60)),
+                (5, 9, rgb(200, 120, 220)),
+                (11, 10, rgb(240, 140, 60)),
+            ] {
                 c.rect(ox + x, y + 2, 1, 3, rgb(60, 140, 60));
                 c.rect(ox + x - 1, y, 3, 2, col);
             }
@@ -371,11 +421,26 @@ pub fn person_image(index: usize, is_avatar: bool) -> Image {
         rgb(120, 120, 120),
         rgb(250, 250, 250),
     ];
-    const HAIR: [Rgba; 5] = [rgb(40, 30, 25), rgb(110, 70, 40), rgb(220, 190, 110), rgb(160, 60, 40), rgb(200, 200, 200)];
-    const SKIN: [Rgba; 4] = [rgb(250, 214, 180), rgb(224, 172, 130), rgb(176, 122, 84), rgb(120, 80, 56)];
+    const HAIR: [Rgba; 5] = [
+        rgb(40, 30, 25),
+        rgb(110, 70, 40),
+        rgb(220, 190, 110),
+        rgb(160, 60, 40),
+        rgb(200, 200, 200),
+    ];
+    const SKIN: [Rgba; 4] = [
+        rgb(250, 214, 180),
+        rgb(224, 172, 130),
+        rgb(176, 122, 84),
+        rgb(120, 80, 56),
+    ];
     const TROUSERS: [Rgba; 3] = [rgb(50, 60, 100), rgb(70, 60, 50), rgb(40, 40, 40)];
     let mut c = Canvas::new(TILE, TILE);
-    let shirt = if is_avatar { rgb(250, 220, 40) } else { SHIRTS[index % SHIRTS.len()] };
+    let shirt = if is_avatar {
+        rgb(250, 220, 40)
+    } else {
+        SHIRTS[index % SHIRTS.len()]
+    };
     let hair = HAIR[(index / 2) % HAIR.len()];
     let skin = SKIN[(index / 3) % SKIN.len()];
     let trousers = TROUSERS[(index / 5) % TROUSERS.len()];
@@ -398,7 +463,28 @@ pub fn person_image(index: usize, is_avatar: bool) -> Image {
     c.into_image()
 }
 
-/// The icon picture for an action's emoji (our own drawings; fonts here have no emoji).
+/// Whether [`icon_image`] has a drawing of its own for an emoji (else the emoji is shown in the
+/// emoji font).
+pub fn has_pixel_icon(emoji: &str) -> bool {
+    matches!(
+        emoji,
+        "😴" | "☕"
+            | "💼"
+            | "🍳"
+            | "🍽"
+            | "🍲"
+            | "🍺"
+            | "📚"
+            | "🌳"
+            | "🛒"
+            | "🚿"
+            | "🪥"
+            | "🏠"
+            | "🏋"
+    )
+}
+
+/// A 10×10 icon for an action's emoji (a generic person for emoji without a drawing).
 pub fn icon_image(emoji: &str) -> Image {
     let mut c = Canvas::new(10, 10);
     let bg = rgb(255, 255, 255);
@@ -488,7 +574,10 @@ mod tests {
 
     #[test]
     fn every_person_looks_different() {
-        let looks: Vec<Vec<u8>> = (0..25).map(|i| person_image(i, false).data.unwrap()).chain(std::iter::once(person_image(25, true).data.unwrap())).collect();
+        let looks: Vec<Vec<u8>> = (0..25)
+            .map(|i| person_image(i, false).data.unwrap())
+            .chain(std::iter::once(person_image(25, true).data.unwrap()))
+            .collect();
         for i in 0..looks.len() {
             for j in 0..i {
                 assert_ne!(looks[i], looks[j], "people {i} and {j} look the same");

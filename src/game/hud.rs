@@ -4,9 +4,10 @@
 use super::view::cursor_tile;
 use crate::agent::GridPos;
 use crate::agent::avatar::Avatar;
+use crate::agent::{CurrentAction, Resident};
 use crate::llm::LlmStatusView;
 use crate::llm::backend::Health;
-use crate::sim::clock::{SimClock, SimPace};
+use crate::sim::clock::{SimClock, SimPace, Speed, StepGate};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -16,20 +17,96 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | click a person: details (Esc closes) | wheel zoom | F free camera | Space pause | +/- speed | F12 screenshot";
+pub const CONTROLS: &str = "WASD/arrows walk | click a person: inspector (Esc closes) | L conversations | wheel zoom | F free camera | Space pause | +/- speed | N skip nights | F12 screenshot";
+
+/// Time runs ahead while every resident sleeps and nobody waits on the model (N turns it off).
+#[derive(Resource)]
+pub struct NightSkip {
+    /// Allowed.
+    pub enabled: bool,
+    /// Running ahead now.
+    pub active: bool,
+    /// The speed to go back to.
+    pub saved: Speed,
+}
+
+impl Default for NightSkip {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            active: false,
+            saved: Speed::Times(1),
+        }
+    }
+}
+
+/// N turns skipping nights on and off.
+pub fn toggle_night_skip(keys: Res<ButtonInput<KeyCode>>, mut skip: ResMut<NightSkip>) {
+    if keys.just_pressed(KeyCode::KeyN) {
+        skip.enabled = !skip.enabled;
+    }
+}
+
+/// Runs time at full speed while everyone sleeps, back to the chosen speed when someone wakes.
+pub fn skip_nights(
+    mut skip: ResMut<NightSkip>,
+    mut pace: ResMut<SimPace>,
+    gate: Res<StepGate>,
+    people: Query<&CurrentAction, With<Resident>>,
+) {
+    let all_asleep = !people.is_empty() && people.iter().all(CurrentAction::is_asleep);
+    let want = skip.enabled && all_asleep && gate.waiting == 0 && !pace.paused;
+    if want && !skip.active {
+        skip.saved = pace.speed;
+        pace.speed = Speed::Max;
+        skip.active = true;
+    } else if !want && skip.active {
+        if pace.speed == Speed::Max {
+            pace.speed = skip.saved;
+        }
+        skip.active = false;
+    }
+}
 
 /// Spawns the HUD panels.
 pub fn spawn_hud(mut commands: Commands) {
-    let font = TextFont { font_size: FontSize::Px(15.0), ..default() };
+    let font = TextFont {
+        font_size: FontSize::Px(15.0),
+        ..default()
+    };
     commands.spawn((
-        Node { position_type: PositionType::Absolute, top: px(8.0), left: px(8.0), padding: UiRect::all(px(6.0)), ..default() },
+        Node {
+            position_type: PositionType::Absolute,
+            top: px(8.0),
+            left: px(8.0),
+            padding: UiRect::all(px(6.0)),
+            ..default()
+        },
         BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.78)),
-        children![(Text::new("Smallville"), font.clone(), TextColor(Color::WHITE), HudText)],
+        children![(
+            Text::new("Smallville"),
+            font.clone(),
+            TextColor(Color::WHITE),
+            HudText
+        )],
     ));
     commands.spawn((
-        Node { position_type: PositionType::Absolute, bottom: px(8.0), left: px(8.0), padding: UiRect::all(px(5.0)), ..default() },
+        Node {
+            position_type: PositionType::Absolute,
+            bottom: px(8.0),
+            left: px(8.0),
+            padding: UiRect::all(px(5.0)),
+            ..default()
+        },
         BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.7)),
-        children![(Text::new(CONTROLS), TextFont { font_size: FontSize::Px(13.0), ..default() }, TextColor(Color::srgb(0.85, 0.88, 0.95)))],
+        children![(
+            Text::new(CONTROLS),
+            TextFont {
+                font_size: FontSize::Px(13.0),
+                ..default()
+            },
+            TextColor(Color::srgb(0.85, 0.88, 0.95))
+        )],
     ));
 }
 
@@ -37,6 +114,8 @@ pub fn spawn_hud(mut commands: Commands) {
 pub fn update_hud(
     clock: Res<SimClock>,
     pace: Res<SimPace>,
+    gate: Res<StepGate>,
+    skip: Res<NightSkip>,
     llm: Res<LlmStatusView>,
     map: Res<WorldMap>,
     window: Query<&Window, With<PrimaryWindow>>,
@@ -44,15 +123,26 @@ pub fn update_hud(
     avatar: Query<&GridPos, With<Avatar>>,
     mut text: Query<&mut Text, With<HudText>>,
 ) {
-    let Ok(mut text) = text.single_mut() else { return };
-    let speed = if pace.paused { "paused".to_string() } else { pace.speed.label() };
+    let Ok(mut text) = text.single_mut() else {
+        return;
+    };
+    let speed = if pace.paused {
+        "paused".to_string()
+    } else {
+        pace.speed.label()
+    };
     let health = match llm.status.overall() {
         Health::Ok => "ok",
         Health::Slow => "slow",
         Health::Down => "DOWN (agents use their routine)",
         Health::Starting => "starting",
     };
-    let names: Vec<&str> = llm.status.backends.iter().map(|b| b.name.as_str()).collect();
+    let names: Vec<&str> = llm
+        .status
+        .backends
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
     let mut s = format!(
         "{} {} | {} | {}  (step {})\nLLM {}: {health} | queue {} | running {} | {} calls, {} cached, {} fail-safe",
         clock.now.weekday(),
@@ -68,10 +158,23 @@ pub fn update_hud(
         llm.totals.fallbacks,
     );
     if llm.status.overall() == Health::Down
-        && let Some(b) = llm.status.backends.iter().find(|b| b.health == Health::Down)
+        && let Some(b) = llm
+            .status
+            .backends
+            .iter()
+            .find(|b| b.health == Health::Down)
     {
         let detail: String = b.detail.chars().take(110).collect();
         s.push_str(&format!("\n  {detail}"));
+    }
+    if gate.waiting > 0 {
+        s.push_str(&format!(
+            "\nWaiting on {} decision(s) from the model (💭 marks who is thinking)",
+            gate.waiting
+        ));
+    }
+    if skip.active {
+        s.push_str("\nEveryone is asleep: time runs ahead (N turns this off)");
     }
     if let Ok(a) = avatar.single() {
         s.push_str(&format!("\nYou: {}", map.address(a.tile)));

@@ -8,8 +8,8 @@
 use super::view::cursor_tile;
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, Scratch};
 use crate::cognition::pending::Pending;
-use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
 use crate::memory::SpatialMemory;
+use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
@@ -49,7 +49,13 @@ pub struct InspectorState {
 
 impl Default for InspectorState {
     fn default() -> Self {
-        Self { tab: Tab::Day, kinds: [true; 3], search: String::new(), trail: Vec::new(), limit: 300 }
+        Self {
+            tab: Tab::Day,
+            kinds: [true; 3],
+            search: String::new(),
+            trail: Vec::new(),
+            limit: 300,
+        }
     }
 }
 
@@ -70,9 +76,17 @@ pub fn select_on_click(
     if !buttons.just_pressed(MouseButton::Left) {
         return;
     }
-    let (Ok(w), Ok(cam)) = (window.single(), camera.single()) else { return };
-    let Some(t) = cursor_tile(w, cam, &map) else { return };
-    let pick = people.iter().filter(|(_, p)| p.tile.manhattan(t) <= 1).min_by_key(|(_, p)| p.tile.manhattan(t)).map(|(e, _)| e);
+    let (Ok(w), Ok(cam)) = (window.single(), camera.single()) else {
+        return;
+    };
+    let Some(t) = cursor_tile(w, cam, &map) else {
+        return;
+    };
+    let pick = people
+        .iter()
+        .filter(|(_, p)| p.tile.manhattan(t) <= 1)
+        .min_by_key(|(_, p)| p.tile.manhattan(t))
+        .map(|(e, _)| e);
     if pick != selected.0 {
         state.trail.clear();
     }
@@ -84,9 +98,17 @@ pub fn select_on_click(
 pub struct SelectByName(pub String);
 
 /// Applies [`SelectByName`].
-pub fn select_by_name(mut commands: Commands, wanted: Option<Res<SelectByName>>, people: Query<(Entity, &Identity)>, mut selected: ResMut<Selected>) {
+pub fn select_by_name(
+    mut commands: Commands,
+    wanted: Option<Res<SelectByName>>,
+    people: Query<(Entity, &Identity)>,
+    mut selected: ResMut<Selected>,
+) {
     let Some(wanted) = wanted else { return };
-    if let Some((e, _)) = people.iter().find(|(_, id)| id.name.eq_ignore_ascii_case(&wanted.0)) {
+    if let Some((e, _)) = people
+        .iter()
+        .find(|(_, id)| id.name.eq_ignore_ascii_case(&wanted.0))
+    {
         selected.0 = Some(e);
         commands.remove_resource::<SelectByName>();
     }
@@ -125,15 +147,27 @@ fn short_time(t: crate::sim::time::GameTime) -> String {
 
 /// Shows one memory's details; evidence links push onto the trail.
 fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail: &mut Vec<NodeId>) {
-    ui.label(format!("{} · {} #{} · depth {}", n.id, n.kind.label(), n.kind_index, n.depth));
+    ui.label(format!(
+        "{} · {} #{} · depth {}",
+        n.id,
+        n.kind.label(),
+        n.kind_index,
+        n.depth
+    ));
     ui.label(format!("({}, {}, {})", n.subject, n.predicate, n.object));
     ui.label(format!(
         "created {} · last accessed {}{}",
         short_time(n.created),
         short_time(n.last_accessed),
-        n.expiry.map(|e| format!(" · expires {}", short_time(e))).unwrap_or_default()
+        n.expiry
+            .map(|e| format!(" · expires {}", short_time(e)))
+            .unwrap_or_default()
     ));
-    ui.label(format!("importance {}{}", n.importance, if n.scored { "" } else { " (not yet scored)" }));
+    ui.label(format!(
+        "importance {}{}",
+        n.importance,
+        if n.scored { "" } else { " (not yet scored)" }
+    ));
     if !n.keywords.is_empty() {
         ui.label(format!("keywords: {}", n.keywords.join(", ")));
     }
@@ -154,9 +188,16 @@ fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail:
     };
     if !n.evidence.is_empty() {
         ui.horizontal_wrapped(|ui| {
-            ui.label(if n.kind == NodeKind::Thought { "because of:" } else { "conversation:" });
+            ui.label(if n.kind == NodeKind::Thought {
+                "because of:"
+            } else {
+                "conversation:"
+            });
             for e in &n.evidence {
-                let text = stream.get(*e).map(|x| format!("{e}: {}", truncate(&x.description, 40))).unwrap_or_else(|| format!("{e} (missing)"));
+                let text = stream
+                    .get(*e)
+                    .map(|x| format!("{e}: {}", truncate(&x.description, 40)))
+                    .unwrap_or_else(|| format!("{e} (missing)"));
                 if ui.link(text).clicked() {
                     trail.push(*e);
                 }
@@ -169,7 +210,11 @@ fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail:
 }
 
 fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
 }
 
 /// Draws the inspector for the selected person.
@@ -187,8 +232,12 @@ pub fn inspector_ui(
         state.tab = t.0;
         commands.remove_resource::<OpenTab>();
     }
-    let Some(entity) = selected.0 else { return Ok(()) };
-    let Ok((id, pos, action, resident, plan, stream, spatial, pending, scratch)) = people.get(entity) else {
+    let Some(entity) = selected.0 else {
+        return Ok(());
+    };
+    let Ok((id, pos, action, resident, plan, stream, spatial, pending, scratch)) =
+        people.get(entity)
+    else {
         selected.0 = None;
         return Ok(());
     };
@@ -221,12 +270,23 @@ pub fn inspector_ui(
                 ui.label(egui::RichText::new(format!("going to {}", action.address)).small());
             }
             if let (Some(p), Some(s)) = (pending, scratch) {
-                ui.label(egui::RichText::new(format!("waiting on {} LLM answer(s) · reflects in {} importance", p.len(), s.reflection.remaining.max(0))).small());
+                ui.label(
+                    egui::RichText::new(format!(
+                        "waiting on {} LLM answer(s) · reflects in {} importance",
+                        p.len(),
+                        s.reflection.remaining.max(0)
+                    ))
+                    .small(),
+                );
             }
             ui.separator();
             ui.horizontal(|ui| {
                 ui.selectable_value(&mut state.tab, Tab::Day, "Day");
-                ui.selectable_value(&mut state.tab, Tab::Memory, format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0)));
+                ui.selectable_value(
+                    &mut state.tab,
+                    Tab::Memory,
+                    format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0)),
+                );
                 ui.selectable_value(&mut state.tab, Tab::Places, "Places");
             });
             ui.separator();
@@ -260,7 +320,15 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
     ui.label(egui::RichText::new("Today (daily routine)").strong());
     egui::ScrollArea::vertical().id_salt("day").show(ui, |ui| {
         for (i, b) in plan.blocks.iter().enumerate() {
-            let text = format!("{:02}:{:02}-{:02}:{:02} {} {}", b.start / 60, b.start % 60, b.end / 60, b.end % 60, b.emoji, b.description);
+            let text = format!(
+                "{:02}:{:02}-{:02}:{:02} {} {}",
+                b.start / 60,
+                b.start % 60,
+                b.end / 60,
+                b.end % 60,
+                b.emoji,
+                b.description
+            );
             if plan.current == Some(i) {
                 ui.label(egui::RichText::new(format!("▶ {text}")).strong());
             } else {
@@ -270,10 +338,18 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
     });
 }
 
-fn memory_tab(ui: &mut egui::Ui, stream: &MemoryStream, state: &mut InspectorState, clock: &SimClock) {
+fn memory_tab(
+    ui: &mut egui::Ui,
+    stream: &MemoryStream,
+    state: &mut InspectorState,
+    clock: &SimClock,
+) {
     ui.horizontal(|ui| {
         for (i, k) in NodeKind::ALL.iter().enumerate() {
-            ui.checkbox(&mut state.kinds[i], format!("{} {}s", kind_icon(*k), k.label()));
+            ui.checkbox(
+                &mut state.kinds[i],
+                format!("{} {}s", kind_icon(*k), k.label()),
+            );
         }
     });
     ui.horizontal(|ui| {
@@ -310,42 +386,78 @@ fn memory_tab(ui: &mut egui::Ui, stream: &MemoryStream, state: &mut InspectorSta
         .iter()
         .rev()
         .filter(|n| state.kinds[NodeKind::ALL.iter().position(|k| *k == n.kind).unwrap_or(0)])
-        .filter(|n| needle.is_empty() || n.description.to_lowercase().contains(&needle) || n.id.to_string() == needle || n.keywords.iter().any(|k| k.contains(&needle)))
+        .filter(|n| {
+            needle.is_empty()
+                || n.description.to_lowercase().contains(&needle)
+                || n.id.to_string() == needle
+                || n.keywords.iter().any(|k| k.contains(&needle))
+        })
         .collect();
-    ui.label(egui::RichText::new(format!("{} of {} memories · now {}", shown.len(), stream.len(), clock.now.clock_12h())).small());
+    ui.label(
+        egui::RichText::new(format!(
+            "{} of {} memories · now {}",
+            shown.len(),
+            stream.len(),
+            clock.now.clock_12h()
+        ))
+        .small(),
+    );
     let mut trail = std::mem::take(&mut state.trail);
-    egui::ScrollArea::vertical().id_salt("memories").show(ui, |ui| {
-        for n in shown.iter().take(state.limit) {
-            let score = n.last_score.map(|s| format!(" · score {:.2}", s.score)).unwrap_or_default();
-            let head = format!("{} {} [{}{}] {}", kind_icon(n.kind), short_time(n.created), n.importance, score, truncate(&n.description, 52));
-            egui::CollapsingHeader::new(head).id_salt(("node", n.id.0)).show(ui, |ui| {
-                ui.label(&n.description);
-                node_details(ui, n, stream, &mut trail);
-            });
-        }
-        if shown.len() > state.limit {
-            ui.label(format!("… {} more (narrow the search)", shown.len() - state.limit));
-        }
-    });
+    egui::ScrollArea::vertical()
+        .id_salt("memories")
+        .show(ui, |ui| {
+            for n in shown.iter().take(state.limit) {
+                let score = n
+                    .last_score
+                    .map(|s| format!(" · score {:.2}", s.score))
+                    .unwrap_or_default();
+                let head = format!(
+                    "{} {} [{}{}] {}",
+                    kind_icon(n.kind),
+                    short_time(n.created),
+                    n.importance,
+                    score,
+                    truncate(&n.description, 52)
+                );
+                egui::CollapsingHeader::new(head)
+                    .id_salt(("node", n.id.0))
+                    .show(ui, |ui| {
+                        ui.label(&n.description);
+                        node_details(ui, n, stream, &mut trail);
+                    });
+            }
+            if shown.len() > state.limit {
+                ui.label(format!(
+                    "… {} more (narrow the search)",
+                    shown.len() - state.limit
+                ));
+            }
+        });
     state.trail = trail;
 }
 
 fn places_tab(ui: &mut egui::Ui, sp: &SpatialMemory) {
     ui.label(egui::RichText::new(&sp.world).strong());
-    egui::ScrollArea::vertical().id_salt("places").show(ui, |ui| {
-        for (sector, arenas) in &sp.tree {
-            egui::CollapsingHeader::new(sector).id_salt(("sector", sector)).show(ui, |ui| {
-                for (arena, objects) in arenas {
-                    egui::CollapsingHeader::new(arena).id_salt(("arena", sector, arena)).show(ui, |ui| {
-                        if objects.is_empty() {
-                            ui.label("(nothing known here)");
-                        }
-                        for o in objects {
-                            ui.label(format!("• {o}"));
+    egui::ScrollArea::vertical()
+        .id_salt("places")
+        .show(ui, |ui| {
+            for (sector, arenas) in &sp.tree {
+                egui::CollapsingHeader::new(sector)
+                    .id_salt(("sector", sector))
+                    .show(ui, |ui| {
+                        for (arena, objects) in arenas {
+                            egui::CollapsingHeader::new(arena)
+                                .id_salt(("arena", sector, arena))
+                                .show(ui, |ui| {
+                                    if objects.is_empty() {
+                                        ui.label("(nothing known here)");
+                                    }
+                                    for o in objects {
+                                        ui.label(format!("• {o}"));
+                                    }
+                                });
                         }
                     });
-                }
-            });
-        }
-    });
+            }
+        });
 }

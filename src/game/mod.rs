@@ -4,6 +4,8 @@
 pub mod art;
 pub mod hud;
 pub mod inspect;
+pub mod log;
+pub mod objects;
 pub mod people;
 pub mod town;
 pub mod view;
@@ -21,30 +23,65 @@ pub struct GamePlugin;
 
 impl Plugin for GamePlugin {
     fn build(&self, app: &mut App) {
-        app.add_plugins((bevy_ecs_tilemap::TilemapPlugin, bevy_egui::EguiPlugin::default()))
-            .init_resource::<inspect::InspectorState>()
-            .init_resource::<people::AvatarStep>()
-            .init_resource::<people::Icons>()
-            .init_resource::<view::CameraMode>()
-            .init_resource::<inspect::Selected>()
-            .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
-            .add_systems(Startup, (town::spawn_town, view::spawn_camera, hud::spawn_hud))
-            .add_systems(
-                Update,
+        app.add_plugins((
+            bevy_ecs_tilemap::TilemapPlugin,
+            bevy_egui::EguiPlugin::default(),
+        ))
+        .init_resource::<inspect::InspectorState>()
+        .init_resource::<people::EmojiFont>()
+        .init_resource::<log::LogWindow>()
+        .init_resource::<hud::NightSkip>()
+        .init_resource::<people::AvatarStep>()
+        .init_resource::<people::Icons>()
+        .init_resource::<view::CameraMode>()
+        .init_resource::<inspect::Selected>()
+        .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
+        .add_systems(
+            Startup,
+            (
+                town::spawn_town,
+                view::spawn_camera,
+                hud::spawn_hud,
+                people::load_emoji_font,
+            ),
+        )
+        .add_systems(
+            Update,
+            (
                 (
-                    (view::read_control_keys, view::read_movement_keys).run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
-                    inspect::select_on_click.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
-                    inspect::select_by_name,
+                    view::read_control_keys,
+                    view::read_movement_keys,
+                    log::toggle_log,
+                    hud::toggle_night_skip,
                 )
-                    .in_set(AppSystems::Input),
+                    .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
+                hud::skip_nights,
+                inspect::select_on_click
+                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                inspect::select_by_name,
             )
-            .add_systems(bevy_egui::EguiPrimaryContextPass, inspect::inspector_ui)
-            .add_systems(
-                Update,
-                (people::attach_sprites, people::update_bubbles, people::place_people, people::declutter_labels, view::follow_avatar, view::zoom_camera.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)), hud::update_hud)
-                    .chain()
-                    .in_set(AppSystems::Present),
-            );
+                .in_set(AppSystems::Input),
+        )
+        .add_systems(
+            bevy_egui::EguiPrimaryContextPass,
+            (inspect::inspector_ui, log::log_ui),
+        )
+        .add_systems(
+            Update,
+            (
+                people::attach_sprites,
+                people::update_bubbles,
+                people::update_speech_and_thoughts,
+                objects::sync_object_markers,
+                people::place_people,
+                people::declutter_labels,
+                view::follow_avatar,
+                view::zoom_camera.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                hud::update_hud,
+            )
+                .chain()
+                .in_set(AppSystems::Present),
+        );
     }
 }
 
@@ -57,7 +94,11 @@ struct AutoScreenshot {
     taken: bool,
 }
 
-fn take_auto_screenshot(mut shot: ResMut<AutoScreenshot>, pace: Res<SimPace>, mut commands: Commands) {
+fn take_auto_screenshot(
+    mut shot: ResMut<AutoScreenshot>,
+    pace: Res<SimPace>,
+    mut commands: Commands,
+) {
     if pace.requested > 0 {
         return; // frames count once the skipped-ahead steps have run
     }
@@ -69,7 +110,10 @@ fn take_auto_screenshot(mut shot: ResMut<AutoScreenshot>, pace: Res<SimPace>, mu
     if let Some(dir) = shot.path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    commands.spawn(Screenshot::primary_window()).observe(save_to_disk(shot.path.clone())).observe(check_and_exit);
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(shot.path.clone()))
+        .observe(check_and_exit);
 }
 
 /// Counts distinct colours in a sample of the image: a blank window has one or two.
@@ -83,8 +127,16 @@ pub fn distinct_colours(rgba: &[u8], step: usize) -> usize {
 
 fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) {
     let img = &ev.image;
-    let n = img.data.as_deref().map(|d| distinct_colours(d, 7)).unwrap_or(0);
-    println!("screenshot: {}×{} pixels, {n} distinct colours in a sample", img.width(), img.height());
+    let n = img
+        .data
+        .as_deref()
+        .map(|d| distinct_colours(d, 7))
+        .unwrap_or(0);
+    println!(
+        "screenshot: {}×{} pixels, {n} distinct colours in a sample",
+        img.width(),
+        img.height()
+    );
     if n < 16 {
         eprintln!("error: the screenshot looks blank");
         exit.write(AppExit::error());
@@ -95,8 +147,13 @@ fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) 
 
 /// Opens the window and runs until it closes; returns the exit code.
 pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
-    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
-        eprintln!("error: no display to open the window on (DISPLAY is not set). Run it in a desktop session, under `xvfb-run`, or without a window: `simulacra run --steps 8640`.");
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        eprintln!(
+            "error: no display to open the window on (DISPLAY is not set). Run it in a desktop session, under `xvfb-run`, or without a window: `simulacra run --steps 8640`."
+        );
         return 2;
     }
     let mut app = App::new();
@@ -117,7 +174,11 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
         let mut pace = app.world_mut().resource_mut::<SimPace>();
         pace.requested = args.skip_steps;
         if let Some(s) = args.speed {
-            pace.speed = if s == 0 { Speed::Max } else { Speed::Times(s.max(1)) };
+            pace.speed = if s == 0 {
+                Speed::Max
+            } else {
+                Speed::Times(s.max(1))
+            };
         }
     }
     if let Some(name) = &args.select {
@@ -131,8 +192,13 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
         }));
     }
     if let Some(path) = &args.screenshot {
-        app.insert_resource(AutoScreenshot { path: path.clone(), frames: args.frames.max(2), seen: 0, taken: false })
-            .add_systems(Update, take_auto_screenshot.in_set(AppSystems::Present));
+        app.insert_resource(AutoScreenshot {
+            path: path.clone(),
+            frames: args.frames.max(2),
+            seen: 0,
+            taken: false,
+        })
+        .add_systems(Update, take_auto_screenshot.in_set(AppSystems::Present));
     }
     match app.run() {
         AppExit::Success => 0,

@@ -9,7 +9,10 @@ use bevy_ecs_tilemap::prelude::*;
 
 /// World position (centre) of a tile. Map rows grow downwards, the world's y grows upwards.
 pub fn tile_to_world(map: &WorldMap, t: Tile) -> Vec2 {
-    Vec2::new(t.x as f32 * TILE as f32, (map.height - 1 - t.y) as f32 * TILE as f32)
+    Vec2::new(
+        t.x as f32 * TILE as f32,
+        (map.height - 1 - t.y) as f32 * TILE as f32,
+    )
 }
 
 /// The tile under a world position.
@@ -23,8 +26,14 @@ pub fn world_to_tile(map: &WorldMap, p: Vec2) -> Option<Tile> {
 /// Spawns the two tile layers.
 pub fn spawn_town(mut commands: Commands, map: Res<WorldMap>, mut images: ResMut<Assets<Image>>) {
     let atlas = images.add(art::tile_atlas());
-    let size = TilemapSize { x: map.width as u32, y: map.height as u32 };
-    let tile_size = TilemapTileSize { x: TILE as f32, y: TILE as f32 };
+    let size = TilemapSize {
+        x: map.width as u32,
+        y: map.height as u32,
+    };
+    let tile_size = TilemapTileSize {
+        x: TILE as f32,
+        y: TILE as f32,
+    };
     let grid_size: TilemapGridSize = tile_size.into();
     for layer in 0..2 {
         let layer_entity = commands.spawn_empty().id();
@@ -39,12 +48,28 @@ pub fn spawn_town(mut commands: Commands, map: Res<WorldMap>, mut images: ResMut
                     map.object_at(t).map(|o| {
                         // The tile below a bed's pillow end is drawn as the blanket.
                         let above = map.object_at(Tile::new(x, row - 1));
-                        if o.furniture == Furniture::Bed && above.is_some_and(|a| a.furniture == Furniture::Bed) { BED_FOOT } else { furniture_index(o.furniture) }
+                        if o.furniture == Furniture::Bed
+                            && above.is_some_and(|a| a.furniture == Furniture::Bed)
+                        {
+                            BED_FOOT
+                        } else {
+                            furniture_index(o.furniture)
+                        }
                     })
                 };
                 let Some(index) = index else { continue };
-                let pos = TilePos { x: x as u32, y: (map.height - 1 - row) as u32 };
-                let tile = commands.spawn(TileBundle { position: pos, tilemap_id: TilemapId(layer_entity), texture_index: TileTextureIndex(index), ..default() }).id();
+                let pos = TilePos {
+                    x: x as u32,
+                    y: (map.height - 1 - row) as u32,
+                };
+                let tile = commands
+                    .spawn(TileBundle {
+                        position: pos,
+                        tilemap_id: TilemapId(layer_entity),
+                        texture_index: TileTextureIndex(index),
+                        ..default()
+                    })
+                    .id();
                 storage.set(&pos, tile);
             }
         }

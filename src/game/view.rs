@@ -29,10 +29,16 @@ const AVATAR_STEP_S: f32 = 0.14;
 
 /// Spawns the camera.
 pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
-    let centre = tile_to_world(&map, crate::sim::map::Tile::new(map.width / 2, map.height / 2));
+    let centre = tile_to_world(
+        &map,
+        crate::sim::map::Tile::new(map.width / 2, map.height / 2),
+    );
     commands.spawn((
         Camera2d,
-        Projection::Orthographic(OrthographicProjection { scale: 0.55, ..OrthographicProjection::default_2d() }),
+        Projection::Orthographic(OrthographicProjection {
+            scale: 0.55,
+            ..OrthographicProjection::default_2d()
+        }),
         Transform::from_xyz(centre.x, centre.y, 1000.0),
     ));
 }
@@ -61,7 +67,11 @@ pub fn read_movement_keys(
     }
     if !mode.follow {
         if let Ok((mut tf, proj)) = camera.single_mut() {
-            let scale = if let Projection::Orthographic(o) = proj { o.scale } else { 1.0 };
+            let scale = if let Projection::Orthographic(o) = proj {
+                o.scale
+            } else {
+                1.0
+            };
             let speed = 600.0 * scale * time.delta_secs();
             tf.translation.x += dir.x as f32 * speed;
             tf.translation.y -= dir.y as f32 * speed;
@@ -74,20 +84,33 @@ pub fn read_movement_keys(
         return;
     }
     if dir != IVec2::ZERO {
-        moves.write(AvatarMove { dx: dir.x, dy: dir.y });
+        moves.write(AvatarMove {
+            dx: dir.x,
+            dy: dir.y,
+        });
         step.progress = 0.0;
     }
 }
 
 /// Space, +/-, F and F12.
-pub fn read_control_keys(keys: Res<ButtonInput<KeyCode>>, mut pace: ResMut<SimPace>, mut mode: ResMut<CameraMode>, mut commands: Commands, mut shots: Local<u32>) {
+pub fn read_control_keys(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut pace: ResMut<SimPace>,
+    mut mode: ResMut<CameraMode>,
+    mut commands: Commands,
+    mut shots: Local<u32>,
+) {
     if keys.just_pressed(KeyCode::Space) {
         pace.paused = !pace.paused;
     }
     if keys.any_just_pressed([KeyCode::Equal, KeyCode::NumpadAdd, KeyCode::BracketRight]) {
         pace.speed = pace.speed.faster();
     }
-    if keys.any_just_pressed([KeyCode::Minus, KeyCode::NumpadSubtract, KeyCode::BracketLeft]) {
+    if keys.any_just_pressed([
+        KeyCode::Minus,
+        KeyCode::NumpadSubtract,
+        KeyCode::BracketLeft,
+    ]) {
         pace.speed = pace.speed.slower();
     }
     if keys.just_pressed(KeyCode::KeyF) {
@@ -96,12 +119,17 @@ pub fn read_control_keys(keys: Res<ButtonInput<KeyCode>>, mut pace: ResMut<SimPa
     if keys.just_pressed(KeyCode::F12) {
         *shots += 1;
         let path = format!("screenshot-{}.png", *shots);
-        commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path));
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(path));
     }
 }
 
 /// Mouse wheel zoom.
-pub fn zoom_camera(scroll: Res<AccumulatedMouseScroll>, mut camera: Query<&mut Projection, With<Camera2d>>) {
+pub fn zoom_camera(
+    scroll: Res<AccumulatedMouseScroll>,
+    mut camera: Query<&mut Projection, With<Camera2d>>,
+) {
     if scroll.delta.y == 0.0 {
         return;
     }
@@ -113,7 +141,11 @@ pub fn zoom_camera(scroll: Res<AccumulatedMouseScroll>, mut camera: Query<&mut P
 }
 
 /// Keeps the avatar in view while following.
-pub fn follow_avatar(mode: Res<CameraMode>, avatar: Query<&Transform, (With<Avatar>, Without<Camera2d>)>, mut camera: Query<&mut Transform, With<Camera2d>>) {
+pub fn follow_avatar(
+    mode: Res<CameraMode>,
+    avatar: Query<&Transform, (With<Avatar>, Without<Camera2d>)>,
+    mut camera: Query<&mut Transform, With<Camera2d>>,
+) {
     if !mode.follow {
         return;
     }
@@ -124,7 +156,11 @@ pub fn follow_avatar(mode: Res<CameraMode>, avatar: Query<&Transform, (With<Avat
 }
 
 /// The tile under the mouse, if any.
-pub fn cursor_tile(window: &Window, camera: (&Camera, &GlobalTransform), map: &WorldMap) -> Option<crate::sim::map::Tile> {
+pub fn cursor_tile(
+    window: &Window,
+    camera: (&Camera, &GlobalTransform),
+    map: &WorldMap,
+) -> Option<crate::sim::map::Tile> {
     let cursor = window.cursor_position()?;
     let world = camera.0.viewport_to_world_2d(camera.1, cursor).ok()?;
     super::town::world_to_tile(map, world)

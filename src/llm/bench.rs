@@ -3,7 +3,9 @@
 //! 1, 4, 8 and 16 concurrent requests; then the effect of shared-prefix reuse.
 
 use super::backend::WorkKind;
-use super::backend::llama::{default_threads, global_backend, load_model, render_prompt, resolve_model};
+use super::backend::llama::{
+    default_threads, global_backend, load_model, render_prompt, resolve_model,
+};
 use super::config::{BackendConfig, LlamaConfig, LlmConfig};
 use super::runtime::{LlmRuntime, Submission};
 use super::types::{ChatMessage, OutputShape, Priority, Sampling};
@@ -35,20 +37,49 @@ impl Throughput {
 }
 
 const TOPICS: [&str; 16] = [
-    "the bakery", "a rainy day", "the park pond", "an old piano", "the college library", "a lost cat", "the pub quiz", "a garden",
-    "the town election", "a birthday", "the supply store", "a morning run", "a new neighbour", "the cafe counter", "a winter walk", "a letter",
+    "the bakery",
+    "a rainy day",
+    "the park pond",
+    "an old piano",
+    "the college library",
+    "a lost cat",
+    "the pub quiz",
+    "a garden",
+    "the town election",
+    "a birthday",
+    "the supply store",
+    "a morning run",
+    "a new neighbour",
+    "the cafe counter",
+    "a winter walk",
+    "a letter",
 ];
 
 /// The bench prompts (distinct, so no prefix is shared unless asked).
 pub fn prompts(n: usize) -> Vec<Vec<ChatMessage>> {
-    (0..n).map(|i| vec![ChatMessage::user(format!("Write a short story about {}. Story {i}:", TOPICS[i % TOPICS.len()]))]).collect()
+    (0..n)
+        .map(|i| {
+            vec![ChatMessage::user(format!(
+                "Write a short story about {}. Story {i}:",
+                TOPICS[i % TOPICS.len()]
+            ))]
+        })
+        .collect()
 }
 
 /// The bare loop: one context, `n` sequences, greedy, stopping each at end of generation.
-pub fn bare_loop(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> Result<Throughput, String> {
+pub fn bare_loop(
+    model_path: &str,
+    threads: u32,
+    n: usize,
+    max_tokens: u32,
+) -> Result<Throughput, String> {
     let backend = global_backend()?;
     let model = load_model(&resolve_model(model_path))?;
-    let template = model.chat_template(None).or_else(|_| LlamaChatTemplate::new("chatml")).map_err(|e| e.to_string())?;
+    let template = model
+        .chat_template(None)
+        .or_else(|_| LlamaChatTemplate::new("chatml"))
+        .map_err(|e| e.to_string())?;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(8192))
         .with_n_batch(512)
@@ -57,19 +88,32 @@ pub fn bare_loop(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> R
         .with_kv_unified(true)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32);
-    let mut ctx = model.new_context(backend, params).map_err(|e| e.to_string())?;
+    let mut ctx = model
+        .new_context(backend, params)
+        .map_err(|e| e.to_string())?;
     let vocab = model.vocab();
-    let toks: Vec<Vec<_>> = prompts(n).iter().map(|m| render_prompt(&model, &template, m).map(|p| vocab.tokenize(p.as_bytes(), false, true))).collect::<Result<_, _>>()?;
+    let toks: Vec<Vec<_>> = prompts(n)
+        .iter()
+        .map(|m| {
+            render_prompt(&model, &template, m).map(|p| vocab.tokenize(p.as_bytes(), false, true))
+        })
+        .collect::<Result<_, _>>()?;
     let prompt_tokens: u64 = toks.iter().map(|t| t.len() as u64).sum();
     let mut batch = LlamaBatch::new(512, 1);
     let start = Instant::now();
     // Prompts, packed into batches of up to 512 tokens: every token but each prompt's last,
     // then one batch of all the last tokens, whose logits give every first generated token.
-    let flat: Vec<(usize, usize)> = toks.iter().enumerate().flat_map(|(s, t)| (0..t.len() - 1).map(move |k| (s, k))).collect();
+    let flat: Vec<(usize, usize)> = toks
+        .iter()
+        .enumerate()
+        .flat_map(|(s, t)| (0..t.len() - 1).map(move |k| (s, k)))
+        .collect();
     for chunk in flat.chunks(512) {
         batch.clear();
         for &(s, k) in chunk {
-            batch.add(toks[s][k], k as i32, &[s as i32], false).map_err(|e| e.to_string())?;
+            batch
+                .add(toks[s][k], k as i32, &[s as i32], false)
+                .map_err(|e| e.to_string())?;
         }
         ctx.decode(&mut batch).map_err(|e| e.to_string())?;
     }
@@ -84,7 +128,9 @@ pub fn bare_loop(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> R
         let mut idx = vec![-1i32; n];
         for s in 0..n {
             if alive[s] {
-                batch.add(last[s], pos[s], &[s as i32], true).map_err(|e| e.to_string())?;
+                batch
+                    .add(last[s], pos[s], &[s as i32], true)
+                    .map_err(|e| e.to_string())?;
                 idx[s] = batch.n_tokens() - 1;
             }
         }
@@ -107,12 +153,24 @@ pub fn bare_loop(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> R
             }
         }
     }
-    Ok(Throughput { prompt_tokens, gen_tokens: generated.iter().map(|g| *g as u64).sum(), wall: start.elapsed(), prompt_wall })
+    Ok(Throughput {
+        prompt_tokens,
+        gen_tokens: generated.iter().map(|g| *g as u64).sum(),
+        wall: start.elapsed(),
+        prompt_wall,
+    })
 }
 
 fn llama_config(model_path: &str, threads: u32, slots: u32, prefix_cache: bool) -> LlmConfig {
     LlmConfig {
-        backends: vec![BackendConfig::Llama(LlamaConfig { model: model_path.into(), threads: Some(threads), slots, context: 8192, prefix_cache, ..Default::default() })],
+        backends: vec![BackendConfig::Llama(LlamaConfig {
+            model: model_path.into(),
+            threads: Some(threads),
+            slots,
+            context: 8192,
+            prefix_cache,
+            ..Default::default()
+        })],
         embedding_backend: None,
         cache: false,
         timeout_s: 600.0,
@@ -141,7 +199,12 @@ fn wait_ready(rt: &LlmRuntime) -> Result<(), String> {
 }
 
 /// The same prompts through the runtime (`n` submitted at once, `n` slots).
-pub fn through_runtime(model_path: &str, threads: u32, n: usize, max_tokens: u32) -> Result<Throughput, String> {
+pub fn through_runtime(
+    model_path: &str,
+    threads: u32,
+    n: usize,
+    max_tokens: u32,
+) -> Result<Throughput, String> {
     let rt = LlmRuntime::start(&llama_config(model_path, threads, n as u32, false));
     // A tiny warm-up request makes the router publish status and the model load.
     run_batch(&rt, vec![vec![ChatMessage::user("Hi")]], 1)?;
@@ -151,7 +214,12 @@ pub fn through_runtime(model_path: &str, threads: u32, n: usize, max_tokens: u32
     run_batch(&rt, prompts(n), max_tokens)?;
     let wall = start.elapsed();
     let after = rt.stats.lock().unwrap().total();
-    Ok(Throughput { prompt_tokens: after.prompt_tokens - before.prompt_tokens, gen_tokens: after.gen_tokens - before.gen_tokens, wall, prompt_wall: None })
+    Ok(Throughput {
+        prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+        gen_tokens: after.gen_tokens - before.gen_tokens,
+        wall,
+        prompt_wall: None,
+    })
 }
 
 fn run_batch(rt: &LlmRuntime, batch: Vec<Vec<ChatMessage>>, max_tokens: u32) -> Result<(), String> {
@@ -161,13 +229,19 @@ fn run_batch(rt: &LlmRuntime, batch: Vec<Vec<ChatMessage>>, max_tokens: u32) -> 
             id: rt.next_id(),
             agent: None,
             purpose: "bench".into(),
-            kind: WorkKind::Chat { messages: m, shape: OutputShape::Text, sampling: Sampling::greedy(max_tokens) },
+            kind: WorkKind::Chat {
+                messages: m,
+                shape: OutputShape::Text,
+                sampling: Sampling::greedy(max_tokens),
+            },
             priority: Priority::Normal,
             fallback: None,
         });
     }
     for _ in 0..n {
-        let r = rt.recv_timeout(Duration::from_secs(600)).ok_or("no reply in 600 s")?;
+        let r = rt
+            .recv_timeout(Duration::from_secs(600))
+            .ok_or("no reply in 600 s")?;
         if let super::runtime::ReplySource::Fallback(why) = &r.source
             && !why.contains("empty answer")
         {
@@ -189,16 +263,26 @@ pub fn prefix_reuse(model_path: &str, threads: u32, n: usize) -> Result<(f64, f6
         wait_ready(&rt)?;
         let start = Instant::now();
         for i in 0..n {
-            let msgs = vec![ChatMessage::system(identity.clone()), ChatMessage::user(format!("On a scale of 1 to 10, how poignant is event {i}: Isabella sees a customer at the counter?"))];
+            let msgs = vec![
+                ChatMessage::system(identity.clone()),
+                ChatMessage::user(format!(
+                    "On a scale of 1 to 10, how poignant is event {i}: Isabella sees a customer at the counter?"
+                )),
+            ];
             rt.submit(Submission {
                 id: rt.next_id(),
                 agent: None,
                 purpose: "bench".into(),
-                kind: WorkKind::Chat { messages: msgs, shape: OutputShape::Integer { min: 1, max: 10 }, sampling: Sampling::greedy(4) },
+                kind: WorkKind::Chat {
+                    messages: msgs,
+                    shape: OutputShape::Integer { min: 1, max: 10 },
+                    sampling: Sampling::greedy(4),
+                },
                 priority: Priority::Normal,
                 fallback: None,
             });
-            rt.recv_timeout(Duration::from_secs(600)).ok_or("no reply")?;
+            rt.recv_timeout(Duration::from_secs(600))
+                .ok_or("no reply")?;
         }
         out.push(start.elapsed().as_secs_f64());
         if cache_on {
@@ -209,14 +293,25 @@ pub fn prefix_reuse(model_path: &str, threads: u32, n: usize) -> Result<(f64, f6
 }
 
 /// Runs the whole benchmark and prints the table.
-pub fn run(model_path: &str, threads: Option<u32>, max_tokens: u32, levels: &[usize], rounds: u32) -> Result<(), String> {
+pub fn run(
+    model_path: &str,
+    threads: Option<u32>,
+    max_tokens: u32,
+    levels: &[usize],
+    rounds: u32,
+) -> Result<(), String> {
     let rounds = rounds.max(1);
     let threads = threads.unwrap_or_else(default_threads);
     let path = resolve_model(model_path);
     super::backend::llama::check_model_file(&path)?;
-    println!("model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}");
+    println!(
+        "model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}"
+    );
     println!("CPU: {}", cpu_summary());
-    println!("{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}", "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens");
+    println!(
+        "{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}",
+        "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens"
+    );
     let mut one = None;
     let best = |a: Throughput, b: Throughput| if b.gen_per_s() > a.gen_per_s() { b } else { a };
     for &n in levels {
@@ -227,7 +322,10 @@ pub fn run(model_path: &str, threads: Option<u32>, max_tokens: u32, levels: &[us
             bare = best(bare, bare_loop(model_path, threads, n, max_tokens)?);
             rt = best(rt, through_runtime(model_path, threads, n, max_tokens)?);
         }
-        let prompt_rate = bare.prompt_wall.map(|p| bare.prompt_tokens as f64 / p.as_secs_f64()).unwrap_or(0.0);
+        let prompt_rate = bare
+            .prompt_wall
+            .map(|p| bare.prompt_tokens as f64 / p.as_secs_f64())
+            .unwrap_or(0.0);
         println!(
             "{:>4} {:>14.1} {:>14.1} {:>14.1} {:>8.0}% {:>6}/{:<6}",
             n,
@@ -244,20 +342,44 @@ pub fn run(model_path: &str, threads: Option<u32>, max_tokens: u32, levels: &[us
         if n == 8
             && let Some(o) = one
         {
-            println!("     runtime at 8 concurrent = {:.2}× one at a time", rt.gen_per_s() / o);
+            println!(
+                "     runtime at 8 concurrent = {:.2}× one at a time",
+                rt.gen_per_s() / o
+            );
         }
     }
     let (with, without, cached) = prefix_reuse(model_path, threads, 12)?;
-    println!("shared 2×identity prefix, 12 sequential importance requests: {with:.2} s with prefix reuse, {without:.2} s without ({:.2}×), {cached} prompt tokens reused", without / with);
+    println!(
+        "shared 2×identity prefix, 12 sequential importance requests: {with:.2} s with prefix reuse, {without:.2} s without ({:.2}×), {cached} prompt tokens reused",
+        without / with
+    );
     Ok(())
 }
 
 /// What the CPU offers (for the README's note on build options).
 pub fn cpu_summary() -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = info.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("?").trim().to_string();
+    let model = info
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
     let flags = info.lines().find(|l| l.starts_with("flags")).unwrap_or("");
     let has = |f: &str| flags.split_whitespace().any(|x| x == f);
-    let feats: Vec<&str> = ["avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx_vnni"].into_iter().filter(|f| has(f)).collect();
+    let feats: Vec<&str> = [
+        "avx2",
+        "fma",
+        "f16c",
+        "avx512f",
+        "avx512bw",
+        "avx512vl",
+        "avx512_vnni",
+        "avx_vnni",
+    ]
+    .into_iter()
+    .filter(|f| has(f))
+    .collect();
     format!("{model} [{}]", feats.join(" "))
 }

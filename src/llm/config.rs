@@ -40,7 +40,10 @@ pub struct LlmConfig {
 impl Default for LlmConfig {
     fn default() -> Self {
         Self {
-            backends: vec![BackendConfig::Llama(LlamaConfig::default()), BackendConfig::Bert(BertConfig::default())],
+            backends: vec![
+                BackendConfig::Llama(LlamaConfig::default()),
+                BackendConfig::Bert(BertConfig::default()),
+            ],
             routes: BTreeMap::new(),
             embedding_backend: Some("embedder".into()),
             timeout_s: 60.0,
@@ -174,7 +177,13 @@ pub struct BertConfig {
 
 impl Default for BertConfig {
     fn default() -> Self {
-        Self { name: "embedder".into(), model: "models/all-MiniLM-L6-v2".into(), threads: None, batch: 32, max_tokens: 256 }
+        Self {
+            name: "embedder".into(),
+            model: "models/all-MiniLM-L6-v2".into(),
+            threads: None,
+            batch: 32,
+            max_tokens: 256,
+        }
     }
 }
 
@@ -213,49 +222,123 @@ pub struct ReplayConfig {
 }
 
 impl LlmConfig {
+    /// In-process backends without a thread count get every core (headless runs draw nothing;
+    /// the window keeps one core free instead).
+    pub fn use_all_cores(&mut self) {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(2);
+        for b in &mut self.backends {
+            match b {
+                BackendConfig::Llama(c) if c.threads.is_none() => c.threads = Some(cores),
+                BackendConfig::Bert(c) if c.threads.is_none() => c.threads = Some(cores),
+                _ => {}
+            }
+        }
+    }
+
     /// A config with one scripted backend (tests and model-free runs).
     pub fn scripted(rules: Vec<ScriptRule>) -> Self {
-        Self { backends: vec![BackendConfig::Scripted(ScriptedConfig { name: "scripted".into(), rules, file: None })], embedding_backend: None, ..Default::default() }
+        Self {
+            backends: vec![BackendConfig::Scripted(ScriptedConfig {
+                name: "scripted".into(),
+                rules,
+                file: None,
+            })],
+            embedding_backend: None,
+            ..Default::default()
+        }
     }
 
     /// Checks names and numbers serde cannot.
     pub fn validate(&self, path: &Path, lines: &SourceLines) -> Result<(), DataError> {
         let line = |needle: &str| lines.line_near(needle, 0);
         if self.backends.is_empty() {
-            return Err(DataError::new(path, line("backends"), "llm.backends", "at least one backend is needed"));
+            return Err(DataError::new(
+                path,
+                line("backends"),
+                "llm.backends",
+                "at least one backend is needed",
+            ));
         }
         let names: Vec<&str> = self.backends.iter().map(BackendConfig::name).collect();
         for (i, n) in names.iter().enumerate() {
             if names[..i].contains(n) {
-                return Err(DataError::new(path, lines.line_of_quoted(n, 0), format!("llm.backends[{i}].name"), format!("backend name '{n}' is used twice")));
+                return Err(DataError::new(
+                    path,
+                    lines.line_of_quoted(n, 0),
+                    format!("llm.backends[{i}].name"),
+                    format!("backend name '{n}' is used twice"),
+                ));
             }
         }
         for (purpose, b) in &self.routes {
             if !names.contains(&b.as_str()) {
-                return Err(DataError::new(path, lines.line_of_quoted(b, 0), format!("llm.routes.{purpose}"), format!("no backend named '{b}' (have: {})", names.join(", "))));
+                return Err(DataError::new(
+                    path,
+                    lines.line_of_quoted(b, 0),
+                    format!("llm.routes.{purpose}"),
+                    format!("no backend named '{b}' (have: {})", names.join(", ")),
+                ));
             }
-            if self.backends.iter().any(|x| matches!(x, BackendConfig::Bert(c) if c.name == *b)) {
-                return Err(DataError::new(path, lines.line_of_quoted(b, 0), format!("llm.routes.{purpose}"), format!("'{b}' only makes embeddings; route chat purposes to a Llama, OpenAi, Scripted or Replay backend")));
+            if self
+                .backends
+                .iter()
+                .any(|x| matches!(x, BackendConfig::Bert(c) if c.name == *b))
+            {
+                return Err(DataError::new(
+                    path,
+                    lines.line_of_quoted(b, 0),
+                    format!("llm.routes.{purpose}"),
+                    format!(
+                        "'{b}' only makes embeddings; route chat purposes to a Llama, OpenAi, Scripted or Replay backend"
+                    ),
+                ));
             }
         }
         if let Some(BackendConfig::Bert(c)) = self.backends.first() {
-            return Err(DataError::new(path, lines.line_of_quoted(&c.name, 0), "llm.backends[0]", "the first backend answers chat requests; a Bert backend only makes embeddings, so list it after a chat backend"));
+            return Err(DataError::new(
+                path,
+                lines.line_of_quoted(&c.name, 0),
+                "llm.backends[0]",
+                "the first backend answers chat requests; a Bert backend only makes embeddings, so list it after a chat backend",
+            ));
         }
         if let Some(b) = &self.embedding_backend
             && !names.contains(&b.as_str())
         {
-            return Err(DataError::new(path, lines.line_of_quoted(b, 0), "llm.embedding_backend", format!("no backend named '{b}'")));
+            return Err(DataError::new(
+                path,
+                lines.line_of_quoted(b, 0),
+                "llm.embedding_backend",
+                format!("no backend named '{b}'"),
+            ));
         }
         if !(self.timeout_s > 0.0) {
-            return Err(DataError::new(path, line("timeout_s"), "llm.timeout_s", "must be positive"));
+            return Err(DataError::new(
+                path,
+                line("timeout_s"),
+                "llm.timeout_s",
+                "must be positive",
+            ));
         }
         for (i, b) in self.backends.iter().enumerate() {
             match b {
                 BackendConfig::OpenAi(o) if o.endpoints.is_empty() => {
-                    return Err(DataError::new(path, lines.line_of_quoted(&o.name, 0), format!("llm.backends[{i}].endpoints"), "needs at least one endpoint URL"));
+                    return Err(DataError::new(
+                        path,
+                        lines.line_of_quoted(&o.name, 0),
+                        format!("llm.backends[{i}].endpoints"),
+                        "needs at least one endpoint URL",
+                    ));
                 }
                 BackendConfig::Llama(l) if l.slots == 0 || l.context < 512 => {
-                    return Err(DataError::new(path, lines.line_of_quoted(&l.name, 0), format!("llm.backends[{i}]"), "slots must be ≥ 1 and context ≥ 512"));
+                    return Err(DataError::new(
+                        path,
+                        lines.line_of_quoted(&l.name, 0),
+                        format!("llm.backends[{i}]"),
+                        "slots must be ≥ 1 and context ≥ 512",
+                    ));
                 }
                 _ => {}
             }

@@ -65,10 +65,73 @@ impl LlmStats {
         self.by_purpose.entry(p.to_string()).or_default()
     }
 
+    /// The counts since an earlier snapshot (latencies are not kept).
+    pub fn since(&self, earlier: &LlmStats) -> LlmStats {
+        let mut out = LlmStats::default();
+        for (name, p) in &self.by_purpose {
+            let e = earlier.by_purpose.get(name).cloned().unwrap_or_default();
+            let d = out.purpose(name);
+            d.calls = p.calls - e.calls;
+            d.prompt_tokens = p.prompt_tokens - e.prompt_tokens;
+            d.cached_prompt_tokens = p.cached_prompt_tokens - e.cached_prompt_tokens;
+            d.gen_tokens = p.gen_tokens - e.gen_tokens;
+            d.cache_hits = p.cache_hits - e.cache_hits;
+            d.failures = p.failures - e.failures;
+            d.retries = p.retries - e.retries;
+            d.parse_failures = p.parse_failures - e.parse_failures;
+            d.fallbacks = p.fallbacks - e.fallbacks;
+        }
+        out.by_purpose.retain(|_, p| p.calls > 0);
+        out
+    }
+
     /// Sum over purposes (latencies not merged).
     pub fn total(&self) -> PurposeStats {
+        self.sum_where(|_| true)
+    }
+
+    /// The cost per agent per game hour, by purpose and in total: calls, prompt and generated
+    /// tokens (chat work; embeddings are counted apart), cache hits and fail-safe answers.
+    pub fn per_agent_hour(&self, agents: usize, game_hours: f64) -> String {
+        let d = (agents.max(1) as f64 * game_hours).max(1e-9);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "per agent per game hour ({agents} agents × {game_hours:.2} game hours):"
+        );
+        let _ = writeln!(
+            s,
+            "{:<20} {:>8} {:>10} {:>9} {:>7} {:>6}",
+            "purpose", "calls", "prompt tok", "gen tok", "hits", "safe"
+        );
+        let row = |s: &mut String, name: &str, p: &PurposeStats| {
+            let _ = writeln!(
+                s,
+                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>7.2} {:>6.2}",
+                name,
+                p.calls as f64 / d,
+                p.prompt_tokens as f64 / d,
+                p.gen_tokens as f64 / d,
+                p.cache_hits as f64 / d,
+                p.fallbacks as f64 / d
+            );
+        };
+        for (name, p) in &self.by_purpose {
+            row(&mut s, name, p);
+        }
+        row(&mut s, "all chat requests", &self.chat_total());
+        row(&mut s, "all embeddings", &self.embed_total());
+        s
+    }
+
+    /// Whether a purpose is embedding work (its name is "embed" or ends in "_query").
+    pub fn is_embedding(purpose: &str) -> bool {
+        purpose == "embed" || purpose.ends_with("_query")
+    }
+
+    fn sum_where(&self, keep: impl Fn(&str) -> bool) -> PurposeStats {
         let mut t = PurposeStats::default();
-        for p in self.by_purpose.values() {
+        for (_, p) in self.by_purpose.iter().filter(|(n, _)| keep(n)) {
             t.calls += p.calls;
             t.prompt_tokens += p.prompt_tokens;
             t.cached_prompt_tokens += p.cached_prompt_tokens;
@@ -82,13 +145,33 @@ impl LlmStats {
         t
     }
 
+    /// All chat (not embedding) requests together.
+    pub fn chat_total(&self) -> PurposeStats {
+        self.sum_where(|n| !Self::is_embedding(n))
+    }
+
+    /// All embedding requests together.
+    pub fn embed_total(&self) -> PurposeStats {
+        self.sum_where(Self::is_embedding)
+    }
+
     /// A table for the terminal.
     pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
             "{:<20} {:>7} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6}",
-            "purpose", "calls", "prompt", "cached", "gen", "hits", "p50 ms", "p95 ms", "fail", "parse", "safe"
+            "purpose",
+            "calls",
+            "prompt",
+            "cached",
+            "gen",
+            "hits",
+            "p50 ms",
+            "p95 ms",
+            "fail",
+            "parse",
+            "safe"
         );
         for (name, p) in &self.by_purpose {
             let f = |x: Option<f32>| x.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());

@@ -34,18 +34,32 @@ pub struct LlmRequest {
 
 impl LlmRequest {
     /// A chat request.
-    pub fn chat(purpose: impl Into<String>, messages: Vec<ChatMessage>, shape: OutputShape) -> Self {
+    pub fn chat(
+        purpose: impl Into<String>,
+        messages: Vec<ChatMessage>,
+        shape: OutputShape,
+    ) -> Self {
         Self {
             agent: None,
             purpose: purpose.into(),
-            kind: backend::WorkKind::Chat { messages, shape, sampling: Sampling::default() },
+            kind: backend::WorkKind::Chat {
+                messages,
+                shape,
+                sampling: Sampling::default(),
+            },
             priority: Priority::Normal,
             fallback: None,
         }
     }
     /// An embedding request.
     pub fn embed(purpose: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { agent: None, purpose: purpose.into(), kind: backend::WorkKind::Embed { text: text.into() }, priority: Priority::Normal, fallback: None }
+        Self {
+            agent: None,
+            purpose: purpose.into(),
+            kind: backend::WorkKind::Embed { text: text.into() },
+            priority: Priority::Normal,
+            fallback: None,
+        }
     }
     /// For an agent.
     pub fn for_agent(mut self, e: Entity) -> Self {
@@ -94,19 +108,32 @@ pub struct Llm {
 impl Llm {
     /// Starts the runtime for a config.
     pub fn start(config: &LlmConfig) -> Self {
-        Self { runtime: LlmRuntime::start(config), pending: HashMap::new() }
+        Self {
+            runtime: LlmRuntime::start(config),
+            pending: HashMap::new(),
+        }
     }
 
     /// Wraps a running runtime.
     pub fn from_runtime(runtime: LlmRuntime) -> Self {
-        Self { runtime, pending: HashMap::new() }
+        Self {
+            runtime,
+            pending: HashMap::new(),
+        }
     }
 
     /// Queues a request.
     pub fn submit(&mut self, req: LlmRequest) -> LlmHandle {
         let id = self.runtime.next_id();
         self.pending.insert(id, req.agent);
-        self.runtime.submit(Submission { id, agent: req.agent, purpose: req.purpose, kind: req.kind, priority: req.priority, fallback: req.fallback });
+        self.runtime.submit(Submission {
+            id,
+            agent: req.agent,
+            purpose: req.purpose,
+            kind: req.kind,
+            priority: req.priority,
+            fallback: req.fallback,
+        });
         LlmHandle(id)
     }
 
@@ -144,7 +171,11 @@ impl Llm {
     }
 
     /// Waits up to `d` for the next finished answer (headless runs; never in a frame that draws).
-    pub fn wait_reply(&mut self, d: std::time::Duration, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
+    pub fn wait_reply(
+        &mut self,
+        d: std::time::Duration,
+        entities: &bevy::ecs::entity::Entities,
+    ) -> Option<LlmReply> {
         let deadline = std::time::Instant::now() + d;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -165,12 +196,20 @@ impl Llm {
         if reply.agent.is_some_and(|a| !entities.contains(a)) {
             return None;
         }
-        Some(LlmReply { handle: LlmHandle(reply.id), reply })
+        Some(LlmReply {
+            handle: LlmHandle(reply.id),
+            reply,
+        })
     }
 
     /// Cancels the requests of agents that no longer exist.
     pub fn cancel_orphans(&mut self, entities: &bevy::ecs::entity::Entities) {
-        let gone: Vec<u64> = self.pending.iter().filter(|(_, a)| a.is_some_and(|a| !entities.contains(a))).map(|(id, _)| *id).collect();
+        let gone: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, a)| a.is_some_and(|a| !entities.contains(a)))
+            .map(|(id, _)| *id)
+            .collect();
         for id in gone {
             self.cancel(LlmHandle(id));
         }
@@ -195,7 +234,11 @@ pub struct LlmStatusView {
 
 /// Moves finished answers into `Messages<LlmReply>`; drops those whose agent is gone and
 /// cancels requests of despawned agents.
-pub fn deliver_llm_replies(mut llm: ResMut<Llm>, mut out: MessageWriter<LlmReply>, entities: &bevy::ecs::entity::Entities) {
+pub fn deliver_llm_replies(
+    mut llm: ResMut<Llm>,
+    mut out: MessageWriter<LlmReply>,
+    entities: &bevy::ecs::entity::Entities,
+) {
     while let Some(reply) = llm.poll_reply(entities) {
         out.write(reply);
     }

@@ -2,7 +2,9 @@
 //! back-off, timeouts, fail-safe answers, the recording, metrics and health. Backends do the
 //! work; the game only sends submissions and drains replies, so a frame never waits.
 
-use super::backend::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome, work_key};
+use super::backend::{
+    Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome, work_key,
+};
 use super::config::{BackendConfig, LlmConfig};
 use super::metrics::LlmStats;
 use super::shape;
@@ -140,7 +142,12 @@ impl LlmRuntime {
     /// Starts the backends and the router thread. Backends that cannot start (a missing model
     /// file) report `Down` with the reason and every request to them falls back.
     pub fn start(config: &LlmConfig) -> Self {
-        let backends: Vec<Box<dyn Backend>> = config.backends.iter().enumerate().map(|(i, b)| make_backend(i, b, config)).collect();
+        let backends: Vec<Box<dyn Backend>> = config
+            .backends
+            .iter()
+            .enumerate()
+            .map(|(i, b)| make_backend(i, b, config))
+            .collect();
         Self::with_backends(config, backends)
     }
 
@@ -152,14 +159,26 @@ impl LlmRuntime {
         let status = Arc::new(Mutex::new(RuntimeStatus::default()));
         let names: Vec<String> = backends.iter().map(|b| b.name().to_string()).collect();
         let route = |name: &str| names.iter().position(|n| n == name).unwrap_or(0);
-        let routes: HashMap<String, usize> = config.routes.iter().map(|(p, b)| (p.clone(), route(b))).collect();
+        let routes: HashMap<String, usize> = config
+            .routes
+            .iter()
+            .map(|(p, b)| (p.clone(), route(b)))
+            .collect();
         let embed_backend = config.embedding_backend.as_deref().map(route).unwrap_or(0);
-        let embedding_model = backends.get(embed_backend).map(|b| b.model_id()).unwrap_or_default();
+        let embedding_model = backends
+            .get(embed_backend)
+            .map(|b| b.model_id())
+            .unwrap_or_default();
         let recorder = config.record.as_ref().and_then(|p| {
             if let Some(dir) = std::path::Path::new(p).parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(|e| bevy::log::error!("cannot record to {p}: {e}")).ok()
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| bevy::log::error!("cannot record to {p}: {e}"))
+                .ok()
         });
         let (done_tx, done_rx) = unbounded();
         let n = backends.len();
@@ -186,7 +205,15 @@ impl LlmRuntime {
             .name("llm-router".into())
             .spawn(move || router.run(from_game, done_rx))
             .expect("spawn the LLM router thread");
-        Self { to_router, replies, next_id: AtomicU64::new(1), stats, status, embedding_model, thread: Some(thread) }
+        Self {
+            to_router,
+            replies,
+            next_id: AtomicU64::new(1),
+            stats,
+            status,
+            embedding_model,
+            thread: Some(thread),
+        }
     }
 
     /// A fresh request id.
@@ -226,14 +253,27 @@ impl Drop for LlmRuntime {
 
 fn make_backend(index: usize, cfg: &BackendConfig, all: &LlmConfig) -> Box<dyn Backend> {
     match cfg {
-        BackendConfig::Llama(c) => Box::new(super::backend::llama::LlamaBackendHandle::start(index, c.clone())),
+        BackendConfig::Llama(c) => Box::new(super::backend::llama::LlamaBackendHandle::start(
+            index,
+            c.clone(),
+        )),
         BackendConfig::OpenAi(c) => {
             let probe = Duration::from_secs_f32(all.probe_after_s.max(0.0));
-            Box::new(super::backend::openai::OpenAiBackend::with_health(index, c.clone(), all.down_after, probe))
+            Box::new(super::backend::openai::OpenAiBackend::with_health(
+                index,
+                c.clone(),
+                all.down_after,
+                probe,
+            ))
         }
-        BackendConfig::Scripted(c) => Box::new(super::backend::scripted::ScriptedBackend::from_config(index, c)),
+        BackendConfig::Scripted(c) => Box::new(
+            super::backend::scripted::ScriptedBackend::from_config(index, c),
+        ),
         BackendConfig::Replay(c) => Box::new(super::backend::replay::ReplayBackend::load(index, c)),
-        BackendConfig::Bert(c) => Box::new(super::backend::bert::BertBackendHandle::start(index, c.clone())),
+        BackendConfig::Bert(c) => Box::new(super::backend::bert::BertBackendHandle::start(
+            index,
+            c.clone(),
+        )),
     }
 }
 
@@ -323,8 +363,14 @@ impl Router {
 
     fn next_wakeup(&self) -> Duration {
         let now = Instant::now();
-        let soonest = self.delayed.iter().map(|(t, _)| t.saturating_duration_since(now)).min();
-        soonest.unwrap_or(Duration::from_millis(200)).min(Duration::from_millis(200))
+        let soonest = self
+            .delayed
+            .iter()
+            .map(|(t, _)| t.saturating_duration_since(now))
+            .min();
+        soonest
+            .unwrap_or(Duration::from_millis(200))
+            .min(Duration::from_millis(200))
     }
 
     fn accept(&mut self, sub: Submission) {
@@ -338,7 +384,16 @@ impl Router {
         if let WorkKind::Chat { shape: s, .. } = &sub.kind
             && let Err(e) = shape::grammar(s)
         {
-            let job = Job { sub, backend, attempts: 0, submitted: Instant::now(), started: None, cancelled: Arc::default(), key, prompt_tokens: 0 };
+            let job = Job {
+                sub,
+                backend,
+                attempts: 0,
+                submitted: Instant::now(),
+                started: None,
+                cancelled: Arc::default(),
+                key,
+                prompt_tokens: 0,
+            };
             self.fallback(job, format!("bad request: {e}"));
             return;
         }
@@ -360,13 +415,29 @@ impl Router {
         }
         let id = sub.id;
         let priority = sub.priority;
-        self.jobs.insert(id, Job { sub, backend, attempts: 0, submitted: Instant::now(), started: None, cancelled: Arc::default(), key, prompt_tokens: 0 });
+        self.jobs.insert(
+            id,
+            Job {
+                sub,
+                backend,
+                attempts: 0,
+                submitted: Instant::now(),
+                started: None,
+                cancelled: Arc::default(),
+                key,
+                prompt_tokens: 0,
+            },
+        );
         self.enqueue(backend, id, priority);
     }
 
     fn enqueue(&mut self, backend: usize, id: u64, priority: Priority) {
         self.seq += 1;
-        self.queues[backend].push(QueueEntry { priority, seq: self.seq, id });
+        self.queues[backend].push(QueueEntry {
+            priority,
+            seq: self.seq,
+            id,
+        });
     }
 
     fn cache_key(&self, backend: usize, key: &str) -> String {
@@ -399,8 +470,18 @@ impl Router {
                         job.attempts += 1; // a refused attempt counts, or callers would wait for the probe
                     }
                     let (health, detail) = self.backends[b].health();
-                    let kind = if health == Health::Down && detail.starts_with("fatal:") { ErrorKind::Fatal } else { ErrorKind::Down };
-                    self.failed(id, BackendError::new(kind, format!("{} is down: {detail}", self.backends[b].name())));
+                    let kind = if health == Health::Down && detail.starts_with("fatal:") {
+                        ErrorKind::Fatal
+                    } else {
+                        ErrorKind::Down
+                    };
+                    self.failed(
+                        id,
+                        BackendError::new(
+                            kind,
+                            format!("{} is down: {detail}", self.backends[b].name()),
+                        ),
+                    );
                     continue;
                 }
                 if self.running[b].len() >= self.backends[b].capacity() {
@@ -418,7 +499,13 @@ impl Router {
                     sampling.temperature = sampling.temperature.max(0.7);
                     sampling.seed = sampling.seed.wrapping_add(job.attempts);
                 }
-                let work = Work { id, purpose: job.sub.purpose.clone(), kind, deadline: now + timeout, cancelled: job.cancelled.clone() };
+                let work = Work {
+                    id,
+                    purpose: job.sub.purpose.clone(),
+                    kind,
+                    deadline: now + timeout,
+                    cancelled: job.cancelled.clone(),
+                };
                 self.running[b].insert(id);
                 self.backends[b].start(work, self.done_tx.clone());
             }
@@ -434,14 +521,22 @@ impl Router {
             .iter()
             .flatten()
             .copied()
-            .filter(|id| self.jobs.get(id).and_then(|j| j.started).is_some_and(|s| now.duration_since(s) > grace))
+            .filter(|id| {
+                self.jobs.get(id).is_some_and(|j| {
+                    !self.backends[j.backend].keeps_own_deadlines()
+                        && j.started.is_some_and(|s| now.duration_since(s) > grace)
+                })
+            })
             .collect();
         for id in hung {
             if let Some(job) = self.jobs.get(&id) {
                 job.cancelled.store(true, AtomicOrdering::Relaxed);
                 let b = job.backend;
                 self.running[b].remove(&id);
-                self.failed(id, BackendError::new(ErrorKind::Timeout, "no answer before the deadline"));
+                self.failed(
+                    id,
+                    BackendError::new(ErrorKind::Timeout, "no answer before the deadline"),
+                );
             }
         }
     }
@@ -467,7 +562,9 @@ impl Router {
         if !self.running[done.backend].remove(&done.id) {
             return; // cancelled or already timed out
         }
-        let Some(job) = self.jobs.get_mut(&done.id) else { return };
+        let Some(job) = self.jobs.get_mut(&done.id) else {
+            return;
+        };
         let latency = job.started.map(|s| s.elapsed()).unwrap_or_default();
         let lat = &mut self.latency[done.backend];
         lat.push_back(latency);
@@ -475,7 +572,12 @@ impl Router {
             lat.pop_front();
         }
         match done.outcome {
-            WorkOutcome::Text { text, prompt_tokens, cached_tokens, gen_tokens } => {
+            WorkOutcome::Text {
+                text,
+                prompt_tokens,
+                cached_tokens,
+                gen_tokens,
+            } => {
                 job.prompt_tokens += prompt_tokens;
                 {
                     let mut st = self.stats.lock().unwrap();
@@ -484,7 +586,12 @@ impl Router {
                     p.cached_prompt_tokens += cached_tokens as u64;
                     p.gen_tokens += gen_tokens as u64;
                 }
-                let WorkKind::Chat { shape: s, sampling, .. } = &job.sub.kind else { return };
+                let WorkKind::Chat {
+                    shape: s, sampling, ..
+                } = &job.sub.kind
+                else {
+                    return;
+                };
                 match shape::parse(s, &text) {
                     Ok(value) => {
                         let deterministic = sampling.deterministic() && job.attempts == 1;
@@ -492,15 +599,38 @@ impl Router {
                         self.answer(job, value, text, deterministic);
                     }
                     Err(e) => {
-                        self.stats.lock().unwrap().purpose(&job.sub.purpose).parse_failures += 1;
-                        self.failed(done.id, BackendError::new(ErrorKind::Malformed, format!("invalid answer {text:?}: {e}")));
+                        self.stats
+                            .lock()
+                            .unwrap()
+                            .purpose(&job.sub.purpose)
+                            .parse_failures += 1;
+                        self.failed(
+                            done.id,
+                            BackendError::new(
+                                ErrorKind::Malformed,
+                                format!("invalid answer {text:?}: {e}"),
+                            ),
+                        );
                     }
                 }
             }
-            WorkOutcome::Vector { vector, model, prompt_tokens } => {
-                self.stats.lock().unwrap().purpose(&job.sub.purpose).prompt_tokens += prompt_tokens as u64;
+            WorkOutcome::Vector {
+                vector,
+                model,
+                prompt_tokens,
+            } => {
+                self.stats
+                    .lock()
+                    .unwrap()
+                    .purpose(&job.sub.purpose)
+                    .prompt_tokens += prompt_tokens as u64;
                 let job = self.jobs.remove(&done.id).expect("present");
-                self.answer(job, LlmValue::Embedding(Embedding { model, vector }), String::new(), true);
+                self.answer(
+                    job,
+                    LlmValue::Embedding(Embedding { model, vector }),
+                    String::new(),
+                    true,
+                );
             }
             WorkOutcome::Failed(e) => self.failed(done.id, e),
         }
@@ -508,10 +638,18 @@ impl Router {
 
     fn answer(&mut self, job: Job, value: LlmValue, text: String, cacheable_now: bool) {
         let latency = job.submitted.elapsed();
-        self.stats.lock().unwrap().purpose(&job.sub.purpose).record_latency(latency);
+        self.stats
+            .lock()
+            .unwrap()
+            .purpose(&job.sub.purpose)
+            .record_latency(latency);
         if self.config.cache && cacheable_now && cacheable(&job.sub.kind) {
             let ck = self.cache_key(job.backend, &job.key);
-            if self.cache.insert(ck.clone(), (value.clone(), text.clone())).is_none() {
+            if self
+                .cache
+                .insert(ck.clone(), (value.clone(), text.clone()))
+                .is_none()
+            {
                 self.cache_order.push_back(ck);
                 while self.cache_order.len() > self.config.cache_entries {
                     if let Some(old) = self.cache_order.pop_front() {
@@ -522,17 +660,29 @@ impl Router {
         }
         if let Some(f) = self.recorder.as_mut() {
             let line = match &value {
-                LlmValue::Embedding(e) => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": e.vector, "model": e.model}),
+                LlmValue::Embedding(e) => {
+                    serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": e.vector, "model": e.model})
+                }
                 _ => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "text": text}),
             };
             let _ = writeln!(f, "{line}");
         }
         let source = ReplySource::Model(self.backends[job.backend].name().to_string());
-        let _ = self.replies.send(Reply { id: job.sub.id, agent: job.sub.agent, purpose: job.sub.purpose, value, text, source, latency });
+        let _ = self.replies.send(Reply {
+            id: job.sub.id,
+            agent: job.sub.agent,
+            purpose: job.sub.purpose,
+            value,
+            text,
+            source,
+            latency,
+        });
     }
 
     fn failed(&mut self, id: u64, err: BackendError) {
-        let Some(job) = self.jobs.get(&id) else { return };
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
         let attempts = job.attempts;
         {
             let mut st = self.stats.lock().unwrap();
@@ -542,7 +692,11 @@ impl Router {
         }
         if err.retryable() && attempts <= self.config.retries {
             self.stats.lock().unwrap().purpose(&job.sub.purpose).retries += 1;
-            let backoff = Duration::from_millis(self.config.backoff_ms.saturating_mul(1 << attempts.saturating_sub(1).min(10)));
+            let backoff = Duration::from_millis(
+                self.config
+                    .backoff_ms
+                    .saturating_mul(1 << attempts.saturating_sub(1).min(10)),
+            );
             self.delayed.push((Instant::now() + backoff, id));
             if let Some(j) = self.jobs.get_mut(&id) {
                 j.started = None;
@@ -554,8 +708,16 @@ impl Router {
     }
 
     fn fallback(&mut self, job: Job, reason: String) {
-        self.stats.lock().unwrap().purpose(&job.sub.purpose).fallbacks += 1;
-        let value = job.sub.fallback.clone().unwrap_or_else(|| default_value(&job.sub.kind));
+        self.stats
+            .lock()
+            .unwrap()
+            .purpose(&job.sub.purpose)
+            .fallbacks += 1;
+        let value = job
+            .sub
+            .fallback
+            .clone()
+            .unwrap_or_else(|| default_value(&job.sub.kind));
         let _ = self.replies.send(Reply {
             id: job.sub.id,
             agent: job.sub.agent,
@@ -576,10 +738,19 @@ impl Router {
             .map(|(i, b)| {
                 let (mut health, detail) = b.health();
                 let lat = &self.latency[i];
-                if health == Health::Ok && !lat.is_empty() && lat.iter().sum::<Duration>() / lat.len() as u32 > slow {
+                if health == Health::Ok
+                    && !lat.is_empty()
+                    && lat.iter().sum::<Duration>() / lat.len() as u32 > slow
+                {
                     health = Health::Slow;
                 }
-                BackendStatus { name: b.name().to_string(), health, detail, in_flight: self.running[i].len(), queued: self.queues[i].len() }
+                BackendStatus {
+                    name: b.name().to_string(),
+                    health,
+                    detail,
+                    in_flight: self.running[i].len(),
+                    queued: self.queues[i].len(),
+                }
             })
             .collect();
         self.status.lock().unwrap().backends = backends;
@@ -596,14 +767,21 @@ fn cacheable(kind: &WorkKind) -> bool {
 /// A valid value of a request's shape, used when the caller gave no fail-safe.
 pub fn default_value(kind: &WorkKind) -> LlmValue {
     match kind {
-        WorkKind::Embed { .. } => LlmValue::Embedding(Embedding { model: "unavailable".into(), vector: Vec::new() }),
+        WorkKind::Embed { .. } => LlmValue::Embedding(Embedding {
+            model: "unavailable".into(),
+            vector: Vec::new(),
+        }),
         WorkKind::Chat { shape, .. } => match shape {
             OutputShape::Text => LlmValue::Text(String::new()),
-            OutputShape::Integer { min, max } => LlmValue::Integer((*min).max((*min + *max) / 2).min(*max)),
+            OutputShape::Integer { min, max } => {
+                LlmValue::Integer((*min).max((*min + *max) / 2).min(*max))
+            }
             OutputShape::Choice(o) => LlmValue::Choice(0, o.first().cloned().unwrap_or_default()),
             OutputShape::YesNo => LlmValue::Bool(false),
             OutputShape::Lines(n) => LlmValue::Lines(vec![String::new(); *n]),
-            OutputShape::Integers { count, min, max } => LlmValue::Integers(vec![(*min).max((*min + *max) / 2).min(*max); *count]),
+            OutputShape::Integers { count, min, max } => {
+                LlmValue::Integers(vec![(*min).max((*min + *max) / 2).min(*max); *count])
+            }
             OutputShape::Json(_) => LlmValue::Json(serde_json::Value::Null),
         },
     }

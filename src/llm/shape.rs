@@ -31,7 +31,9 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
                 return Err(format!("integer range {min}..={max} is empty"));
             }
             if max - min <= 256 {
-                let alts: Vec<String> = (*min..=*max).map(|i| gbnf_literal(&i.to_string())).collect();
+                let alts: Vec<String> = (*min..=*max)
+                    .map(|i| gbnf_literal(&i.to_string()))
+                    .collect();
                 Some(format!("root ::= {}\n", alts.join(" | ")))
             } else {
                 // Digits only; the range is checked by validation.
@@ -51,22 +53,34 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
                 return Err("zero lines asked".into());
             }
             let lines = vec!["line"; *n].join(" ");
-            Some(format!("root ::= {lines}\nline ::= [^\\n\\r] [^\\n\\r]* \"\\n\"\n"))
+            Some(format!(
+                "root ::= {lines}\nline ::= [^\\n\\r] [^\\n\\r]* \"\\n\"\n"
+            ))
         }
         OutputShape::Integers { count, min, max } => {
             if max < min || max - min > 256 {
-                return Err(format!("integer range {min}..={max} must hold 1 to 257 values"));
+                return Err(format!(
+                    "integer range {min}..={max} must hold 1 to 257 values"
+                ));
             }
             if *count == 0 || *count > 64 {
                 return Err(format!("{count} integers asked (1..=64)"));
             }
-            let alts: Vec<String> = (*min..=*max).map(|i| gbnf_literal(&i.to_string())).collect();
+            let alts: Vec<String> = (*min..=*max)
+                .map(|i| gbnf_literal(&i.to_string()))
+                .collect();
             let items = vec!["num"; *count].join(" sep ");
-            Some(format!("root ::= \"[\" {items} \"]\"\nsep ::= \",\" \" \"?\nnum ::= {}\n", alts.join(" | ")))
+            Some(format!(
+                "root ::= \"[\" {items} \"]\"\nsep ::= \",\" \" \"?\nnum ::= {}\n",
+                alts.join(" | ")
+            ))
         }
         OutputShape::Json(schema) => {
             let text = serde_json::to_string(schema).map_err(|e| e.to_string())?;
-            Some(llama_cpp_2::json_schema_to_grammar(&text).map_err(|e| format!("schema → grammar: {e}"))?)
+            Some(
+                llama_cpp_2::json_schema_to_grammar(&text)
+                    .map_err(|e| format!("schema → grammar: {e}"))?,
+            )
         }
     })
 }
@@ -76,25 +90,42 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
 pub fn wrapped_schema(shape: &OutputShape) -> Option<Value> {
     let inner = match shape {
         OutputShape::Text => return None,
-        OutputShape::Integer { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        OutputShape::Integer { min, max } => {
+            json!({"type": "integer", "minimum": min, "maximum": max})
+        }
         OutputShape::Choice(options) => json!({"type": "string", "enum": options}),
         OutputShape::YesNo => json!({"type": "string", "enum": ["yes", "no"]}),
-        OutputShape::Lines(n) => json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
-        OutputShape::Integers { count, min, max } => json!({"type": "array", "items": {"type": "integer", "minimum": min, "maximum": max}, "minItems": count, "maxItems": count}),
+        OutputShape::Lines(n) => {
+            json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n})
+        }
+        OutputShape::Integers { count, min, max } => {
+            json!({"type": "array", "items": {"type": "integer", "minimum": min, "maximum": max}, "minItems": count, "maxItems": count})
+        }
         OutputShape::Json(schema) => return Some(schema.clone()),
     };
-    Some(json!({"type": "object", "properties": {"value": inner}, "required": ["value"], "additionalProperties": false}))
+    Some(
+        json!({"type": "object", "properties": {"value": inner}, "required": ["value"], "additionalProperties": false}),
+    )
 }
 
 /// An instruction to add to a prompt when the server cannot enforce the shape.
 pub fn instruction(shape: &OutputShape) -> Option<String> {
     Some(match shape {
         OutputShape::Text => return None,
-        OutputShape::Integer { min, max } => format!("Answer with a single integer from {min} to {max} and nothing else."),
-        OutputShape::Choice(o) => format!("Answer with exactly one of: {}. Nothing else.", o.join(" | ")),
+        OutputShape::Integer { min, max } => {
+            format!("Answer with a single integer from {min} to {max} and nothing else.")
+        }
+        OutputShape::Choice(o) => format!(
+            "Answer with exactly one of: {}. Nothing else.",
+            o.join(" | ")
+        ),
         OutputShape::YesNo => "Answer with yes or no and nothing else.".into(),
-        OutputShape::Lines(n) => format!("Answer with exactly {n} lines, one item per line, and nothing else."),
-        OutputShape::Integers { count, min, max } => format!("Answer with a JSON list of exactly {count} integers, each from {min} to {max}, and nothing else."),
+        OutputShape::Lines(n) => {
+            format!("Answer with exactly {n} lines, one item per line, and nothing else.")
+        }
+        OutputShape::Integers { count, min, max } => format!(
+            "Answer with a JSON list of exactly {count} integers, each from {min} to {max}, and nothing else."
+        ),
         OutputShape::Json(s) => format!("Answer with only a JSON object matching this schema: {s}"),
     })
 }
@@ -104,14 +135,23 @@ pub fn unwrap_json_answer(shape: &OutputShape, text: &str) -> Result<String, Str
     if matches!(shape, OutputShape::Text | OutputShape::Json(_)) {
         return Ok(text.to_string());
     }
-    let v: Value = serde_json::from_str(extract_json(text).unwrap_or(text)).map_err(|e| format!("not JSON: {e}"))?;
+    let v: Value = serde_json::from_str(extract_json(text).unwrap_or(text))
+        .map_err(|e| format!("not JSON: {e}"))?;
     let inner = v.get("value").ok_or("no \"value\" field")?;
     if matches!(shape, OutputShape::Integers { .. }) {
         return Ok(inner.to_string());
     }
     Ok(match inner {
         Value::String(s) => s.clone(),
-        Value::Array(a) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect::<Vec<_>>().join("\n"),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| x.to_string())
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
         other => other.to_string(),
     })
 }
@@ -171,12 +211,18 @@ pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
                 return Ok(LlmValue::Choice(i, options[i].clone()));
             }
             let lower = t.to_lowercase();
-            let lower = lower.trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '{' || c == '}');
+            let lower = lower
+                .trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '{' || c == '}');
             if let Some(i) = options.iter().position(|o| o.to_lowercase() == lower) {
                 return Ok(LlmValue::Choice(i, options[i].clone()));
             }
             // One option named inside a longer answer, and only one.
-            let hits: Vec<usize> = options.iter().enumerate().filter(|(_, o)| lower.contains(&o.to_lowercase())).map(|(i, _)| i).collect();
+            let hits: Vec<usize> = options
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| lower.contains(&o.to_lowercase()))
+                .map(|(i, _)| i)
+                .collect();
             match hits.as_slice() {
                 [i] => Ok(LlmValue::Choice(*i, options[*i].clone())),
                 _ => Err(format!("{t:?} is not one of {} options", options.len())),
@@ -194,7 +240,14 @@ pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
         OutputShape::Lines(n) => {
             let lines: Vec<String> = t
                 .lines()
-                .map(|l| l.trim().trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ')' || c == '-' || c == '*').trim().to_string())
+                .map(|l| {
+                    l.trim()
+                        .trim_start_matches(|c: char| {
+                            c.is_ascii_digit() || c == '.' || c == ')' || c == '-' || c == '*'
+                        })
+                        .trim()
+                        .to_string()
+                })
                 .filter(|l| !l.is_empty())
                 .collect();
             if lines.len() < *n {
@@ -210,7 +263,11 @@ pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
                     .trim_matches(|c| c == '[' || c == ']')
                     .split(|c: char| c == ',' || c.is_whitespace())
                     .filter(|w| !w.is_empty())
-                    .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit() && c != '-').parse::<i64>().map_err(|_| format!("{w:?} is not an integer")))
+                    .map(|w| {
+                        w.trim_matches(|c: char| !c.is_ascii_digit() && c != '-')
+                            .parse::<i64>()
+                            .map_err(|_| format!("{w:?} is not an integer"))
+                    })
                     .collect::<Result<_, _>>()?,
             };
             if nums.len() != *count {
@@ -253,12 +310,17 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(v)
     {
-        return Err(format!("{at}: {v} is not one of {}", Value::Array(options.clone())));
+        return Err(format!(
+            "{at}: {v} is not one of {}",
+            Value::Array(options.clone())
+        ));
     }
     let ty = schema.get("type").and_then(Value::as_str);
     match ty {
         Some("object") => {
-            let obj = v.as_object().ok_or_else(|| format!("{at}: expected an object"))?;
+            let obj = v
+                .as_object()
+                .ok_or_else(|| format!("{at}: expected an object"))?;
             if let Some(req) = schema.get("required").and_then(Value::as_array) {
                 for r in req.iter().filter_map(Value::as_str) {
                     if !obj.contains_key(r) {
@@ -280,7 +342,9 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
             }
         }
         Some("array") => {
-            let arr = v.as_array().ok_or_else(|| format!("{at}: expected an array"))?;
+            let arr = v
+                .as_array()
+                .ok_or_else(|| format!("{at}: expected an array"))?;
             if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
                 && (arr.len() as u64) < min
             {
@@ -298,7 +362,9 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
             }
         }
         Some("string") => {
-            let s = v.as_str().ok_or_else(|| format!("{at}: expected a string"))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| format!("{at}: expected a string"))?;
             if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
                 && s.chars().count() as u64 > max
             {
@@ -311,7 +377,9 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
             }
         }
         Some("integer") | Some("number") => {
-            let n = v.as_f64().ok_or_else(|| format!("{at}: expected a number"))?;
+            let n = v
+                .as_f64()
+                .ok_or_else(|| format!("{at}: expected a number"))?;
             if ty == Some("integer") && v.as_i64().is_none() {
                 return Err(format!("{at}: expected an integer"));
             }
@@ -327,7 +395,8 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
             }
         }
         Some("boolean") => {
-            v.as_bool().ok_or_else(|| format!("{at}: expected true or false"))?;
+            v.as_bool()
+                .ok_or_else(|| format!("{at}: expected true or false"))?;
         }
         _ => {}
     }
@@ -340,28 +409,62 @@ mod tests {
 
     #[test]
     fn parses_each_shape() {
-        assert_eq!(parse(&OutputShape::Integer { min: 1, max: 10 }, " 7"), Ok(LlmValue::Integer(7)));
-        assert_eq!(parse(&OutputShape::Integer { min: 1, max: 10 }, "Rating: 4/10"), Ok(LlmValue::Integer(4)));
+        assert_eq!(
+            parse(&OutputShape::Integer { min: 1, max: 10 }, " 7"),
+            Ok(LlmValue::Integer(7))
+        );
+        assert_eq!(
+            parse(&OutputShape::Integer { min: 1, max: 10 }, "Rating: 4/10"),
+            Ok(LlmValue::Integer(4))
+        );
         assert!(parse(&OutputShape::Integer { min: 1, max: 10 }, "11").is_err());
         assert!(parse(&OutputShape::Integer { min: 1, max: 10 }, "none").is_err());
         let c = OutputShape::Choice(vec!["kitchen".into(), "bathroom".into()]);
-        assert_eq!(parse(&c, "kitchen"), Ok(LlmValue::Choice(0, "kitchen".into())));
-        assert_eq!(parse(&c, "{Bathroom}"), Ok(LlmValue::Choice(1, "bathroom".into())));
-        assert_eq!(parse(&c, "I would go to the kitchen."), Ok(LlmValue::Choice(0, "kitchen".into())));
+        assert_eq!(
+            parse(&c, "kitchen"),
+            Ok(LlmValue::Choice(0, "kitchen".into()))
+        );
+        assert_eq!(
+            parse(&c, "{Bathroom}"),
+            Ok(LlmValue::Choice(1, "bathroom".into()))
+        );
+        assert_eq!(
+            parse(&c, "I would go to the kitchen."),
+            Ok(LlmValue::Choice(0, "kitchen".into()))
+        );
         assert!(parse(&c, "garden").is_err());
-        assert!(parse(&c, "kitchen or bathroom").is_err(), "ambiguous answers are rejected");
+        assert!(
+            parse(&c, "kitchen or bathroom").is_err(),
+            "ambiguous answers are rejected"
+        );
         assert_eq!(parse(&OutputShape::YesNo, "Yes."), Ok(LlmValue::Bool(true)));
         assert_eq!(parse(&OutputShape::YesNo, "no"), Ok(LlmValue::Bool(false)));
         assert!(parse(&OutputShape::YesNo, "maybe").is_err());
-        assert_eq!(parse(&OutputShape::Lines(2), "1. a\n2) b\nc"), Ok(LlmValue::Lines(vec!["a".into(), "b".into()])));
+        assert_eq!(
+            parse(&OutputShape::Lines(2), "1. a\n2) b\nc"),
+            Ok(LlmValue::Lines(vec!["a".into(), "b".into()]))
+        );
         assert!(parse(&OutputShape::Lines(3), "a\nb").is_err());
-        let ints = OutputShape::Integers { count: 3, min: 1, max: 10 };
-        assert_eq!(parse(&ints, "[3, 10,1]"), Ok(LlmValue::Integers(vec![3, 10, 1])));
-        assert_eq!(parse(&ints, "3\n7\n2"), Ok(LlmValue::Integers(vec![3, 7, 2])));
+        let ints = OutputShape::Integers {
+            count: 3,
+            min: 1,
+            max: 10,
+        };
+        assert_eq!(
+            parse(&ints, "[3, 10,1]"),
+            Ok(LlmValue::Integers(vec![3, 10, 1]))
+        );
+        assert_eq!(
+            parse(&ints, "3\n7\n2"),
+            Ok(LlmValue::Integers(vec![3, 7, 2]))
+        );
         assert!(parse(&ints, "[3, 10]").is_err());
         assert!(parse(&ints, "[3, 11, 1]").is_err());
         assert!(parse(&ints, "three").is_err());
-        assert_eq!(unwrap_json_answer(&ints, r#"{"value": [1, 2, 3]}"#).unwrap(), "[1,2,3]");
+        assert_eq!(
+            unwrap_json_answer(&ints, r#"{"value": [1, 2, 3]}"#).unwrap(),
+            "[1,2,3]"
+        );
     }
 
     #[test]
@@ -383,7 +486,10 @@ mod tests {
         let shape = OutputShape::Integer { min: 1, max: 10 };
         assert_eq!(unwrap_json_answer(&shape, r#"{"value": 6}"#).unwrap(), "6");
         let lines = OutputShape::Lines(2);
-        assert_eq!(unwrap_json_answer(&lines, r#"{"value": ["a","b"]}"#).unwrap(), "a\nb");
+        assert_eq!(
+            unwrap_json_answer(&lines, r#"{"value": ["a","b"]}"#).unwrap(),
+            "a\nb"
+        );
         assert!(wrapped_schema(&OutputShape::Text).is_none());
         let s = wrapped_schema(&shape).unwrap();
         assert!(validate_schema(&s, &json!({"value": 3}), "$").is_ok());
@@ -392,13 +498,26 @@ mod tests {
 
     #[test]
     fn grammars_are_generated() {
-        let g = grammar(&OutputShape::Choice(vec!["a \"b\"".into(), "c".into()])).unwrap().unwrap();
+        let g = grammar(&OutputShape::Choice(vec!["a \"b\"".into(), "c".into()]))
+            .unwrap()
+            .unwrap();
         assert_eq!(g, "root ::= \"a \\\"b\\\"\" | \"c\"\n");
-        let g = grammar(&OutputShape::Integer { min: 1, max: 3 }).unwrap().unwrap();
+        let g = grammar(&OutputShape::Integer { min: 1, max: 3 })
+            .unwrap()
+            .unwrap();
         assert_eq!(g, "root ::= \"1\" | \"2\" | \"3\"\n");
         assert!(grammar(&OutputShape::Text).unwrap().is_none());
         assert!(grammar(&OutputShape::Choice(vec![])).is_err());
-        let g = grammar(&OutputShape::Integers { count: 2, min: 1, max: 2 }).unwrap().unwrap();
-        assert_eq!(g, "root ::= \"[\" num sep num \"]\"\nsep ::= \",\" \" \"?\nnum ::= \"1\" | \"2\"\n");
+        let g = grammar(&OutputShape::Integers {
+            count: 2,
+            min: 1,
+            max: 2,
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            g,
+            "root ::= \"[\" num sep num \"]\"\nsep ::= \",\" \" \"?\nnum ::= \"1\" | \"2\"\n"
+        );
     }
 }

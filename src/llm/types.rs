@@ -14,15 +14,24 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// A system message.
     pub fn system(c: impl Into<String>) -> Self {
-        Self { role: "system".into(), content: c.into() }
+        Self {
+            role: "system".into(),
+            content: c.into(),
+        }
     }
     /// A user message.
     pub fn user(c: impl Into<String>) -> Self {
-        Self { role: "user".into(), content: c.into() }
+        Self {
+            role: "user".into(),
+            content: c.into(),
+        }
     }
     /// An assistant message.
     pub fn assistant(c: impl Into<String>) -> Self {
-        Self { role: "assistant".into(), content: c.into() }
+        Self {
+            role: "assistant".into(),
+            content: c.into(),
+        }
     }
 }
 
@@ -74,14 +83,22 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Self { temperature: 0.0, top_p: 0.95, max_tokens: 128, seed: 42 }
+        Self {
+            temperature: 0.0,
+            top_p: 0.95,
+            max_tokens: 128,
+            seed: 42,
+        }
     }
 }
 
 impl Sampling {
     /// Greedy with a token limit.
     pub fn greedy(max_tokens: u32) -> Self {
-        Self { max_tokens, ..Default::default() }
+        Self {
+            max_tokens,
+            ..Default::default()
+        }
     }
     /// Whether the answer depends only on the prompt (cacheable).
     pub fn deterministic(&self) -> bool {
@@ -90,7 +107,9 @@ impl Sampling {
 }
 
 /// Who waits on a request. Higher runs first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub enum Priority {
     /// Work for later (tomorrow's plan).
     Background,
@@ -157,17 +176,29 @@ impl Embedding {
     /// Cosine similarity, or an error when the two come from different models or sizes.
     pub fn cosine(&self, other: &Embedding) -> Result<f32, EmbeddingMismatch> {
         self.check_compatible(&other.model, other.dim())?;
-        let dot: f32 = self.vector.iter().zip(&other.vector).map(|(a, b)| a * b).sum();
+        let dot: f32 = self
+            .vector
+            .iter()
+            .zip(&other.vector)
+            .map(|(a, b)| a * b)
+            .sum();
         let na: f32 = self.vector.iter().map(|a| a * a).sum::<f32>().sqrt();
         let nb: f32 = other.vector.iter().map(|a| a * a).sum::<f32>().sqrt();
-        Ok(if na > 0.0 && nb > 0.0 { dot / (na * nb) } else { 0.0 })
+        Ok(if na > 0.0 && nb > 0.0 {
+            dot / (na * nb)
+        } else {
+            0.0
+        })
     }
 
     /// Whether a stored vector can be compared with vectors of `model`/`dim`; a mismatch means
     /// the stored one must be embedded again.
     pub fn check_compatible(&self, model: &str, dim: usize) -> Result<(), EmbeddingMismatch> {
         if self.model != model || self.dim() != dim {
-            return Err(EmbeddingMismatch { stored: format!("{} ({}d)", self.model, self.dim()), current: format!("{model} ({dim}d)") });
+            return Err(EmbeddingMismatch {
+                stored: format!("{} ({}d)", self.model, self.dim()),
+                current: format!("{model} ({dim}d)"),
+            });
         }
         Ok(())
     }

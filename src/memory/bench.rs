@@ -42,16 +42,31 @@ pub fn load_set(path: &Path) -> Result<RetrievalSet, DataError> {
     let (set, src): (RetrievalSet, String) = read_ron(path)?;
     let lines = SourceLines::new(&src);
     if set.memories.is_empty() || set.queries.is_empty() {
-        return Err(DataError::new(path, 0, "", "the set needs memories and queries"));
+        return Err(DataError::new(
+            path,
+            0,
+            "",
+            "the set needs memories and queries",
+        ));
     }
     for (i, q) in set.queries.iter().enumerate() {
         let at = lines.offset_of_quoted(&q.text, 0);
         if q.relevant.is_empty() {
-            return Err(DataError::new(path, lines.line_of_offset(at), format!("queries[{i}].relevant"), "lists no memory"));
+            return Err(DataError::new(
+                path,
+                lines.line_of_offset(at),
+                format!("queries[{i}].relevant"),
+                "lists no memory",
+            ));
         }
         for r in &q.relevant {
             if !set.memories.contains_key(r) {
-                return Err(DataError::new(path, lines.line_of_quoted(r, at), format!("queries[{i}].relevant"), format!("no memory with id \"{r}\"")));
+                return Err(DataError::new(
+                    path,
+                    lines.line_of_quoted(r, at),
+                    format!("queries[{i}].relevant"),
+                    format!("no memory with id \"{r}\""),
+                ));
             }
         }
     }
@@ -86,13 +101,20 @@ pub fn time_retrieval(n: usize, dim: usize, k: usize, rounds: u32) -> Vec<Durati
     let mut stream = MemoryStream::default();
     for i in 0..n {
         let at = start.plus_secs((i as i64 * 30 * 86_400) / n as i64);
-        let kind = if i % 5 == 0 { NodeKind::Thought } else { NodeKind::Event };
+        let kind = if i % 5 == 0 {
+            NodeKind::Thought
+        } else {
+            NodeKind::Event
+        };
         stream.add(
             kind,
             NewNode {
                 description: format!("memory {i}"),
                 importance: Some(1 + (rng.next() % 10) as u8),
-                embedding: Some(Embedding { model: "bench".into(), vector: random_unit_vector(&mut rng, dim) }),
+                embedding: Some(Embedding {
+                    model: "bench".into(),
+                    vector: random_unit_vector(&mut rng, dim),
+                }),
                 ..Default::default()
             },
             at,
@@ -102,7 +124,10 @@ pub fn time_retrieval(n: usize, dim: usize, k: usize, rounds: u32) -> Vec<Durati
     let params = RetrievalParams::default();
     (0..rounds)
         .map(|_| {
-            let q = Embedding { model: "bench".into(), vector: random_unit_vector(&mut rng, dim) };
+            let q = Embedding {
+                model: "bench".into(),
+                vector: random_unit_vector(&mut rng, dim),
+            };
             let t = Instant::now();
             let found = retrieve(&stream, Some(&q), now, &params, k);
             let d = t.elapsed();
@@ -133,24 +158,42 @@ fn embed_all(rt: &LlmRuntime, texts: &[String]) -> Result<Vec<Embedding>, String
         .iter()
         .map(|t| {
             let id = rt.next_id();
-            rt.submit(Submission { id, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: t.clone() }, priority: Priority::Normal, fallback: None });
+            rt.submit(Submission {
+                id,
+                agent: None,
+                purpose: "embed".into(),
+                kind: WorkKind::Embed { text: t.clone() },
+                priority: Priority::Normal,
+                fallback: None,
+            });
             id
         })
         .collect();
     let mut got: BTreeMap<u64, Embedding> = BTreeMap::new();
     while got.len() < ids.len() {
-        let r = rt.recv_timeout(Duration::from_secs(600)).ok_or("no answer from the embedder in 10 minutes")?;
+        let r = rt
+            .recv_timeout(Duration::from_secs(600))
+            .ok_or("no answer from the embedder in 10 minutes")?;
         if r.is_fallback() {
             return Err(format!("the embedder failed: {:?}", r.source));
         }
-        let LlmValue::Embedding(e) = r.value else { return Err("not an embedding".into()) };
+        let LlmValue::Embedding(e) = r.value else {
+            return Err("not an embedding".into());
+        };
         got.insert(r.id, e);
     }
-    Ok(ids.iter().map(|i| got.remove(i).expect("each id answered")).collect())
+    Ok(ids
+        .iter()
+        .map(|i| got.remove(i).expect("each id answered"))
+        .collect())
 }
 
 /// Measures one embedder (a runtime whose first backend makes the embeddings) on a set.
-pub fn measure_embedder(config: &LlmConfig, set: &RetrievalSet, timed: bool) -> Result<EmbedderReport, String> {
+pub fn measure_embedder(
+    config: &LlmConfig,
+    set: &RetrievalSet,
+    timed: bool,
+) -> Result<EmbedderReport, String> {
     let rt = LlmRuntime::start(config);
     // Warm up (loading the model happens on first use).
     embed_all(&rt, &["warming up".to_string()])?;
@@ -164,7 +207,11 @@ pub fn measure_embedder(config: &LlmConfig, set: &RetrievalSet, timed: bool) -> 
     let mut recall_sum = 0.0;
     let mut top1 = 0;
     for (q, qv) in set.queries.iter().zip(queries) {
-        let mut ranked: Vec<(f32, &String)> = mems.iter().zip(&mem_ids).map(|(m, id)| (qv.cosine(m).unwrap_or(0.0), *id)).collect();
+        let mut ranked: Vec<(f32, &String)> = mems
+            .iter()
+            .zip(&mem_ids)
+            .map(|(m, id)| (qv.cosine(m).unwrap_or(0.0), *id))
+            .collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let top5: Vec<&String> = ranked.iter().take(5).map(|(_, id)| *id).collect();
         let hit = q.relevant.iter().filter(|r| top5.contains(r)).count();
@@ -185,7 +232,11 @@ pub fn measure_embedder(config: &LlmConfig, set: &RetrievalSet, timed: bool) -> 
 /// Runs the whole benchmark and prints it.
 pub fn run(set_path: &Path, memories: usize, rounds: u32, threads: u32) -> Result<(), String> {
     let set = load_set(set_path).map_err(|e| e.to_string())?;
-    let profile = if cfg!(debug_assertions) { "debug build, dependencies optimised" } else { "release build" };
+    let profile = if cfg!(debug_assertions) {
+        "debug build, dependencies optimised"
+    } else {
+        "release build"
+    };
     let times = time_retrieval(memories, 384, 30, rounds.max(1));
     let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
     ms.sort_by(f64::total_cmp);
@@ -195,24 +246,60 @@ pub fn run(set_path: &Path, memories: usize, rounds: u32, threads: u32) -> Resul
         ms[ms.len() / 2],
         ms[0]
     );
-    println!("embedders on {} ({} memories, {} queries), {threads} thread(s):", set.name, set.memories.len(), set.queries.len());
-    println!("{:<44} {:>5} {:>12} {:>9} {:>6}", "embedder", "dim", "sentences/s", "recall@5", "top-1");
-    let bert = LlmConfig { backends: vec![BackendConfig::Bert(BertConfig { threads: Some(threads), ..Default::default() })], embedding_backend: None, cache: false, timeout_s: 600.0, ..Default::default() };
-    let llama = LlmConfig {
-        backends: vec![BackendConfig::Llama(LlamaConfig { threads: Some(threads), slots: 4, context: 4096, ..Default::default() })],
+    println!(
+        "embedders on {} ({} memories, {} queries), {threads} thread(s):",
+        set.name,
+        set.memories.len(),
+        set.queries.len()
+    );
+    println!(
+        "{:<44} {:>5} {:>12} {:>9} {:>6}",
+        "embedder", "dim", "sentences/s", "recall@5", "top-1"
+    );
+    let bert = LlmConfig {
+        backends: vec![BackendConfig::Bert(BertConfig {
+            threads: Some(threads),
+            ..Default::default()
+        })],
         embedding_backend: None,
         cache: false,
         timeout_s: 600.0,
         ..Default::default()
     };
-    let scripted = LlmConfig { backends: vec![BackendConfig::Scripted(ScriptedConfig { name: "scripted".into(), ..Default::default() })], embedding_backend: None, cache: false, ..Default::default() };
-    for (label, cfg, timed) in [("all-MiniLM-L6-v2 (default)", bert, true), ("SmolLM2-135M mean-pooled (llama.cpp)", llama, true), ("bag of words (scripted backend)", scripted, false)] {
+    let llama = LlmConfig {
+        backends: vec![BackendConfig::Llama(LlamaConfig {
+            threads: Some(threads),
+            slots: 4,
+            context: 4096,
+            ..Default::default()
+        })],
+        embedding_backend: None,
+        cache: false,
+        timeout_s: 600.0,
+        ..Default::default()
+    };
+    let scripted = LlmConfig {
+        backends: vec![BackendConfig::Scripted(ScriptedConfig {
+            name: "scripted".into(),
+            ..Default::default()
+        })],
+        embedding_backend: None,
+        cache: false,
+        ..Default::default()
+    };
+    for (label, cfg, timed) in [
+        ("all-MiniLM-L6-v2 (default)", bert, true),
+        ("SmolLM2-135M mean-pooled (llama.cpp)", llama, true),
+        ("bag of words (scripted backend)", scripted, false),
+    ] {
         match measure_embedder(&cfg, &set, timed) {
             Ok(r) => println!(
                 "{:<44} {:>5} {:>12} {:>9.3} {:>3}/{}",
                 format!("{label} [{}]", r.model),
                 r.dim,
-                r.per_second.map(|p| format!("{p:.1}")).unwrap_or_else(|| "-".into()),
+                r.per_second
+                    .map(|p| format!("{p:.1}"))
+                    .unwrap_or_else(|| "-".into()),
                 r.recall_at_5,
                 r.top1,
                 set.queries.len()

@@ -85,7 +85,10 @@ pub fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, HistoryProblem
         }
     }
     if quoted {
-        return Err(HistoryProblem { line: start_line, message: "a quoted field is never closed (missing \")".into() });
+        return Err(HistoryProblem {
+            line: start_line,
+            message: "a quoted field is never closed (missing \")".into(),
+        });
     }
     end_field(&mut field, &mut fields, &mut was_quoted);
     if fields.iter().any(|f| !f.trim().is_empty()) {
@@ -101,28 +104,50 @@ pub fn parse_history(text: &str) -> Result<(Vec<HistoryRow>, Vec<HistoryProblem>
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for (i, (line, fields)) in records.into_iter().enumerate() {
-        let name = fields.first().map(|s| s.trim().to_string()).unwrap_or_default();
+        let name = fields
+            .first()
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
         if i == 0 && name.eq_ignore_ascii_case("name") {
             continue;
         }
         if name.is_empty() {
-            problems.push(HistoryProblem { line, message: "the Name cell is empty".into() });
+            problems.push(HistoryProblem {
+                line,
+                message: "the Name cell is empty".into(),
+            });
             continue;
         }
         let whisper = fields[1..].join(", ");
-        let statements: Vec<String> = whisper.split(';').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let statements: Vec<String> = whisper
+            .split(';')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         if statements.is_empty() {
-            problems.push(HistoryProblem { line, message: format!("no statements for '{name}' (the Whisper cell is empty)") });
+            problems.push(HistoryProblem {
+                line,
+                message: format!("no statements for '{name}' (the Whisper cell is empty)"),
+            });
             continue;
         }
-        rows.push(HistoryRow { line, name, statements });
+        rows.push(HistoryRow {
+            line,
+            name,
+            statements,
+        });
     }
     Ok((rows, problems))
 }
 
 /// Matches a written name to a known one: exactly, else ignoring case and extra spaces.
 pub fn match_name<'a>(written: &str, known: &'a [String]) -> Option<&'a String> {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     known.iter().find(|k| *k == written).or_else(|| {
         let w = norm(written);
         known.iter().find(|k| norm(k) == w)
@@ -131,20 +156,30 @@ pub fn match_name<'a>(written: &str, known: &'a [String]) -> Option<&'a String> 
 
 /// The known name closest to a written one (for "did you mean").
 pub fn nearest_name<'a>(written: &str, known: &'a [String]) -> Option<&'a String> {
-    known.iter().min_by_key(|k| edit_distance(&k.to_lowercase(), &written.to_lowercase()))
+    known
+        .iter()
+        .min_by_key(|k| edit_distance(&k.to_lowercase(), &written.to_lowercase()))
 }
 
 /// Resolves rows against the scenario's names: (name, statements) for the known ones, and a
 /// problem for each unknown one naming the nearest known name.
-pub fn resolve(rows: Vec<HistoryRow>, known: &[String]) -> (Vec<(String, Vec<String>)>, Vec<HistoryProblem>) {
+pub fn resolve(
+    rows: Vec<HistoryRow>,
+    known: &[String],
+) -> (Vec<(String, Vec<String>)>, Vec<HistoryProblem>) {
     let mut ok = Vec::new();
     let mut problems = Vec::new();
     for r in rows {
         match match_name(&r.name, known) {
             Some(n) => ok.push((n.clone(), r.statements)),
             None => {
-                let hint = nearest_name(&r.name, known).map(|n| format!(" (nearest: '{n}')")).unwrap_or_default();
-                problems.push(HistoryProblem { line: r.line, message: format!("'{}' is not in the scenario{hint}", r.name) });
+                let hint = nearest_name(&r.name, known)
+                    .map(|n| format!(" (nearest: '{n}')"))
+                    .unwrap_or_default();
+                problems.push(HistoryProblem {
+                    line: r.line,
+                    message: format!("'{}' is not in the scenario{hint}", r.name),
+                });
             }
         }
     }
@@ -152,9 +187,27 @@ pub fn resolve(rows: Vec<HistoryRow>, known: &[String]) -> (Vec<(String, Vec<Str
 }
 
 /// Verbs after "you" that stay as they are (modals and past forms).
-const KEEP: [&str; 14] = ["can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "used", "ought", "need"];
+const KEEP: [&str; 14] = [
+    "can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did",
+    "used", "ought", "need",
+];
 /// Words that may stand between "you" and its verb.
-const ADVERBS: [&str; 14] = ["also", "often", "always", "never", "really", "usually", "still", "just", "sometimes", "frequently", "recently", "truly", "secretly", "both"];
+const ADVERBS: [&str; 14] = [
+    "also",
+    "often",
+    "always",
+    "never",
+    "really",
+    "usually",
+    "still",
+    "just",
+    "sometimes",
+    "frequently",
+    "recently",
+    "truly",
+    "secretly",
+    "both",
+];
 
 fn third_person(verb: &str) -> String {
     match verb {
@@ -167,9 +220,27 @@ fn third_person(verb: &str) -> String {
         "aren't" => "isn't".into(),
         "haven't" => "hasn't".into(),
         "weren't" => "wasn't".into(),
-        v if KEEP.contains(&v) || v.ends_with("ed") || !v.chars().all(|c| c.is_ascii_alphabetic()) => v.into(),
-        v if v.ends_with('s') || v.ends_with("sh") || v.ends_with("ch") || v.ends_with('x') || v.ends_with('z') || v.ends_with('o') => format!("{v}es"),
-        v if v.ends_with('y') && v.len() > 1 && !"aeiou".contains(v.chars().nth(v.len() - 2).unwrap_or('a')) => format!("{}ies", &v[..v.len() - 1]),
+        v if KEEP.contains(&v)
+            || v.ends_with("ed")
+            || !v.chars().all(|c| c.is_ascii_alphabetic()) =>
+        {
+            v.into()
+        }
+        v if v.ends_with('s')
+            || v.ends_with("sh")
+            || v.ends_with("ch")
+            || v.ends_with('x')
+            || v.ends_with('z')
+            || v.ends_with('o') =>
+        {
+            format!("{v}es")
+        }
+        v if v.ends_with('y')
+            && v.len() > 1
+            && !"aeiou".contains(v.chars().nth(v.len() - 2).unwrap_or('a')) =>
+        {
+            format!("{}ies", &v[..v.len() - 1])
+        }
         v => format!("{v}s"),
     }
 }
@@ -212,13 +283,36 @@ pub fn to_third_person(statement: &str, name: &str) -> String {
                         let n = next.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
                         let ntrail = &next[n.len()..];
                         let nl = n.to_lowercase();
-                        let is_verb = !matches!(nl.as_str(), "and" | "or" | "to" | "in" | "at" | "for" | "with" | "who" | "that" | "both" | "all")
-                            && !n.is_empty()
+                        let is_verb = !matches!(
+                            nl.as_str(),
+                            "and"
+                                | "or"
+                                | "to"
+                                | "in"
+                                | "at"
+                                | "for"
+                                | "with"
+                                | "who"
+                                | "that"
+                                | "both"
+                                | "all"
+                        ) && !n.is_empty()
                             && n.chars().next().is_some_and(|c| c.is_lowercase());
                         // Only when "you" began a clause (not an object such as "tell you …").
                         let subject = i == 0
                             || words[i - 1].ends_with([';', ',', '.', ':', '-', '!', '?'])
-                            || matches!(words[i - 1].to_lowercase().as_str(), "--" | "and" | "but" | "that" | "because" | "since" | "when" | "so" | "if" | "while");
+                            || matches!(
+                                words[i - 1].to_lowercase().as_str(),
+                                "--" | "and"
+                                    | "but"
+                                    | "that"
+                                    | "because"
+                                    | "since"
+                                    | "when"
+                                    | "so"
+                                    | "if"
+                                    | "while"
+                            );
                         if is_verb && subject {
                             out.push(format!("{}{ntrail}", third_person(&nl)));
                             i = j + 1;
@@ -241,7 +335,11 @@ mod tests {
     use super::*;
 
     fn names() -> Vec<String> {
-        vec!["Isabella Rodriguez".into(), "Maria Lopez".into(), "Klaus Mueller".into()]
+        vec![
+            "Isabella Rodriguez".into(),
+            "Maria Lopez".into(),
+            "Klaus Mueller".into(),
+        ]
     }
 
     #[test]
@@ -249,9 +347,26 @@ mod tests {
         let text = "Name,Whisper\n\"Maria Lopez\",\"you like tea, and coffee; you study physics;\"\n  Klaus Mueller ,  you read a lot ;  ; \nIsabella Rodriguez,\n\n\"Isabella Rodriguez\",\"she said \"\"hi\"\"; line\ntwo\"\n";
         let (rows, problems) = parse_history(text).unwrap();
         assert_eq!(rows.len(), 3, "{rows:?}");
-        assert_eq!(rows[0], HistoryRow { line: 2, name: "Maria Lopez".into(), statements: vec!["you like tea, and coffee".into(), "you study physics".into()] });
-        assert_eq!(rows[1].name, "Klaus Mueller", "stray spaces around the name");
-        assert_eq!(rows[1].statements, vec!["you read a lot"], "empty statements and the trailing semicolon are dropped");
+        assert_eq!(
+            rows[0],
+            HistoryRow {
+                line: 2,
+                name: "Maria Lopez".into(),
+                statements: vec![
+                    "you like tea, and coffee".into(),
+                    "you study physics".into()
+                ]
+            }
+        );
+        assert_eq!(
+            rows[1].name, "Klaus Mueller",
+            "stray spaces around the name"
+        );
+        assert_eq!(
+            rows[1].statements,
+            vec!["you read a lot"],
+            "empty statements and the trailing semicolon are dropped"
+        );
         assert_eq!(rows[2].line, 6);
         assert_eq!(rows[2].statements, vec!["she said \"hi\"", "line\ntwo"]);
         assert_eq!(problems.len(), 1);
@@ -261,7 +376,8 @@ mod tests {
 
     #[test]
     fn unquoted_commas_and_crlf() {
-        let (rows, _) = parse_history("Name,Whisper\r\nMaria Lopez,you rise early, then you run\r\n").unwrap();
+        let (rows, _) =
+            parse_history("Name,Whisper\r\nMaria Lopez,you rise early, then you run\r\n").unwrap();
         assert_eq!(rows[0].statements, vec!["you rise early, then you run"]);
         assert!(parse_history("Name,Whisper\nMaria Lopez,\"never closed\n").is_err());
         let (rows, _) = parse_history("Maria Lopez,no header here").unwrap();
@@ -270,12 +386,24 @@ mod tests {
 
     #[test]
     fn unknown_names_are_reported_with_the_nearest() {
-        let (rows, _) = parse_history("Name,Whisper\nIsabela Rodrigez,you bake\nmaria  lopez,you stream\nNobody Here,x\n").unwrap();
+        let (rows, _) = parse_history(
+            "Name,Whisper\nIsabela Rodrigez,you bake\nmaria  lopez,you stream\nNobody Here,x\n",
+        )
+        .unwrap();
         let (ok, problems) = resolve(rows, &names());
-        assert_eq!(ok, vec![("Maria Lopez".to_string(), vec!["you stream".to_string()])]);
+        assert_eq!(
+            ok,
+            vec![("Maria Lopez".to_string(), vec!["you stream".to_string()])]
+        );
         assert_eq!(problems.len(), 2);
         assert_eq!(problems[0].line, 2);
-        assert!(problems[0].message.contains("nearest: 'Isabella Rodriguez'"), "{}", problems[0].message);
+        assert!(
+            problems[0]
+                .message
+                .contains("nearest: 'Isabella Rodriguez'"),
+            "{}",
+            problems[0].message
+        );
         assert_eq!(problems[1].line, 4);
     }
 
@@ -283,13 +411,34 @@ mod tests {
     fn statements_in_the_third_person() {
         let n = "Maria Lopez";
         let cases = [
-            ("This is very important -- you have a secret crush on Klaus Mueller", "This is very important -- Maria Lopez has a secret crush on Klaus Mueller"),
-            ("You and Klaus Mueller have known each other for over 2 years now", "Maria Lopez and Klaus Mueller have known each other for over 2 years now"),
-            ("For planning, you frequent Hobbs Cafe for studying", "For planning, Maria Lopez frequents Hobbs Cafe for studying"),
-            ("you love your work at Hobbs Cafe.", "Maria Lopez loves Maria Lopez's work at Hobbs Cafe."),
-            ("You are excited to be planning a party", "Maria Lopez is excited to be planning a party"),
-            ("you also study with Klaus", "Maria Lopez also studies with Klaus"),
-            ("Klaus wants to tell you a secret", "Klaus wants to tell Maria Lopez a secret"),
+            (
+                "This is very important -- you have a secret crush on Klaus Mueller",
+                "This is very important -- Maria Lopez has a secret crush on Klaus Mueller",
+            ),
+            (
+                "You and Klaus Mueller have known each other for over 2 years now",
+                "Maria Lopez and Klaus Mueller have known each other for over 2 years now",
+            ),
+            (
+                "For planning, you frequent Hobbs Cafe for studying",
+                "For planning, Maria Lopez frequents Hobbs Cafe for studying",
+            ),
+            (
+                "you love your work at Hobbs Cafe.",
+                "Maria Lopez loves Maria Lopez's work at Hobbs Cafe.",
+            ),
+            (
+                "You are excited to be planning a party",
+                "Maria Lopez is excited to be planning a party",
+            ),
+            (
+                "you also study with Klaus",
+                "Maria Lopez also studies with Klaus",
+            ),
+            (
+                "Klaus wants to tell you a secret",
+                "Klaus wants to tell Maria Lopez a secret",
+            ),
             ("you're a student", "Maria Lopez is a student"),
             ("Maria Lopez is a student", "Maria Lopez is a student"),
             ("you can sing", "Maria Lopez can sing"),

@@ -20,7 +20,11 @@ pub struct ReflectionTrigger {
 impl ReflectionTrigger {
     /// A fresh trigger.
     pub fn new(threshold: u32) -> Self {
-        Self { threshold, remaining: threshold as i64, events: 0 }
+        Self {
+            threshold,
+            remaining: threshold as i64,
+            events: 0,
+        }
     }
 
     /// Counts one event's (final) importance; true when a reflection is due.
@@ -45,7 +49,13 @@ impl ReflectionTrigger {
 /// The newest `n` memories a reflection looks at: events and thoughts, not idle ones, newest
 /// first (the paper's "100 most recent records").
 pub fn reflection_material(stream: &MemoryStream, n: usize) -> Vec<&MemoryNode> {
-    stream.nodes().iter().rev().filter(|x| x.kind != NodeKind::Chat && !x.is_idle()).take(n).collect()
+    stream
+        .nodes()
+        .iter()
+        .rev()
+        .filter(|x| x.kind != NodeKind::Chat && !x.is_idle())
+        .take(n)
+        .collect()
 }
 
 /// Maps the 1-based statement numbers a model cited to the memories that were shown under
@@ -53,7 +63,10 @@ pub fn reflection_material(stream: &MemoryStream, n: usize) -> Vec<&MemoryNode> 
 pub fn cited_ids(shown: &[NodeId], cited: &[i64]) -> Vec<NodeId> {
     let mut out = Vec::new();
     for c in cited {
-        if let Some(id) = usize::try_from(*c).ok().and_then(|i| i.checked_sub(1)).and_then(|i| shown.get(i))
+        if let Some(id) = usize::try_from(*c)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| shown.get(i))
             && !out.contains(id)
         {
             out.push(*id);
@@ -90,11 +103,43 @@ mod tests {
     fn material_skips_idle_and_chats() {
         let mut m = MemoryStream::default();
         let now = GameTime::parse("2023-02-13 08:00").unwrap();
-        m.add(NodeKind::Event, NewNode { description: "a".into(), ..Default::default() }, now);
-        m.add(NodeKind::Event, NewNode { description: "bed is idle".into(), predicate: "is idle".into(), ..Default::default() }, now);
-        m.add(NodeKind::Chat, NewNode { description: "talk".into(), ..Default::default() }, now);
-        m.add(NodeKind::Thought, NewNode { description: "b".into(), ..Default::default() }, now);
-        let got: Vec<&str> = reflection_material(&m, 100).iter().map(|n| n.description.as_str()).collect();
+        m.add(
+            NodeKind::Event,
+            NewNode {
+                description: "a".into(),
+                ..Default::default()
+            },
+            now,
+        );
+        m.add(
+            NodeKind::Event,
+            NewNode {
+                description: "bed is idle".into(),
+                predicate: "is idle".into(),
+                ..Default::default()
+            },
+            now,
+        );
+        m.add(
+            NodeKind::Chat,
+            NewNode {
+                description: "talk".into(),
+                ..Default::default()
+            },
+            now,
+        );
+        m.add(
+            NodeKind::Thought,
+            NewNode {
+                description: "b".into(),
+                ..Default::default()
+            },
+            now,
+        );
+        let got: Vec<&str> = reflection_material(&m, 100)
+            .iter()
+            .map(|n| n.description.as_str())
+            .collect();
         assert_eq!(got, vec!["b", "a"]);
         assert_eq!(reflection_material(&m, 1).len(), 1);
     }
@@ -102,7 +147,10 @@ mod tests {
     #[test]
     fn citations_map_to_shown_ids() {
         let shown = [NodeId(7), NodeId(3), NodeId(9)];
-        assert_eq!(cited_ids(&shown, &[1, 3, 3, 0, 4, -2]), vec![NodeId(7), NodeId(9)]);
+        assert_eq!(
+            cited_ids(&shown, &[1, 3, 3, 0, 4, -2]),
+            vec![NodeId(7), NodeId(9)]
+        );
         assert!(cited_ids(&shown, &[]).is_empty());
     }
 }

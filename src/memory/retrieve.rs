@@ -41,7 +41,13 @@ pub struct RetrievalParams {
 
 impl Default for RetrievalParams {
     fn default() -> Self {
-        Self { recency_weight: 1.0, relevance_weight: 1.0, importance_weight: 1.0, decay: 0.995, recency: RecencyMode::GameHours }
+        Self {
+            recency_weight: 1.0,
+            relevance_weight: 1.0,
+            importance_weight: 1.0,
+            decay: 0.995,
+            recency: RecencyMode::GameHours,
+        }
     }
 }
 
@@ -90,12 +96,18 @@ mod simd {
         // SAFETY: every load reads 8 floats at i..i+8 ≤ n of both slices.
         unsafe {
             while i + 16 <= n {
-                acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc0);
-                acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8)), _mm256_loadu_ps(pb.add(i + 8)), acc1);
+                acc0 =
+                    _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc0);
+                acc1 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(pa.add(i + 8)),
+                    _mm256_loadu_ps(pb.add(i + 8)),
+                    acc1,
+                );
                 i += 16;
             }
             while i + 8 <= n {
-                acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc0);
+                acc0 =
+                    _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc0);
                 i += 8;
             }
         }
@@ -133,7 +145,11 @@ pub fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
 /// Cosine of two vectors (0 when either is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let (na, nb) = (dot(a, a).sqrt(), dot(b, b).sqrt());
-    if na > 0.0 && nb > 0.0 { dot(a, b) / (na * nb) } else { 0.0 }
+    if na > 0.0 && nb > 0.0 {
+        dot(a, b) / (na * nb)
+    } else {
+        0.0
+    }
 }
 
 /// Whether a node takes part in retrieval: events and thoughts (a conversation is found
@@ -144,8 +160,18 @@ fn candidate(n: &super::stream::MemoryNode, now: GameTime) -> bool {
 
 /// The top `k` memories for a query embedding (`None`: relevance plays no part).
 /// Memories without an embedding compatible with the query count as unrelated (cosine 0).
-pub fn retrieve(stream: &MemoryStream, query: Option<&Embedding>, now: GameTime, p: &RetrievalParams, k: usize) -> Vec<Scored> {
-    let cands: Vec<&super::stream::MemoryNode> = stream.nodes().iter().filter(|n| candidate(n, now)).collect();
+pub fn retrieve(
+    stream: &MemoryStream,
+    query: Option<&Embedding>,
+    now: GameTime,
+    p: &RetrievalParams,
+    k: usize,
+) -> Vec<Scored> {
+    let cands: Vec<&super::stream::MemoryNode> = stream
+        .nodes()
+        .iter()
+        .filter(|n| candidate(n, now))
+        .collect();
     if cands.is_empty() || k == 0 {
         return Vec::new();
     }
@@ -173,32 +199,50 @@ pub fn retrieve(stream: &MemoryStream, query: Option<&Embedding>, now: GameTime,
     // with the normalised query.
     let qn: Option<Embedding> = query.and_then(|q| {
         let n = dot(&q.vector, &q.vector).sqrt();
-        (n > 0.0).then(|| Embedding { model: q.model.clone(), vector: q.vector.iter().map(|x| x / n).collect() })
+        (n > 0.0).then(|| Embedding {
+            model: q.model.clone(),
+            vector: q.vector.iter().map(|x| x / n).collect(),
+        })
     });
     let relevance: Vec<f32> = cands
         .iter()
         .map(|n| match (&qn, &n.embedding) {
-            (Some(q), Some(e)) if e.dim() == q.dim() && e.model == q.model => dot(&q.vector, &e.vector),
+            (Some(q), Some(e)) if e.dim() == q.dim() && e.model == q.model => {
+                dot(&q.vector, &e.vector)
+            }
             _ => 0.0,
         })
         .collect();
     // Min-max normalisation (all equal → 0.5), folded into the scoring so that only the top k
     // get a full breakdown.
     let span = |v: &[f32]| {
-        let (lo, hi) = v.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+        let (lo, hi) = v
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), x| {
+                (l.min(*x), h.max(*x))
+            });
         let range = hi - lo;
-        if range.abs() < 1e-9 || !range.is_finite() { (lo, 0.0) } else { (lo, 1.0 / range) }
+        if range.abs() < 1e-9 || !range.is_finite() {
+            (lo, 0.0)
+        } else {
+            (lo, 1.0 / range)
+        }
     };
     let norm = |x: f32, (lo, inv): (f32, f32)| if inv == 0.0 { 0.5 } else { (x - lo) * inv };
     let (sr, sv, si) = (span(&recency), span(&relevance), span(&importance));
     let mut order: Vec<(f32, u32)> = (0..cands.len())
         .map(|i| {
-            let score = p.recency_weight * norm(recency[i], sr) + p.relevance_weight * norm(relevance[i], sv) + p.importance_weight * norm(importance[i], si);
+            let score = p.recency_weight * norm(recency[i], sr)
+                + p.relevance_weight * norm(relevance[i], sv)
+                + p.importance_weight * norm(importance[i], si);
             (score, i as u32)
         })
         .collect();
     // Best first; ties go to the newer memory.
-    let better = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(cands[b.1 as usize].id.cmp(&cands[a.1 as usize].id));
+    let better = |a: &(f32, u32), b: &(f32, u32)| {
+        b.0.total_cmp(&a.0)
+            .then(cands[b.1 as usize].id.cmp(&cands[a.1 as usize].id))
+    };
     if order.len() > k {
         order.select_nth_unstable_by(k - 1, better);
         order.truncate(k);
@@ -208,14 +252,29 @@ pub fn retrieve(stream: &MemoryStream, query: Option<&Embedding>, now: GameTime,
         .into_iter()
         .map(|(score, i)| {
             let i = i as usize;
-            let breakdown = ScoreBreakdown { recency: norm(recency[i], sr), relevance: norm(relevance[i], sv), importance: norm(importance[i], si), score, at: now };
-            Scored { id: cands[i].id, breakdown }
+            let breakdown = ScoreBreakdown {
+                recency: norm(recency[i], sr),
+                relevance: norm(relevance[i], sv),
+                importance: norm(importance[i], si),
+                score,
+                at: now,
+            };
+            Scored {
+                id: cands[i].id,
+                breakdown,
+            }
         })
         .collect()
 }
 
 /// Retrieves and marks the results as accessed (what cognition systems call).
-pub fn retrieve_and_touch(stream: &mut MemoryStream, query: Option<&Embedding>, now: GameTime, p: &RetrievalParams, k: usize) -> Vec<Scored> {
+pub fn retrieve_and_touch(
+    stream: &mut MemoryStream,
+    query: Option<&Embedding>,
+    now: GameTime,
+    p: &RetrievalParams,
+    k: usize,
+) -> Vec<Scored> {
     let found = retrieve(stream, query, now, p, k);
     let marks: Vec<(NodeId, ScoreBreakdown)> = found.iter().map(|s| (s.id, s.breakdown)).collect();
     stream.touch(&marks, now);
@@ -228,15 +287,29 @@ mod tests {
     use crate::memory::stream::NewNode;
 
     fn t(h: f64) -> GameTime {
-        GameTime::parse("2023-02-13 00:00").unwrap().plus_secs((h * 3600.0) as i64)
+        GameTime::parse("2023-02-13 00:00")
+            .unwrap()
+            .plus_secs((h * 3600.0) as i64)
     }
 
     fn emb(v: &[f32]) -> Embedding {
-        Embedding { model: "m".into(), vector: v.to_vec() }
+        Embedding {
+            model: "m".into(),
+            vector: v.to_vec(),
+        }
     }
 
     fn add(m: &mut MemoryStream, desc: &str, at: f64, importance: u8, v: &[f32]) -> NodeId {
-        m.add(NodeKind::Event, NewNode { description: desc.into(), importance: Some(importance), embedding: Some(emb(v)), ..Default::default() }, t(at))
+        m.add(
+            NodeKind::Event,
+            NewNode {
+                description: desc.into(),
+                importance: Some(importance),
+                embedding: Some(emb(v)),
+                ..Default::default()
+            },
+            t(at),
+        )
     }
 
     #[test]
@@ -252,11 +325,20 @@ mod tests {
     fn one_node_gets_half_of_everything() {
         let mut m = MemoryStream::default();
         let a = add(&mut m, "a", 0.0, 7, &[1.0, 0.0]);
-        let r = retrieve(&m, Some(&emb(&[0.0, 1.0])), t(5.0), &RetrievalParams::default(), 3);
+        let r = retrieve(
+            &m,
+            Some(&emb(&[0.0, 1.0])),
+            t(5.0),
+            &RetrievalParams::default(),
+            3,
+        );
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].id, a);
         let b = r[0].breakdown;
-        assert_eq!((b.recency, b.relevance, b.importance, b.score), (0.5, 0.5, 0.5, 1.5));
+        assert_eq!(
+            (b.recency, b.relevance, b.importance, b.score),
+            (0.5, 0.5, 0.5, 1.5)
+        );
     }
 
     #[test]
@@ -265,7 +347,13 @@ mod tests {
         for _ in 0..3 {
             add(&mut m, "same", 1.0, 5, &[1.0, 0.0]);
         }
-        let r = retrieve(&m, Some(&emb(&[1.0, 0.0])), t(2.0), &RetrievalParams::default(), 3);
+        let r = retrieve(
+            &m,
+            Some(&emb(&[1.0, 0.0])),
+            t(2.0),
+            &RetrievalParams::default(),
+            3,
+        );
         assert!(r.iter().all(|s| s.breakdown.score == 1.5), "{r:?}");
         // Ties go to the newest.
         assert_eq!(r.iter().map(|s| s.id.0).collect::<Vec<_>>(), vec![3, 2, 1]);
@@ -281,12 +369,22 @@ mod tests {
         let a = add(&mut m, "a", 0.0, 2, &[1.0, 0.0]);
         let b = add(&mut m, "b", 8.0, 8, &[0.0, 1.0]);
         let c = add(&mut m, "c", 10.0, 5, &[0.6, 0.8]);
-        let r = retrieve(&m, Some(&emb(&[1.0, 0.0])), t(10.0), &RetrievalParams::default(), 3);
+        let r = retrieve(
+            &m,
+            Some(&emb(&[1.0, 0.0])),
+            t(10.0),
+            &RetrievalParams::default(),
+            3,
+        );
         // Raw recency 0.995^10 = 0.95111, 0.995^2 = 0.990025, 1 → normalised 0, 0.7960, 1.
         let ra = 0.0f32;
         let rb = (0.995f32.powi(2) - 0.995f32.powi(10)) / (1.0 - 0.995f32.powi(10));
         // Importance 2, 8, 5 → 0, 1, 0.5. Relevance 1, 0, 0.6 → 1, 0, 0.6.
-        let want = [(a, ra + 1.0 + 0.0), (b, rb + 0.0 + 1.0), (c, 1.0 + 0.6 + 0.5)];
+        let want = [
+            (a, ra + 1.0 + 0.0),
+            (b, rb + 0.0 + 1.0),
+            (c, 1.0 + 0.6 + 0.5),
+        ];
         let got: Vec<(NodeId, f32)> = r.iter().map(|s| (s.id, s.breakdown.score)).collect();
         assert_eq!(got[0].0, c, "{got:?}");
         assert_eq!(got[1].0, b, "{got:?}");
@@ -305,8 +403,14 @@ mod tests {
         let new_important = add(&mut m, "new", 10.0, 10, &[0.0, 1.0]);
         let q = emb(&[1.0, 0.0]);
         let r = retrieve(&m, Some(&q), t(10.0), &RetrievalParams::default(), 1);
-        assert_eq!(r[0].id, new_important, "recency + importance outweigh relevance at α = 1");
-        let p = RetrievalParams { relevance_weight: 3.0, ..Default::default() };
+        assert_eq!(
+            r[0].id, new_important,
+            "recency + importance outweigh relevance at α = 1"
+        );
+        let p = RetrievalParams {
+            relevance_weight: 3.0,
+            ..Default::default()
+        };
         assert_eq!(retrieve(&m, Some(&q), t(10.0), &p, 1)[0].id, old_relevant);
     }
 
@@ -318,7 +422,16 @@ mod tests {
         let q = emb(&[1.0, 0.0]);
         let paper = retrieve(&m, Some(&q), t(10.0), &RetrievalParams::default(), 1);
         assert_eq!(paper[0].id, new);
-        let orig = retrieve(&m, Some(&q), t(10.0), &RetrievalParams { recency: RecencyMode::OriginalRank, ..Default::default() }, 1);
+        let orig = retrieve(
+            &m,
+            Some(&q),
+            t(10.0),
+            &RetrievalParams {
+                recency: RecencyMode::OriginalRank,
+                ..Default::default()
+            },
+            1,
+        );
         assert_eq!(orig[0].id, old, "the original code's recency is inverted");
     }
 
@@ -336,15 +449,58 @@ mod tests {
     #[test]
     fn chats_idle_expired_and_foreign_embeddings() {
         let mut m = MemoryStream::default();
-        m.add(NodeKind::Chat, NewNode { description: "a chat".into(), ..Default::default() }, t(0.0));
-        m.add(NodeKind::Event, NewNode { description: "Maria is idle".into(), predicate: "is idle".into(), ..Default::default() }, t(0.0));
-        m.add(NodeKind::Thought, NewNode { description: "expired".into(), expiry: Some(t(1.0)), ..Default::default() }, t(0.0));
-        let foreign = m.add(NodeKind::Event, NewNode { description: "x".into(), embedding: Some(Embedding { model: "other".into(), vector: vec![1.0, 0.0] }), ..Default::default() }, t(0.0));
+        m.add(
+            NodeKind::Chat,
+            NewNode {
+                description: "a chat".into(),
+                ..Default::default()
+            },
+            t(0.0),
+        );
+        m.add(
+            NodeKind::Event,
+            NewNode {
+                description: "Maria is idle".into(),
+                predicate: "is idle".into(),
+                ..Default::default()
+            },
+            t(0.0),
+        );
+        m.add(
+            NodeKind::Thought,
+            NewNode {
+                description: "expired".into(),
+                expiry: Some(t(1.0)),
+                ..Default::default()
+            },
+            t(0.0),
+        );
+        let foreign = m.add(
+            NodeKind::Event,
+            NewNode {
+                description: "x".into(),
+                embedding: Some(Embedding {
+                    model: "other".into(),
+                    vector: vec![1.0, 0.0],
+                }),
+                ..Default::default()
+            },
+            t(0.0),
+        );
         let same = add(&mut m, "y", 0.0, 4, &[1.0, 0.0]);
-        let r = retrieve(&m, Some(&emb(&[1.0, 0.0])), t(2.0), &RetrievalParams::default(), 10);
+        let r = retrieve(
+            &m,
+            Some(&emb(&[1.0, 0.0])),
+            t(2.0),
+            &RetrievalParams::default(),
+            10,
+        );
         let ids: Vec<NodeId> = r.iter().map(|s| s.id).collect();
         assert_eq!(ids, vec![same, foreign]);
-        assert_eq!(r[1].breakdown.relevance, 0.0, "another model's vector is never compared");
+        assert_eq!(
+            r[1].breakdown.relevance, 0.0,
+            "another model's vector is never compared"
+        );
     }
 
     #[test]

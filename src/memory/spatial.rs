@@ -29,7 +29,10 @@ pub struct SpatialMemory {
 impl SpatialMemory {
     /// An empty memory of a world.
     pub fn new(world: &str) -> Self {
-        Self { world: world.to_string(), ..Default::default() }
+        Self {
+            world: world.to_string(),
+            ..Default::default()
+        }
     }
 
     /// Adds a sector (and optionally an arena and an object). Returns whether anything was new.
@@ -74,7 +77,9 @@ impl SpatialMemory {
     pub fn add_address(&mut self, map: &WorldMap, address: &str) {
         let canon = map.canonical(address);
         let parts: Vec<&str> = canon.split(':').collect();
-        let Some(sector) = parts.get(1).and_then(|s| map.sector_by_name(s)) else { return };
+        let Some(sector) = parts.get(1).and_then(|s| map.sector_by_name(s)) else {
+            return;
+        };
         match parts.get(2) {
             Some(arena) => {
                 if let Some(a) = map.arena_by_name(parts[1], arena) {
@@ -93,7 +98,8 @@ impl SpatialMemory {
     /// `centre` (the original's vision square). Cheap when nothing is new.
     pub fn see_square(&mut self, map: &WorldMap, centre: crate::sim::map::Tile, radius: i32) {
         let kinds = crate::sim::map::objects::OBJECT_KINDS.len();
-        if self.seen_arena.len() != map.arenas.len() || self.seen_sector.len() != map.sectors.len() {
+        if self.seen_arena.len() != map.arenas.len() || self.seen_sector.len() != map.sectors.len()
+        {
             self.seen_arena = vec![false; map.arenas.len()];
             self.seen_object = vec![false; map.arenas.len() * kinds];
             self.seen_sector = vec![false; map.sectors.len()];
@@ -134,19 +140,30 @@ impl SpatialMemory {
 
     /// Known arenas of a sector.
     pub fn arenas(&self, sector: &str) -> impl Iterator<Item = &str> {
-        self.tree.get(sector).into_iter().flat_map(|a| a.keys().map(String::as_str))
+        self.tree
+            .get(sector)
+            .into_iter()
+            .flat_map(|a| a.keys().map(String::as_str))
     }
 
     /// Known objects of an arena.
     pub fn objects(&self, sector: &str, arena: &str) -> impl Iterator<Item = &str> {
-        self.tree.get(sector).and_then(|a| a.get(arena)).into_iter().flat_map(|o| o.iter().map(String::as_str))
+        self.tree
+            .get(sector)
+            .and_then(|a| a.get(arena))
+            .into_iter()
+            .flat_map(|o| o.iter().map(String::as_str))
     }
 
     /// Whether a `sector[:arena[:object]]` path is known.
     pub fn knows(&self, sector: &str, arena: Option<&str>, object: Option<&str>) -> bool {
-        let Some(arenas) = self.tree.get(sector) else { return false };
+        let Some(arenas) = self.tree.get(sector) else {
+            return false;
+        };
         let Some(arena) = arena else { return true };
-        let Some(objects) = arenas.get(arena) else { return false };
+        let Some(objects) = arenas.get(arena) else {
+            return false;
+        };
         object.is_none_or(|o| objects.contains(o))
     }
 

@@ -215,7 +215,11 @@ struct StreamData {
 
 impl From<StreamData> for MemoryStream {
     fn from(d: StreamData) -> Self {
-        let mut s = MemoryStream { nodes: d.nodes, importance_memo: d.importance_memo.into_iter().collect(), ..Default::default() };
+        let mut s = MemoryStream {
+            nodes: d.nodes,
+            importance_memo: d.importance_memo.into_iter().collect(),
+            ..Default::default()
+        };
         for n in &mut s.nodes {
             n.embedding = n.embedding.take().map(unit);
         }
@@ -226,7 +230,10 @@ impl From<StreamData> for MemoryStream {
 
 impl From<MemoryStream> for StreamData {
     fn from(s: MemoryStream) -> Self {
-        StreamData { nodes: s.nodes, importance_memo: s.importance_memo.into_iter().collect() }
+        StreamData {
+            nodes: s.nodes,
+            importance_memo: s.importance_memo.into_iter().collect(),
+        }
     }
 }
 
@@ -254,12 +261,16 @@ impl MemoryStream {
 
     /// A node by id.
     pub fn get(&self, id: NodeId) -> Option<&MemoryNode> {
-        (id.0 as usize).checked_sub(1).and_then(|i| self.nodes.get(i))
+        (id.0 as usize)
+            .checked_sub(1)
+            .and_then(|i| self.nodes.get(i))
     }
 
     /// A node by id, to change.
     pub fn get_mut(&mut self, id: NodeId) -> Option<&mut MemoryNode> {
-        (id.0 as usize).checked_sub(1).and_then(|i| self.nodes.get_mut(i))
+        (id.0 as usize)
+            .checked_sub(1)
+            .and_then(|i| self.nodes.get_mut(i))
     }
 
     /// Whether an id exists.
@@ -272,7 +283,15 @@ impl MemoryStream {
         let id = NodeId(self.nodes.len() as u32 + 1);
         let kind_index = self.by_kind[kind.index()].len() as u32 + 1;
         let depth = match kind {
-            NodeKind::Thought => 1 + node.evidence.iter().filter_map(|e| self.get(*e)).map(|n| n.depth).max().unwrap_or(0),
+            NodeKind::Thought => {
+                1 + node
+                    .evidence
+                    .iter()
+                    .filter_map(|e| self.get(*e))
+                    .map(|n| n.depth)
+                    .max()
+                    .unwrap_or(0)
+            }
             _ => 0,
         };
         let mut keywords: Vec<String> = Vec::new();
@@ -289,7 +308,9 @@ impl MemoryStream {
             subject: node.subject,
             predicate: node.predicate,
             object: node.object,
-            embedding_key: node.embedding_key.unwrap_or_else(|| node.description.clone()),
+            embedding_key: node
+                .embedding_key
+                .unwrap_or_else(|| node.description.clone()),
             description: node.description,
             created: now,
             last_accessed: now,
@@ -310,7 +331,10 @@ impl MemoryStream {
 
     fn index_node(&mut self, n: &MemoryNode) {
         self.by_kind[n.kind.index()].push(n.id);
-        self.by_text.entry(n.embedding_key.clone()).or_default().push(n.id);
+        self.by_text
+            .entry(n.embedding_key.clone())
+            .or_default()
+            .push(n.id);
         for k in &n.keywords {
             self.by_keyword.entry(k.clone()).or_default().push(n.id);
             if n.kind != NodeKind::Chat && !n.is_idle() {
@@ -339,27 +363,46 @@ impl MemoryStream {
 
     /// Ids with a keyword (case-insensitive), oldest first.
     pub fn ids_with_keyword(&self, keyword: &str) -> &[NodeId] {
-        norm_keyword(keyword).and_then(|k| self.by_keyword.get(&k)).map(Vec::as_slice).unwrap_or(&[])
+        norm_keyword(keyword)
+            .and_then(|k| self.by_keyword.get(&k))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// How often a keyword occurred in events and thoughts (not idle ones).
     pub fn keyword_strength(&self, keyword: &str) -> u32 {
-        norm_keyword(keyword).and_then(|k| self.keyword_strength.get(&k).copied()).unwrap_or(0)
+        norm_keyword(keyword)
+            .and_then(|k| self.keyword_strength.get(&k).copied())
+            .unwrap_or(0)
     }
 
     /// The triples of the newest `n` events (for de-duplicating perception).
     pub fn latest_event_triples(&self, n: usize) -> impl Iterator<Item = (&str, &str, &str)> {
-        self.by_kind[0].iter().rev().take(n).filter_map(|id| self.get(*id)).map(MemoryNode::triple)
+        self.by_kind[0]
+            .iter()
+            .rev()
+            .take(n)
+            .filter_map(|id| self.get(*id))
+            .map(MemoryNode::triple)
     }
 
     /// The newest `n` nodes of the given kinds, newest first.
     pub fn newest(&self, n: usize, kinds: &[NodeKind]) -> Vec<&MemoryNode> {
-        self.nodes.iter().rev().filter(|x| kinds.contains(&x.kind)).take(n).collect()
+        self.nodes
+            .iter()
+            .rev()
+            .filter(|x| kinds.contains(&x.kind))
+            .take(n)
+            .collect()
     }
 
     /// The newest chat with a person (by name keyword).
     pub fn last_chat_with(&self, name: &str) -> Option<&MemoryNode> {
-        self.ids_with_keyword(name).iter().rev().filter_map(|id| self.get(*id)).find(|n| n.kind == NodeKind::Chat)
+        self.ids_with_keyword(name)
+            .iter()
+            .rev()
+            .filter_map(|id| self.get(*id))
+            .find(|n| n.kind == NodeKind::Chat)
     }
 
     /// The importance already scored for an event text, if any.
@@ -388,7 +431,12 @@ impl MemoryStream {
 
     /// An embedding of `text` by `model` that some node already has.
     pub fn embedding_of_text(&self, text: &str, model: &str) -> Option<Embedding> {
-        self.by_text.get(text)?.iter().filter_map(|id| self.get(*id)?.embedding.as_ref()).find(|e| e.model == model && !e.vector.is_empty()).cloned()
+        self.by_text
+            .get(text)?
+            .iter()
+            .filter_map(|id| self.get(*id)?.embedding.as_ref())
+            .find(|e| e.model == model && !e.vector.is_empty())
+            .cloned()
     }
 
     /// Sets a node's embedding.
@@ -405,7 +453,11 @@ impl MemoryStream {
 
     /// Nodes whose embedding is missing or was made by another model or size than
     /// `model`/`dim` (they must be embedded again).
-    pub fn needing_embedding<'a>(&'a self, model: &'a str, dim: Option<usize>) -> impl Iterator<Item = &'a MemoryNode> + 'a {
+    pub fn needing_embedding<'a>(
+        &'a self,
+        model: &'a str,
+        dim: Option<usize>,
+    ) -> impl Iterator<Item = &'a MemoryNode> + 'a {
         self.nodes.iter().filter(move |n| match &n.embedding {
             None => true,
             Some(e) => e.model != model || dim.is_some_and(|d| d != e.dim()),
@@ -428,11 +480,20 @@ mod tests {
     use super::*;
 
     fn t(h: i64) -> GameTime {
-        GameTime::parse("2023-02-13 00:00").unwrap().plus_secs(h * 3600)
+        GameTime::parse("2023-02-13 00:00")
+            .unwrap()
+            .plus_secs(h * 3600)
     }
 
     fn ev(s: &str, desc: &str) -> NewNode {
-        NewNode { subject: s.into(), predicate: "is".into(), object: desc.into(), description: format!("{s} is {desc}"), keywords: vec![s.into()], ..Default::default() }
+        NewNode {
+            subject: s.into(),
+            predicate: "is".into(),
+            object: desc.into(),
+            description: format!("{s} is {desc}"),
+            keywords: vec![s.into()],
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -440,17 +501,44 @@ mod tests {
         let mut m = MemoryStream::default();
         let a = m.add(NodeKind::Event, ev("Maria Lopez", "studying"), t(1));
         let b = m.add(NodeKind::Event, ev("Klaus Mueller", "reading"), t(2));
-        let c = m.add(NodeKind::Thought, NewNode { description: "Maria likes physics".into(), evidence: vec![a], keywords: vec!["Maria Lopez".into()], ..Default::default() }, t(3));
-        let d = m.add(NodeKind::Thought, NewNode { description: "Maria and Klaus study a lot".into(), evidence: vec![b, c], ..Default::default() }, t(4));
-        assert_eq!((a.to_string(), d.to_string()), ("node_1".to_string(), "node_4".to_string()));
+        let c = m.add(
+            NodeKind::Thought,
+            NewNode {
+                description: "Maria likes physics".into(),
+                evidence: vec![a],
+                keywords: vec!["Maria Lopez".into()],
+                ..Default::default()
+            },
+            t(3),
+        );
+        let d = m.add(
+            NodeKind::Thought,
+            NewNode {
+                description: "Maria and Klaus study a lot".into(),
+                evidence: vec![b, c],
+                ..Default::default()
+            },
+            t(4),
+        );
+        assert_eq!(
+            (a.to_string(), d.to_string()),
+            ("node_1".to_string(), "node_4".to_string())
+        );
         assert_eq!(m.get(a).unwrap().depth, 0);
         assert_eq!(m.get(c).unwrap().depth, 1);
-        assert_eq!(m.get(d).unwrap().depth, 2, "a reflection on a reflection is deeper");
+        assert_eq!(
+            m.get(d).unwrap().depth,
+            2,
+            "a reflection on a reflection is deeper"
+        );
         assert_eq!(m.get(d).unwrap().kind_index, 2);
         assert_eq!(m.ids_of(NodeKind::Event), &[a, b]);
         assert_eq!(m.ids_with_keyword("MARIA LOPEZ"), &[a, c]);
         assert_eq!(m.keyword_strength("maria lopez"), 2);
-        assert_eq!(m.latest_event_triples(1).collect::<Vec<_>>(), vec![("Klaus Mueller", "is", "reading")]);
+        assert_eq!(
+            m.latest_event_triples(1).collect::<Vec<_>>(),
+            vec![("Klaus Mueller", "is", "reading")]
+        );
         assert!(m.get(NodeId(0)).is_none() && m.get(NodeId(5)).is_none());
     }
 
@@ -470,13 +558,25 @@ mod tests {
     fn serde_round_trip_rebuilds_indexes() {
         let mut m = MemoryStream::default();
         let a = m.add(NodeKind::Event, ev("Maria Lopez", "studying"), t(1));
-        m.add(NodeKind::Chat, NewNode { description: "chat".into(), keywords: vec!["Klaus Mueller".into()], chat: vec![("Maria".into(), "Hi".into())], ..Default::default() }, t(2));
+        m.add(
+            NodeKind::Chat,
+            NewNode {
+                description: "chat".into(),
+                keywords: vec!["Klaus Mueller".into()],
+                chat: vec![("Maria".into(), "Hi".into())],
+                ..Default::default()
+            },
+            t(2),
+        );
         m.set_importance(a, 3, true);
         let text = ron::to_string(&m).unwrap();
         let back: MemoryStream = ron::from_str(&text).unwrap();
         assert_eq!(back.nodes(), m.nodes());
         assert_eq!(back.ids_with_keyword("klaus mueller").len(), 1);
-        assert_eq!(back.last_chat_with("Klaus Mueller").unwrap().chat[0].1, "Hi");
+        assert_eq!(
+            back.last_chat_with("Klaus Mueller").unwrap().chat[0].1,
+            "Hi"
+        );
         assert_eq!(back.memo_importance("Maria Lopez is studying"), Some(3));
     }
 }

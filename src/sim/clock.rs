@@ -24,7 +24,12 @@ pub struct SimClock {
 impl SimClock {
     /// A clock at `start`.
     pub fn new(start: GameTime, sec_per_step: u32) -> Self {
-        Self { start, now: start, step: 0, sec_per_step: sec_per_step.max(1) }
+        Self {
+            start,
+            now: start,
+            step: 0,
+            sec_per_step: sec_per_step.max(1),
+        }
     }
 
     /// Advances one step.
@@ -120,7 +125,10 @@ impl Default for SimPace {
 impl SimPace {
     /// A pace that runs only requested steps (headless runs and tests).
     pub fn manual() -> Self {
-        Self { paused: true, ..default() }
+        Self {
+            paused: true,
+            ..default()
+        }
     }
 }
 
@@ -144,7 +152,11 @@ pub struct StepGate {
 
 /// Whether the next step may run now; in blocking mode waits until it may.
 fn gate_open(world: &mut World) -> bool {
-    let (Some(blocked_by), pump) = world.get_resource::<StepGate>().map(|g| (g.blocked_by, g.pump)).unwrap_or((None, None)) else {
+    let (Some(blocked_by), pump) = world
+        .get_resource::<StepGate>()
+        .map(|g| (g.blocked_by, g.pump))
+        .unwrap_or((None, None))
+    else {
         return true;
     };
     let step = world.resource::<SimClock>().step;
@@ -211,7 +223,8 @@ pub fn drive_steps(world: &mut World) {
     while due > 0 {
         if !gate_open(world) {
             // Waiting for the model: hold the drawn motion at the tile reached.
-            world.resource_mut::<SimPace>().progress = 1.0_f32.min(world.resource::<SimPace>().progress);
+            world.resource_mut::<SimPace>().progress =
+                1.0_f32.min(world.resource::<SimPace>().progress);
             break;
         }
         world.run_schedule(super::SimStep);
@@ -242,7 +255,10 @@ mod tests {
         }
         assert_eq!(c.now, GameTime::parse("2023-02-14 00:00").unwrap());
         assert_eq!(c.step, 8640);
-        assert_eq!(c.after_steps(6), GameTime::parse("2023-02-14 00:01").unwrap());
+        assert_eq!(
+            c.after_steps(6),
+            GameTime::parse("2023-02-14 00:01").unwrap()
+        );
     }
 
     #[test]

@@ -39,8 +39,23 @@ pub(crate) fn plugin(app: &mut App) {
     // A step is a few microseconds of work: the multi-threaded executor's task spawning would
     // cost more than the systems themselves.
     step.set_executor(SingleThreadedExecutor::new());
-    step.configure_sets((SimSystems::Apply, SimSystems::Perceive, SimSystems::Reflect, SimSystems::Decide, SimSystems::Act, SimSystems::Move, SimSystems::Clock).chain());
+    step.configure_sets(
+        (
+            SimSystems::Apply,
+            SimSystems::Perceive,
+            SimSystems::Reflect,
+            SimSystems::Decide,
+            SimSystems::Act,
+            SimSystems::Move,
+            SimSystems::Clock,
+        )
+            .chain(),
+    );
     step.add_systems(clock::advance_clock.in_set(SimSystems::Clock));
-    app.init_resource::<objects_state::ObjectStates>().init_resource::<clock::StepGate>();
-    app.add_schedule(step).add_systems(Update, clock::drive_steps.in_set(crate::AppSystems::Simulate));
+    app.init_resource::<objects_state::ObjectStates>()
+        .init_resource::<clock::StepGate>();
+    app.add_schedule(step).add_systems(
+        Update,
+        clock::drive_steps.in_set(crate::AppSystems::Simulate),
+    );
 }

@@ -30,11 +30,21 @@ impl ObjectStates {
     /// Sets a state ("idle" or an empty state clears it).
     pub fn set(&mut self, address: &str, state: &str, by: Option<String>, now: GameTime) {
         let state = state.trim();
-        if state.is_empty() || state.eq_ignore_ascii_case("idle") || state.eq_ignore_ascii_case("is idle") {
+        if state.is_empty()
+            || state.eq_ignore_ascii_case("idle")
+            || state.eq_ignore_ascii_case("is idle")
+        {
             self.states.remove(address);
             return;
         }
-        self.states.insert(address.to_string(), ObjectState { state: state.to_string(), by, since: now });
+        self.states.insert(
+            address.to_string(),
+            ObjectState {
+                state: state.to_string(),
+                by,
+                since: now,
+            },
+        );
     }
 
     /// The state of an object, if not idle.
@@ -44,7 +54,11 @@ impl ObjectStates {
 
     /// Clears an object's state if `by` set it (an action ending does not undo someone else's).
     pub fn clear_if_by(&mut self, address: &str, by: &str) {
-        if self.states.get(address).is_some_and(|s| s.by.as_deref() == Some(by)) {
+        if self
+            .states
+            .get(address)
+            .is_some_and(|s| s.by.as_deref() == Some(by))
+        {
             self.states.remove(address);
         }
     }

@@ -30,14 +30,22 @@ pub fn find_path(map: &WorldMap, from: Tile, to: Tile) -> Option<Vec<Tile>> {
 
 /// The shortest path to any of the candidate goals. Like the original, only a few candidates
 /// (the nearest by straight distance, preferring free ones) are searched, to bound the cost.
-pub fn path_to_any(map: &WorldMap, from: Tile, goals: &[Tile], occupied: &dyn Fn(Tile) -> bool) -> Option<Vec<Tile>> {
+pub fn path_to_any(
+    map: &WorldMap,
+    from: Tile,
+    goals: &[Tile],
+    occupied: &dyn Fn(Tile) -> bool,
+) -> Option<Vec<Tile>> {
     if goals.contains(&from) {
         return Some(Vec::new());
     }
     let mut cands: Vec<Tile> = goals.to_vec();
     cands.sort_by_key(|g| (occupied(*g), g.manhattan(from), *g));
     cands.truncate(4);
-    cands.into_iter().filter_map(|g| find_path(map, from, g)).min_by_key(Vec::len)
+    cands
+        .into_iter()
+        .filter_map(|g| find_path(map, from, g))
+        .min_by_key(Vec::len)
 }
 
 #[cfg(test)]
@@ -78,13 +86,22 @@ mod tests {
         assert!(!map.walkable(Tile::new(2, 2)));
         let p = find_path(&map, Tile::new(0, 0), Tile::new(2, 2)).unwrap();
         assert_eq!(p.last(), Some(&Tile::new(2, 2)));
-        assert_eq!(find_path(&map, Tile::new(0, 0), Tile::new(0, 0)), Some(vec![]));
+        assert_eq!(
+            find_path(&map, Tile::new(0, 0), Tile::new(0, 0)),
+            Some(vec![])
+        );
     }
 
     #[test]
     fn picks_the_nearest_goal() {
         let map = parse_map(Path::new("room.ron"), ROOM).unwrap();
-        let p = path_to_any(&map, Tile::new(0, 4), &[Tile::new(6, 0), Tile::new(1, 4)], &|_| false).unwrap();
+        let p = path_to_any(
+            &map,
+            Tile::new(0, 4),
+            &[Tile::new(6, 0), Tile::new(1, 4)],
+            &|_| false,
+        )
+        .unwrap();
         assert_eq!(p, vec![Tile::new(1, 4)]);
     }
 }

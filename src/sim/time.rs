@@ -5,12 +5,24 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-    "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
 
 /// A moment of game time, in whole seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct GameTime(pub i64);
 
 /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm).
@@ -111,7 +123,15 @@ impl GameTime {
     /// Day of the week, e.g. "Monday".
     pub fn weekday(self) -> &'static str {
         // 1970-01-01 was a Thursday.
-        ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"][self.day().rem_euclid(7) as usize]
+        [
+            "Thursday",
+            "Friday",
+            "Saturday",
+            "Sunday",
+            "Monday",
+            "Tuesday",
+            "Wednesday",
+        ][self.day().rem_euclid(7) as usize]
     }
 }
 
@@ -158,8 +178,14 @@ mod tests {
         assert_eq!(t.to_string(), "February 13, 2023, 08:10:20");
         assert_eq!(t.weekday(), "Monday");
         assert_eq!(t.clock_12h(), "08:10 AM");
-        assert_eq!(GameTime::from_ymd_hms(2023, 2, 13, 0, 5, 0).clock_12h(), "12:05 AM");
-        assert_eq!(GameTime::from_ymd_hms(2023, 2, 13, 17, 0, 0).clock_12h(), "05:00 PM");
+        assert_eq!(
+            GameTime::from_ymd_hms(2023, 2, 13, 0, 5, 0).clock_12h(),
+            "12:05 AM"
+        );
+        assert_eq!(
+            GameTime::from_ymd_hms(2023, 2, 13, 17, 0, 0).clock_12h(),
+            "05:00 PM"
+        );
     }
 
     #[test]

@@ -15,7 +15,10 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 
 /// The 1-based line of the first line containing `needle`.
 fn line_of(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).expect("needle in text") + 1
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+        + 1
 }
 
 #[test]
@@ -46,11 +49,20 @@ fn bundled_map_loads_with_all_19_sectors() {
     ] {
         assert!(map.sector_by_name(s).is_some(), "missing sector {s}");
     }
-    for (s, a) in [("Oak Hill College", "classroom"), ("Oak Hill College", "library"), ("Oak Hill College", "hallway"), ("Lin family's house", "kitchen")] {
+    for (s, a) in [
+        ("Oak Hill College", "classroom"),
+        ("Oak Hill College", "library"),
+        ("Oak Hill College", "hallway"),
+        ("Lin family's house", "kitchen"),
+    ] {
         assert!(map.arena_by_name(s, a).is_some(), "missing {s}:{a}");
     }
     // All 46 object kinds appear somewhere in town.
-    let used: std::collections::HashSet<usize> = map.arenas.iter().flat_map(|a| a.objects.iter().map(|o| o.kind)).collect();
+    let used: std::collections::HashSet<usize> = map
+        .arenas
+        .iter()
+        .flat_map(|a| a.objects.iter().map(|o| o.kind))
+        .collect();
     assert_eq!(used.len(), simulacra::sim::map::objects::OBJECT_KINDS.len());
 }
 
@@ -60,22 +72,35 @@ fn tile_and_address_queries() {
     let tiles = map.tiles_of("the Ville:Hobbs Cafe:cafe:behind the cafe counter");
     assert!(!tiles.is_empty());
     for t in tiles {
-        assert_eq!(map.address(*t).to_string(), "the Ville:Hobbs Cafe:cafe:behind the cafe counter");
+        assert_eq!(
+            map.address(*t).to_string(),
+            "the Ville:Hobbs Cafe:cafe:behind the cafe counter"
+        );
     }
     // The world prefix may be left out.
-    assert_eq!(map.tiles_of("Hobbs Cafe:cafe").len(), map.tiles_of("the Ville:Hobbs Cafe:cafe").len());
+    assert_eq!(
+        map.tiles_of("Hobbs Cafe:cafe").len(),
+        map.tiles_of("the Ville:Hobbs Cafe:cafe").len()
+    );
     assert!(map.tiles_of("Hobbs Cafe:kitchen").is_empty());
     // A street tile has only the world.
     assert_eq!(map.address(Tile::new(10, 42)).to_string(), "the Ville");
     assert!(map.walkable(Tile::new(10, 42)));
     // Walls and beds block; doors do not.
-    let wall = map.tiles_of("the Ville:Hobbs Cafe").iter().find(|t| map.terrain(**t) == Some(simulacra::sim::map::Terrain::Wall)).unwrap();
+    let wall = map
+        .tiles_of("the Ville:Hobbs Cafe")
+        .iter()
+        .find(|t| map.terrain(**t) == Some(simulacra::sim::map::Terrain::Wall))
+        .unwrap();
     assert!(!map.walkable(*wall));
     let bed = map.tiles_of("Lin family's house:Eddy Lin's bedroom:bed")[0];
     assert!(!map.walkable(bed));
     let kitchen = map.arena_by_name("Lin family's house", "kitchen").unwrap();
     let words = map.describe_arena(kitchen);
-    assert_eq!(words, "In the kitchen of Lin family's house there is a refrigerator, a cooking area, a kitchen sink and a toaster.");
+    assert_eq!(
+        words,
+        "In the kitchen of Lin family's house there is a refrigerator, a cooking area, a kitchen sink and a toaster."
+    );
 }
 
 #[test]
@@ -83,16 +108,46 @@ fn bundled_scenarios_load() {
     let n25 = SimPlugin::load("the_ville_n25", None, GameConfig::default()).unwrap();
     assert_eq!(n25.scenario.residents.len(), 25);
     let n3 = SimPlugin::load("the_ville_n3", None, GameConfig::default()).unwrap();
-    let names: Vec<&str> = n3.scenario.residents.iter().map(|p| p.spec.name.as_str()).collect();
-    assert_eq!(names, ["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"]);
+    let names: Vec<&str> = n3
+        .scenario
+        .residents
+        .iter()
+        .map(|p| p.spec.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"]
+    );
     let isabella = &n3.scenario.residents[0];
-    assert!(isabella.memories.iter().any(|m| m.contains("Valentine") && m.contains("5pm to 7pm")), "{:?}", isabella.memories);
-    assert_eq!(n25.scenario.start.to_string(), "February 13, 2023, 00:00:00");
-    let sam = n25.scenario.residents.iter().find(|p| p.spec.name == "Sam Moore").unwrap();
+    assert!(
+        isabella
+            .memories
+            .iter()
+            .any(|m| m.contains("Valentine") && m.contains("5pm to 7pm")),
+        "{:?}",
+        isabella.memories
+    );
+    assert_eq!(
+        n25.scenario.start.to_string(),
+        "February 13, 2023, 00:00:00"
+    );
+    let sam = n25
+        .scenario
+        .residents
+        .iter()
+        .find(|p| p.spec.name == "Sam Moore")
+        .unwrap();
     assert!(sam.memories.iter().any(|m| m.contains("running for mayor")));
     // A path to a scenario works like a bundled name.
     let by_path = data_root().join("config/scenarios/the_ville_n3.ron");
-    assert!(SimPlugin::load(by_path.to_str().unwrap(), Some("smallville"), GameConfig::default()).is_ok());
+    assert!(
+        SimPlugin::load(
+            by_path.to_str().unwrap(),
+            Some("smallville"),
+            GameConfig::default()
+        )
+        .is_ok()
+    );
 }
 
 const TINY: &str = r#"(
@@ -137,7 +192,11 @@ fn unknown_object_name_is_reported_with_its_line() {
     let e = map_error("unknown.ron", &bad);
     assert_eq!(e.line, line_of(&bad, "bedd"), "{e}");
     assert!(e.to_string().contains("unknown.ron:"), "{e}");
-    assert!(e.message.contains("unknown object kind 'bedd'") && e.message.contains("did you mean 'bed'"), "{e}");
+    assert!(
+        e.message.contains("unknown object kind 'bedd'")
+            && e.message.contains("did you mean 'bed'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -162,7 +221,10 @@ fn overlapping_arenas_are_reported() {
 
 #[test]
 fn object_outside_its_arena_is_reported() {
-    let bad = TINY.replace("(kind: \"bed\", rect: (2, 2, 1, 1))", "(kind: \"bed\", rect: (2, 2, 1, 2))");
+    let bad = TINY.replace(
+        "(kind: \"bed\", rect: (2, 2, 1, 1))",
+        "(kind: \"bed\", rect: (2, 2, 1, 2))",
+    );
     let e = map_error("outside.ron", &bad);
     assert_eq!(e.line, line_of(&bad, "\"bed\""), "{e}");
     assert!(e.message.contains("outside its arena 'room'"), "{e}");
@@ -188,20 +250,32 @@ fn ron_syntax_and_missing_fields_name_the_line() {
 }
 
 fn scenario_error(edit: impl Fn(&str) -> String) -> (DataError, String) {
-    let src = std::fs::read_to_string(data_root().join("config/scenarios/the_ville_n3.ron")).unwrap();
+    let src =
+        std::fs::read_to_string(data_root().join("config/scenarios/the_ville_n3.ron")).unwrap();
     let bad = edit(&src);
     let dir = crate::temp_dir("scen");
     let p = write(&dir, "scenario.ron", &bad);
-    let e = SimPlugin::load(p.to_str().unwrap(), Some("smallville"), GameConfig::default()).err().expect("a bad scenario must not load");
+    let e = SimPlugin::load(
+        p.to_str().unwrap(),
+        Some("smallville"),
+        GameConfig::default(),
+    )
+    .err()
+    .expect("a bad scenario must not load");
     (e, bad)
 }
 
 #[test]
 fn scenario_mistakes_name_file_line_and_field() {
-    let (e, bad) = scenario_error(|s| s.replacen("Maria Lopez's room\"", "Maria Lopez's rooom\"", 1));
+    let (e, bad) =
+        scenario_error(|s| s.replacen("Maria Lopez's room\"", "Maria Lopez's rooom\"", 1));
     assert_eq!(e.line, line_of(&bad, "rooom"), "{e}");
     assert_eq!(e.field, "residents[1].home");
-    assert!(e.message.contains("did you mean 'Dorm for Oak Hill College:Maria Lopez's room'"), "{e}");
+    assert!(
+        e.message
+            .contains("did you mean 'Dorm for Oak Hill College:Maria Lopez's room'"),
+        "{e}"
+    );
 
     let (e, bad) = scenario_error(|s| s.replacen("wake: \"06:00\"", "wake: \"6 am\"", 1));
     assert_eq!(e.line, line_of(&bad, "6 am"), "{e}");
@@ -223,7 +297,11 @@ fn config_mistakes_are_reported() {
     let p = write(&dir, "c.ron", "(\n  sim: (sec_per_step: 7),\n)\n");
     let e = GameConfig::load(&p).unwrap_err();
     assert_eq!((e.line, e.field.as_str()), (2, "sim.sec_per_step"), "{e}");
-    let p = write(&dir, "c2.ron", "(\n  llm: (\n    routes: { \"plan\": \"nowhere\" },\n  ),\n)\n");
+    let p = write(
+        &dir,
+        "c2.ron",
+        "(\n  llm: (\n    routes: { \"plan\": \"nowhere\" },\n  ),\n)\n",
+    );
     let e = GameConfig::load(&p).unwrap_err();
     assert_eq!(e.line, 3, "{e}");
     assert!(e.message.contains("no backend named 'nowhere'"), "{e}");
@@ -236,28 +314,52 @@ fn config_mistakes_are_reported() {
 
 #[test]
 fn unknown_scenario_and_map_names_list_the_bundled_ones() {
-    let e = SimPlugin::load("the_ville_n26", None, GameConfig::default()).err().unwrap();
-    assert!(e.to_string().contains("no such scenario; bundled ones: the_ville_n25, the_ville_n3"), "{e}");
-    let e = SimPlugin::load("the_ville_n3", Some("smallvile"), GameConfig::default()).err().unwrap();
-    assert!(e.to_string().contains("no such map; bundled ones: smallville"), "{e}");
+    let e = SimPlugin::load("the_ville_n26", None, GameConfig::default())
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("no such scenario; bundled ones: the_ville_n25, the_ville_n3"),
+        "{e}"
+    );
+    let e = SimPlugin::load("the_ville_n3", Some("smallvile"), GameConfig::default())
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("no such map; bundled ones: smallville"),
+        "{e}"
+    );
 }
 
 #[test]
 fn bad_prompt_templates_are_reported_with_file_and_line() {
     let dir = crate::temp_dir("prompts");
     for spec in simulacra::cognition::prompts::SPECS {
-        std::fs::copy(data_root().join(format!("config/prompts/{}.txt", spec.name)), dir.join(format!("{}.txt", spec.name))).unwrap();
+        std::fs::copy(
+            data_root().join(format!("config/prompts/{}.txt", spec.name)),
+            dir.join(format!("{}.txt", spec.name)),
+        )
+        .unwrap();
     }
     let bad = "# importance\n=== system\n{{identity}}\n=== user\nRate {{memories}} for {{nmae}}.\n";
     std::fs::write(dir.join("importance.txt"), bad).unwrap();
     let mut config = GameConfig::default();
     config.cognition.prompts = dir.to_string_lossy().into();
-    let err = SimPlugin::load("the_ville_n3", None, config.clone()).err().expect("a bad template is refused");
+    let err = SimPlugin::load("the_ville_n3", None, config.clone())
+        .err()
+        .expect("a bad template is refused");
     assert_eq!(err.file, dir.join("importance.txt"));
     assert_eq!(err.line, 5, "{err}");
     assert!(err.to_string().contains("unknown slot {{nmae}}"), "{err}");
     std::fs::remove_file(dir.join("reflect_questions.txt")).unwrap();
-    std::fs::write(dir.join("importance.txt"), "=== system\n{{identity}}\n=== user\n{{memories}}\n").unwrap();
-    let err = SimPlugin::load("the_ville_n3", None, config).err().expect("a missing template is refused");
+    std::fs::write(
+        dir.join("importance.txt"),
+        "=== system\n{{identity}}\n=== user\n{{memories}}\n",
+    )
+    .unwrap();
+    let err = SimPlugin::load("the_ville_n3", None, config)
+        .err()
+        .expect("a missing template is refused");
     assert!(err.to_string().contains("reflect_questions.txt"), "{err}");
 }

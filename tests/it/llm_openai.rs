@@ -9,7 +9,7 @@ use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const OK: u8 = 0;
@@ -41,14 +41,24 @@ impl FakeServer {
                 std::thread::spawn(move || serve(stream, &m, &h, &lb));
             }
         });
-        Self { url, mode, hits, last_body }
+        Self {
+            url,
+            mode,
+            hits,
+            last_body,
+        }
     }
     fn set(&self, mode: u8) {
         self.mode.store(mode, Ordering::SeqCst);
     }
 }
 
-fn serve(mut stream: TcpStream, mode: &AtomicU8, hits: &AtomicU32, last_body: &std::sync::Mutex<String>) {
+fn serve(
+    mut stream: TcpStream,
+    mode: &AtomicU8,
+    hits: &AtomicU32,
+    last_body: &std::sync::Mutex<String>,
+) {
     let mode = mode.load(Ordering::SeqCst);
     if mode == REFUSE {
         return; // close at once: the client sees a broken connection
@@ -62,7 +72,11 @@ fn serve(mut stream: TcpStream, mode: &AtomicU8, hits: &AtomicU32, last_body: &s
             return;
         }
         if path.is_empty() {
-            path = line.split_whitespace().nth(1).unwrap_or_default().to_string();
+            path = line
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
         }
         if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
             len = v.trim().parse().unwrap_or(0);
@@ -76,26 +90,45 @@ fn serve(mut stream: TcpStream, mode: &AtomicU8, hits: &AtomicU32, last_body: &s
     hits.fetch_add(1, Ordering::SeqCst);
     *last_body.lock().unwrap() = String::from_utf8_lossy(&body).to_string();
     let (status, payload) = match mode {
-        FAIL_500 => ("500 Internal Server Error", "{\"error\":\"boom\"}".to_string()),
+        FAIL_500 => (
+            "500 Internal Server Error",
+            "{\"error\":\"boom\"}".to_string(),
+        ),
         HANG => {
             std::thread::sleep(Duration::from_secs(3));
             ("200 OK", String::new())
         }
         MALFORMED => ("200 OK", "{\"choices\": [ this is not json".to_string()),
-        _ if path.ends_with("/embeddings") => ("200 OK", "{\"data\":[{\"embedding\":[3.0,4.0]}],\"usage\":{\"prompt_tokens\":2}}".to_string()),
+        _ if path.ends_with("/embeddings") => (
+            "200 OK",
+            "{\"data\":[{\"embedding\":[3.0,4.0]}],\"usage\":{\"prompt_tokens\":2}}".to_string(),
+        ),
         _ => {
             // Answer the schema's wrapped form, as a server enforcing it would.
-            let content = if String::from_utf8_lossy(&body).contains("json_schema") { "{\"value\": 7}" } else { "7" };
+            let content = if String::from_utf8_lossy(&body).contains("json_schema") {
+                "{\"value\": 7}"
+            } else {
+                "7"
+            };
             ("200 OK", serde_json::json!({"choices":[{"message":{"role":"assistant","content":content}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}).to_string())
         }
     };
-    let resp = format!("HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}", payload.len());
+    let resp = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    );
     let _ = stream.write_all(resp.as_bytes());
 }
 
 fn config(urls: Vec<String>) -> LlmConfig {
     LlmConfig {
-        backends: vec![BackendConfig::OpenAi(OpenAiConfig { name: "fake".into(), endpoints: urls, model: "test".into(), concurrency: 4, ..Default::default() })],
+        backends: vec![BackendConfig::OpenAi(OpenAiConfig {
+            name: "fake".into(),
+            endpoints: urls,
+            model: "test".into(),
+            concurrency: 4,
+            ..Default::default()
+        })],
         timeout_s: 0.5,
         retries: 2,
         backoff_ms: 20,
@@ -112,11 +145,17 @@ fn importance(rt: &LlmRuntime) -> Reply {
         id,
         agent: None,
         purpose: "importance".into(),
-        kind: WorkKind::Chat { messages: vec![ChatMessage::user("How poignant? ")], shape: OutputShape::Integer { min: 1, max: 10 }, sampling: Sampling::default() },
+        kind: WorkKind::Chat {
+            messages: vec![ChatMessage::user("How poignant? ")],
+            shape: OutputShape::Integer { min: 1, max: 10 },
+            sampling: Sampling::default(),
+        },
         priority: Priority::Normal,
         fallback: Some(LlmValue::Integer(4)),
     });
-    let r = rt.recv_timeout(Duration::from_secs(20)).expect("every request gets a reply or its fail-safe");
+    let r = rt
+        .recv_timeout(Duration::from_secs(20))
+        .expect("every request gets a reply or its fail-safe");
     assert_eq!(r.id, id);
     r
 }
@@ -129,14 +168,28 @@ fn normal_reply_with_a_json_schema() {
     assert_eq!(r.value, LlmValue::Integer(7));
     assert_eq!(r.source, ReplySource::Model("fake".into()));
     let body = server.last_body.lock().unwrap().clone();
-    assert!(body.contains("\"response_format\"") && body.contains("\"maximum\":10"), "{body}");
+    assert!(
+        body.contains("\"response_format\"") && body.contains("\"maximum\":10"),
+        "{body}"
+    );
     let st = rt.stats.lock().unwrap().by_purpose["importance"].clone();
     assert_eq!((st.prompt_tokens, st.gen_tokens), (12, 3));
     // Embeddings come back normalised, with the model recorded.
     let id = rt.next_id();
-    rt.submit(Submission { id, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: "hello".into() }, priority: Priority::Normal, fallback: None });
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: "embed".into(),
+        kind: WorkKind::Embed {
+            text: "hello".into(),
+        },
+        priority: Priority::Normal,
+        fallback: None,
+    });
     let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
-    let LlmValue::Embedding(e) = r.value else { panic!() };
+    let LlmValue::Embedding(e) = r.value else {
+        panic!()
+    };
     assert_eq!(e.vector, vec![0.6, 0.8]);
     assert_eq!(e.model, "openai:test");
 }
@@ -148,8 +201,16 @@ fn http_500s_are_retried_then_answered_with_the_fail_safe() {
     let rt = LlmRuntime::start(&config(vec![server.url.clone()]));
     let r = importance(&rt);
     assert_eq!(r.value, LlmValue::Integer(4));
-    assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("500")), "{:?}", r.source);
-    assert_eq!(server.hits.load(Ordering::SeqCst), 3, "one try and two retries");
+    assert!(
+        matches!(r.source, ReplySource::Fallback(ref why) if why.contains("500")),
+        "{:?}",
+        r.source
+    );
+    assert_eq!(
+        server.hits.load(Ordering::SeqCst),
+        3,
+        "one try and two retries"
+    );
     let st = rt.stats.lock().unwrap().by_purpose["importance"].clone();
     assert_eq!((st.failures, st.retries, st.fallbacks), (3, 2, 1));
 }
@@ -158,11 +219,22 @@ fn http_500s_are_retried_then_answered_with_the_fail_safe() {
 fn a_hang_past_the_timeout_falls_back() {
     let server = FakeServer::start();
     server.set(HANG);
-    let rt = LlmRuntime::start(&LlmConfig { retries: 0, ..config(vec![server.url.clone()]) });
+    let rt = LlmRuntime::start(&LlmConfig {
+        retries: 0,
+        ..config(vec![server.url.clone()])
+    });
     let t = Instant::now();
     let r = importance(&rt);
-    assert!(t.elapsed() < Duration::from_secs(2), "the timeout (0.5 s) must cut the hang (3 s): {:?}", t.elapsed());
-    assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("no answer")), "{:?}", r.source);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "the timeout (0.5 s) must cut the hang (3 s): {:?}",
+        t.elapsed()
+    );
+    assert!(
+        matches!(r.source, ReplySource::Fallback(ref why) if why.contains("no answer")),
+        "{:?}",
+        r.source
+    );
 }
 
 #[test]
@@ -171,7 +243,11 @@ fn malformed_json_is_retried_then_falls_back() {
     server.set(MALFORMED);
     let rt = LlmRuntime::start(&config(vec![server.url.clone()]));
     let r = importance(&rt);
-    assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("not JSON")), "{:?}", r.source);
+    assert!(
+        matches!(r.source, ReplySource::Fallback(ref why) if why.contains("not JSON")),
+        "{:?}",
+        r.source
+    );
     // The server recovers; after its rest (0.3 s) the endpoint is probed and answers normally.
     server.set(OK);
     std::thread::sleep(Duration::from_millis(400));
@@ -191,7 +267,11 @@ fn an_endpoint_goes_down_and_comes_back() {
     let t = Instant::now();
     let r = importance(&rt);
     assert!(r.is_fallback());
-    assert!(t.elapsed() < Duration::from_millis(900), "a down endpoint must not make callers wait: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "a down endpoint must not make callers wait: {:?}",
+        t.elapsed()
+    );
     let health = |rt: &LlmRuntime| rt.status.lock().unwrap().backends[0].health;
     assert_eq!(health(&rt), Health::Down);
     // It comes back: after the rest (0.3 s) a probe succeeds and it is up again.
@@ -214,11 +294,17 @@ fn requests_spread_over_several_endpoints_and_survive_one_failing() {
         assert_eq!(r.value, LlmValue::Integer(7), "{:?}", r.source);
     }
     assert!(a.hits.load(Ordering::SeqCst) >= 5);
-    assert!(b.hits.load(Ordering::SeqCst) >= 1, "the second endpoint was tried");
+    assert!(
+        b.hits.load(Ordering::SeqCst) >= 1,
+        "the second endpoint was tried"
+    );
     b.set(OK);
     std::thread::sleep(Duration::from_millis(400));
     for _ in 0..6 {
         importance(&rt);
     }
-    assert!(b.hits.load(Ordering::SeqCst) >= 4, "the recovered endpoint takes work again");
+    assert!(
+        b.hits.load(Ordering::SeqCst) >= 4,
+        "the recovered endpoint takes work again"
+    );
 }

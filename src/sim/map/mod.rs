@@ -15,7 +15,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// A tile coordinate: x to the right, y downwards (row 0 is the top row of the map file).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 pub struct Tile {
     /// Column.
     pub x: i32,
@@ -36,7 +38,12 @@ impl Tile {
 
     /// The four neighbours.
     pub fn neighbours(self) -> [Tile; 4] {
-        [Tile::new(self.x + 1, self.y), Tile::new(self.x - 1, self.y), Tile::new(self.x, self.y + 1), Tile::new(self.x, self.y - 1)]
+        [
+            Tile::new(self.x + 1, self.y),
+            Tile::new(self.x - 1, self.y),
+            Tile::new(self.x, self.y + 1),
+            Tile::new(self.x, self.y - 1),
+        ]
     }
 }
 
@@ -80,12 +87,18 @@ impl Rect {
 
     /// Whether `o` lies wholly inside.
     pub fn contains_rect(&self, o: &Rect) -> bool {
-        o.w > 0 && o.h > 0 && o.x >= self.x && o.y >= self.y && o.x + o.w <= self.x + self.w && o.y + o.h <= self.y + self.h
+        o.w > 0
+            && o.h > 0
+            && o.x >= self.x
+            && o.y >= self.y
+            && o.x + o.w <= self.x + self.w
+            && o.y + o.h <= self.y + self.h
     }
 
     /// Every tile, row by row.
     pub fn tiles(&self) -> impl Iterator<Item = Tile> + '_ {
-        (self.y..self.y + self.h).flat_map(move |y| (self.x..self.x + self.w).map(move |x| Tile::new(x, y)))
+        (self.y..self.y + self.h)
+            .flat_map(move |y| (self.x..self.x + self.w).map(move |x| Tile::new(x, y)))
     }
 }
 
@@ -175,7 +188,10 @@ impl fmt::Display for Address<'_> {
     /// `world:sector:arena:object`, stopping at the deepest known level.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.world)?;
-        for part in [self.sector, self.arena, self.object].into_iter().map_while(|p| p) {
+        for part in [self.sector, self.arena, self.object]
+            .into_iter()
+            .map_while(|p| p)
+        {
             write!(f, ":{part}")?;
         }
         Ok(())
@@ -208,7 +224,10 @@ pub struct WorldMap {
 }
 
 impl WorldMap {
-    #[expect(clippy::too_many_arguments, reason = "internal constructor called once by the loader")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "internal constructor called once by the loader"
+    )]
     fn assemble(
         source: PathBuf,
         world: String,
@@ -275,22 +294,29 @@ impl WorldMap {
 
     /// The object kind at a tile, if any.
     pub fn object_at(&self, t: Tile) -> Option<&'static objects::ObjectKind> {
-        self.index(t).and_then(|i| (self.cell_object[i] != NONE).then(|| &OBJECT_KINDS[self.cell_object[i] as usize]))
+        self.index(t).and_then(|i| {
+            (self.cell_object[i] != NONE).then(|| &OBJECT_KINDS[self.cell_object[i] as usize])
+        })
     }
 
     /// Index into [`OBJECT_KINDS`] of the object at a tile inside an arena, if any.
     pub fn object_kind_index_at(&self, t: Tile) -> Option<usize> {
-        self.index(t).and_then(|i| (self.cell_object[i] != NONE && self.cell_arena[i] != NONE).then_some(self.cell_object[i] as usize))
+        self.index(t).and_then(|i| {
+            (self.cell_object[i] != NONE && self.cell_arena[i] != NONE)
+                .then_some(self.cell_object[i] as usize)
+        })
     }
 
     /// Sector index at a tile.
     pub fn sector_at(&self, t: Tile) -> Option<usize> {
-        self.index(t).and_then(|i| (self.cell_sector[i] != NONE).then_some(self.cell_sector[i] as usize))
+        self.index(t)
+            .and_then(|i| (self.cell_sector[i] != NONE).then_some(self.cell_sector[i] as usize))
     }
 
     /// Arena index at a tile.
     pub fn arena_at(&self, t: Tile) -> Option<usize> {
-        self.index(t).and_then(|i| (self.cell_arena[i] != NONE).then_some(self.cell_arena[i] as usize))
+        self.index(t)
+            .and_then(|i| (self.cell_arena[i] != NONE).then_some(self.cell_arena[i] as usize))
     }
 
     /// The address of a tile.
@@ -312,7 +338,10 @@ impl WorldMap {
         if let Some(t) = self.address_tiles.get(address) {
             return t;
         }
-        self.address_tiles.get(&format!("{}:{address}", self.world)).map(Vec::as_slice).unwrap_or(&[])
+        self.address_tiles
+            .get(&format!("{}:{address}", self.world))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Whether an address names something on this map.
@@ -337,7 +366,11 @@ impl WorldMap {
     /// Arena index by sector and arena name.
     pub fn arena_by_name(&self, sector: &str, arena: &str) -> Option<usize> {
         let s = self.sector_by_name(sector)?;
-        self.sectors[s].arenas.iter().copied().find(|a| self.arenas[*a].name == arena)
+        self.sectors[s]
+            .arenas
+            .iter()
+            .copied()
+            .find(|a| self.arenas[*a].name == arena)
     }
 
     /// Distinct object kinds of an arena, in order of first appearance.
@@ -361,14 +394,25 @@ impl WorldMap {
         if kinds.is_empty() {
             return format!("The {} of {sector} is empty.", a.name);
         }
-        let items: Vec<String> = kinds.iter().map(|k| format!("{} {k}", article(k))).collect();
-        format!("In the {} of {sector} there is {}.", a.name, join_and(&items))
+        let items: Vec<String> = kinds
+            .iter()
+            .map(|k| format!("{} {k}", article(k)))
+            .collect();
+        format!(
+            "In the {} of {sector} there is {}.",
+            a.name,
+            join_and(&items)
+        )
     }
 
     /// The words for a sector: its arenas.
     pub fn describe_sector(&self, sector: usize) -> String {
         let s = &self.sectors[sector];
-        let names: Vec<String> = s.arenas.iter().map(|a| format!("the {}", self.arenas[*a].name)).collect();
+        let names: Vec<String> = s
+            .arenas
+            .iter()
+            .map(|a| format!("the {}", self.arenas[*a].name))
+            .collect();
         format!("{} has {}.", s.name, join_and(&names))
     }
 
@@ -376,7 +420,11 @@ impl WorldMap {
     /// furniture) tiles beside it within the same arena. Used as path goals.
     pub fn stand_tiles(&self, address: &str) -> Vec<Tile> {
         let tiles = self.tiles_of(address);
-        let walk: Vec<Tile> = tiles.iter().copied().filter(|t| self.walkable(*t)).collect();
+        let walk: Vec<Tile> = tiles
+            .iter()
+            .copied()
+            .filter(|t| self.walkable(*t))
+            .collect();
         if !walk.is_empty() {
             return walk;
         }
@@ -393,7 +441,9 @@ impl WorldMap {
 
     /// Every walkable tile (for spawning and tests).
     pub fn walkable_tiles(&self) -> impl Iterator<Item = Tile> + '_ {
-        (0..self.height).flat_map(move |y| (0..self.width).map(move |x| Tile::new(x, y))).filter(|t| self.walkable(*t))
+        (0..self.height)
+            .flat_map(move |y| (0..self.width).map(move |x| Tile::new(x, y)))
+            .filter(|t| self.walkable(*t))
     }
 }
 

@@ -47,7 +47,11 @@ pub struct ObjectKind {
 }
 
 const fn k(name: &'static str, furniture: Furniture, blocks: bool) -> ObjectKind {
-    ObjectKind { name, furniture, blocks }
+    ObjectKind {
+        name,
+        furniture,
+        blocks,
+    }
 }
 
 use Furniture as F;
@@ -123,7 +127,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -141,7 +147,10 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), 46, "duplicate kind names");
-        assert_eq!(kind_index("piano").map(|i| OBJECT_KINDS[i].name), Some("piano"));
+        assert_eq!(
+            kind_index("piano").map(|i| OBJECT_KINDS[i].name),
+            Some("piano")
+        );
         assert_eq!(closest_kind("bedd"), "bed");
     }
 }

@@ -1,0 +1,154 @@
+//! Planning, acting and talking with the real small model (SmolLM2-135M): the 3-person scenario
+//! runs two game hours from 07:00 headless and produces day plans, subtasks that add up, valid
+//! places and a conversation; the fail-safe answers are counted and reported; the run completes.
+
+use bevy::prelude::*;
+use simulacra::SimPlugin;
+use simulacra::agent::schedule::covers_the_day;
+use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
+use simulacra::cognition::converse::{Conversation, ConversationLog};
+use simulacra::config::GameConfig;
+use simulacra::llm::Llm;
+use simulacra::llm::config::{BackendConfig, BertConfig, LlamaConfig, LlmConfig};
+use simulacra::memory::stream::{MemoryStream, NodeKind};
+use simulacra::sim::map::WorldMap;
+use simulacra::{headless_app, run_steps};
+
+#[test]
+fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
+    let _model = crate::real_model_lock();
+    // The 3-person scenario from 07:00, with Maria and Klaus starting side by side in the dorm's
+    // common room, so that they meet.
+    let n3 = std::fs::read_to_string(
+        simulacra::config::data_root().join("config/scenarios/the_ville_n3.ron"),
+    )
+    .unwrap();
+    let text = n3
+        .replace("start: \"2023-02-13 00:00\"", "start: \"2023-02-13 07:00\"")
+        .replace("spawn: (114, 50)", "spawn: (110, 58)")
+        .replace("spawn: (105, 50)", "spawn: (111, 58)");
+    let dir = crate::temp_dir("plan-real");
+    let file = dir.join("n3_0700.ron");
+    std::fs::write(&file, text).unwrap();
+    let llm = LlmConfig {
+        backends: vec![
+            BackendConfig::Llama(LlamaConfig {
+                model: crate::model_path().to_string_lossy().into(),
+                slots: 8,
+                context: 8192,
+                threads: Some(2),
+                ..Default::default()
+            }),
+            BackendConfig::Bert(BertConfig {
+                model: crate::embedder_path().to_string_lossy().into(),
+                threads: Some(2),
+                ..Default::default()
+            }),
+        ],
+        embedding_backend: Some("embedder".into()),
+        timeout_s: 300.0,
+        ..Default::default()
+    };
+    let sim = SimPlugin::load(
+        file.to_str().unwrap(),
+        Some("smallville"),
+        GameConfig {
+            llm,
+            ..Default::default()
+        },
+    )
+    .expect("the scenario loads");
+    let mut app = headless_app(sim);
+    let map = app.world().resource::<WorldMap>().clone();
+    let mut addresses = 0;
+    for _ in 0..(2 * 360 / 30) {
+        run_steps(&mut app, 30);
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<(&Identity, &CurrentAction, &DayPlan), With<Resident>>();
+        for (id, action, plan) in q.iter(world) {
+            assert!(
+                covers_the_day(&plan.blocks),
+                "{}'s plan does not cover the day",
+                id.name
+            );
+            if !action.address.is_empty() && action.address != STAY_HERE {
+                assert!(
+                    map.has_address(&action.address),
+                    "{} chose {}",
+                    id.name,
+                    action.address
+                );
+                addresses += 1;
+            }
+        }
+    }
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<(&Identity, &DayPlan, &MemoryStream), With<Resident>>();
+    let mut refined = 0;
+    for (id, plan, stream) in q.iter(world) {
+        println!(
+            "{}: wakes {:02}:{:02}; {:?}",
+            id.name,
+            plan.wake_min / 60,
+            plan.wake_min % 60,
+            plan.broad
+        );
+        for b in plan
+            .blocks
+            .iter()
+            .filter(|b| b.end > 7 * 60 && b.start < 10 * 60)
+        {
+            println!(
+                "  {:02}:{:02}-{:02}:{:02} {} {} @ {}",
+                b.start / 60,
+                b.start % 60,
+                b.end / 60,
+                b.end % 60,
+                b.emoji,
+                b.description,
+                b.address
+            );
+        }
+        assert_eq!(
+            plan.source,
+            PlanSource::Model,
+            "{} made no plan of its own",
+            id.name
+        );
+        assert!(plan.blocks.len() > 4);
+        refined += plan.blocks.iter().filter(|b| b.subtask).count();
+        assert!(
+            stream
+                .nodes()
+                .iter()
+                .any(|n| n.kind == NodeKind::Thought && n.predicate == "plan"),
+            "{}'s plan is not a memory",
+            id.name
+        );
+    }
+    assert!(refined > 0, "no activity was refined into subtasks");
+    assert!(addresses > 0);
+    let log = app.world().resource::<ConversationLog>().clone();
+    for l in &log.lines {
+        println!(
+            "{} {} → {}: {}",
+            l.at.clock_12h(),
+            l.speaker,
+            l.listener,
+            l.text
+        );
+    }
+    let world = app.world_mut();
+    let convs = world.query::<&Conversation>().iter(world).count();
+    let stats = app.world().resource::<Llm>().stats();
+    print!("{}", stats.table());
+    let fallbacks = stats.total().fallbacks;
+    println!(
+        "fail-safe answers: {fallbacks} of {} requests",
+        stats.total().calls
+    );
+    assert!(
+        convs >= 1 && !log.lines.is_empty(),
+        "Maria and Klaus, side by side, never talked"
+    );
+}

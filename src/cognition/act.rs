@@ -125,7 +125,6 @@ pub(super) fn plugin(app: &mut App) {
         crate::sim::SimStep,
         (
             follow_plans
-                .in_set(SimSystems::Decide)
                 .in_set(super::DecideSystems::Follow),
             set_object_states
                 .in_set(SimSystems::Act)

@@ -695,7 +695,6 @@ pub(super) fn plugin(app: &mut App) {
                 .after(super::react::apply_reactions),
             (converse, clear_speech)
                 .chain()
-                .in_set(SimSystems::Decide)
                 .in_set(super::DecideSystems::Converse),
         ),
     );

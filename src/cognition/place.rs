@@ -692,7 +692,6 @@ pub(super) fn plugin(app: &mut App) {
                 .in_set(SimSystems::Apply)
                 .after(super::plan::apply_decompositions),
             request_places
-                .in_set(SimSystems::Decide)
                 .in_set(super::DecideSystems::Place),
         ),
     );

@@ -380,7 +380,6 @@ pub(super) fn plugin(app: &mut App) {
                 .in_set(SimSystems::Apply)
                 .after(super::place::apply_details),
             consider_reactions
-                .in_set(SimSystems::Decide)
                 .in_set(super::DecideSystems::React),
         ),
     );

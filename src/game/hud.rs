@@ -169,7 +169,7 @@ pub fn update_hud(
     }
     if gate.waiting > 0 {
         s.push_str(&format!(
-            "\nWaiting on {} decision(s) from the model (💭 marks who is thinking)",
+            "\nWaiting on {} decision(s) from the model (a thought mark shows who is thinking)",
             gate.waiting
         ));
     }

@@ -103,6 +103,7 @@ pub fn select_by_name(
     wanted: Option<Res<SelectByName>>,
     people: Query<(Entity, &Identity)>,
     mut selected: ResMut<Selected>,
+    mut camera: ResMut<super::view::CameraMode>,
 ) {
     let Some(wanted) = wanted else { return };
     if let Some((e, _)) = people
@@ -110,6 +111,7 @@ pub fn select_by_name(
         .find(|(_, id)| id.name.eq_ignore_ascii_case(&wanted.0))
     {
         selected.0 = Some(e);
+        camera.watch = Some(e);
         commands.remove_resource::<SelectByName>();
     }
 }
@@ -317,7 +319,14 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
         ui.label("No plan.");
         return;
     };
-    ui.label(egui::RichText::new("Today (daily routine)").strong());
+    let heading = match plan.source {
+        crate::agent::PlanSource::Model => format!("Today's plan (wakes at {:02}:{:02})", plan.wake_min / 60, plan.wake_min % 60),
+        _ => "Today (daily routine: no plan from the model yet)".to_string(),
+    };
+    ui.label(egui::RichText::new(heading).strong());
+    if plan.source == crate::agent::PlanSource::Model && !plan.broad.is_empty() {
+        ui.label(egui::RichText::new(format!("In broad strokes: {}", plan.broad.join("; "))).small());
+    }
     egui::ScrollArea::vertical().id_salt("day").show(ui, |ui| {
         for (i, b) in plan.blocks.iter().enumerate() {
             let text = format!(

@@ -16,11 +16,13 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 pub struct CameraMode {
     /// Following the avatar (false: free panning).
     pub follow: bool,
+    /// Watching this person instead of the avatar (`play --select NAME`), until the avatar walks.
+    pub watch: Option<Entity>,
 }
 
 impl Default for CameraMode {
     fn default() -> Self {
-        Self { follow: true }
+        Self { follow: true, watch: None }
     }
 }
 
@@ -47,7 +49,7 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
 pub fn read_movement_keys(
     keys: Res<ButtonInput<KeyCode>>,
     time: Res<Time>,
-    mode: Res<CameraMode>,
+    mut mode: ResMut<CameraMode>,
     mut step: ResMut<AvatarStep>,
     mut moves: MessageWriter<AvatarMove>,
     mut camera: Query<(&mut Transform, &Projection), With<Camera2d>>,
@@ -84,6 +86,7 @@ pub fn read_movement_keys(
         return;
     }
     if dir != IVec2::ZERO {
+        mode.watch = None;
         moves.write(AvatarMove {
             dx: dir.x,
             dy: dir.y,
@@ -140,16 +143,18 @@ pub fn zoom_camera(
     }
 }
 
-/// Keeps the avatar in view while following.
+/// Keeps the avatar (or the person watched) in view while following.
 pub fn follow_avatar(
     mode: Res<CameraMode>,
     avatar: Query<&Transform, (With<Avatar>, Without<Camera2d>)>,
+    people: Query<&Transform, Without<Camera2d>>,
     mut camera: Query<&mut Transform, With<Camera2d>>,
 ) {
     if !mode.follow {
         return;
     }
-    if let (Ok(a), Ok(mut c)) = (avatar.single(), camera.single_mut()) {
+    let target = mode.watch.and_then(|e| people.get(e).ok()).or_else(|| avatar.single().ok());
+    if let (Some(a), Ok(mut c)) = (target, camera.single_mut()) {
         c.translation.x = a.translation.x;
         c.translation.y = a.translation.y;
     }

@@ -124,8 +124,7 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         crate::sim::SimStep,
         (
-            follow_plans
-                .in_set(super::DecideSystems::Follow),
+            follow_plans.in_set(super::DecideSystems::Follow),
             set_object_states
                 .in_set(SimSystems::Act)
                 .after(crate::agent::plan_walks),

@@ -691,8 +691,7 @@ pub(super) fn plugin(app: &mut App) {
                 .chain()
                 .in_set(SimSystems::Apply)
                 .after(super::plan::apply_decompositions),
-            request_places
-                .in_set(super::DecideSystems::Place),
+            request_places.in_set(super::DecideSystems::Place),
         ),
     );
 }

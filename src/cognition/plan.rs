@@ -87,7 +87,14 @@ pub fn clean_activity(text: &str, name: &str) -> String {
     }
     let first = name.split_whitespace().next().unwrap_or(name);
     let mut t = t.as_str().trim().trim_end_matches('.').to_string();
-    for prefix in [format!("{name} is "), format!("{first} is "), "he is ".into(), "she is ".into(), "they are ".into(), "i am ".into()] {
+    for prefix in [
+        format!("{name} is "),
+        format!("{first} is "),
+        "he is ".into(),
+        "she is ".into(),
+        "they are ".into(),
+        "i am ".into(),
+    ] {
         if t.len() > prefix.len() && t[..prefix.len()].eq_ignore_ascii_case(&prefix) {
             t = t[prefix.len()..].to_string();
         }
@@ -775,7 +782,10 @@ mod tests {
             "baking"
         );
         assert_eq!(clean_activity("having\nlunch", "A B"), "having lunch");
-        assert_eq!(clean_activity("He is having lunch at Hobbs Cafe", "A B"), "having lunch at Hobbs Cafe");
+        assert_eq!(
+            clean_activity("He is having lunch at Hobbs Cafe", "A B"),
+            "having lunch at Hobbs Cafe"
+        );
         assert_eq!(clean_activity("23:30–23:30", "A B"), "");
         assert_eq!(
             clean_activity("walk to the cafe 08:00 - 09:00 am", "A B"),

@@ -379,8 +379,7 @@ pub(super) fn plugin(app: &mut App) {
             apply_reactions
                 .in_set(SimSystems::Apply)
                 .after(super::place::apply_details),
-            consider_reactions
-                .in_set(super::DecideSystems::React),
+            consider_reactions.in_set(super::DecideSystems::React),
         ),
     );
 }

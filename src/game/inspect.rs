@@ -320,12 +320,18 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
         return;
     };
     let heading = match plan.source {
-        crate::agent::PlanSource::Model => format!("Today's plan (wakes at {:02}:{:02})", plan.wake_min / 60, plan.wake_min % 60),
+        crate::agent::PlanSource::Model => format!(
+            "Today's plan (wakes at {:02}:{:02})",
+            plan.wake_min / 60,
+            plan.wake_min % 60
+        ),
         _ => "Today (daily routine: no plan from the model yet)".to_string(),
     };
     ui.label(egui::RichText::new(heading).strong());
     if plan.source == crate::agent::PlanSource::Model && !plan.broad.is_empty() {
-        ui.label(egui::RichText::new(format!("In broad strokes: {}", plan.broad.join("; "))).small());
+        ui.label(
+            egui::RichText::new(format!("In broad strokes: {}", plan.broad.join("; "))).small(),
+        );
     }
     egui::ScrollArea::vertical().id_salt("day").show(ui, |ui| {
         for (i, b) in plan.blocks.iter().enumerate() {

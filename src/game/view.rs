@@ -22,7 +22,10 @@ pub struct CameraMode {
 
 impl Default for CameraMode {
     fn default() -> Self {
-        Self { follow: true, watch: None }
+        Self {
+            follow: true,
+            watch: None,
+        }
     }
 }
 
@@ -153,7 +156,10 @@ pub fn follow_avatar(
     if !mode.follow {
         return;
     }
-    let target = mode.watch.and_then(|e| people.get(e).ok()).or_else(|| avatar.single().ok());
+    let target = mode
+        .watch
+        .and_then(|e| people.get(e).ok())
+        .or_else(|| avatar.single().ok());
     if let (Some(a), Ok(mut c)) = (target, camera.single_mut()) {
         c.translation.x = a.translation.x;
         c.translation.y = a.translation.y;

@@ -18,7 +18,8 @@ use simulacra::sim::objects_state::ObjectStates;
 use simulacra::{headless_app, run_steps};
 use std::time::Duration;
 
-fn real_llm() -> LlmConfig {
+/// The embedded chat model and sentence embedder, as the game runs them by default (fewer slots).
+pub fn real_llm() -> LlmConfig {
     LlmConfig {
         backends: vec![
             BackendConfig::Llama(LlamaConfig {

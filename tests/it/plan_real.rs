@@ -9,7 +9,6 @@ use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, S
 use simulacra::cognition::converse::{Conversation, ConversationLog};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
-use simulacra::llm::config::{BackendConfig, BertConfig, LlamaConfig, LlmConfig};
 use simulacra::memory::stream::{MemoryStream, NodeKind};
 use simulacra::sim::map::WorldMap;
 use simulacra::{headless_app, run_steps};
@@ -30,25 +29,7 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     let dir = crate::temp_dir("plan-real");
     let file = dir.join("n3_0700.ron");
     std::fs::write(&file, text).unwrap();
-    let llm = LlmConfig {
-        backends: vec![
-            BackendConfig::Llama(LlamaConfig {
-                model: crate::model_path().to_string_lossy().into(),
-                slots: 8,
-                context: 8192,
-                threads: Some(2),
-                ..Default::default()
-            }),
-            BackendConfig::Bert(BertConfig {
-                model: crate::embedder_path().to_string_lossy().into(),
-                threads: Some(2),
-                ..Default::default()
-            }),
-        ],
-        embedding_backend: Some("embedder".into()),
-        timeout_s: 300.0,
-        ..Default::default()
-    };
+    let llm = crate::memory_real::real_llm();
     let sim = SimPlugin::load(
         file.to_str().unwrap(),
         Some("smallville"),

@@ -297,25 +297,30 @@ pub fn apply_reactions(
         if taken.contains(&a) || taken.contains(&b) {
             continue;
         }
+        let talk = |one: Party,
+                    two: Party,
+                    commands: &mut Commands,
+                    objects: &mut crate::sim::objects_state::ObjectStates| {
+            start_conversation(
+                commands,
+                &map,
+                &clock,
+                objects,
+                one,
+                two,
+                cog.0.max_utterances,
+            )
+        };
         if let Ok((_, pid, paction, ppos, ptalking)) = avatar.get(b) {
             // The player: the resident walks up and speaks; the player's own action and walk
             // stay the player's (their turns come from the game, or the talk ends).
             let Ok(mut pa) = agents.get_mut(a) else {
                 continue;
             };
-            if pa.7 || ptalking || taken.contains(&b) {
+            if pa.7 || ptalking {
                 continue;
             }
             let (mut action, mut walk) = (paction.clone(), WalkPath::default());
-            let ga = *pa.6;
-            let one = Party {
-                entity: a,
-                name: pa.1.name.clone(),
-                action: &mut pa.4,
-                walk: &mut pa.5,
-                pos: ga,
-                walks: true,
-            };
             let two = Party {
                 entity: b,
                 name: pid.name.clone(),
@@ -324,53 +329,48 @@ pub fn apply_reactions(
                 pos: *ppos,
                 walks: false,
             };
-            start_conversation(
+            talk(resident_party(&mut pa), two, &mut commands, &mut objects);
+        } else {
+            let Ok([mut pa, mut pb]) = agents.get_many_mut([a, b]) else {
+                continue;
+            };
+            if pa.7 || pb.7 || pb.4.is_asleep() {
+                continue; // the other is busy by now
+            }
+            talk(
+                resident_party(&mut pa),
+                resident_party(&mut pb),
                 &mut commands,
-                &map,
-                &clock,
                 &mut objects,
-                one,
-                two,
-                cog.0.max_utterances,
             );
-            taken.extend([a, b]);
-            continue;
         }
-        let Ok([mut pa, mut pb]) = agents.get_many_mut([a, b]) else {
-            continue;
-        };
-        if pa.7 || pb.7 || pb.4.is_asleep() {
-            continue; // the other is busy by now
-        }
-        let (ga, gb) = (*pa.6, *pb.6);
-        let one = Party {
-            entity: a,
-            name: pa.1.name.clone(),
-            action: &mut pa.4,
-            walk: &mut pa.5,
-            pos: ga,
-            walks: true,
-        };
-        let two = Party {
-            entity: b,
-            name: pb.1.name.clone(),
-            action: &mut pb.4,
-            walk: &mut pb.5,
-            pos: gb,
-            walks: true,
-        };
-        start_conversation(
-            &mut commands,
-            &map,
-            &clock,
-            &mut objects,
-            one,
-            two,
-            cog.0.max_utterances,
-        );
         taken.extend([a, b]);
     }
 }
+
+/// A resident's part in a conversation being started (they walk to meet the other).
+fn resident_party<'a>(p: &'a mut TalkerItem<'_>) -> Party<'a> {
+    Party {
+        entity: p.0,
+        name: p.1.name.clone(),
+        action: &mut p.4,
+        walk: &mut p.5,
+        pos: *p.6,
+        walks: true,
+    }
+}
+
+/// What [`apply_reactions`] reads and changes of a resident.
+type TalkerItem<'w> = (
+    Entity,
+    &'w Identity,
+    Mut<'w, Pending>,
+    Mut<'w, DayPlan>,
+    Mut<'w, CurrentAction>,
+    Mut<'w, WalkPath>,
+    &'w GridPos,
+    bool,
+);
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(

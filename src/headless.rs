@@ -173,7 +173,46 @@ pub fn bench_day(
     let before = app.world().resource::<Llm>().stats();
     let waited_before = app.world().resource::<crate::sim::clock::StepGate>().waited;
     let t = Instant::now();
-    crate::run_steps(&mut app, (hours * 3600.0 / sec) as u64);
+    // Ten game minutes at a time, with a line on stderr for each, and each game hour's
+    // per-purpose table: long runs show their progress, and the first hours, which carry the
+    // day's planning, show apart from later ones.
+    let total = (hours * 3600.0 / sec) as u64;
+    let chunk = ((600.0 / sec) as u64).max(1);
+    let per_hour = ((3600.0 / sec) as u64).max(1);
+    let hm = |app: &App| {
+        let (h, m, _) = app.world().resource::<SimClock>().now.hms();
+        format!("{h:02}:{m:02}")
+    };
+    let mut done = 0;
+    let mut hour_stats = app.world().resource::<Llm>().stats();
+    let mut hour_from = hm(&app);
+    let mut hour_steps = 0;
+    while done < total {
+        let n = chunk.min(total - done);
+        crate::run_steps(&mut app, n);
+        done += n;
+        hour_steps += n;
+        let now = app.world().resource::<Llm>().stats();
+        let chat = now.since(&before).chat_total();
+        let a = agents.max(1) as f64 * (done as f64 * sec / 3600.0);
+        eprintln!(
+            "  {} after {:.0} s wall: so far per agent per game hour {:.1} chat requests, {:.0} tokens; {} retried, {} fail-safe in all",
+            hm(&app),
+            t.elapsed().as_secs_f64(),
+            chat.calls as f64 / a,
+            (chat.prompt_tokens + chat.gen_tokens) as f64 / a,
+            chat.retries,
+            chat.fallbacks
+        );
+        if hour_steps >= per_hour || done == total {
+            let h = hour_steps as f64 * sec / 3600.0;
+            eprintln!("  {hour_from}–{}:", hm(&app));
+            eprint!("{}", now.since(&hour_stats).per_agent_hour(agents, h));
+            hour_stats = now;
+            hour_from = hm(&app);
+            hour_steps = 0;
+        }
+    }
     let wall_secs = t.elapsed().as_secs_f64();
     let after = app.world().resource::<Llm>().stats();
     let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;

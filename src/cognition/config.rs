@@ -94,6 +94,9 @@ pub struct CognitionConfig {
     pub memory_slack_steps: u32,
     /// Most memories scored in one importance request.
     pub importance_batch: usize,
+    /// Game minutes new memories may gather before they are scored together (fewer, fuller
+    /// importance requests; a score arrives at most this late, plus `memory_slack_steps`).
+    pub importance_gather_minutes: u32,
     /// Who plans the days.
     pub planning: Planning,
     /// How far ahead subtasks and places are decided (game minutes), so the model works while
@@ -127,7 +130,8 @@ impl Default for CognitionConfig {
             prompts: "config/prompts".into(),
             pacing: Pacing::Wait,
             memory_slack_steps: 30,
-            importance_batch: 12,
+            importance_batch: 20,
+            importance_gather_minutes: 10,
             planning: Planning::Model,
             prefetch_minutes: 120,
             max_utterances: 12,
@@ -179,6 +183,9 @@ impl CognitionConfig {
             .any(|x| !x.is_finite() || *x < 0.0)
         {
             return bad("retrieval", "weights must be finite and not negative");
+        }
+        if self.importance_gather_minutes > 120 {
+            return bad("importance_gather_minutes", "must be 0..=120");
         }
         if self.importance_batch == 0 || self.importance_batch > 32 {
             return bad("importance_batch", "must be 1..=32");

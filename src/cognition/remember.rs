@@ -1,7 +1,7 @@
 //! New memories get an importance and an embedding. After perception and reflection each step,
 //! every memory added since the last look is checked: a text this agent scored before keeps its
 //! score; the others wait to be scored together (one request for up to `importance_batch`, or
-//! for whatever has gathered over a minute and a half, one integer each, the shape enforced);
+//! for whatever has gathered over `importance_gather_minutes`, one integer each, the shape enforced);
 //! each distinct text not yet embedded by the current embedder is embedded once (another memory
 //! with the same text lends its vector). Answers are applied at
 //! their due step by [`apply_importance`] and [`apply_embeddings`]. Events count toward the
@@ -40,9 +40,6 @@ pub fn identity_block(
         .persona
         .identity_header(&outlook.currently, &outlook.plan_requirement, now)
 }
-
-/// Game seconds new memories may gather before they are scored together.
-pub const SCORE_GATHER_SECS: i64 = 90;
 
 /// Tokens enough to write the longest of some options (a choice is written out in full).
 pub fn choice_tokens(options: &[String]) -> u32 {
@@ -97,6 +94,7 @@ pub fn request_memory_work(
 ) {
     let model = ask.llm.embedding_model().to_string();
     let batch = ask.cfg.0.importance_batch;
+    let gather_secs = ask.cfg.0.importance_gather_minutes as i64 * 60;
     let slack = ask.memory_slack();
     for (agent, resident, id, outlook, mut stream, mut work, mut scratch, mut pending) in
         &mut agents
@@ -143,7 +141,7 @@ pub fn request_memory_work(
             .first()
             .and_then(|i| stream.get(*i))
             .map(|n| n.created);
-        let waited = oldest.is_some_and(|t| ask.clock.now.0 - t.0 >= SCORE_GATHER_SECS);
+        let waited = oldest.is_some_and(|t| ask.clock.now.0 - t.0 >= gather_secs);
         if work.to_score.is_empty() || (work.to_score.len() < batch && !waited) {
             for (text, ids) in to_embed {
                 work.embedding.insert(text.clone());

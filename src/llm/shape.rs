@@ -77,12 +77,29 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
         }
         OutputShape::Json(schema) => {
             let text = serde_json::to_string(schema).map_err(|e| e.to_string())?;
-            Some(
-                llama_cpp_2::json_schema_to_grammar(&text)
-                    .map_err(|e| format!("schema → grammar: {e}"))?,
-            )
+            let g = llama_cpp_2::json_schema_to_grammar(&text)
+                .map_err(|e| format!("schema → grammar: {e}"))?;
+            Some(compact_json_space(&g))
         }
     })
+}
+
+/// llama.cpp's schema grammars let the model pretty-print (a newline and up to 20 spaces of
+/// indentation between any two JSON tokens); a small model often does, and every such token is
+/// generated one at a time for nothing. Between JSON tokens we allow at most one space.
+fn compact_json_space(grammar: &str) -> String {
+    grammar
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("space ::=") {
+                "space ::= | \" \""
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
 
 /// The JSON schema a server should enforce: the shape wrapped as `{"value": ...}` (servers take
@@ -406,6 +423,17 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_grammars_allow_no_pretty_printing() {
+        let g = grammar(&OutputShape::Json(
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        ))
+        .unwrap()
+        .unwrap();
+        let space: Vec<&str> = g.lines().filter(|l| l.starts_with("space ::=")).collect();
+        assert_eq!(space, vec!["space ::= | \" \""], "{g}");
+    }
 
     #[test]
     fn parses_each_shape() {

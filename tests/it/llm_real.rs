@@ -370,3 +370,39 @@ fn a_shared_identity_prefix_is_decoded_once_and_reused() {
         }
     }
 }
+
+#[test]
+fn more_work_than_the_kv_cache_holds_waits_its_turn_instead_of_being_redone() {
+    let _model = crate::real_model_lock();
+    // 8 slots share 2,048 tokens of KV cache; each request may take its prompt plus 300
+    // generated tokens, so all 8 at once would overflow it. Requests that do not fit must wait
+    // for room: none is cut off and redone, and every one is answered by the model.
+    let mut cfg = llama(8);
+    if let BackendConfig::Llama(c) = &mut cfg.backends[0] {
+        c.context = 2048;
+    }
+    let rt = LlmRuntime::start(&cfg);
+    let reqs = (0..8)
+        .map(|k| {
+            (
+                format!(
+                    "Write a long, detailed story about {} who wants to {} at {}.",
+                    PEOPLE[k],
+                    ACTIVITIES[k],
+                    PLACES[k % PLACES.len()]
+                ),
+                OutputShape::Text,
+                300,
+            )
+        })
+        .collect();
+    let pairs = submit_all(&rt, reqs);
+    assert_eq!(pairs.len(), 8);
+    for (_, r) in &pairs {
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        assert!(!r.text.is_empty());
+    }
+    let p = rt.stats.lock().unwrap().purpose("test").clone();
+    assert_eq!(p.retries, 0, "no request was cut off and retried: {p:?}");
+    assert_eq!(p.failures, 0, "{p:?}");
+}

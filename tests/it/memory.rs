@@ -87,8 +87,9 @@ fn residents_start_with_seed_memories_and_known_places() {
             );
         }
     }
-    // Seeds are scored and embedded once the answers are due.
-    run_steps(&mut app, 40);
+    // Seeds are scored and embedded once the answers are due: memories gather for up to
+    // `importance_gather_minutes` (10, i.e. 60 steps), and the answer is due 30 steps later.
+    run_steps(&mut app, 100);
     for (name, s) in streams(&mut app) {
         for n in s.nodes() {
             assert!(n.scored, "{name}: {} not scored", n.description);
@@ -323,8 +324,8 @@ fn history_files_add_thoughts_and_report_unknown_names() {
         maria.ids_with_keyword("klaus mueller").len() >= 2,
         "the thoughts are indexed by the names they mention"
     );
-    // The new thoughts are scored and embedded like any memory.
-    run_steps(&mut app, 40);
+    // The new thoughts are scored and embedded like any memory (gathered, then asked).
+    run_steps(&mut app, 100);
     let maria = streams(&mut app)
         .into_iter()
         .find(|(n, _)| n == "Maria Lopez")

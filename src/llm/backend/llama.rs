@@ -19,6 +19,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -217,7 +219,7 @@ struct Active {
     timeout: std::time::Duration,
     last_progress: Instant,
     pending: Vec<LlamaToken>,
-    sampler: LlamaSampler,
+    sampler: ShapedSampler,
     i_batch: Option<i32>,
     last: Option<LlamaToken>,
     out: Vec<u8>,
@@ -234,28 +236,76 @@ struct Slot {
     job: Option<Active>,
 }
 
-/// Builds the sampler chain: grammar first (the shape), then greedy or temperature sampling.
+/// A sampler for one request: the output shape's grammar (if any) and the sampling chain.
+///
+/// The grammar is checked lazily, as llama.cpp's own `common_sampler` does: the chain picks a
+/// token from the raw logits, and only that one token is checked against the grammar; only when
+/// the grammar rejects it is the grammar applied to the whole vocabulary and the token picked
+/// again. Applying a JSON grammar to all 49k candidates on every token cost far more than the
+/// model's forward pass with many requests in flight; the tokens chosen are the same.
+pub struct ShapedSampler {
+    grammar: Option<LlamaSampler>,
+    chain: LlamaSampler,
+}
+
+impl ShapedSampler {
+    fn candidates(logits: &[f32]) -> LlamaTokenDataArray {
+        LlamaTokenDataArray::new(
+            logits
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
+                .collect(),
+            false,
+        )
+    }
+
+    /// Picks (and accepts) the next token from the `idx`-th logits of the last decode.
+    pub fn sample(&mut self, ctx: &LlamaContext<'_>, idx: i32) -> LlamaToken {
+        let logits = ctx.get_logits_ith(idx);
+        let mut cur = Self::candidates(logits);
+        self.chain.apply(&mut cur);
+        let mut tok = cur.selected_token().unwrap_or(LlamaToken(0));
+        if let Some(g) = self.grammar.as_mut() {
+            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(tok, 1.0, 0.0)], false);
+            g.apply(&mut one);
+            if !one.data[0].logit().is_finite() {
+                let mut all = Self::candidates(logits);
+                g.apply(&mut all);
+                self.chain.apply(&mut all);
+                tok = all.selected_token().unwrap_or(tok);
+            }
+            g.accept(tok);
+        }
+        self.chain.accept(tok);
+        tok
+    }
+}
+
+/// The sampler for an output shape and sampling settings.
 pub fn build_sampler(
     model: &LlamaModel,
     shape_: &OutputShape,
     s: &Sampling,
-) -> Result<LlamaSampler, String> {
-    let mut chain = Vec::new();
-    if let Some(g) = shape::grammar(shape_)? {
-        chain.push(
+) -> Result<ShapedSampler, String> {
+    let grammar = match shape::grammar(shape_)? {
+        Some(g) => Some(
             LlamaSampler::grammar(model, &g, "root")
                 .map_err(|e| format!("grammar rejected: {e}"))?,
-        );
-    }
-    if s.deterministic() {
-        chain.push(LlamaSampler::greedy());
+        ),
+        None => None,
+    };
+    let chain = if s.deterministic() {
+        LlamaSampler::greedy()
     } else {
-        chain.push(LlamaSampler::top_k(40));
-        chain.push(LlamaSampler::top_p(s.top_p, 1));
-        chain.push(LlamaSampler::temp(s.temperature));
-        chain.push(LlamaSampler::dist(s.seed));
-    }
-    Ok(LlamaSampler::chain_simple(chain))
+        LlamaSampler::chain_simple([
+            LlamaSampler::top_k(40),
+            LlamaSampler::top_p(s.top_p, 1),
+            LlamaSampler::temp(s.temperature),
+            LlamaSampler::dist(s.seed),
+        ])
+    };
+    Ok(ShapedSampler { grammar, chain })
 }
 
 /// Applies the model's chat template (ChatML when the file has none).
@@ -492,6 +542,26 @@ fn worker(
             };
             // Never reuse the whole prompt: the last token must be decoded for its logits.
             reuse = reuse.min(tokens.len() - 1);
+            // Admit only what the shared KV cache can hold to the end (prompt + every token it
+            // may generate, beside what the running requests may still need): a request that
+            // does not fit waits here instead of overflowing the cache, which would cost a
+            // running request all its work.
+            let limit = cfg.context as usize * 9 / 10;
+            let busy_need: usize = slots
+                .iter()
+                .filter_map(|s| {
+                    s.job.as_ref().map(|j| {
+                        s.cached.len()
+                            + j.pending.len()
+                            + j.max_tokens.saturating_sub(j.n_gen) as usize
+                    })
+                })
+                .sum();
+            let need = tokens.len() + sampling.max_tokens as usize;
+            if busy_need > 0 && busy_need + need > limit {
+                queue.push_front((w, d));
+                break;
+            }
             let seq = slots[slot_i].seq;
             // A longer prefix in another slot (busy or not) is copied instead of decoded.
             let donor = if cfg.prefix_cache {
@@ -519,8 +589,22 @@ fn worker(
                 let _ = ctx.kv_cache_seq_rm(seq, None, None);
                 reuse = 0;
             }
+            slots[slot_i].cached.truncate(reuse);
+            // Idle slots' cached prompts give way, the biggest first, until the new request fits.
+            let mut idle_cached: Vec<usize> = (0..slots.len())
+                .filter(|i| *i != slot_i && slots[*i].job.is_none() && !slots[*i].cached.is_empty())
+                .collect();
+            idle_cached.sort_by_key(|i| std::cmp::Reverse(slots[*i].cached.len()));
+            let mut held: usize = idle_cached.iter().map(|i| slots[*i].cached.len()).sum();
+            for i in idle_cached {
+                if busy_need + need + held <= limit {
+                    break;
+                }
+                held -= slots[i].cached.len();
+                let _ = ctx.kv_cache_seq_rm(slots[i].seq, None, None);
+                slots[i].cached.clear();
+            }
             let slot = &mut slots[slot_i];
-            slot.cached.truncate(reuse);
             slot.job = Some(Active {
                 id: w.id,
                 done: d.clone(),

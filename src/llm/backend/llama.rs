@@ -515,6 +515,26 @@ fn worker(
                 );
                 continue;
             }
+            // Admit only what the shared KV cache can hold to the end (prompt + every token it
+            // may generate, beside what the running requests may still need): a request that
+            // does not fit waits here instead of overflowing the cache, which would cost a
+            // running request all its work.
+            let limit = cfg.context as usize * 9 / 10;
+            let busy_need: usize = slots
+                .iter()
+                .filter_map(|s| {
+                    s.job.as_ref().map(|j| {
+                        s.cached.len()
+                            + j.pending.len()
+                            + j.max_tokens.saturating_sub(j.n_gen) as usize
+                    })
+                })
+                .sum();
+            let need = tokens.len() + sampling.max_tokens as usize;
+            if busy_need > 0 && busy_need + need > limit {
+                queue.push_front((w, d));
+                break;
+            }
             let sampler = match build_sampler(&model, shp, sampling) {
                 Ok(s) => s,
                 Err(e) => {
@@ -542,26 +562,6 @@ fn worker(
             };
             // Never reuse the whole prompt: the last token must be decoded for its logits.
             reuse = reuse.min(tokens.len() - 1);
-            // Admit only what the shared KV cache can hold to the end (prompt + every token it
-            // may generate, beside what the running requests may still need): a request that
-            // does not fit waits here instead of overflowing the cache, which would cost a
-            // running request all its work.
-            let limit = cfg.context as usize * 9 / 10;
-            let busy_need: usize = slots
-                .iter()
-                .filter_map(|s| {
-                    s.job.as_ref().map(|j| {
-                        s.cached.len()
-                            + j.pending.len()
-                            + j.max_tokens.saturating_sub(j.n_gen) as usize
-                    })
-                })
-                .sum();
-            let need = tokens.len() + sampling.max_tokens as usize;
-            if busy_need > 0 && busy_need + need > limit {
-                queue.push_front((w, d));
-                break;
-            }
             let seq = slots[slot_i].seq;
             // A longer prefix in another slot (busy or not) is copied instead of decoded.
             let donor = if cfg.prefix_cache {

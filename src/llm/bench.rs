@@ -67,7 +67,13 @@ pub fn prompts(n: usize) -> Vec<Vec<ChatMessage>> {
         .collect()
 }
 
-/// The bare loop: one context, `n` sequences, greedy, stopping each at end of generation.
+/// KV cache tokens per sequence for requests of up to `max_tokens` (prompts are short).
+fn per_seq(max_tokens: u32) -> u32 {
+    (max_tokens + 256).div_ceil(256) * 256
+}
+
+/// The bare loop: one context, `n` sequences each with its own part of the KV cache (as the
+/// runtime's default `split_kv`), greedy, stopping each at end of generation.
 pub fn bare_loop(
     model_path: &str,
     threads: u32,
@@ -81,11 +87,11 @@ pub fn bare_loop(
         .or_else(|_| LlamaChatTemplate::new("chatml"))
         .map_err(|e| e.to_string())?;
     let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(8192))
+        .with_n_ctx(NonZeroU32::new(n as u32 * per_seq(max_tokens)))
         .with_n_batch(512)
         .with_n_ubatch(512)
         .with_n_seq_max(n as u32)
-        .with_kv_unified(true)
+        .with_kv_unified(n == 1)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32);
     let mut ctx = model
@@ -161,13 +167,19 @@ pub fn bare_loop(
     })
 }
 
-fn llama_config(model_path: &str, threads: u32, slots: u32, prefix_cache: bool) -> LlmConfig {
+fn llama_config(
+    model_path: &str,
+    threads: u32,
+    slots: u32,
+    prefix_cache: bool,
+    max_tokens: u32,
+) -> LlmConfig {
     LlmConfig {
         backends: vec![BackendConfig::Llama(LlamaConfig {
             model: model_path.into(),
             threads: Some(threads),
             slots,
-            context: 8192,
+            context: (slots * per_seq(max_tokens)).max(8192),
             prefix_cache,
             ..Default::default()
         })],
@@ -205,7 +217,9 @@ pub fn through_runtime(
     n: usize,
     max_tokens: u32,
 ) -> Result<Throughput, String> {
-    let rt = LlmRuntime::start(&llama_config(model_path, threads, n as u32, false));
+    let rt = LlmRuntime::start(&llama_config(
+        model_path, threads, n as u32, false, max_tokens,
+    ));
     // A tiny warm-up request makes the router publish status and the model load.
     run_batch(&rt, vec![vec![ChatMessage::user("Hi")]], 1)?;
     wait_ready(&rt)?;
@@ -258,7 +272,7 @@ pub fn prefix_reuse(model_path: &str, threads: u32, n: usize) -> Result<(f64, f6
     let mut out = Vec::new();
     let mut cached = 0;
     for cache_on in [true, false] {
-        let rt = LlmRuntime::start(&llama_config(model_path, threads, 4, cache_on));
+        let rt = LlmRuntime::start(&llama_config(model_path, threads, 4, cache_on, 64));
         run_batch(&rt, vec![vec![ChatMessage::user("Hi")]], 1)?;
         wait_ready(&rt)?;
         let start = Instant::now();

@@ -101,8 +101,14 @@ pub struct LlamaConfig {
     pub threads: Option<u32>,
     /// Sequences decoded together (continuous batching slots).
     pub slots: u32,
-    /// Total context, shared by all slots (tokens).
+    /// KV cache tokens in all. With `split_kv` each slot has its own `context / slots` of them;
+    /// otherwise all slots share them.
     pub context: u32,
+    /// Give each slot its own part of the KV cache (llama.cpp's non-unified cache), so a token
+    /// attends only to its own request's cache instead of scanning everyone's: with 16 busy
+    /// slots this about doubles generation speed. A prompt longer than the slot's part cannot
+    /// be taken. `false` shares one cache among all slots (less memory, slower when full).
+    pub split_kv: bool,
     /// Most tokens decoded in one pass.
     pub batch: u32,
     /// Reuse cached prompt prefixes across requests (the KV cache of earlier requests).
@@ -117,7 +123,8 @@ impl Default for LlamaConfig {
             embedding_model: None,
             threads: None,
             slots: 16,
-            context: 16_384,
+            context: 49_152,
+            split_kv: true,
             batch: 512,
             prefix_cache: true,
         }
@@ -338,6 +345,19 @@ impl LlmConfig {
                         lines.line_of_quoted(&l.name, 0),
                         format!("llm.backends[{i}]"),
                         "slots must be ≥ 1 and context ≥ 512",
+                    ));
+                }
+                BackendConfig::Llama(l) if l.split_kv && l.context / l.slots < 512 => {
+                    return Err(DataError::new(
+                        path,
+                        lines.line_of_quoted(&l.name, 0),
+                        format!("llm.backends[{i}].context"),
+                        format!(
+                            "with split_kv each of the {} slots gets context / slots = {} tokens; give it at least 512 (context ≥ {})",
+                            l.slots,
+                            l.context / l.slots,
+                            512 * l.slots
+                        ),
                     ));
                 }
                 _ => {}

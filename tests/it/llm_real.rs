@@ -372,14 +372,81 @@ fn a_shared_identity_prefix_is_decoded_once_and_reused() {
 }
 
 #[test]
+fn a_prefix_held_by_a_busy_slot_is_copied_into_a_free_one_and_still_means_the_same() {
+    let _model = crate::real_model_lock();
+    // Each slot has its own part of the KV cache (the default `split_kv`). While one request
+    // is still writing its long answer, a second with the same identity block starts in another
+    // slot: its prefix is copied from the busy slot's stream instead of decoded again, and the
+    // copied cache must carry the identity, so the model can still name the person.
+    let rt = LlmRuntime::start(&llama(4));
+    let identity = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\nCurrently: Klaus Mueller is writing a research paper on the effects of gentrification in low-income communities.\n";
+    let ask = |purpose: &str, question: &str, max_tokens: u32| {
+        let id = rt.next_id();
+        rt.submit(Submission {
+            id,
+            agent: None,
+            purpose: purpose.into(),
+            kind: WorkKind::Chat {
+                messages: vec![
+                    ChatMessage::system(identity),
+                    ChatMessage::user(question.to_string()),
+                ],
+                shape: OutputShape::Text,
+                sampling: Sampling::greedy(max_tokens),
+            },
+            priority: Priority::Normal,
+            fallback: None,
+        });
+        id
+    };
+    let long = ask(
+        "story",
+        "Write a long story about this person's whole day, hour by hour.",
+        400,
+    );
+    // The story's prompt is decoded in well under a second; its 400 tokens take far longer.
+    std::thread::sleep(Duration::from_millis(1500));
+    let name = ask(
+        "name",
+        "What is this person's full name? Answer with the name only.",
+        8,
+    );
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        replies.push(rt.recv_timeout(Duration::from_secs(600)).expect("a reply"));
+    }
+    let story = replies.iter().find(|r| r.id == long).expect("story reply");
+    let named = replies.iter().find(|r| r.id == name).expect("name reply");
+    assert!(!story.is_fallback(), "{:?}", story.source);
+    assert!(!named.is_fallback(), "{:?}", named.source);
+    assert!(
+        story.latency > Duration::from_millis(2500),
+        "the story ended before the second request came ({:?}), so nothing was copied",
+        story.latency
+    );
+    let stats = rt.stats.lock().unwrap();
+    assert!(
+        stats.by_purpose["name"].cached_prompt_tokens >= 60,
+        "the identity block was decoded again ({} prompt tokens reused)",
+        stats.by_purpose["name"].cached_prompt_tokens
+    );
+    assert!(
+        named.text.contains("Klaus"),
+        "the copied cache lost the identity: {:?}",
+        named.text
+    );
+}
+
+#[test]
 fn more_work_than_the_kv_cache_holds_waits_its_turn_instead_of_being_redone() {
     let _model = crate::real_model_lock();
-    // 8 slots share 2,048 tokens of KV cache; each request may take its prompt plus 300
+    // 8 slots share 2,048 tokens of one unified KV cache; each request may take its prompt plus 300
     // generated tokens, so all 8 at once would overflow it. Requests that do not fit must wait
     // for room: none is cut off and redone, and every one is answered by the model.
     let mut cfg = llama(8);
     if let BackendConfig::Llama(c) = &mut cfg.backends[0] {
         c.context = 2048;
+        c.split_kv = false; // one cache shared by all slots
     }
     let rt = LlmRuntime::start(&cfg);
     let reqs = (0..8)

@@ -354,17 +354,27 @@ fn worker(
     };
     let threads = cfg.threads.unwrap_or_else(default_threads) as i32;
     let n_slots = cfg.slots.max(1);
+    // Split: each slot (sequence) has its own stream of the KV cache, so attention runs over
+    // that request's own tokens only; unified: one cache, every token scans all of it.
+    let split = cfg.split_kv && n_slots > 1;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(cfg.context))
         .with_n_batch(cfg.batch)
         .with_n_ubatch(cfg.batch)
         .with_n_seq_max(n_slots)
-        .with_kv_unified(true)
+        .with_kv_unified(!split)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
     let mut ctx = model
         .new_context(backend, params)
         .map_err(|e| format!("cannot create a context: {e}"))?;
+    // The most one request may hold: its slot's stream when split (less a little room),
+    // half the shared cache otherwise.
+    let per_request = if split {
+        (ctx.n_ctx() / n_slots) as usize - 8
+    } else {
+        cfg.context as usize / 2
+    };
     let template = model
         .chat_template(None)
         .or_else(|_| LlamaChatTemplate::new("chatml"))
@@ -503,18 +513,20 @@ fn worker(
                 }
             };
             let tokens = vocab.tokenize(prompt.as_bytes(), false, true);
-            let budget = cfg.context as usize / 2;
-            if tokens.is_empty() || tokens.len() + sampling.max_tokens as usize > budget {
+            // A prompt that fits leaves what room there is to the answer (an answer cut short
+            // is validated like any other); one that does not fit cannot be taken.
+            if tokens.is_empty() || tokens.len() + 16 > per_request {
                 fail(
                     ErrorKind::Fatal,
                     format!(
-                        "prompt of {} tokens (+{} to generate) exceeds the per-request budget of {budget}",
+                        "prompt of {} tokens exceeds the per-request budget of {per_request} (llm context / slots{})",
                         tokens.len(),
-                        sampling.max_tokens
+                        if split { "" } else { " / 2" }
                     ),
                 );
                 continue;
             }
+            let max_tokens = sampling.max_tokens.min((per_request - tokens.len()) as u32);
             // Admit only what the shared KV cache can hold to the end (prompt + every token it
             // may generate, beside what the running requests may still need): a request that
             // does not fit waits here instead of overflowing the cache, which would cost a
@@ -530,8 +542,8 @@ fn worker(
                     })
                 })
                 .sum();
-            let need = tokens.len() + sampling.max_tokens as usize;
-            if busy_need > 0 && busy_need + need > limit {
+            let need = tokens.len() + max_tokens as usize;
+            if !split && busy_need > 0 && busy_need + need > limit {
                 queue.push_front((w, d));
                 break;
             }
@@ -576,7 +588,14 @@ fn worker(
             };
             if let Some((src, l)) = donor {
                 let _ = ctx.kv_cache_seq_rm(seq, None, None);
-                let _ = ctx.kv_cache_seq_cp(src, seq, Some(0), Some(l as u32));
+                if split {
+                    // Across streams llama.cpp copies a whole stream (a partial copy would
+                    // abort): copy it, then cut it back to the shared prefix.
+                    let _ = ctx.kv_cache_seq_cp(src, seq, None, None);
+                    let _ = ctx.kv_cache_seq_rm(seq, Some(l as u32), None);
+                } else {
+                    let _ = ctx.kv_cache_seq_cp(src, seq, Some(0), Some(l as u32));
+                }
                 let prefix = slots
                     .iter()
                     .find(|s| s.seq == src)
@@ -597,7 +616,7 @@ fn worker(
             idle_cached.sort_by_key(|i| std::cmp::Reverse(slots[*i].cached.len()));
             let mut held: usize = idle_cached.iter().map(|i| slots[*i].cached.len()).sum();
             for i in idle_cached {
-                if busy_need + need + held <= limit {
+                if split || busy_need + need + held <= limit {
                     break;
                 }
                 held -= slots[i].cached.len();
@@ -620,7 +639,7 @@ fn worker(
                 last: None,
                 out: Vec::new(),
                 n_gen: 0,
-                max_tokens: sampling.max_tokens.max(1),
+                max_tokens: max_tokens.max(1),
                 prompt_tokens: tokens.len() as u32,
                 cached_tokens: reuse as u32,
             });

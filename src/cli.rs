@@ -28,6 +28,52 @@ pub enum Command {
     /// Measure throughput.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Convert towns made for the original Generative Agents into ours.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Write our towns in the original Generative Agents' formats.
+    #[command(subcommand)]
+    Export(ExportCommand),
+}
+
+/// `import` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// The original's matrix folder (maze_meta_info.json, maze/*.csv, special_blocks/*.csv)
+    /// to a map file of ours; prints what it read and what it defaulted or skipped.
+    Map {
+        /// The matrix folder (or the folder holding `matrix/`).
+        folder: PathBuf,
+        /// The map file to write (e.g. maps/my_town.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The original's base simulation folder (reverie/meta.json, environment/0.json,
+    /// personas/*/bootstrap_memory/) to a scenario of ours on a given map; prints what it read
+    /// and what it derived, defaulted or skipped.
+    Scenario {
+        /// The base simulation folder (e.g. storage/base_the_ville_n25).
+        folder: PathBuf,
+        /// The town: a bundled map name, a map file or the original's matrix folder.
+        #[arg(long)]
+        map: String,
+        /// The scenario file to write (e.g. config/scenarios/my_town.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// `export` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ExportCommand {
+    /// A map (bundled name, map file or matrix folder) to the original's matrix folder.
+    Map {
+        /// The map: a bundled name (smallville) or a path.
+        map: String,
+        /// The folder to write (it gets maze_meta_info.json, maze/ and special_blocks/).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// Which world to load.
@@ -262,6 +308,113 @@ pub fn main_with(cli: Cli) -> i32 {
             }
             Err(e) => fail(e),
         },
+        Command::Import(ImportCommand::Map { folder, out }) => {
+            match crate::sim::map::original::load_matrix(&folder) {
+                Ok((map, report)) => {
+                    println!("read:");
+                    print!("{report}");
+                    let text = crate::sim::map::write_ron(
+                        &map,
+                        &format!(
+                            "Imported by `simulacra import map` from {}.\nFormat: maps/README.md.",
+                            folder.display()
+                        ),
+                    );
+                    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    // The written file must load back as the same town.
+                    match std::fs::write(&out, &text)
+                        .map_err(|e| format!("{}: {e}", out.display()))
+                        .and_then(|_| crate::sim::map::load_map(&out).map_err(|e| e.to_string()))
+                    {
+                        Ok(_) => {
+                            println!("wrote {}", out.display());
+                            0
+                        }
+                        Err(e) => fail(e),
+                    }
+                }
+                Err(e) => fail(e.to_string()),
+            }
+        }
+        Command::Import(ImportCommand::Scenario { folder, map, out }) => {
+            let map_path = crate::config::resolve_data("maps", &map);
+            let result = crate::sim::map::load_map(&map_path)
+                .map_err(|e| e.to_string())
+                .and_then(|m| {
+                    // The scenario names the map as it will be found from the scenario's folder.
+                    let map_ref = if map_path.is_absolute() || !map_path.exists() {
+                        map.clone()
+                    } else {
+                        std::fs::canonicalize(&map_path)
+                            .map(|p| p.display().to_string())
+                            .unwrap_or(map.clone())
+                    };
+                    let map_ref = if crate::config::data_root()
+                        .join("maps")
+                        .join(format!("{map}.ron"))
+                        .exists()
+                    {
+                        map.clone()
+                    } else {
+                        map_ref
+                    };
+                    crate::agent::original::import_people(&folder, &m, &map_ref)
+                        .map_err(|e| e.to_string())
+                });
+            match result {
+                Ok((scenario, report)) => {
+                    println!("read:");
+                    print!("{report}");
+                    let text = crate::agent::original::scenario_text(
+                        &scenario,
+                        &format!(
+                            "Imported by `simulacra import scenario` from {}.\nFormat: config/README.md (scenarios).",
+                            folder.display()
+                        ),
+                    );
+                    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    match std::fs::write(&out, &text) {
+                        Ok(()) => {
+                            // The written scenario must load with its map.
+                            match crate::SimPlugin::load(
+                                &out.display().to_string(),
+                                None,
+                                GameConfig::default(),
+                            ) {
+                                Ok(_) => {
+                                    println!("wrote {}", out.display());
+                                    0
+                                }
+                                Err(e) => fail(format!("the written scenario does not load: {e}")),
+                            }
+                        }
+                        Err(e) => fail(format!("{}: {e}", out.display())),
+                    }
+                }
+                Err(e) => fail(e),
+            }
+        }
+        Command::Export(ExportCommand::Map { map, out }) => {
+            let path = crate::config::resolve_data("maps", &map);
+            match crate::sim::map::load_map(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|m| crate::sim::map::original::export_matrix(&m, &out))
+            {
+                Ok(files) => {
+                    println!(
+                        "wrote the matrix folder {} ({} files); open it with the original by copying it over environment/frontend_server/static_dirs/assets/the_ville/matrix/",
+                        out.display(),
+                        files.len()
+                    );
+                    0
+                }
+                Err(e) => fail(e),
+            }
+        }
         Command::Bench(BenchCommand::Sim {
             mut world,
             steps,

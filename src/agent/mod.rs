@@ -3,6 +3,7 @@
 //! Headless: no render types.
 
 pub mod avatar;
+pub mod original;
 pub mod persona;
 pub mod routine;
 pub mod schedule;
@@ -300,6 +301,9 @@ impl Outlook {
     /// The starting outlook of a persona.
     pub fn of(p: &Persona) -> Self {
         let plan_requirement = match (&p.spec.work, &p.work) {
+            _ if p.spec.plan_requirement.is_some() => {
+                p.spec.plan_requirement.clone().unwrap_or_default()
+            }
             (Some(w), Some((from, to, addr))) => {
                 let place = addr
                     .split(':')

@@ -93,6 +93,10 @@ pub struct PersonaSpec {
     pub spawn: (i32, i32),
     /// Seed memories, semicolon-separated statements.
     pub memories: String,
+    /// What their days must include, in words ("Isabella opens Hobbs Cafe at 8am …"), as the
+    /// original's `daily_plan_req`; by default it is made from `work`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_requirement: Option<String>,
 }
 
 /// A resident after validation: times parsed, addresses resolved against the map.

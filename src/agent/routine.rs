@@ -217,6 +217,7 @@ mod tests {
             haunts: vec!["w:Hobbs Cafe:cafe".into()],
             spawn: (0, 0),
             memories: "m".into(),
+            plan_requirement: None,
         };
         Persona {
             first_name: "Test".into(),

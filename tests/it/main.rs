@@ -2,6 +2,7 @@
 //! Modules by topic; shared helpers here.
 
 mod data_files;
+mod import_original;
 mod llm_openai;
 mod llm_real;
 mod llm_runtime;

@@ -1,55 +1,142 @@
 //! The town file format (`maps/*.ron`, documented in `maps/README.md`) and its validation.
 //! Every check names the file, the line and the field of the mistake.
 
-use super::objects::{OBJECT_KINDS, closest_kind, kind_index};
-use super::{Arena, PlacedObject, Rect, Sector, Terrain, Tile, WorldMap};
+use super::objects::{Furniture, ObjectKind, closest_kind};
+use super::{Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, WorldMap};
 use crate::data_error::{DataError, SourceLines, read_ron};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 
 /// The file as written.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct MapFile {
     world: String,
     width: i32,
     height: i32,
+    /// Whether furniture blocks walking (default); `false` for towns whose walls and
+    /// furniture are all in the terrain, as in towns drawn for the original.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    objects_block: bool,
+    /// Object kinds this town adds to the catalogue (drawn with a generic picture; they never
+    /// block). A kind neither here nor in the catalogue is an error, so typos are caught.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    new_kinds: Vec<String>,
     legend: BTreeMap<char, Terrain>,
     terrain: Vec<String>,
     sectors: Vec<SectorFile>,
 }
 
-#[derive(Debug, Deserialize)]
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct SectorFile {
     name: String,
     rect: Rect,
+    /// More rectangles of the same sector (a sector of any shape is a union of rectangles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more: Vec<Rect>,
     arenas: Vec<ArenaFile>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct ArenaFile {
     name: String,
     rect: Rect,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more: Vec<Rect>,
     #[serde(default)]
     objects: Vec<ObjectFile>,
+    /// Named spawn points in this arena, such as `("sp-A", (3, 2))`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    spawns: Vec<(String, (i32, i32))>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct ObjectFile {
     kind: String,
     rect: Rect,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more: Vec<Rect>,
 }
 
-const NONE: u16 = u16::MAX;
+pub(crate) const NONE: u16 = u16::MAX;
 
 /// Loads and validates a town file.
-pub fn load_map(path: &Path) -> Result<WorldMap, DataError> {
+pub(crate) fn load_ron_map(path: &Path) -> Result<WorldMap, DataError> {
     let (file, src): (MapFile, String) = read_ron(path)?;
     build(path, &src, file)
+}
+
+/// The kind an added object name is drawn as: the catalogue picture its name suggests.
+pub(crate) fn added_kind(name: &str) -> ObjectKind {
+    let n = name.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
+    let furniture = if has(&["bed", "crib", "cot"]) {
+        Furniture::Bed
+    } else if has(&["sofa", "couch", "armchair"]) {
+        Furniture::Sofa
+    } else if has(&["chair", "seat", "bench", "stool"]) {
+        Furniture::Seat
+    } else if has(&["desk"]) {
+        Furniture::Desk
+    } else if has(&["table"]) {
+        Furniture::Table
+    } else if has(&["sink", "basin"]) {
+        Furniture::Sink
+    } else if has(&["shower", "bath"]) {
+        Furniture::Shower
+    } else if has(&["toilet"]) {
+        Furniture::Toilet
+    } else if has(&["fridge", "refrigerator", "freezer"]) {
+        Furniture::Fridge
+    } else if has(&["stove", "oven", "cook", "grill", "kitchen"]) {
+        Furniture::Stove
+    } else if has(&["book"]) {
+        Furniture::Bookshelf
+    } else if has(&["shelf", "rack", "cabinet", "wardrobe", "drawer"]) {
+        Furniture::Shelf
+    } else if has(&["closet"]) {
+        Furniture::Closet
+    } else if has(&[
+        "computer",
+        "laptop",
+        "tv",
+        "television",
+        "screen",
+        "monitor",
+    ]) {
+        Furniture::Computer
+    } else if has(&["console", "game", "arcade"]) {
+        Furniture::Console
+    } else if has(&["piano", "keyboard"]) {
+        Furniture::Piano
+    } else if has(&["guitar"]) {
+        Furniture::Guitar
+    } else if has(&["garden", "plant", "flower", "tree", "bush", "lawn"]) {
+        Furniture::Garden
+    } else if has(&["board"]) {
+        Furniture::Blackboard
+    } else if has(&["behind"]) {
+        Furniture::BehindCounter
+    } else {
+        Furniture::Counter
+    };
+    ObjectKind {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        furniture,
+        blocks: false,
+    }
 }
 
 /// Parses and validates town text (used by tests with in-memory files too).
@@ -114,6 +201,28 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
         }
     }
 
+    // The kinds table: the catalogue, then the kinds this town adds.
+    let mut kinds = super::catalogue();
+    let new_kinds_at = lines.find_from("new_kinds", 0).map(|(_, o)| o).unwrap_or(0);
+    for (i, name) in file.new_kinds.iter().enumerate() {
+        let line = lines.line_of_quoted(name, new_kinds_at);
+        if name.trim().is_empty() || name.contains(':') {
+            return Err(err(
+                line,
+                format!("new_kinds[{i}]"),
+                format!("bad object kind {name:?} (empty or has ':')"),
+            ));
+        }
+        if kinds.iter().any(|k| k.name == name) {
+            return Err(err(
+                line,
+                format!("new_kinds[{i}]"),
+                format!("object kind '{name}' is already known"),
+            ));
+        }
+        kinds.push(added_kind(name));
+    }
+
     let idx = |t: Tile| (t.y * w + t.x) as usize;
     let in_bounds =
         |r: &Rect| r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= w && r.y + r.h <= h;
@@ -122,6 +231,7 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
     let mut cell_object = vec![NONE; (w * h) as usize];
     let mut sectors = Vec::new();
     let mut arenas: Vec<Arena> = Vec::new();
+    let mut spawns = Vec::new();
     let mut cursor = lines
         .find_from("sectors", terrain_at)
         .map(|(_, o)| o)
@@ -147,28 +257,34 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
                 format!("sector '{}' is already defined as sectors[{prev}]", s.name),
             ));
         }
-        if !in_bounds(&s.rect) {
-            return Err(err(
-                s_line,
-                format!("{field}.rect"),
-                format!("rect {} is outside the {w}×{h} map", s.rect),
-            ));
-        }
-        for t in s.rect.tiles() {
-            let c = &mut cell_sector[idx(t)];
-            if *c != NONE {
-                let other = &file.sectors[*c as usize].name;
+        for (ri, r) in std::iter::once(&s.rect).chain(&s.more).enumerate() {
+            let rf = rect_field(&field, ri);
+            if !in_bounds(r) {
                 return Err(err(
                     s_line,
-                    format!("{field}.rect"),
-                    format!("sector '{}' overlaps sector '{other}' at {t}", s.name),
+                    rf,
+                    format!("rect {r} is outside the {w}×{h} map"),
                 ));
             }
-            *c = si as u16;
+            for t in r.tiles() {
+                let c = &mut cell_sector[idx(t)];
+                if *c == si as u16 {
+                    continue; // its own rectangles may overlap
+                }
+                if *c != NONE {
+                    let other = &file.sectors[*c as usize].name;
+                    return Err(err(
+                        s_line,
+                        rf,
+                        format!("sector '{}' overlaps sector '{other}' at {t}", s.name),
+                    ));
+                }
+                *c = si as u16;
+            }
         }
         let mut sector = Sector {
             name: s.name.clone(),
-            rect: s.rect,
+            rect: bounding(std::iter::once(&s.rect).chain(&s.more)),
             arenas: Vec::new(),
         };
         let mut arena_names = HashMap::new();
@@ -191,33 +307,42 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
                     format!("arena '{}' appears twice in '{}'", a.name, s.name),
                 ));
             }
-            if !s.rect.contains_rect(&a.rect) {
-                return Err(err(
-                    a_line,
-                    format!("{field}.rect"),
-                    format!(
-                        "arena '{}' {} is not inside its sector '{}' {}",
-                        a.name, a.rect, s.name, s.rect
-                    ),
-                ));
-            }
             let arena_id = arenas.len();
-            for t in a.rect.tiles() {
-                let c = &mut cell_arena[idx(t)];
-                if *c != NONE {
-                    let other = &arenas[*c as usize];
+            for (ri, r) in std::iter::once(&a.rect).chain(&a.more).enumerate() {
+                let rf = rect_field(&field, ri);
+                if let Some(t) = r
+                    .tiles()
+                    .find(|t| !in_bounds(r) || cell_sector[idx(*t)] != si as u16)
+                {
                     return Err(err(
                         a_line,
-                        format!("{field}.rect"),
+                        rf,
                         format!(
-                            "arena '{}' overlaps arena '{}' of '{}' at {t}",
-                            a.name,
-                            other.name,
-                            sectors_name(&sectors, &sector, other.sector)
+                            "arena '{}' {r} is not inside its sector '{}' {} (tile {t})",
+                            a.name, s.name, sector.rect
                         ),
                     ));
                 }
-                *c = arena_id as u16;
+                for t in r.tiles() {
+                    let c = &mut cell_arena[idx(t)];
+                    if *c == arena_id as u16 {
+                        continue;
+                    }
+                    if *c != NONE {
+                        let other = &arenas[*c as usize];
+                        return Err(err(
+                            a_line,
+                            rf,
+                            format!(
+                                "arena '{}' overlaps arena '{}' of '{}' at {t}",
+                                a.name,
+                                other.name,
+                                sectors_name(&sectors, &sector, other.sector)
+                            ),
+                        ));
+                    }
+                    *c = arena_id as u16;
+                }
             }
             let mut objects = Vec::new();
             for (oi, o) in a.objects.iter().enumerate() {
@@ -225,44 +350,96 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
                 cursor = o_off + 1;
                 let o_line = lines.line_of_offset(o_off);
                 let field = format!("{field}.objects[{oi}]");
-                let Some(kind) = kind_index(&o.kind) else {
+                let Some(kind) = kinds.iter().position(|k| k.name == o.kind) else {
                     return Err(err(
                         o_line,
                         format!("{field}.kind"),
                         format!(
-                            "unknown object kind '{}' (did you mean '{}'?)",
+                            "unknown object kind '{}' (did you mean '{}'? A town may add kinds in `new_kinds`)",
                             o.kind,
                             closest_kind(&o.kind)
                         ),
                     ));
                 };
-                if !a.rect.contains_rect(&o.rect) {
-                    return Err(err(
-                        o_line,
-                        format!("{field}.rect"),
-                        format!(
-                            "object '{}' {} is outside its arena '{}' {}",
-                            o.kind, o.rect, a.name, a.rect
-                        ),
-                    ));
-                }
-                for t in o.rect.tiles() {
-                    if !terrain[idx(t)].walkable() {
+                for (ri, r) in std::iter::once(&o.rect).chain(&o.more).enumerate() {
+                    let rf = rect_field(&field, ri);
+                    if let Some(t) = r
+                        .tiles()
+                        .find(|t| !in_bounds(r) || cell_arena[idx(*t)] != arena_id as u16)
+                    {
                         return Err(err(
                             o_line,
-                            format!("{field}.rect"),
-                            format!("object '{}' stands on {:?} at {t}", o.kind, terrain[idx(t)]),
+                            rf,
+                            format!(
+                                "object '{}' {r} is outside its arena '{}' (tile {t})",
+                                o.kind, a.name
+                            ),
                         ));
                     }
-                    cell_object[idx(t)] = kind as u16;
+                    for t in r.tiles() {
+                        if file.objects_block && !terrain[idx(t)].walkable() {
+                            return Err(err(
+                                o_line,
+                                rf.clone(),
+                                format!(
+                                    "object '{}' stands on {:?} at {t}",
+                                    o.kind,
+                                    terrain[idx(t)]
+                                ),
+                            ));
+                        }
+                        cell_object[idx(t)] = kind as u16;
+                    }
+                    objects.push(PlacedObject { kind, rect: *r });
                 }
-                objects.push(PlacedObject { kind, rect: o.rect });
+            }
+            let spawns_at = lines
+                .find_from("spawns", a_off)
+                .map(|(_, o)| o)
+                .unwrap_or(a_off);
+            let mut spawn_names = HashMap::new();
+            for (pi, (name, (x, y))) in a.spawns.iter().enumerate() {
+                let p_line = lines.line_of_quoted(name, spawns_at);
+                let t = Tile::new(*x, *y);
+                let pf = format!("{field}.spawns[{pi}]");
+                if name.trim().is_empty() || name.contains(':') {
+                    return Err(err(p_line, pf, format!("bad spawn name {name:?}")));
+                }
+                if spawn_names.insert(name.clone(), pi).is_some() {
+                    return Err(err(
+                        p_line,
+                        pf,
+                        format!("spawn '{name}' appears twice in '{}'", a.name),
+                    ));
+                }
+                if !(0..w).contains(x)
+                    || !(0..h).contains(y)
+                    || cell_arena[idx(t)] != arena_id as u16
+                {
+                    return Err(err(
+                        p_line,
+                        pf,
+                        format!("spawn '{name}' at {t} is not in its arena '{}'", a.name),
+                    ));
+                }
+                if !terrain[idx(t)].walkable() {
+                    return Err(err(
+                        p_line,
+                        pf,
+                        format!("spawn '{name}' stands on {:?} at {t}", terrain[idx(t)]),
+                    ));
+                }
+                spawns.push(SpawnPoint {
+                    name: name.clone(),
+                    arena: arena_id,
+                    tile: t,
+                });
             }
             sector.arenas.push(arena_id);
             arenas.push(Arena {
                 name: a.name.clone(),
                 sector: si,
-                rect: a.rect,
+                rect: bounding(std::iter::once(&a.rect).chain(&a.more)),
                 objects,
                 line: a_line,
             });
@@ -270,10 +447,79 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
         sectors.push(sector);
     }
 
+    let town = CellTown {
+        world: file.world,
+        width: w,
+        height: h,
+        terrain,
+        cell_sector,
+        cell_arena,
+        cell_object,
+        sectors,
+        arenas,
+        kinds,
+        spawns,
+        objects_block: file.objects_block,
+    };
+    finish(path, town, |town, a, msg| {
+        let arena = &town.arenas[a];
+        let ai = town.sectors[arena.sector]
+            .arenas
+            .iter()
+            .position(|x| *x == a)
+            .unwrap_or(0);
+        DataError::new(
+            path,
+            arena.line,
+            format!("sectors[{}].arenas[{ai}]", arena.sector),
+            msg,
+        )
+    })
+}
+
+/// `field.rect` for the first rectangle of a region, `field.more[i]` for the others.
+fn rect_field(field: &str, i: usize) -> String {
+    if i == 0 {
+        format!("{field}.rect")
+    } else {
+        format!("{field}.more[{}]", i - 1)
+    }
+}
+
+/// The bounding box of some rectangles.
+pub(crate) fn bounding<'a>(rects: impl Iterator<Item = &'a Rect>) -> Rect {
+    let mut b: Option<(i32, i32, i32, i32)> = None;
+    for r in rects {
+        let (x0, y0, x1, y1) = (r.x, r.y, r.x + r.w, r.y + r.h);
+        b = Some(match b {
+            None => (x0, y0, x1, y1),
+            Some((a, b_, c, d)) => (a.min(x0), b_.min(y0), c.max(x1), d.max(y1)),
+        });
+    }
+    let (x0, y0, x1, y1) = b.unwrap_or((0, 0, 0, 0));
+    Rect {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    }
+}
+
+/// The checks every town passes, whatever it was read from, then the finished map: every
+/// arena can be reached on foot from the streets. `arena_error` words an error about an arena
+/// in terms of the source (a line of a map file, a cell of a layer).
+pub(crate) fn finish(
+    path: &Path,
+    town: CellTown,
+    arena_error: impl Fn(&CellTown, usize, String) -> DataError,
+) -> Result<WorldMap, DataError> {
+    let (w, h) = (town.width, town.height);
     let blocked: Vec<bool> = (0..(w * h) as usize)
         .map(|i| {
-            !terrain[i].walkable()
-                || (cell_object[i] != NONE && OBJECT_KINDS[cell_object[i] as usize].blocks)
+            !town.terrain[i].walkable()
+                || (town.objects_block
+                    && town.cell_object[i] != NONE
+                    && town.kinds[town.cell_object[i] as usize].blocks)
         })
         .collect();
 
@@ -310,45 +556,191 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
         .enumerate()
         .max_by_key(|(_, n)| **n)
         .map(|(i, _)| i as u32);
-    for a in &arenas {
-        let reachable = a.rect.tiles().any(|t| Some(comp[idx(t)]) == main);
-        if !reachable {
-            return Err(err(
-                a.line,
-                format!(
-                    "sectors[{}].arenas[{}]",
-                    a.sector,
-                    sectors[a.sector]
-                        .arenas
-                        .iter()
-                        .position(|x| arenas[*x].name == a.name)
-                        .unwrap_or(0)
-                ),
-                format!(
-                    "arena '{}' of '{}' cannot be reached on foot from the streets (walls, water or furniture close it off; add a door)",
-                    a.name, sectors[a.sector].name
-                ),
-            ));
+    let mut reachable = vec![false; town.arenas.len()];
+    for i in 0..(w * h) as usize {
+        if town.cell_arena[i] != NONE && Some(comp[i]) == main {
+            reachable[town.cell_arena[i] as usize] = true;
         }
     }
-
-    Ok(WorldMap::assemble(
-        path.to_path_buf(),
-        file.world,
-        w,
-        h,
-        terrain,
-        blocked,
-        cell_sector,
-        cell_arena,
-        cell_object,
-        sectors,
-        arenas,
-    ))
+    if let Some(a) = reachable.iter().position(|r| !r) {
+        let msg = format!(
+            "arena '{}' of '{}' cannot be reached on foot from the streets (walls, water or furniture close it off; add a door)",
+            town.arenas[a].name, town.sectors[town.arenas[a].sector].name
+        );
+        return Err(arena_error(&town, a, msg));
+    }
+    Ok(WorldMap::assemble(path.to_path_buf(), town, blocked))
 }
 
 fn sectors_name<'a>(done: &'a [Sector], current: &'a Sector, i: usize) -> &'a str {
     done.get(i)
         .map(|s| s.name.as_str())
         .unwrap_or(current.name.as_str())
+}
+
+/// Rectangles that together cover exactly the tiles `inside` says, row runs merged downwards
+/// (a region of any shape; a rectangle comes out as one).
+pub(crate) fn cover(w: i32, h: i32, inside: impl Fn(usize) -> bool) -> Vec<Rect> {
+    let (wu, hu) = (w as usize, h as usize);
+    let mut used = vec![false; wu * hu];
+    let free = |used: &[bool], x: usize, y: usize| inside(y * wu + x) && !used[y * wu + x];
+    let mut out = Vec::new();
+    for y in 0..hu {
+        for x in 0..wu {
+            if !free(&used, x, y) {
+                continue;
+            }
+            let mut x1 = x;
+            while x1 + 1 < wu && free(&used, x1 + 1, y) {
+                x1 += 1;
+            }
+            let mut y1 = y;
+            while y1 + 1 < hu && (x..=x1).all(|xx| free(&used, xx, y1 + 1)) {
+                y1 += 1;
+            }
+            for yy in y..=y1 {
+                for xx in x..=x1 {
+                    used[yy * wu + xx] = true;
+                }
+            }
+            out.push(Rect {
+                x: x as i32,
+                y: y as i32,
+                w: (x1 - x + 1) as i32,
+                h: (y1 - y + 1) as i32,
+            });
+        }
+    }
+    out
+}
+
+/// The legend written by [`write_ron`].
+const LEGEND: [(char, Terrain); 8] = [
+    ('.', Terrain::Grass),
+    ('=', Terrain::Path),
+    ('~', Terrain::Water),
+    ('T', Terrain::Tree),
+    ('#', Terrain::Wall),
+    ('+', Terrain::Door),
+    ('_', Terrain::Floor),
+    (':', Terrain::Tiles),
+];
+
+/// The town as a map file of ours (`maps/*.ron`): what `simulacra import map` writes. Loading
+/// the text gives back the same town, tile for tile.
+pub fn write_ron(map: &WorldMap, comment: &str) -> String {
+    let (w, h) = (map.width, map.height);
+    let code = |t: Terrain| {
+        LEGEND
+            .iter()
+            .find(|(_, k)| *k == t)
+            .map(|(c, _)| *c)
+            .unwrap_or('.')
+    };
+    let terrain: Vec<String> = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| code(map.terrain[(y * w + x) as usize]))
+                .collect()
+        })
+        .collect();
+    let split = |mut rects: Vec<Rect>| {
+        let first = if rects.is_empty() {
+            Rect {
+                x: 0,
+                y: 0,
+                w: 0,
+                h: 0,
+            }
+        } else {
+            rects.remove(0)
+        };
+        (first, rects)
+    };
+    let sectors = map
+        .sectors
+        .iter()
+        .enumerate()
+        .map(|(si, s)| {
+            let (rect, more) = split(cover(w, h, |i| map.cell_sector[i] == si as u16));
+            let arenas = s
+                .arenas
+                .iter()
+                .map(|&ai| {
+                    let a = &map.arenas[ai];
+                    let (rect, more) = split(cover(w, h, |i| map.cell_arena[i] == ai as u16));
+                    let mut kinds: Vec<u16> = Vec::new();
+                    for i in 0..(w * h) as usize {
+                        let k = map.cell_object[i];
+                        if map.cell_arena[i] == ai as u16 && k != NONE && !kinds.contains(&k) {
+                            kinds.push(k);
+                        }
+                    }
+                    let objects = kinds
+                        .iter()
+                        .map(|&k| {
+                            let (rect, more) = split(cover(w, h, |i| {
+                                map.cell_arena[i] == ai as u16 && map.cell_object[i] == k
+                            }));
+                            ObjectFile {
+                                kind: map.kinds[k as usize].name.to_string(),
+                                rect,
+                                more,
+                            }
+                        })
+                        .collect();
+                    ArenaFile {
+                        name: a.name.clone(),
+                        rect,
+                        more,
+                        objects,
+                        spawns: map
+                            .spawns
+                            .iter()
+                            .filter(|p| p.arena == ai)
+                            .map(|p| (p.name.clone(), (p.tile.x, p.tile.y)))
+                            .collect(),
+                    }
+                })
+                .collect();
+            SectorFile {
+                name: s.name.clone(),
+                rect,
+                more,
+                arenas,
+            }
+        })
+        .collect();
+    let catalogue = super::objects::OBJECT_KINDS.len();
+    let file = MapFile {
+        world: map.world.clone(),
+        width: w,
+        height: h,
+        objects_block: map.objects_block,
+        new_kinds: map.kinds[catalogue..]
+            .iter()
+            .map(|k| k.name.to_string())
+            .collect(),
+        legend: LEGEND.iter().copied().collect(),
+        terrain,
+        sectors,
+    };
+    let pretty = ron::ser::PrettyConfig::new()
+        .depth_limit(4)
+        .separate_tuple_members(false)
+        .compact_arrays(false);
+    // RON escapes apostrophes ("Hart family\'s house"); names are easier to read, and to find
+    // in error messages, without.
+    let body = ron::ser::to_string_pretty(&file, pretty)
+        .unwrap_or_default()
+        .replace("\\'", "'");
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str("// ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&body);
+    out.push('\n');
+    out
 }

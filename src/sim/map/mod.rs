@@ -4,11 +4,21 @@
 
 mod file;
 pub mod objects;
+pub mod original;
 
-pub use file::{load_map, parse_map};
+pub use file::{parse_map, write_ron};
+
+/// Loads a town: a map file of ours (`maps/*.ron`), or a matrix folder made for the original
+/// Generative Agents (see [`original`]).
+pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::DataError> {
+    if path.is_dir() {
+        return original::load_matrix(path).map(|(m, _)| m);
+    }
+    file::load_ron_map(path)
+}
 
 use bevy::prelude::Resource;
-use objects::OBJECT_KINDS;
+use objects::{OBJECT_KINDS, ObjectKind};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -141,7 +151,7 @@ impl Terrain {
 pub struct Sector {
     /// Name, unique in the world.
     pub name: String,
-    /// Its footprint.
+    /// The bounding box of its tiles (a sector may be any shape).
     pub rect: Rect,
     /// Indices into [`WorldMap::arenas`].
     pub arenas: Vec<usize>,
@@ -154,7 +164,7 @@ pub struct Arena {
     pub name: String,
     /// Index of its sector.
     pub sector: usize,
-    /// Its tiles.
+    /// The bounding box of its tiles (an arena may be any shape).
     pub rect: Rect,
     /// Its objects.
     pub objects: Vec<PlacedObject>,
@@ -165,10 +175,39 @@ pub struct Arena {
 /// One object placed in an arena.
 #[derive(Debug, Clone)]
 pub struct PlacedObject {
-    /// Index into [`OBJECT_KINDS`].
+    /// Index into the map's [`WorldMap::kinds`].
     pub kind: usize,
-    /// Its tiles.
+    /// Its tiles (or their bounding box, for an object imported from per-tile layers).
     pub rect: Rect,
+}
+
+/// A named spawn point (the original's spawning blocks, such as `sp-A` in each home).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnPoint {
+    /// Its name, unique within its arena (not across the town: every home has an `sp-A`).
+    pub name: String,
+    /// The arena it lies in.
+    pub arena: usize,
+    /// Its tile.
+    pub tile: Tile,
+}
+
+/// A town as per-tile layers: what a map file and the original's matrix folder both come to
+/// before the checks every town must pass.
+#[derive(Debug, Clone)]
+pub(crate) struct CellTown {
+    pub world: String,
+    pub width: i32,
+    pub height: i32,
+    pub terrain: Vec<Terrain>,
+    pub cell_sector: Vec<u16>,
+    pub cell_arena: Vec<u16>,
+    pub cell_object: Vec<u16>,
+    pub sectors: Vec<Sector>,
+    pub arenas: Vec<Arena>,
+    pub kinds: Vec<ObjectKind>,
+    pub spawns: Vec<SpawnPoint>,
+    pub objects_block: bool,
 }
 
 /// The address of a tile, as deep as the tile goes.
@@ -220,27 +259,32 @@ pub struct WorldMap {
     pub sectors: Vec<Sector>,
     /// Every arena.
     pub arenas: Vec<Arena>,
+    /// The object kinds this town may use: the catalogue, then any kinds the town adds.
+    pub kinds: Vec<ObjectKind>,
+    /// Named spawn points.
+    pub spawns: Vec<SpawnPoint>,
+    /// Whether furniture blocks walking (our own maps); `false` for towns drawn for the
+    /// original, whose collision layer already holds the furniture that blocks.
+    pub objects_block: bool,
     address_tiles: HashMap<String, Vec<Tile>>,
 }
 
 impl WorldMap {
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "internal constructor called once by the loader"
-    )]
-    fn assemble(
-        source: PathBuf,
-        world: String,
-        width: i32,
-        height: i32,
-        terrain: Vec<Terrain>,
-        blocked: Vec<bool>,
-        cell_sector: Vec<u16>,
-        cell_arena: Vec<u16>,
-        cell_object: Vec<u16>,
-        sectors: Vec<Sector>,
-        arenas: Vec<Arena>,
-    ) -> Self {
+    fn assemble(source: PathBuf, town: CellTown, blocked: Vec<bool>) -> Self {
+        let CellTown {
+            world,
+            width,
+            height,
+            terrain,
+            cell_sector,
+            cell_arena,
+            cell_object,
+            sectors,
+            arenas,
+            kinds,
+            spawns,
+            objects_block,
+        } = town;
         let mut map = Self {
             source,
             world,
@@ -253,6 +297,9 @@ impl WorldMap {
             cell_object,
             sectors,
             arenas,
+            kinds,
+            spawns,
+            objects_block,
             address_tiles: HashMap::new(),
         };
         let mut at: HashMap<String, Vec<Tile>> = HashMap::new();
@@ -293,13 +340,13 @@ impl WorldMap {
     }
 
     /// The object kind at a tile, if any.
-    pub fn object_at(&self, t: Tile) -> Option<&'static objects::ObjectKind> {
+    pub fn object_at(&self, t: Tile) -> Option<&ObjectKind> {
         self.index(t).and_then(|i| {
-            (self.cell_object[i] != NONE).then(|| &OBJECT_KINDS[self.cell_object[i] as usize])
+            (self.cell_object[i] != NONE).then(|| &self.kinds[self.cell_object[i] as usize])
         })
     }
 
-    /// Index into [`OBJECT_KINDS`] of the object at a tile inside an arena, if any.
+    /// Index into [`WorldMap::kinds`] of the object at a tile inside an arena, if any.
     pub fn object_kind_index_at(&self, t: Tile) -> Option<usize> {
         self.index(t).and_then(|i| {
             (self.cell_object[i] != NONE && self.cell_arena[i] != NONE)
@@ -377,7 +424,7 @@ impl WorldMap {
     pub fn arena_object_kinds(&self, arena: usize) -> Vec<&'static str> {
         let mut out: Vec<&'static str> = Vec::new();
         for o in &self.arenas[arena].objects {
-            let n = OBJECT_KINDS[o.kind].name;
+            let n = self.kinds[o.kind].name;
             if !out.contains(&n) {
                 out.push(n);
             }
@@ -439,12 +486,26 @@ impl WorldMap {
         out
     }
 
+    /// The tiles of an arena.
+    pub fn arena_tiles(&self, arena: usize) -> Vec<Tile> {
+        self.tiles_of(&format!(
+            "{}:{}:{}",
+            self.world, self.sectors[self.arenas[arena].sector].name, self.arenas[arena].name
+        ))
+        .to_vec()
+    }
+
     /// Every walkable tile (for spawning and tests).
     pub fn walkable_tiles(&self) -> impl Iterator<Item = Tile> + '_ {
         (0..self.height)
             .flat_map(move |y| (0..self.width).map(move |x| Tile::new(x, y)))
             .filter(|t| self.walkable(*t))
     }
+}
+
+/// The catalogue as a town's starting kinds table.
+pub(crate) fn catalogue() -> Vec<ObjectKind> {
+    OBJECT_KINDS.to_vec()
 }
 
 fn article(word: &str) -> &'static str {

@@ -1,0 +1,721 @@
+//! People made for the original Generative Agents: a base simulation folder
+//! (`reverie/meta.json`, `environment/<step>.json`, `personas/<name>/bootstrap_memory/…`) read
+//! into a scenario of ours. The original keeps several facts only in free text (wake and sleep
+//! times in `lifestyle`, work hours and place in `daily_plan_req`); they are derived where the
+//! text allows and otherwise defaulted, and every default is reported. The format is described
+//! in `docs/design/original-formats.md` §2.
+
+use super::persona::{Lifestyle, PersonaSpec, PlayerSpec, ScenarioFile, WorkSpec};
+use crate::data_error::DataError;
+use crate::sim::map::{Tile, WorldMap};
+use serde_json::Value;
+use std::path::Path;
+
+/// What a scenario import read, and what it derived, defaulted or left out.
+#[derive(Debug, Clone, Default)]
+pub struct PeopleReport {
+    /// One line per thing read.
+    pub read: Vec<String>,
+    /// One line per default, derivation or omission.
+    pub notes: Vec<String>,
+}
+
+impl std::fmt::Display for PeopleReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for l in &self.read {
+            writeln!(f, "  {l}")?;
+        }
+        if self.notes.is_empty() {
+            writeln!(f, "  nothing defaulted or skipped")?;
+        } else {
+            writeln!(f, "  derived, defaulted or skipped:")?;
+            for l in &self.notes {
+                writeln!(f, "    - {l}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value, DataError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| DataError::new(path, e.line(), "", format!("not valid JSON: {e}")))
+}
+
+/// The 1-based line where `"key"` first appears in a JSON file (0 when absent), for errors.
+fn line_of_key(path: &Path, key: &str) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .position(|l| l.contains(&format!("\"{key}\"")))
+                .map(|i| i + 1)
+        })
+        .unwrap_or(0)
+}
+
+fn text_field(v: &Value, path: &Path, key: &str) -> Result<String, DataError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            DataError::new(
+                path,
+                line_of_key(path, key),
+                key,
+                "missing, or not a string (the original's scratch.json has every key)",
+            )
+        })
+}
+
+/// A time of day in words: "11pm", "7:30am", "6 am", "midnight", "noon", "23:00" → minutes.
+pub fn parse_time_words(text: &str) -> Option<u32> {
+    let t = text.trim().trim_end_matches(['.', ',']).to_lowercase();
+    match t.as_str() {
+        "midnight" => return Some(0),
+        "noon" | "midday" => return Some(12 * 60),
+        _ => {}
+    }
+    let (num, suffix) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (t[..i].trim(), t[i..].trim().replace('.', "")),
+        None => (t.as_str(), String::new()),
+    };
+    let (h, m) = match num.split_once(':') {
+        Some((h, m)) => (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?),
+        None => (num.parse::<u32>().ok()?, 0),
+    };
+    if m > 59 {
+        return None;
+    }
+    let h = match suffix.as_str() {
+        "am" | "a" => {
+            if !(1..=12).contains(&h) {
+                return None;
+            }
+            h % 12
+        }
+        "pm" | "p" => {
+            if !(1..=12).contains(&h) {
+                return None;
+            }
+            h % 12 + 12
+        }
+        "" if h <= 23 => h,
+        _ => return None,
+    };
+    Some(h * 60 + m)
+}
+
+/// The time that follows one of `cues` ("wakes up around", "goes to bed at") in `text`.
+fn time_after(text: &str, cues: &[&str]) -> Option<u32> {
+    time_at(text, cues).map(|(_, t)| t)
+}
+
+/// The time that follows one of `cues` (tried in order; a cue is a whole word or phrase) in
+/// `text`, and where the cue begins.
+fn time_at(text: &str, cues: &[&str]) -> Option<(usize, u32)> {
+    let lower = text.to_lowercase();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    for cue in cues {
+        let cue = cue.trim();
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(cue) {
+            let at = from + i;
+            let end = at + cue.len();
+            from = end;
+            if word(lower[..at].chars().next_back()) || word(lower[end..].chars().next()) {
+                continue;
+            }
+            let mut rest = lower[end..].trim_start();
+            for filler in ["around", "at", "by", "about"] {
+                if let Some(r) = rest.strip_prefix(filler)
+                    && r.starts_with(' ')
+                {
+                    rest = r.trim_start();
+                }
+            }
+            if let Some(t) = first_time(rest) {
+                return Some((at, t));
+            }
+        }
+    }
+    None
+}
+
+/// The time at the start of `text`: "7:30am, and …", "11 pm", "midnight".
+fn first_time(text: &str) -> Option<u32> {
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    let one = words.first()?.trim_end_matches([',', '.', ';']);
+    // "11" followed by "pm".
+    if one.chars().all(|c| c.is_ascii_digit() || c == ':')
+        && let Some(next) = words.get(1)
+    {
+        let next = next.trim_end_matches([',', '.', ';']).replace('.', "");
+        if next == "am" || next == "pm" {
+            return parse_time_words(&format!("{one}{next}"));
+        }
+    }
+    parse_time_words(one)
+}
+
+fn hhmm(min: u32) -> String {
+    format!("{:02}:{:02}", (min / 60) % 24, min % 60)
+}
+
+/// "February 13, 2023, 00:00:00" (or "February 13, 2023") → "2023-02-13 00:00".
+pub fn original_date(text: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let (month, day) = parts.first()?.split_once(' ')?;
+    let mo = MONTHS
+        .iter()
+        .position(|m| m.eq_ignore_ascii_case(month.trim()))?
+        + 1;
+    let d: u32 = day.trim().parse().ok()?;
+    let y: i32 = parts.get(1)?.parse().ok()?;
+    let time = parts.get(2).copied().unwrap_or("00:00:00");
+    let secs = crate::sim::time::parse_clock(time)?;
+    Some(format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        (secs % 3600) / 60
+    ))
+}
+
+/// Sector names of the map that `text` mentions, longest first.
+fn sectors_in(map: &WorldMap, text: &str) -> Vec<usize> {
+    let lower = text.to_lowercase();
+    let mut found: Vec<usize> = (0..map.sectors.len())
+        .filter(|s| lower.contains(&map.sectors[*s].name.to_lowercase()))
+        .collect();
+    found.sort_by_key(|s| std::cmp::Reverse(map.sectors[*s].name.len()));
+    // Drop a name found only inside a longer one ("Cafe" inside "Corner Cafe").
+    let names: Vec<String> = found
+        .iter()
+        .map(|s| map.sectors[*s].name.to_lowercase())
+        .collect();
+    found
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !names[..*i].iter().any(|n| n.contains(&names[*i])))
+        .map(|(_, s)| *s)
+        .collect()
+}
+
+/// The arena of a sector to go to, and the object there to use: from the person's spatial
+/// memory when it lists the sector, else the map's first arena; the object is a counter to
+/// stand behind, a seat, a desk or a table when there is one.
+fn place_in(map: &WorldMap, spatial: &Value, sector: usize) -> String {
+    let s = &map.sectors[sector];
+    let known: Vec<&str> = spatial
+        .get(map.world.as_str())
+        .and_then(|w| w.get(s.name.as_str()))
+        .and_then(Value::as_object)
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let arena = s
+        .arenas
+        .iter()
+        .copied()
+        .find(|a| known.contains(&map.arenas[*a].name.as_str()))
+        .unwrap_or(s.arenas[0]);
+    let kinds = map.arena_object_kinds(arena);
+    let object = ["behind", "counter", "seating", "desk", "table", "chair"]
+        .iter()
+        .find_map(|w| kinds.iter().find(|k| k.contains(w)));
+    let base = format!("{}:{}", s.name, map.arenas[arena].name);
+    match object {
+        Some(o) => format!("{base}:{o}"),
+        None => base,
+    }
+}
+
+/// Reads a base simulation folder into a scenario for `map` (named `map_ref` in the file).
+pub fn import_people(
+    base: &Path,
+    map: &WorldMap,
+    map_ref: &str,
+) -> Result<(ScenarioFile, PeopleReport), DataError> {
+    let mut report = PeopleReport::default();
+    let meta_path = base.join("reverie/meta.json");
+    let meta = read_json(&meta_path)?;
+    let names: Vec<String> = meta
+        .get("persona_names")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .filter(|v: &Vec<String>| !v.is_empty())
+        .ok_or_else(|| {
+            DataError::new(
+                &meta_path,
+                line_of_key(&meta_path, "persona_names"),
+                "persona_names",
+                "needs a list of the persona folders' names",
+            )
+        })?;
+    let start_text = meta
+        .get("curr_time")
+        .or_else(|| meta.get("start_date"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let start = original_date(start_text).ok_or_else(|| {
+        DataError::new(
+            &meta_path,
+            line_of_key(&meta_path, "curr_time"),
+            "curr_time",
+            format!("{start_text:?} is not a date like \"February 13, 2023, 00:00:00\""),
+        )
+    })?;
+    if let Some(sps) = meta.get("sec_per_step").and_then(Value::as_u64) {
+        report.read.push(format!(
+            "sec_per_step {sps} (ours is set in config/simulacra.ron, sim.sec_per_step)"
+        ));
+    }
+    let step = meta.get("step").and_then(Value::as_u64).unwrap_or(0);
+    let env_path = base.join(format!("environment/{step}.json"));
+    let env = if env_path.is_file() {
+        read_json(&env_path)?
+    } else {
+        report.notes.push(format!(
+            "no {}: every person starts in their home",
+            env_path.display()
+        ));
+        Value::Null
+    };
+
+    let mut residents = Vec::new();
+    for name in &names {
+        let dir = base.join("personas").join(name).join("bootstrap_memory");
+        let scratch_path = dir.join("scratch.json");
+        let scratch = read_json(&scratch_path)?;
+        let text = |k: &str| text_field(&scratch, &scratch_path, k);
+        let full = text("name")?;
+        if full != *name {
+            report.notes.push(format!(
+                "{name}: scratch.json names '{full}'; the folder's name is kept"
+            ));
+        }
+        if name.split_whitespace().count() < 2 {
+            return Err(DataError::new(
+                &scratch_path,
+                line_of_key(&scratch_path, "name"),
+                "name",
+                format!("'{name}' needs a first and a last name"),
+            ));
+        }
+        let age = scratch
+            .get("age")
+            .and_then(Value::as_u64)
+            .filter(|a| (1..=120).contains(a))
+            .ok_or_else(|| {
+                DataError::new(
+                    &scratch_path,
+                    line_of_key(&scratch_path, "age"),
+                    "age",
+                    "must be a whole number from 1 to 120",
+                )
+            })? as u32;
+
+        // Home: living_area is "world:sector:arena".
+        let living = text("living_area")?;
+        let parts: Vec<&str> = living.split(':').collect();
+        let home = if parts.len() == 3 && parts[0] == map.world {
+            format!("{}:{}", parts[1], parts[2])
+        } else if parts.len() == 2 {
+            living.clone()
+        } else {
+            String::new()
+        };
+        if home.is_empty()
+            || !map.has_address(&home)
+            || map
+                .arena_by_name(
+                    home.split(':').next().unwrap_or(""),
+                    home.split(':').nth(1).unwrap_or(""),
+                )
+                .is_none()
+        {
+            return Err(DataError::new(
+                &scratch_path,
+                line_of_key(&scratch_path, "living_area"),
+                "living_area",
+                format!(
+                    "'{living}' is not an arena of the map {} (world '{}'); write \"world:sector:arena\"",
+                    map.source.display(),
+                    map.world
+                ),
+            ));
+        }
+        let home_sector = map
+            .sector_by_name(home.split(':').next().unwrap_or(""))
+            .expect("checked above");
+
+        // Lifestyle: wake, sleep and meal times from the text.
+        let lifestyle_text = text("lifestyle")?;
+        let wake = time_after(
+            &lifestyle_text,
+            &[
+                "wakes up",
+                "wake up",
+                "awakes up",
+                "awake up",
+                "awakes",
+                "gets up",
+                "get up",
+                "rises",
+            ],
+        );
+        let sleep = time_after(
+            &lifestyle_text,
+            &[
+                "goes to bed",
+                "go to bed",
+                "goes to sleep",
+                "go to sleep",
+                "sleeps",
+                "bedtime",
+            ],
+        );
+        let wake_min = wake.unwrap_or_else(|| {
+            report.notes.push(format!(
+                "{name}: no wake-up time in lifestyle {lifestyle_text:?}: 07:00"
+            ));
+            7 * 60
+        });
+        let sleep_min = sleep.unwrap_or_else(|| {
+            report.notes.push(format!(
+                "{name}: no bedtime in lifestyle {lifestyle_text:?}: 23:00"
+            ));
+            23 * 60
+        });
+        let mut meals = Vec::new();
+        let mut defaulted = Vec::new();
+        for (meal, default) in [
+            ("breakfast", wake_min + 30),
+            ("lunch", 12 * 60 + 30),
+            ("dinner", 19 * 60),
+        ] {
+            let cues = [
+                format!("eats {meal}"),
+                format!("has {meal}"),
+                format!("{meal} around"),
+                format!("{meal} at"),
+            ];
+            let cues: Vec<&str> = cues.iter().map(String::as_str).collect();
+            match time_after(&lifestyle_text, &cues) {
+                Some(t) => meals.push(hhmm(t)),
+                None => {
+                    defaulted.push(format!("{meal} {}", hhmm(default)));
+                    meals.push(hhmm(default));
+                }
+            }
+        }
+        if !defaulted.is_empty() {
+            report.notes.push(format!(
+                "{name}: meal times not in lifestyle: {}",
+                defaulted.join(", ")
+            ));
+        }
+
+        // Work: a place of the map named in the daily plan requirement, with its hours.
+        let spatial_path = dir.join("spatial_memory.json");
+        let spatial = if spatial_path.is_file() {
+            read_json(&spatial_path)?
+        } else {
+            report.notes.push(format!("{name}: no spatial_memory.json"));
+            Value::Null
+        };
+        let plan_req = text("daily_plan_req").unwrap_or_default();
+        // Work: a place named just before a starting time ("works at Corner Cafe from 9am",
+        // "opens Hobbs Cafe at 8am"), and the time it ends after that.
+        let lower_req = plan_req.to_lowercase();
+        let start = time_at(&plan_req, &["from", "opens at", "starts at", "at"]);
+        let work_sector = start.and_then(|(p, _)| {
+            sectors_in(map, &plan_req)
+                .into_iter()
+                .filter(|s| *s != home_sector)
+                .filter_map(|s| {
+                    let end = lower_req.find(&map.sectors[s].name.to_lowercase())?
+                        + map.sectors[s].name.len();
+                    (end <= p && p - end <= 40).then(|| (p - end, s))
+                })
+                .min()
+                .map(|(_, s)| s)
+        });
+        let end = start
+            .and_then(|(p, _)| time_after(&lower_req[p..], &["until", "till", "to", "closes at"]));
+        let work_sectors: Vec<usize> = work_sector.into_iter().collect();
+        let work = match (work_sector, start, end) {
+            (Some(s), Some((_, f)), Some(t)) if f != t => {
+                let place = place_in(map, &spatial, s);
+                Some(WorkSpec {
+                    activity: format!("working at {}", map.sectors[s].name),
+                    place,
+                    from: hhmm(f),
+                    to: hhmm(t),
+                })
+            }
+            _ => {
+                report.notes.push(format!(
+                    "{name}: no work place with hours in daily_plan_req {plan_req:?}: no regular work (the plan requirement still guides the model's plans)"
+                ));
+                None
+            }
+        };
+
+        // Haunts: other places named in their text, else places their spatial memory knows.
+        let mut haunt_sectors: Vec<usize> = sectors_in(
+            map,
+            &format!("{plan_req} {} {}", text("currently")?, text("learned")?),
+        )
+        .into_iter()
+        .filter(|s| *s != home_sector && Some(s) != work_sectors.first())
+        .collect();
+        if haunt_sectors.is_empty()
+            && let Some(world) = spatial.get(map.world.as_str()).and_then(Value::as_object)
+        {
+            haunt_sectors = world
+                .keys()
+                .filter_map(|k| map.sector_by_name(k))
+                .filter(|s| *s != home_sector && Some(s) != work_sectors.first())
+                .take(2)
+                .collect();
+        }
+        let haunts: Vec<String> = haunt_sectors
+            .iter()
+            .take(3)
+            .map(|s| place_in(map, &spatial, *s))
+            .collect();
+        if haunts.is_empty() {
+            report
+                .notes
+                .push(format!("{name}: no favourite places found"));
+        }
+
+        // Start tile: environment/<step>.json, else a free tile of their home.
+        let xy = env
+            .get(name.as_str())
+            .and_then(|e| Some((e.get("x")?.as_i64()?, e.get("y")?.as_i64()?)));
+        let home_tiles = map.stand_tiles(&home);
+        let spawn = match xy {
+            Some((x, y)) if map.walkable(Tile::new(x as i32, y as i32)) => {
+                Tile::new(x as i32, y as i32)
+            }
+            other => {
+                let t = home_tiles.first().copied().ok_or_else(|| {
+                    DataError::new(
+                        &scratch_path,
+                        line_of_key(&scratch_path, "living_area"),
+                        "living_area",
+                        format!("'{living}' has no tile to stand on"),
+                    )
+                })?;
+                report.notes.push(match other {
+                    Some((x, y)) => format!(
+                        "{name}: start tile ({x}, {y}) in {} is not walkable: {t} in their home",
+                        env_path.display()
+                    ),
+                    None => format!("{name}: no start tile: {t} in their home"),
+                });
+                t
+            }
+        };
+
+        // Seed memories: their nodes, when the base has any, else their own words.
+        let nodes_path = dir.join("associative_memory/nodes.json");
+        let mut memories: Vec<String> = Vec::new();
+        if nodes_path.is_file() {
+            let nodes = read_json(&nodes_path)?;
+            if let Some(obj) = nodes.as_object() {
+                let mut list: Vec<(u64, String)> = obj
+                    .values()
+                    .filter_map(|n| {
+                        let id = n.get("node_count")?.as_u64()?;
+                        let kind = n.get("type")?.as_str()?;
+                        let mut d = n.get("description")?.as_str()?.trim().to_string();
+                        // An object's event ("bed is being used") says where it was.
+                        let subject = n.get("subject").and_then(Value::as_str).unwrap_or("");
+                        let parts: Vec<&str> = subject.split(':').collect();
+                        if parts.len() == 4 {
+                            d = format!("{d} in the {} of {}", parts[2], parts[1]);
+                        }
+                        // A chat node's description is the chat's topic line; events of
+                        // idleness carry nothing.
+                        (kind != "chat" && !d.is_empty() && !d.ends_with("is idle"))
+                            .then_some((id, d))
+                    })
+                    .collect();
+                list.sort();
+                memories.extend(list.into_iter().map(|(_, d)| d.replace(';', ",")));
+            }
+        }
+        if memories.is_empty() {
+            for t in [text("learned")?, text("currently")?] {
+                memories.extend(
+                    t.split(". ")
+                        .map(|s| s.trim().trim_end_matches('.').replace(';', ","))
+                        .filter(|s| s.split_whitespace().count() >= 3),
+                );
+            }
+            report.notes.push(format!(
+                "{name}: no memories in nodes.json: seeded from learned and currently ({} statements)",
+                memories.len()
+            ));
+        } else {
+            report.read.push(format!(
+                "{name}: {} memories from nodes.json (kept as seed statements; the original's times, scores and embeddings are not reused: our embedder makes them again)",
+                memories.len()
+            ));
+        }
+        if memories.is_empty() {
+            memories.push(format!("{name} lives in {}", home.replace(':', ", ")));
+        }
+
+        residents.push(PersonaSpec {
+            name: name.clone(),
+            age,
+            innate: text("innate")?,
+            learned: text("learned")?,
+            currently: text("currently")?,
+            lifestyle: Lifestyle {
+                wake: hhmm(wake_min),
+                sleep: hhmm(sleep_min),
+                meals,
+            },
+            home,
+            work,
+            haunts,
+            spawn: (spawn.x, spawn.y),
+            memories: memories.join("; "),
+            plan_requirement: (!plan_req.trim().is_empty()).then(|| plan_req.trim().to_string()),
+        });
+    }
+    report.read.insert(
+        0,
+        format!(
+            "{}: {} people ({}), start {start}",
+            base.display(),
+            residents.len(),
+            names.join(", ")
+        ),
+    );
+
+    // The player: a visitor on the walkable tile outside every sector nearest the centre.
+    let centre = Tile::new(map.width / 2, map.height / 2);
+    let spawn = map
+        .walkable_tiles()
+        .filter(|t| map.sector_at(*t).is_none())
+        .min_by_key(|t| t.manhattan(centre))
+        .or_else(|| map.walkable_tiles().min_by_key(|t| t.manhattan(centre)))
+        .unwrap_or(centre);
+    report.notes.push(format!(
+        "the player: a visitor, Riley Quinn, at {spawn} (edit `player` in the scenario)"
+    ));
+    let scenario = ScenarioFile {
+        name: format!(
+            "{} (imported from {})",
+            meta.get("fork_sim_code")
+                .and_then(Value::as_str)
+                .unwrap_or("a base simulation"),
+            base.display()
+        ),
+        map: map_ref.to_string(),
+        start,
+        player: PlayerSpec {
+            name: "Riley Quinn".into(),
+            age: 29,
+            description: format!(
+                "Riley Quinn is a visitor who has just arrived in {}.",
+                map.world
+            ),
+            spawn: (spawn.x, spawn.y),
+        },
+        residents,
+    };
+    Ok((scenario, report))
+}
+
+/// The scenario as the text of a scenario file.
+pub fn scenario_text(s: &ScenarioFile, comment: &str) -> String {
+    let pretty = ron::ser::PrettyConfig::new()
+        .depth_limit(3)
+        .separate_tuple_members(false);
+    let body = ron::ser::to_string_pretty(s, pretty)
+        .unwrap_or_default()
+        .replace("\\'", "'");
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str("// ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&body);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_words() {
+        assert_eq!(parse_time_words("11pm"), Some(23 * 60));
+        assert_eq!(parse_time_words("7:30am"), Some(7 * 60 + 30));
+        assert_eq!(parse_time_words("12am"), Some(0));
+        assert_eq!(parse_time_words("12pm"), Some(12 * 60));
+        assert_eq!(parse_time_words("midnight"), Some(0));
+        assert_eq!(parse_time_words("noon"), Some(12 * 60));
+        assert_eq!(parse_time_words("23:15"), Some(23 * 60 + 15));
+        assert_eq!(parse_time_words("13pm"), None);
+        assert_eq!(parse_time_words("soon"), None);
+    }
+
+    #[test]
+    fn lifestyle_sentences_of_the_original() {
+        let l = "Isabella Rodriguez goes to bed around 11pm, awakes up around 6am.";
+        assert_eq!(time_after(l, &["awakes up"]), Some(6 * 60));
+        assert_eq!(time_after(l, &["goes to bed"]), Some(23 * 60));
+        let l = "Theo Hart goes to bed around midnight, wakes up around 7:30am, and eats dinner around 6pm.";
+        assert_eq!(time_after(l, &["wakes up"]), Some(7 * 60 + 30));
+        assert_eq!(time_after(l, &["goes to bed"]), Some(0));
+        assert_eq!(time_after(l, &["dinner around"]), Some(18 * 60));
+        assert_eq!(time_after("He gets up at 6 am", &["gets up"]), Some(6 * 60));
+        let w =
+            "Theo Hart works at Corner Cafe from 9am to 5pm, and goes to Willow Park after work.";
+        assert_eq!(time_after(w, &["from"]), Some(9 * 60));
+        assert_eq!(time_after(w, &[" to "]), Some(17 * 60));
+    }
+
+    #[test]
+    fn dates_of_the_original() {
+        assert_eq!(
+            original_date("February 13, 2023, 00:00:00").as_deref(),
+            Some("2023-02-13 00:00")
+        );
+        assert_eq!(
+            original_date("February 13, 2023").as_deref(),
+            Some("2023-02-13 00:00")
+        );
+        assert_eq!(original_date("13/02/2023"), None);
+    }
+}

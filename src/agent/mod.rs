@@ -407,7 +407,7 @@ pub fn resident_bundle(
     if let Some((_, _, w)) = &p.work {
         spatial.add_address(map, w);
     }
-    for h in &p.haunts {
+    for h in p.haunts.iter().chain(&p.known_places) {
         spatial.add_address(map, h);
     }
     (

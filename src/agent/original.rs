@@ -40,7 +40,8 @@ impl std::fmt::Display for PeopleReport {
 fn read_json(path: &Path) -> Result<Value, DataError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
-    serde_json::from_str(&text)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    serde_json::from_str(text)
         .map_err(|e| DataError::new(path, e.line(), "", format!("not valid JSON: {e}")))
 }
 
@@ -110,12 +111,17 @@ pub fn parse_time_words(text: &str) -> Option<u32> {
 
 /// The time that follows one of `cues` ("wakes up around", "goes to bed at") in `text`.
 fn time_after(text: &str, cues: &[&str]) -> Option<u32> {
-    time_at(text, cues).map(|(_, t)| t)
+    time_at(text, cues).map(|(_, t, _)| t)
+}
+
+/// As [`time_after`], and whether the time was a bare hour ("10", no am/pm, no minutes).
+fn time_after_bare(text: &str, cues: &[&str]) -> Option<(u32, bool)> {
+    time_at(text, cues).map(|(_, t, bare)| (t, bare))
 }
 
 /// The time that follows one of `cues` (tried in order; a cue is a whole word or phrase) in
 /// `text`, and where the cue begins.
-fn time_at(text: &str, cues: &[&str]) -> Option<(usize, u32)> {
+fn time_at(text: &str, cues: &[&str]) -> Option<(usize, u32, bool)> {
     let lower = text.to_lowercase();
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
     for cue in cues {
@@ -129,15 +135,29 @@ fn time_at(text: &str, cues: &[&str]) -> Option<(usize, u32)> {
                 continue;
             }
             let mut rest = lower[end..].trim_start();
-            for filler in ["around", "at", "by", "about"] {
-                if let Some(r) = rest.strip_prefix(filler)
-                    && r.starts_with(' ')
-                {
-                    rest = r.trim_start();
+            // "at around 6am", "by about 11pm": any run of these words.
+            loop {
+                let before = rest;
+                for filler in ["around", "at", "by", "about", "approximately", "roughly"] {
+                    if let Some(r) = rest.strip_prefix(filler)
+                        && r.starts_with(' ')
+                    {
+                        rest = r.trim_start();
+                    }
+                }
+                if rest == before {
+                    break;
                 }
             }
             if let Some(t) = first_time(rest) {
-                return Some((at, t));
+                let first = rest.split_whitespace().next().unwrap_or("");
+                let second = rest.split_whitespace().nth(1).unwrap_or("");
+                let bare = first
+                    .trim_end_matches([',', '.', ';'])
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+                    && !second.starts_with(['a', 'p', 'm', 'n']);
+                return Some((at, t, bare));
             }
         }
     }
@@ -148,13 +168,16 @@ fn time_at(text: &str, cues: &[&str]) -> Option<(usize, u32)> {
 fn first_time(text: &str) -> Option<u32> {
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     let one = words.first()?.trim_end_matches([',', '.', ';']);
-    // "11" followed by "pm".
+    // "11" followed by "pm"; "12 midnight", "12 noon".
     if one.chars().all(|c| c.is_ascii_digit() || c == ':')
         && let Some(next) = words.get(1)
     {
         let next = next.trim_end_matches([',', '.', ';']).replace('.', "");
         if next == "am" || next == "pm" {
             return parse_time_words(&format!("{one}{next}"));
+        }
+        if one == "12" && (next == "midnight" || next == "noon") {
+            return parse_time_words(&next);
         }
     }
     parse_time_words(one)
@@ -197,11 +220,31 @@ pub fn original_date(text: &str) -> Option<String> {
     ))
 }
 
+/// Where `needle` last occurs in `hay[..before]` as whole words (not inside a longer word).
+fn find_words(hay: &str, needle: &str, before: usize) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let hay = hay.get(..before)?;
+    let mut best = None;
+    let mut from = 0;
+    while let Some(i) = hay.get(from..).and_then(|h| h.find(needle)) {
+        let at = from + i;
+        let end = at + needle.len();
+        if !word(hay[..at].chars().next_back()) && !word(hay[end..].chars().next()) {
+            best = Some(at);
+        }
+        from = end;
+    }
+    best
+}
+
 /// Sector names of the map that `text` mentions, longest first.
 fn sectors_in(map: &WorldMap, text: &str) -> Vec<usize> {
     let lower = text.to_lowercase();
     let mut found: Vec<usize> = (0..map.sectors.len())
-        .filter(|s| lower.contains(&map.sectors[*s].name.to_lowercase()))
+        .filter(|s| find_words(&lower, &map.sectors[*s].name.to_lowercase(), lower.len()).is_some())
         .collect();
     found.sort_by_key(|s| std::cmp::Reverse(map.sectors[*s].name.len()));
     // Drop a name found only inside a longer one ("Cafe" inside "Corner Cafe").
@@ -228,16 +271,19 @@ fn place_in(map: &WorldMap, spatial: &Value, sector: usize) -> String {
         .and_then(Value::as_object)
         .map(|o| o.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    let arena = s
+    let Some(arena) = s
         .arenas
         .iter()
         .copied()
         .find(|a| known.contains(&map.arenas[*a].name.as_str()))
-        .unwrap_or(s.arenas[0]);
+        .or(s.arenas.first().copied())
+    else {
+        return s.name.clone();
+    };
     let kinds = map.arena_object_kinds(arena);
     let object = ["behind", "counter", "seating", "desk", "table", "chair"]
         .iter()
-        .find_map(|w| kinds.iter().find(|k| k.contains(w)));
+        .find_map(|w| kinds.iter().find(|k| k.split_whitespace().any(|x| x == *w)));
     let base = format!("{}:{}", s.name, map.arenas[arena].name);
     match object {
         Some(o) => format!("{base}:{o}"),
@@ -384,7 +430,8 @@ pub fn import_people(
                 "rises",
             ],
         );
-        let sleep = time_after(
+        // A bare hour at bedtime ("goes to bed around 10") is in the evening.
+        let sleep = time_after_bare(
             &lifestyle_text,
             &[
                 "goes to bed",
@@ -394,7 +441,14 @@ pub fn import_people(
                 "sleeps",
                 "bedtime",
             ],
-        );
+        )
+        .map(|(t, bare)| {
+            if bare && (60..12 * 60).contains(&t) {
+                t + 12 * 60
+            } else {
+                t
+            }
+        });
         let wake_min = wake.unwrap_or_else(|| {
             report.notes.push(format!(
                 "{name}: no wake-up time in lifestyle {lifestyle_text:?}: 07:00"
@@ -449,23 +503,33 @@ pub fn import_people(
         // "opens Hobbs Cafe at 8am"), and the time it ends after that.
         let lower_req = plan_req.to_lowercase();
         let start = time_at(&plan_req, &["from", "opens at", "starts at", "at"]);
-        let work_sector = start.and_then(|(p, _)| {
+        let work_sector = start.and_then(|(p, _, _)| {
             sectors_in(map, &plan_req)
                 .into_iter()
                 .filter(|s| *s != home_sector)
                 .filter_map(|s| {
-                    let end = lower_req.find(&map.sectors[s].name.to_lowercase())?
-                        + map.sectors[s].name.len();
+                    let name = map.sectors[s].name.to_lowercase();
+                    let end = find_words(&lower_req, &name, p)? + name.len();
                     (end <= p && p - end <= 40).then(|| (p - end, s))
                 })
                 .min()
                 .map(|(_, s)| s)
         });
-        let end = start
-            .and_then(|(p, _)| time_after(&lower_req[p..], &["until", "till", "to", "closes at"]));
+        // A bare end hour before the start ("from 9 to 5") is in the afternoon.
+        let end = start.and_then(|(p, from, _)| {
+            time_after_bare(&lower_req[p..], &["until", "till", "to", "closes at"]).map(
+                |(t, bare)| {
+                    if bare && t <= from && t + 12 * 60 < 24 * 60 {
+                        t + 12 * 60
+                    } else {
+                        t
+                    }
+                },
+            )
+        });
         let work_sectors: Vec<usize> = work_sector.into_iter().collect();
         let work = match (work_sector, start, end) {
-            (Some(s), Some((_, f)), Some(t)) if f != t => {
+            (Some(s), Some((_, f, _)), Some(t)) if f != t => {
                 let place = place_in(map, &spatial, s);
                 Some(WorkSpec {
                     activity: format!("working at {}", map.sectors[s].name),
@@ -509,6 +573,31 @@ pub fn import_people(
             report
                 .notes
                 .push(format!("{name}: no favourite places found"));
+        }
+
+        // Every arena their spatial memory knows that the map has.
+        let mut known_places: Vec<String> = Vec::new();
+        let mut unknown_places = 0usize;
+        if let Some(world) = spatial.get(map.world.as_str()).and_then(Value::as_object) {
+            for (sector, arenas) in world {
+                for arena in arenas.as_object().map(|o| o.keys()).into_iter().flatten() {
+                    if map.arena_by_name(sector, arena).is_some() {
+                        known_places.push(format!("{sector}:{arena}"));
+                    } else {
+                        unknown_places += 1;
+                    }
+                }
+            }
+        } else if !spatial.is_null() {
+            report.notes.push(format!(
+                "{name}: spatial_memory.json has no world '{}': they start knowing only home, work and haunts",
+                map.world
+            ));
+        }
+        if unknown_places > 0 {
+            report.notes.push(format!(
+                "{name}: {unknown_places} place(s) of spatial_memory.json are not arenas of the map and were skipped"
+            ));
         }
 
         // Start tile: environment/<step>.json, else a free tile of their home.
@@ -607,6 +696,7 @@ pub fn import_people(
             spawn: (spawn.x, spawn.y),
             memories: memories.join("; "),
             plan_requirement: (!plan_req.trim().is_empty()).then(|| plan_req.trim().to_string()),
+            known_places,
         });
     }
     report.read.insert(
@@ -700,6 +790,18 @@ mod tests {
         assert_eq!(time_after(l, &["goes to bed"]), Some(0));
         assert_eq!(time_after(l, &["dinner around"]), Some(18 * 60));
         assert_eq!(time_after("He gets up at 6 am", &["gets up"]), Some(6 * 60));
+        assert_eq!(
+            time_after("She wakes up at around 6am.", &["wakes up"]),
+            Some(6 * 60)
+        );
+        assert_eq!(
+            time_after_bare("goes to bed around 10, reads", &["goes to bed"]),
+            Some((10 * 60, true))
+        );
+        assert_eq!(
+            time_after("goes to bed at 12 midnight", &["goes to bed"]),
+            Some(0)
+        );
         let w =
             "Theo Hart works at Corner Cafe from 9am to 5pm, and goes to Willow Park after work.";
         assert_eq!(time_after(w, &["from"]), Some(9 * 60));

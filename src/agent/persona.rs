@@ -97,6 +97,10 @@ pub struct PersonaSpec {
     /// original's `daily_plan_req`; by default it is made from `work`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_requirement: Option<String>,
+    /// More places they know from the start (addresses, as `sector` or `sector:arena`), besides
+    /// home, work and haunts: the original's spatial memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_places: Vec<String>,
 }
 
 /// A resident after validation: times parsed, addresses resolved against the map.
@@ -126,6 +130,8 @@ pub struct Persona {
     pub kitchen: String,
     /// Favourite places, canonical.
     pub haunts: Vec<String>,
+    /// More places known from the start, canonical.
+    pub known_places: Vec<String>,
     /// Spawn tile.
     pub spawn: Tile,
     /// Seed memories, one statement each.
@@ -339,6 +345,10 @@ pub fn validate_scenario(
         for h in &spec.haunts {
             haunts.push(place(h, "haunts")?);
         }
+        let mut known_places = Vec::new();
+        for k in &spec.known_places {
+            known_places.push(place(k, "known_places")?);
+        }
         let spawn = Tile::new(spec.spawn.0, spec.spawn.1);
         if !map.walkable(spawn) {
             return Err(err(
@@ -381,6 +391,7 @@ pub fn validate_scenario(
             bathroom,
             kitchen,
             haunts,
+            known_places,
             spawn,
             memories,
         });

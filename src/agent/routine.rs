@@ -218,6 +218,7 @@ mod tests {
             spawn: (0, 0),
             memories: "m".into(),
             plan_requirement: None,
+            known_places: Vec::new(),
         };
         Persona {
             first_name: "Test".into(),
@@ -232,6 +233,7 @@ mod tests {
             bathroom: "w:h:bathroom".into(),
             kitchen: "w:h:kitchen".into(),
             haunts: vec!["w:Hobbs Cafe:cafe".into()],
+            known_places: Vec::new(),
             spawn: Tile::new(0, 0),
             memories: vec!["m".into()],
         }

@@ -62,14 +62,19 @@ fn our_smallville_exported_to_the_originals_format_and_imported_again_is_the_sam
     let collision = std::fs::read_to_string(dir.join("maze/collision_maze.csv")).unwrap();
     assert_eq!(collision.lines().count(), 1);
     assert_eq!(collision.trim().split(", ").count(), 140 * 100);
-    // Its pathfinder blocks only the id 32125: every tile we cannot walk carries it.
+    // Its pathfinder blocks only the id 32125: every wall, water and tree tile carries it, and
+    // furniture does not (the original's agents walk onto the bed they use).
+    let walls = (0..100)
+        .flat_map(|y| (0..140).map(move |x| Tile::new(x, y)))
+        .filter(|t| ours.terrain(*t).is_some_and(|k| !k.walkable()))
+        .count();
     assert_eq!(
         collision
             .trim()
             .split(", ")
             .filter(|c| *c == "32125")
             .count(),
-        ours.walkable_tiles().count().abs_diff(140 * 100)
+        walls
     );
     let (back, report) = load_matrix(&dir).expect("imports");
     assert_same_town(&ours, &back);
@@ -336,6 +341,16 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
         mina.haunts
     );
     assert_eq!(mina.spawn, (3, 2));
+    // Her spatial memory: every arena it lists that the map has.
+    assert!(
+        mina.known_places.contains(&"Corner Cafe:cafe".to_string()),
+        "{:?}",
+        mina.known_places
+    );
+    assert!(
+        mina.known_places
+            .contains(&"Hart family's house:kitchen".to_string())
+    );
     // Mina's nodes become seed memories; Theo has none, so his own words seed him, reported.
     assert!(
         mina.memories.contains("support her brother"),
@@ -362,8 +377,26 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
         .expect("the imported scenario loads");
     sim.scenario.start = simulacra::sim::time::GameTime::parse("2023-02-13 09:00").unwrap();
     let mut app = simulacra::headless_app(sim);
+    simulacra::run_steps(&mut app, 1);
     let start: Vec<(String, (i32, i32))> = positions(&mut app);
-    simulacra::run_steps(&mut app, 360);
+    {
+        // The places she knew in the original are known here from the start (the cafe is out
+        // of sight from her room).
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<(
+            &Identity,
+            &simulacra::memory::spatial::SpatialMemory,
+        ), With<Resident>>();
+        let (_, known) = q
+            .iter(world)
+            .find(|(i, _)| i.name == "Mina Hart")
+            .expect("Mina");
+        assert!(
+            known.knows("Corner Cafe", Some("cafe"), None),
+            "Mina does not know the cafe"
+        );
+    }
+    simulacra::run_steps(&mut app, 359);
     let end = positions(&mut app);
     assert_eq!(end.len(), 2);
     assert_ne!(start, end, "nobody moved in an hour");

@@ -224,8 +224,16 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
     }
 
     let idx = |t: Tile| (t.y * w + t.x) as usize;
-    let in_bounds =
-        |r: &Rect| r.x >= 0 && r.y >= 0 && r.w > 0 && r.h > 0 && r.x + r.w <= w && r.y + r.h <= h;
+    let in_bounds = |r: &Rect| {
+        r.x >= 0
+            && r.y >= 0
+            && r.w > 0
+            && r.h > 0
+            && r.x < w
+            && r.y < h
+            && r.w <= w - r.x
+            && r.h <= h - r.y
+    };
     let mut cell_sector = vec![NONE; (w * h) as usize];
     let mut cell_arena = vec![NONE; (w * h) as usize];
     let mut cell_object = vec![NONE; (w * h) as usize];
@@ -310,10 +318,14 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
             let arena_id = arenas.len();
             for (ri, r) in std::iter::once(&a.rect).chain(&a.more).enumerate() {
                 let rf = rect_field(&field, ri);
-                if let Some(t) = r
-                    .tiles()
-                    .find(|t| !in_bounds(r) || cell_sector[idx(*t)] != si as u16)
-                {
+                if !in_bounds(r) {
+                    return Err(err(
+                        a_line,
+                        rf,
+                        format!("rect {r} is empty or outside the {w}×{h} map"),
+                    ));
+                }
+                if let Some(t) = r.tiles().find(|t| cell_sector[idx(*t)] != si as u16) {
                     return Err(err(
                         a_line,
                         rf,
@@ -363,10 +375,14 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
                 };
                 for (ri, r) in std::iter::once(&o.rect).chain(&o.more).enumerate() {
                     let rf = rect_field(&field, ri);
-                    if let Some(t) = r
-                        .tiles()
-                        .find(|t| !in_bounds(r) || cell_arena[idx(*t)] != arena_id as u16)
-                    {
+                    if !in_bounds(r) {
+                        return Err(err(
+                            o_line,
+                            rf,
+                            format!("rect {r} is empty or outside the {w}×{h} map"),
+                        ));
+                    }
+                    if let Some(t) = r.tiles().find(|t| cell_arena[idx(*t)] != arena_id as u16) {
                         return Err(err(
                             o_line,
                             rf,

@@ -65,6 +65,7 @@ pub fn matrix_dir(path: &Path) -> Option<PathBuf> {
 fn read_rows(path: &Path) -> Result<Vec<(usize, Vec<String>)>, DataError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text
         .lines()
         .enumerate()
@@ -138,7 +139,7 @@ fn read_layer(dir: &Path, name: &str, w: i32, h: i32) -> Result<Vec<u32>, DataEr
         for c in cells {
             let i = out.len();
             let (x, y) = (i as i32 % w, i as i32 / w);
-            let id: u64 = c.parse().map_err(|_| {
+            let id: u32 = c.parse().map_err(|_| {
                 DataError::new(
                     &path,
                     *line,
@@ -146,7 +147,7 @@ fn read_layer(dir: &Path, name: &str, w: i32, h: i32) -> Result<Vec<u32>, DataEr
                     format!("{c:?} is not a tile id (a whole number, 0 for none)"),
                 )
             })?;
-            out.push((id as u32) & GID_MASK);
+            out.push(id & GID_MASK);
         }
     }
     Ok(out)
@@ -264,16 +265,27 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     let meta_path = dir.join("maze_meta_info.json");
     let meta_text = std::fs::read_to_string(&meta_path)
         .map_err(|e| DataError::new(&meta_path, 0, "", format!("cannot read the file: {e}")))?;
-    let meta: serde_json::Value = serde_json::from_str(&meta_text)
+    let meta_text = meta_text.strip_prefix('\u{feff}').unwrap_or(&meta_text);
+    let meta: serde_json::Value = serde_json::from_str(meta_text)
         .map_err(|e| DataError::new(&meta_path, e.line(), "", format!("not valid JSON: {e}")))?;
     let w = meta_int(&meta, &meta_path, "maze_width")?;
     let h = meta_int(&meta, &meta_path, "maze_height")?;
     let n = (w * h) as usize;
 
     // The world's name comes from world_blocks.csv, as in the original.
-    let world = match read_legend(&dir, "world", 2) {
-        Ok(rows) if !rows.is_empty() => rows[0].name().to_string(),
-        _ => {
+    let world_path = legend_path(&dir, "world");
+    let first_row = if world_path.is_file() {
+        read_rows(&world_path)?
+            .into_iter()
+            .next()
+            .and_then(|(_, cols)| cols.last().cloned())
+            .filter(|n| !n.is_empty() && !n.contains(':'))
+    } else {
+        None
+    };
+    let world = match first_row {
+        Some(name) => name,
+        None => {
             let name = meta
                 .get("world_name")
                 .and_then(serde_json::Value::as_str)
@@ -756,20 +768,35 @@ fn code_of_terrain(t: Terrain) -> &'static str {
 /// original ignores) so that importing the folder again gives the same town. Returns what it
 /// wrote, one line each.
 pub fn export_matrix(map: &WorldMap, out: &Path) -> Result<Vec<String>, String> {
-    let bad = |what: &str, name: &str| {
-        format!("{what} '{name}' has a comma, which the original's CSV legends cannot hold")
+    let check = |what: &str, name: &str| {
+        if name.contains([',', '\n', '\r']) || name.trim() != name {
+            Err(format!(
+                "{what} {name:?} has a comma, a line break or spaces at an end, which the original's CSV legends cannot hold"
+            ))
+        } else {
+            Ok(())
+        }
     };
-    if map.world.contains(',') {
-        return Err(bad("the world", &map.world));
-    }
+    check("the world", &map.world)?;
     for s in &map.sectors {
-        if s.name.contains(',') {
-            return Err(bad("sector", &s.name));
+        check("sector", &s.name)?;
+        if s.arenas.is_empty() {
+            return Err(format!(
+                "sector '{}' has no arena; the original's format places people in arenas",
+                s.name
+            ));
         }
     }
     for a in &map.arenas {
-        if a.name.contains(',') {
-            return Err(bad("arena", &a.name));
+        check("arena", &a.name)?;
+    }
+    for (i, p) in map.spawns.iter().enumerate() {
+        check("spawn", &p.name)?;
+        if let Some(q) = map.spawns[..i].iter().find(|q| q.tile == p.tile) {
+            return Err(format!(
+                "spawns '{}' and '{}' share the tile {}; the original's layer holds one per tile",
+                q.name, p.name, p.tile
+            ));
         }
     }
     let (w, h) = (map.width, map.height);
@@ -791,9 +818,7 @@ pub fn export_matrix(map: &WorldMap, out: &Path) -> Result<Vec<String>, String> 
     kinds_used.sort_unstable();
     kinds_used.dedup();
     for k in &kinds_used {
-        if map.kinds[*k as usize].name.contains(',') {
-            return Err(bad("object kind", map.kinds[*k as usize].name));
-        }
+        check("object kind", map.kinds[*k as usize].name)?;
     }
     let kind_id: HashMap<u16, u32> = kinds_used.iter().map(|k| (*k, take())).collect();
     let spawn_id: Vec<u32> = map.spawns.iter().map(|_| take()).collect();
@@ -804,7 +829,8 @@ pub fn export_matrix(map: &WorldMap, out: &Path) -> Result<Vec<String>, String> 
     let mut object = vec![0u32; n];
     let mut spawn = vec![0u32; n];
     for i in 0..n {
-        if map.blocked[i] {
+        // Walls only: the original's agents walk onto the furniture they use.
+        if !map.terrain[i].walkable() {
             collision[i] = COLLISION_ID;
         }
         if map.cell_sector[i] != NONE {

@@ -23,7 +23,7 @@ pub struct AvatarMove {
 }
 
 /// The avatar's components.
-pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime) -> impl Bundle {
+pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime, world: &str) -> impl Bundle {
     let tile = Tile::new(spec.spawn.0, spec.spawn.1);
     (
         Name::new(spec.name.clone()),
@@ -42,7 +42,7 @@ pub fn avatar_bundle(spec: &PlayerSpec, now: GameTime) -> impl Bundle {
         GridPos::at(tile),
         super::Facing::default(),
         CurrentAction {
-            description: "exploring Smallville".into(),
+            description: format!("exploring {world}"),
             emoji: "🚶".into(),
             address: String::new(),
             start: now,

@@ -348,7 +348,11 @@ pub fn spawn_people(
     for p in &scenario.0.residents {
         commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
     }
-    commands.spawn(avatar::avatar_bundle(&scenario.0.player, clock.now));
+    commands.spawn(avatar::avatar_bundle(
+        &scenario.0.player,
+        clock.now,
+        &map.world,
+    ));
 }
 
 /// The names among `names` that a text mentions (full name, or first name as a word), plus

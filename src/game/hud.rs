@@ -84,7 +84,7 @@ pub fn spawn_hud(mut commands: Commands) {
         },
         BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.78)),
         children![(
-            Text::new("Smallville"),
+            Text::new(""),
             font.clone(),
             TextColor(Color::WHITE),
             HudText

@@ -162,7 +162,7 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
             .set(ImagePlugin::default_nearest())
             .set(WindowPlugin {
                 primary_window: Some(Window {
-                    title: "Simulacra: Smallville".into(),
+                    title: format!("Simulacra: {}", sim.map.world),
                     resolution: WindowResolution::new(1280, 720),
                     ..default()
                 }),

@@ -589,16 +589,38 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         ));
         out
     } else {
+        // A sector whose edge is mostly collision is a building (walls, floors, doorways);
+        // otherwise it is outdoors (grass, with trees where it is blocked), like the streets.
+        let mut edge = vec![(0usize, 0usize); sector_names.len()];
+        for i in 0..n {
+            let s = cell_sector[i];
+            if s == NONE {
+                continue;
+            }
+            let (x, y) = cell_xy(i);
+            let outside = [(1, 0), (-1, 0), (0, 1), (0, -1)].iter().any(|(dx, dy)| {
+                let (nx, ny) = (x + dx, y + dy);
+                nx < 0 || ny < 0 || nx >= w || ny >= h || cell_sector[(ny * w + nx) as usize] != s
+            });
+            if outside {
+                edge[s as usize].0 += 1;
+                edge[s as usize].1 += usize::from(collision[i] != 0);
+            }
+        }
+        let indoor: Vec<bool> = edge
+            .iter()
+            .map(|(all, blocked)| *blocked * 2 >= *all && *all > 0)
+            .collect();
         (0..n)
             .map(|i| {
-                if collision[i] != 0 {
-                    Terrain::Wall
-                } else if cell_arena[i] != NONE {
-                    Terrain::Floor
-                } else if cell_sector[i] != NONE {
-                    Terrain::Door
-                } else {
-                    Terrain::Grass
+                let s = cell_sector[i];
+                let inside = s != NONE && indoor[s as usize];
+                match (collision[i] != 0, inside) {
+                    (true, true) => Terrain::Wall,
+                    (true, false) => Terrain::Tree,
+                    (false, true) if cell_arena[i] != NONE => Terrain::Floor,
+                    (false, true) => Terrain::Door,
+                    (false, false) => Terrain::Grass,
                 }
             })
             .collect()

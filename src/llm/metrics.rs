@@ -80,6 +80,7 @@ impl LlmStats {
             d.retries = p.retries - e.retries;
             d.parse_failures = p.parse_failures - e.parse_failures;
             d.fallbacks = p.fallbacks - e.fallbacks;
+            d.last_error = p.last_error.clone();
         }
         out.by_purpose.retain(|_, p| p.calls > 0);
         out
@@ -101,19 +102,20 @@ impl LlmStats {
         );
         let _ = writeln!(
             s,
-            "{:<20} {:>8} {:>10} {:>9} {:>7} {:>6}",
-            "purpose", "calls", "prompt tok", "gen tok", "hits", "safe"
+            "{:<20} {:>8} {:>10} {:>9} {:>7} {:>6} {:>8}",
+            "purpose", "calls", "prompt tok", "gen tok", "hits", "safe", "retried"
         );
         let row = |s: &mut String, name: &str, p: &PurposeStats| {
             let _ = writeln!(
                 s,
-                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>7.2} {:>6.2}",
+                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>7.2} {:>6.2} {:>8}",
                 name,
                 p.calls as f64 / d,
                 p.prompt_tokens as f64 / d,
                 p.gen_tokens as f64 / d,
                 p.cache_hits as f64 / d,
-                p.fallbacks as f64 / d
+                p.fallbacks as f64 / d,
+                p.retries
             );
         };
         for (name, p) in &self.by_purpose {
@@ -121,6 +123,15 @@ impl LlmStats {
         }
         row(&mut s, "all chat requests", &self.chat_total());
         row(&mut s, "all embeddings", &self.embed_total());
+        for (name, p) in &self.by_purpose {
+            if let Some(e) = p.last_error.as_ref().filter(|_| p.failures > 0) {
+                let _ = writeln!(
+                    s,
+                    "  {name}: {} failed attempt(s), the last: {e}",
+                    p.failures
+                );
+            }
+        }
         s
     }
 

@@ -257,7 +257,7 @@ fn the_avatar_and_object_states_are_perceived() {
     assert!(
         s.nodes()
             .iter()
-            .any(|n| n.description == "Riley Quinn is exploring Smallville"),
+            .any(|n| n.description == "Riley Quinn is exploring the Ville"),
         "the avatar was not perceived"
     );
     let object = near_addr.rsplit(':').next().unwrap();
@@ -277,7 +277,7 @@ fn the_avatar_and_object_states_are_perceived() {
     let s = app.world().get::<MemoryStream>(isa).unwrap();
     let repeats = s.nodes()[n..]
         .iter()
-        .filter(|x| x.description == "Riley Quinn is exploring Smallville")
+        .filter(|x| x.description == "Riley Quinn is exploring the Ville")
         .count();
     assert_eq!(repeats, 0);
 }

@@ -398,6 +398,8 @@ fn worker(
         })
         .collect();
     let mut queue: VecDeque<(Work, Sender<WorkDone>)> = VecDeque::new();
+    // When each queued request reached this worker.
+    let mut arrived: std::collections::HashMap<u64, Instant> = std::collections::HashMap::new();
     let mut batch = LlamaBatch::new(cfg.batch as usize, 1);
     *health.lock().unwrap() = (
         Health::Ok,
@@ -413,13 +415,17 @@ fn worker(
         let idle = slots.iter().all(|s| s.job.is_none()) && queue.is_empty();
         if idle {
             match rx.recv() {
-                Ok(Cmd::Work(w, d)) => queue.push_back((w, d)),
+                Ok(Cmd::Work(w, d)) => {
+                    arrived.insert(w.id, Instant::now());
+                    queue.push_back((w, d))
+                }
                 Err(_) => return Ok(()),
             }
             // Requests come in bursts (many agents at once): wait a moment for the rest of the
             // burst, so their prompts share the first decode instead of queueing behind it.
             let window = Instant::now() + std::time::Duration::from_millis(20);
             while let Ok(Cmd::Work(w, d)) = rx.recv_timeout(std::time::Duration::from_millis(2)) {
+                arrived.insert(w.id, Instant::now());
                 queue.push_back((w, d));
                 if Instant::now() > window {
                     break;
@@ -428,7 +434,10 @@ fn worker(
         }
         loop {
             match rx.try_recv() {
-                Ok(Cmd::Work(w, d)) => queue.push_back((w, d)),
+                Ok(Cmd::Work(w, d)) => {
+                    arrived.insert(w.id, Instant::now());
+                    queue.push_back((w, d))
+                }
                 Err(crossbeam_channel::TryRecvError::Empty) => break,
                 // The handle is gone (the game is closing): stop now, whatever is in flight.
                 Err(crossbeam_channel::TryRecvError::Disconnected) => return Ok(()),
@@ -463,6 +472,7 @@ fn worker(
                     .collect();
                 let results = e.embed(m, &texts);
                 for ((w, d), r) in chunk.iter().zip(results) {
+                    arrived.remove(&w.id);
                     let outcome = match r {
                         Ok((vector, n)) => WorkOutcome::Vector {
                             vector,
@@ -486,6 +496,9 @@ fn worker(
             let Some((w, d)) = queue.pop_front() else {
                 break;
             };
+            // Time waiting here for a slot does not count against the request: its time limit
+            // runs from when it reached this worker and is renewed by every decode it takes part in.
+            let arrived_at = arrived.remove(&w.id).unwrap_or_else(Instant::now);
             if w.cancelled.load(Ordering::Relaxed) {
                 continue;
             }
@@ -544,6 +557,7 @@ fn worker(
                 .sum();
             let need = tokens.len() + max_tokens as usize;
             if !split && busy_need > 0 && busy_need + need > limit {
+                arrived.insert(w.id, arrived_at);
                 queue.push_front((w, d));
                 break;
             }
@@ -630,7 +644,7 @@ fn worker(
                 cancelled: w.cancelled.clone(),
                 timeout: w
                     .deadline
-                    .saturating_duration_since(Instant::now())
+                    .saturating_duration_since(arrived_at)
                     .max(std::time::Duration::from_secs(1)),
                 last_progress: Instant::now(),
                 pending: tokens[reuse..].to_vec(),

@@ -113,7 +113,7 @@ pub fn plan_day_schema(wake_range: (u32, u32)) -> Value {
         "type": "object",
         "properties": {
             "wake_up_hour": {"type": "integer", "minimum": wake_range.0, "maximum": wake_range.1},
-            "plan": {"type": "array", "minItems": 5, "maxItems": 8, "items": {"type": "string", "minLength": 3, "maxLength": 90}}
+            "plan": {"type": "array", "minItems": 5, "maxItems": 8, "items": {"type": "string", "minLength": 3, "maxLength": 60}}
         },
         "required": ["wake_up_hour", "plan"],
         "additionalProperties": false
@@ -127,7 +127,7 @@ pub fn hours_schema(labels: &[String]) -> Value {
         .map(|l| {
             (
                 l.clone(),
-                json!({"type": "string", "minLength": 3, "maxLength": 80}),
+                json!({"type": "string", "minLength": 3, "maxLength": 50}),
             )
         })
         .collect();

@@ -495,9 +495,12 @@ impl Router {
                 if job.attempts > 1
                     && let WorkKind::Chat { sampling, .. } = &mut kind
                 {
-                    // A retry of a greedy request would give the same answer: vary it.
+                    // A retry of a greedy request would give the same answer: vary it. Most
+                    // failed answers were cut off at the token budget (a small model repeating
+                    // itself inside a string), so the retry also gets twice the room.
                     sampling.temperature = sampling.temperature.max(0.7);
                     sampling.seed = sampling.seed.wrapping_add(job.attempts);
+                    sampling.max_tokens = sampling.max_tokens.saturating_mul(2);
                 }
                 let work = Work {
                     id,

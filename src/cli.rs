@@ -343,22 +343,12 @@ pub fn main_with(cli: Cli) -> i32 {
             let result = crate::sim::map::load_map(&map_path)
                 .map_err(|e| e.to_string())
                 .and_then(|m| {
-                    // The scenario names the map as it will be found from the scenario's folder.
-                    let map_ref = if map_path.is_absolute() || !map_path.exists() {
-                        map.clone()
-                    } else {
-                        std::fs::canonicalize(&map_path)
-                            .map(|p| p.display().to_string())
-                            .unwrap_or(map.clone())
-                    };
-                    let map_ref = if crate::config::data_root()
-                        .join("maps")
-                        .join(format!("{map}.ron"))
-                        .exists()
-                    {
-                        map.clone()
-                    } else {
-                        map_ref
+                    // A bundled map keeps its name; a path becomes absolute, so the scenario
+                    // finds it from wherever the scenario is written.
+                    let bundled = map_path.starts_with(crate::config::data_root().join("maps"));
+                    let map_ref = match std::fs::canonicalize(&map_path) {
+                        Ok(p) if !bundled => p.display().to_string(),
+                        _ => map.clone(),
                     };
                     crate::agent::original::import_people(&folder, &m, &map_ref)
                         .map_err(|e| e.to_string())

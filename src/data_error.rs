@@ -97,6 +97,27 @@ impl<'a> SourceLines<'a> {
     }
 }
 
+/// A value as the text of a data file of ours: `comment` as `//` lines, then pretty RON
+/// nested up to `depth` levels on lines of their own. Apostrophes are left unescaped (RON writes
+/// `\'`), so names read as written and error messages can find them.
+pub fn ron_text<T: serde::Serialize>(value: &T, depth: usize, comment: &str) -> String {
+    let pretty = ron::ser::PrettyConfig::new()
+        .depth_limit(depth)
+        .separate_tuple_members(false);
+    let body = ron::ser::to_string_pretty(value, pretty)
+        .unwrap_or_default()
+        .replace("\\'", "'");
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str("// ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&body);
+    out.push('\n');
+    out
+}
+
 /// Reads a file and parses it as RON, turning both failures into a [`DataError`] with the line.
 pub fn read_ron<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String), DataError> {
     let src = std::fs::read_to_string(path)

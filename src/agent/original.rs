@@ -746,21 +746,7 @@ pub fn import_people(
 
 /// The scenario as the text of a scenario file.
 pub fn scenario_text(s: &ScenarioFile, comment: &str) -> String {
-    let pretty = ron::ser::PrettyConfig::new()
-        .depth_limit(3)
-        .separate_tuple_members(false);
-    let body = ron::ser::to_string_pretty(s, pretty)
-        .unwrap_or_default()
-        .replace("\\'", "'");
-    let mut out = String::new();
-    for line in comment.lines() {
-        out.push_str("// ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&body);
-    out.push('\n');
-    out
+    crate::data_error::ron_text(s, 3, comment)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The town file format (`maps/*.ron`, documented in `maps/README.md`) and its validation.
 //! Every check names the file, the line and the field of the mistake.
 
-use super::objects::{Furniture, ObjectKind, closest_kind};
+use super::objects::{OBJECT_KINDS, added_kind, closest_kind};
 use super::{Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, WorldMap};
 use crate::data_error::{DataError, SourceLines, read_ron};
 use serde::{Deserialize, Serialize};
@@ -78,67 +78,6 @@ pub(crate) fn load_ron_map(path: &Path) -> Result<WorldMap, DataError> {
     build(path, &src, file)
 }
 
-/// The kind an added object name is drawn as: the catalogue picture its name suggests.
-pub(crate) fn added_kind(name: &str) -> ObjectKind {
-    let n = name.to_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
-    let furniture = if has(&["bed", "crib", "cot"]) {
-        Furniture::Bed
-    } else if has(&["sofa", "couch", "armchair"]) {
-        Furniture::Sofa
-    } else if has(&["chair", "seat", "bench", "stool"]) {
-        Furniture::Seat
-    } else if has(&["desk"]) {
-        Furniture::Desk
-    } else if has(&["table"]) {
-        Furniture::Table
-    } else if has(&["sink", "basin"]) {
-        Furniture::Sink
-    } else if has(&["shower", "bath"]) {
-        Furniture::Shower
-    } else if has(&["toilet"]) {
-        Furniture::Toilet
-    } else if has(&["fridge", "refrigerator", "freezer"]) {
-        Furniture::Fridge
-    } else if has(&["stove", "oven", "cook", "grill", "kitchen"]) {
-        Furniture::Stove
-    } else if has(&["book"]) {
-        Furniture::Bookshelf
-    } else if has(&["shelf", "rack", "cabinet", "wardrobe", "drawer"]) {
-        Furniture::Shelf
-    } else if has(&["closet"]) {
-        Furniture::Closet
-    } else if has(&[
-        "computer",
-        "laptop",
-        "tv",
-        "television",
-        "screen",
-        "monitor",
-    ]) {
-        Furniture::Computer
-    } else if has(&["console", "game", "arcade"]) {
-        Furniture::Console
-    } else if has(&["piano", "keyboard"]) {
-        Furniture::Piano
-    } else if has(&["guitar"]) {
-        Furniture::Guitar
-    } else if has(&["garden", "plant", "flower", "tree", "bush", "lawn"]) {
-        Furniture::Garden
-    } else if has(&["board"]) {
-        Furniture::Blackboard
-    } else if has(&["behind"]) {
-        Furniture::BehindCounter
-    } else {
-        Furniture::Counter
-    };
-    ObjectKind {
-        name: Box::leak(name.to_string().into_boxed_str()),
-        furniture,
-        blocks: false,
-    }
-}
-
 /// Parses and validates town text (used by tests with in-memory files too).
 pub fn parse_map(path: &Path, src: &str) -> Result<WorldMap, DataError> {
     let file: MapFile = crate::data_error::parse_ron(path, src)?;
@@ -202,7 +141,7 @@ fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
     }
 
     // The kinds table: the catalogue, then the kinds this town adds.
-    let mut kinds = super::catalogue();
+    let mut kinds = OBJECT_KINDS.to_vec();
     let new_kinds_at = lines.find_from("new_kinds", 0).map(|(_, o)| o).unwrap_or(0);
     for (i, name) in file.new_kinds.iter().enumerate() {
         let line = lines.line_of_quoted(name, new_kinds_at);
@@ -741,22 +680,5 @@ pub fn write_ron(map: &WorldMap, comment: &str) -> String {
         terrain,
         sectors,
     };
-    let pretty = ron::ser::PrettyConfig::new()
-        .depth_limit(4)
-        .separate_tuple_members(false)
-        .compact_arrays(false);
-    // RON escapes apostrophes ("Hart family\'s house"); names are easier to read, and to find
-    // in error messages, without.
-    let body = ron::ser::to_string_pretty(&file, pretty)
-        .unwrap_or_default()
-        .replace("\\'", "'");
-    let mut out = String::new();
-    for line in comment.lines() {
-        out.push_str("// ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&body);
-    out.push('\n');
-    out
+    crate::data_error::ron_text(&file, 4, comment)
 }

@@ -18,7 +18,7 @@ pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::D
 }
 
 use bevy::prelude::Resource;
-use objects::{OBJECT_KINDS, ObjectKind};
+use objects::ObjectKind;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -486,26 +486,12 @@ impl WorldMap {
         out
     }
 
-    /// The tiles of an arena.
-    pub fn arena_tiles(&self, arena: usize) -> Vec<Tile> {
-        self.tiles_of(&format!(
-            "{}:{}:{}",
-            self.world, self.sectors[self.arenas[arena].sector].name, self.arenas[arena].name
-        ))
-        .to_vec()
-    }
-
     /// Every walkable tile (for spawning and tests).
     pub fn walkable_tiles(&self) -> impl Iterator<Item = Tile> + '_ {
         (0..self.height)
             .flat_map(move |y| (0..self.width).map(move |x| Tile::new(x, y)))
             .filter(|t| self.walkable(*t))
     }
-}
-
-/// The catalogue as a town's starting kinds table.
-pub(crate) fn catalogue() -> Vec<ObjectKind> {
-    OBJECT_KINDS.to_vec()
 }
 
 fn article(word: &str) -> &'static str {

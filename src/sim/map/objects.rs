@@ -106,6 +106,67 @@ pub const OBJECT_KINDS: &[ObjectKind] = &[
     k("pool table", F::PoolTable, true),
 ];
 
+/// The kind an added object name is drawn as: the catalogue picture its name suggests.
+pub fn added_kind(name: &str) -> ObjectKind {
+    let n = name.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
+    let furniture = if has(&["bed", "crib", "cot"]) {
+        Furniture::Bed
+    } else if has(&["sofa", "couch", "armchair"]) {
+        Furniture::Sofa
+    } else if has(&["chair", "seat", "bench", "stool"]) {
+        Furniture::Seat
+    } else if has(&["desk"]) {
+        Furniture::Desk
+    } else if has(&["table"]) {
+        Furniture::Table
+    } else if has(&["sink", "basin"]) {
+        Furniture::Sink
+    } else if has(&["shower", "bath"]) {
+        Furniture::Shower
+    } else if has(&["toilet"]) {
+        Furniture::Toilet
+    } else if has(&["fridge", "refrigerator", "freezer"]) {
+        Furniture::Fridge
+    } else if has(&["stove", "oven", "cook", "grill", "kitchen"]) {
+        Furniture::Stove
+    } else if has(&["book"]) {
+        Furniture::Bookshelf
+    } else if has(&["shelf", "rack", "cabinet", "wardrobe", "drawer"]) {
+        Furniture::Shelf
+    } else if has(&["closet"]) {
+        Furniture::Closet
+    } else if has(&[
+        "computer",
+        "laptop",
+        "tv",
+        "television",
+        "screen",
+        "monitor",
+    ]) {
+        Furniture::Computer
+    } else if has(&["console", "game", "arcade"]) {
+        Furniture::Console
+    } else if has(&["piano", "keyboard"]) {
+        Furniture::Piano
+    } else if has(&["guitar"]) {
+        Furniture::Guitar
+    } else if has(&["garden", "plant", "flower", "tree", "bush", "lawn"]) {
+        Furniture::Garden
+    } else if has(&["board"]) {
+        Furniture::Blackboard
+    } else if has(&["behind"]) {
+        Furniture::BehindCounter
+    } else {
+        Furniture::Counter
+    };
+    ObjectKind {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        furniture,
+        blocks: false,
+    }
+}
+
 /// Index of a kind by name.
 pub fn kind_index(name: &str) -> Option<usize> {
     OBJECT_KINDS.iter().position(|k| k.name == name)

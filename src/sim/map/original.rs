@@ -9,8 +9,8 @@
 //! (a ragged layer, ids missing from a legend, a legend id painted nowhere, an arena outside
 //! every sector, a sector with no arena), naming the file and the row or cell.
 
-use super::file::{NONE, bounding, finish};
-use super::objects::ObjectKind;
+use super::file::{NONE, finish};
+use super::objects::{OBJECT_KINDS, ObjectKind, added_kind};
 use super::{Arena, CellTown, PlacedObject, Sector, SpawnPoint, Terrain, Tile, WorldMap};
 use crate::data_error::DataError;
 use std::collections::{BTreeMap, HashMap};
@@ -396,6 +396,11 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
 
     // Arenas: the legend gives the name; the tile's own sector layer gives the sector.
     let arena_row: HashMap<u32, &LegendRow> = arena_legend.iter().map(|r| (r.id, r)).collect();
+    let arena_order: HashMap<u32, usize> = arena_legend
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id, i))
+        .collect();
     // (sector, name) → (legend order, first row line)
     let mut arena_keys: BTreeMap<(u16, String), (usize, usize)> = BTreeMap::new();
     let mut misfiled = 0usize;
@@ -425,10 +430,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         if r.cols.len() >= 4 && r.cols[2] != sector_names[s as usize] {
             misfiled += 1;
         }
-        let order = arena_legend
-            .iter()
-            .position(|x| x.id == id)
-            .unwrap_or(usize::MAX);
+        let order = arena_order[&id];
         arena_keys
             .entry((s, r.name().to_string()))
             .and_modify(|e| e.0 = e.0.min(order))
@@ -504,7 +506,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     }
 
     // Objects: arena-agnostic names; a tile takes its arena from the arena layer.
-    let mut kinds: Vec<ObjectKind> = super::catalogue();
+    let mut kinds: Vec<ObjectKind> = OBJECT_KINDS.to_vec();
     let mut added: Vec<String> = Vec::new();
     let mut kind_of_id: HashMap<u32, u16> = HashMap::new();
     for r in &object_legend {
@@ -512,7 +514,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
             Some(k) => k,
             None => {
                 added.push(r.name().to_string());
-                kinds.push(super::file::added_kind(r.name()));
+                kinds.push(added_kind(r.name()));
                 kinds.len() - 1
             }
         };
@@ -676,29 +678,53 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         ));
     }
 
-    // Bounding boxes and each arena's objects (one entry per kind).
-    for (si, s) in sectors.iter_mut().enumerate() {
-        s.rect = tiles_box(w, (0..n).filter(|i| cell_sector[*i] == si as u16));
-    }
-    for (ai, a) in arenas.iter_mut().enumerate() {
-        a.rect = tiles_box(w, (0..n).filter(|i| cell_arena[*i] == ai as u16));
-        let mut kinds_here: Vec<u16> = Vec::new();
-        for i in 0..n {
-            if cell_arena[i] == ai as u16
-                && cell_object[i] != NONE
-                && !kinds_here.contains(&cell_object[i])
-            {
-                kinds_here.push(cell_object[i]);
+    // Bounding boxes and each arena's objects (one entry per kind, in order of first tile),
+    // all in one pass over the tiles.
+    let mut sector_box: Vec<Option<(i32, i32, i32, i32)>> = vec![None; sectors.len()];
+    let mut arena_box: Vec<Option<(i32, i32, i32, i32)>> = vec![None; arenas.len()];
+    let mut object_box: Vec<Vec<(u16, (i32, i32, i32, i32))>> = vec![Vec::new(); arenas.len()];
+    let grow = |b: &mut (i32, i32, i32, i32), x: i32, y: i32| {
+        *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
+    };
+    for i in 0..n {
+        let (x, y) = cell_xy(i);
+        if cell_sector[i] != NONE {
+            grow(
+                sector_box[cell_sector[i] as usize].get_or_insert((x, y, x, y)),
+                x,
+                y,
+            );
+        }
+        let a = cell_arena[i];
+        if a == NONE {
+            continue;
+        }
+        grow(arena_box[a as usize].get_or_insert((x, y, x, y)), x, y);
+        let k = cell_object[i];
+        if k != NONE {
+            let list = &mut object_box[a as usize];
+            match list.iter_mut().find(|(kk, _)| *kk == k) {
+                Some((_, b)) => grow(b, x, y),
+                None => list.push((k, (x, y, x, y))),
             }
         }
-        a.objects = kinds_here
+    }
+    let rect = |b: (i32, i32, i32, i32)| super::Rect {
+        x: b.0,
+        y: b.1,
+        w: b.2 - b.0 + 1,
+        h: b.3 - b.1 + 1,
+    };
+    for (s, b) in sectors.iter_mut().zip(&sector_box) {
+        s.rect = rect(b.expect("every sector has tiles"));
+    }
+    for ((a, b), objects) in arenas.iter_mut().zip(&arena_box).zip(object_box) {
+        a.rect = rect(b.expect("every arena has tiles"));
+        a.objects = objects
             .into_iter()
-            .map(|k| PlacedObject {
+            .map(|(k, b)| PlacedObject {
                 kind: k as usize,
-                rect: tiles_box(
-                    w,
-                    (0..n).filter(|i| cell_arena[*i] == ai as u16 && cell_object[*i] == k),
-                ),
+                rect: rect(b),
             })
             .collect();
     }
@@ -743,18 +769,6 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         )
     })?;
     Ok((map, report))
-}
-
-fn tiles_box(w: i32, cells: impl Iterator<Item = usize>) -> super::Rect {
-    let rects: Vec<super::Rect> = cells
-        .map(|i| super::Rect {
-            x: i as i32 % w,
-            y: i as i32 / w,
-            w: 1,
-            h: 1,
-        })
-        .collect();
-    bounding(rects.iter())
 }
 
 /// Our ground types in `simulacra_terrain.csv`.

@@ -136,6 +136,10 @@ pub struct PlayArgs {
     /// Start at this speed multiplier (1, 2, 4, …) .
     #[arg(long)]
     pub speed: Option<u32>,
+    /// Console commands to type into the game, one every few frames once the previous is done
+    /// (a scripted session: `goto isabella`, `talk isabella`, `say hello`, …).
+    #[arg(long)]
+    pub commands: Option<PathBuf>,
     /// Run this many steps before the window opens (e.g. 2700 = 07:30 on the first day).
     #[arg(long, default_value_t = 0)]
     pub skip_steps: u64,
@@ -174,6 +178,11 @@ pub struct RunArgs {
     /// by semicolons) whose statements become the residents' thoughts before the run.
     #[arg(long)]
     pub history: Option<PathBuf>,
+    /// Console commands to run, one per line (`-` reads standard input): each runs at the step
+    /// it is read, `run N` advances N steps, and what the console answers is printed. With this,
+    /// steps advance only through `run N` (`--steps` is not used).
+    #[arg(long)]
+    pub commands: Option<PathBuf>,
 }
 
 /// Benchmarks.
@@ -263,6 +272,7 @@ pub fn main_with(cli: Cli) -> i32 {
             start: None,
         },
         screenshot: None,
+        commands: None,
         frames: 90,
         speed: None,
         skip_steps: 0,
@@ -280,7 +290,13 @@ pub fn main_with(cli: Cli) -> i32 {
         },
         Command::Run(args) => match args.world.load() {
             Ok(sim) => {
-                match crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref()) {
+                let done = match &args.commands {
+                    Some(file) => crate::headless::run_commands(sim, file, args.history.as_deref()),
+                    None => {
+                        crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref())
+                    }
+                };
+                match done {
                     Ok(summary) => {
                         print!("{summary}");
                         0

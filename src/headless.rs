@@ -53,6 +53,91 @@ pub fn run(
     Ok(summary(&mut app, steps, secs))
 }
 
+/// Runs console commands from a file (`-`: standard input), printing what the console answers;
+/// steps advance only through `run N`. Returns the closing summary.
+pub fn run_commands(
+    sim: SimPlugin,
+    file: &std::path::Path,
+    history: Option<&std::path::Path>,
+) -> Result<String, String> {
+    use std::io::BufRead;
+    let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(file)
+            .map_err(|e| format!("{}: cannot read the commands: {e}", file.display()))?;
+        Box::new(std::io::BufReader::new(f))
+    };
+    let mut app = headless_app(sim);
+    app.update(); // spawn the residents
+    if let Some(h) = history {
+        let report = crate::cognition::history::load_history(app.world_mut(), h)
+            .map_err(|e| e.to_string())?;
+        eprintln!("{}", report.describe(h));
+    }
+    let started = Instant::now();
+    let step0 = app.world().resource::<SimClock>().step;
+    let mut shown = 0;
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("{}:{}: cannot read: {e}", file.display(), i + 1))?;
+        run_console_line(&mut app, &line);
+        let log = &app.world().resource::<crate::play::ConsoleLog>().lines;
+        let mut out = std::io::stdout().lock();
+        for (kind, text) in &log[shown..] {
+            let _ = match kind {
+                crate::play::LineKind::Input => writeln!(out, "> {text}"),
+                crate::play::LineKind::Output => writeln!(out, "{text}"),
+                crate::play::LineKind::Error => writeln!(out, "error: {text}"),
+            };
+        }
+        shown = log.len();
+    }
+    let steps = app.world().resource::<SimClock>().step - step0;
+    Ok(summary(&mut app, steps, started.elapsed().as_secs_f64()))
+}
+
+/// Runs one console line on a headless app as the game would, then the steps it asked for, and
+/// waits (without spinning) for an interview answer it asked for.
+pub fn run_console_line(app: &mut App, line: &str) {
+    app.world_mut()
+        .resource_mut::<crate::play::ConsoleQueue>()
+        .push(line);
+    app.update();
+    while app
+        .world()
+        .resource::<crate::sim::clock::SimPace>()
+        .requested
+        > 0
+    {
+        app.update();
+    }
+    // A walk the avatar was sent on (`goto`) is walked before the next line.
+    let mut frames = 0;
+    while !app
+        .world()
+        .resource::<crate::agent::avatar::AvatarRoute>()
+        .tiles
+        .is_empty()
+        && frames < 100_000
+    {
+        app.update();
+        frames += 1;
+    }
+    let t = Instant::now();
+    while app
+        .world()
+        .resource::<crate::play::interview::Interviews>()
+        .waiting()
+        && t.elapsed() < std::time::Duration::from_secs(600)
+    {
+        crate::cognition::pending::pump_replies(
+            app.world_mut(),
+            Some(std::time::Duration::from_millis(200)),
+        );
+        app.update();
+    }
+}
+
 fn draw_progress(done: u64, total: u64, secs: f64, now: &str) {
     let width = 30usize;
     let filled = ((done as f64 / total.max(1) as f64) * width as f64) as usize;

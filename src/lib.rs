@@ -13,6 +13,7 @@ pub mod game;
 pub mod headless;
 pub mod llm;
 pub mod memory;
+pub mod play;
 pub mod sim;
 
 use bevy::prelude::*;
@@ -152,6 +153,7 @@ impl Plugin for SimPlugin {
             cognition::place::PlaceRules::of(&self.scenario.residents),
         );
         agent::plugin(app);
+        play::plugin(app);
         app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
     }
 }

@@ -95,9 +95,60 @@ pub fn move_avatar(
     }
 }
 
+/// A walk the avatar takes on its own (`goto <name>`): one tile every few frames, as if walked
+/// with the keys. Any key walk cancels it (the game clears it).
+#[derive(Resource, Debug, Default, Clone)]
+pub struct AvatarRoute {
+    /// Tiles still to walk, in order.
+    pub tiles: std::collections::VecDeque<Tile>,
+    /// Frames since the last tile.
+    pub frames: u32,
+}
+
+/// Frames between two tiles of an [`AvatarRoute`].
+pub const ROUTE_FRAMES_PER_TILE: u32 = 6;
+
+/// Walks the avatar along its route, one tile at a time.
+pub fn follow_route(
+    mut route: ResMut<AvatarRoute>,
+    mut moves: MessageWriter<AvatarMove>,
+    avatar: Query<&GridPos, With<Avatar>>,
+) {
+    let Ok(pos) = avatar.single() else {
+        return;
+    };
+    let Some(next) = route.tiles.front().copied() else {
+        return;
+    };
+    route.frames += 1;
+    if route.frames < ROUTE_FRAMES_PER_TILE {
+        return;
+    }
+    route.frames = 0;
+    if next == pos.tile {
+        route.tiles.pop_front();
+        return;
+    }
+    if next.manhattan(pos.tile) > 2 {
+        route.tiles.clear(); // pushed off the route
+        return;
+    }
+    route.tiles.pop_front();
+    moves.write(AvatarMove {
+        dx: next.x - pos.tile.x,
+        dy: next.y - pos.tile.y,
+    });
+}
+
 pub(super) fn plugin(app: &mut App) {
     app.add_message::<AvatarMove>()
-        .add_systems(Update, move_avatar.in_set(crate::AppSystems::Input));
+        .init_resource::<AvatarRoute>()
+        .add_systems(
+            Update,
+            (follow_route, move_avatar)
+                .chain()
+                .in_set(crate::AppSystems::Input),
+        );
 }
 
 #[cfg(test)]

@@ -111,6 +111,14 @@ pub struct CognitionConfig {
     pub react_cooldown_minutes: u32,
     /// Steps a reaction or a line of conversation may take before game time waits for it.
     pub decision_slack_steps: u32,
+    /// Most tiles between the player's avatar and a resident it starts talking with.
+    pub talk_max_tiles: u32,
+    /// Game minutes a resident who spoke to the avatar waits for an answer before going on (when
+    /// the player has not joined the conversation).
+    pub player_reply_minutes: u32,
+    /// An interview becomes an in-world conversation the resident remembers (default: the
+    /// resident's memory is left as it was).
+    pub interview_in_world: bool,
 }
 
 impl Default for CognitionConfig {
@@ -138,6 +146,9 @@ impl Default for CognitionConfig {
             chat_cooldown_minutes: 133,
             react_cooldown_minutes: 60,
             decision_slack_steps: 6,
+            talk_max_tiles: 8,
+            player_reply_minutes: 10,
+            interview_in_world: false,
         }
     }
 }

@@ -128,7 +128,7 @@ pub fn start_conversation(
     a: Party,
     b: Party,
     max_lines: usize,
-) {
+) -> Entity {
     let now = clock.now;
     for p in [&a, &b] {
         if !p.action.address.is_empty() {
@@ -197,6 +197,38 @@ pub fn start_conversation(
     a.walk.tiles = to_a.into();
     b.walk.destination = None;
     b.walk.tiles = to_b.into();
+    conv
+}
+
+/// Says a line: it joins the conversation, the town's log and a speech bubble, and the turn
+/// passes to the other.
+pub fn say_line(
+    commands: &mut Commands,
+    log: &mut ConversationLog,
+    now: GameTime,
+    conversation: Entity,
+    conv: &mut Conversation,
+    speaker: Entity,
+    text: String,
+) {
+    let k = if conv.people[0] == speaker { 0 } else { 1 };
+    let listener = conv.names[1 - k].clone();
+    let name = conv.names[k].clone();
+    conv.lines.push((name.clone(), text.clone()));
+    conv.next = 1 - k;
+    let until = now.plus_secs(speaking_secs(&text));
+    conv.next_turn = until;
+    log.lines.push(LoggedLine {
+        at: now,
+        conversation,
+        speaker: name,
+        listener,
+        text: text.clone(),
+    });
+    commands.entity(speaker).insert(Speech {
+        text,
+        until: until.plus_secs(20),
+    });
 }
 
 /// How two people meet halfway along the path from one to (a tile beside) the other: the first
@@ -258,6 +290,8 @@ pub fn transcript(lines: &[(String, String)]) -> String {
 pub fn converse(
     mut ask: Asker,
     mut commands: Commands,
+    mut chat: ResMut<crate::play::talk::PlayerChat>,
+    mut log: ResMut<ConversationLog>,
     mut convs: Query<(Entity, &mut Conversation)>,
     mut people: Query<(
         &Identity,
@@ -288,6 +322,12 @@ pub fn converse(
             continue;
         }
         let (ta, tb) = (pa.1.tile, pb.1.tile);
+        // Talking with the player: answers come before background cognition.
+        let priority = if pa.7.is_some() && pb.7.is_some() {
+            crate::llm::Priority::Normal
+        } else {
+            crate::llm::Priority::Interactive
+        };
         let meeting = conv.lines.is_empty() && ta.manhattan(tb) > 2;
         let give_up = meeting && now.0 - conv.started.0 > 20 * 60;
         if meeting && !give_up {
@@ -303,6 +343,10 @@ pub fn converse(
         }
         if give_up || conv.closing || conv.lines.len() >= conv.max_lines {
             conv.ended = Some(now);
+            if chat.conversation == Some(ce) {
+                chat.conversation = None;
+                chat.outbox.clear();
+            }
             let names = conv.names.clone();
             let started = conv.started;
             for (k, e) in conv.people.into_iter().enumerate() {
@@ -349,11 +393,23 @@ pub fn converse(
             continue;
         };
         let Some(pending) = p.4.as_mut() else {
-            // The player's turn: nobody thinks for the player, so without an answer the talk ends
-            // (the resident still remembers it).
+            // The player's turn: a line typed is said; in the player's own conversation the
+            // resident waits for it; otherwise (a resident spoke to the avatar) it waits a while
+            // and then goes on. The resident remembers the talk either way.
+            if chat.conversation == Some(ce) {
+                if let Some(text) = chat.outbox.pop_front() {
+                    say_line(&mut commands, &mut log, now, ce, &mut conv, speaker, text);
+                }
+                continue;
+            }
+            let waited = now.0 - conv.next_turn.0;
+            if waited < ask.cfg.0.player_reply_minutes as i64 * 60 {
+                continue;
+            }
             conv.closing = true;
             continue;
         };
+
         let topic = conv
             .lines
             .last()
@@ -366,7 +422,7 @@ pub fn converse(
         ask.ask(
             speaker,
             pending,
-            LlmRequest::embed("chat_query", query),
+            LlmRequest::embed("chat_query", query).priority(priority),
             Job::ChatQuery { conversation: ce },
             wait,
         );
@@ -410,7 +466,7 @@ pub fn apply_chat_queries(
     mut ask: Asker,
     map: Res<WorldMap>,
     convs: Query<&Conversation>,
-    others: Query<(&Identity, &CurrentAction)>,
+    others: Query<(&Identity, &CurrentAction, Has<crate::agent::avatar::Avatar>)>,
     mut agents: Query<(
         Entity,
         &Resident,
@@ -440,9 +496,9 @@ pub fn apply_chat_queries(
             }
             let k = if conv.people[0] == agent { 1 } else { 0 };
             let partner = conv.names[k].clone();
-            let partner_doing = others
+            let (partner_doing, with_player) = others
                 .get(conv.people[k])
-                .map(|(_, a)| a.description.clone())
+                .map(|(_, a, player)| (a.description.clone(), player))
                 .unwrap_or_default();
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
@@ -489,6 +545,11 @@ pub fn apply_chat_queries(
             );
             let req = LlmRequest::chat("converse", messages, OutputShape::Json(line_schema()))
                 .sampling(Sampling::greedy(90))
+                .priority(if with_player {
+                    crate::llm::Priority::Interactive
+                } else {
+                    crate::llm::Priority::Normal
+                })
                 .fallback(LlmValue::Json(
                     json!({"utterance": "...", "end_conversation": true}),
                 ));
@@ -512,10 +573,11 @@ pub fn apply_utterances(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     mut log: ResMut<ConversationLog>,
+    chat: Res<crate::play::talk::PlayerChat>,
     mut convs: Query<&mut Conversation>,
-    mut agents: Query<(Entity, &Identity, &mut Pending)>,
+    mut agents: Query<(Entity, &mut Pending)>,
 ) {
-    for (agent, id, mut pending) in &mut agents {
+    for (agent, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::Utterance { .. })
         }) {
@@ -545,26 +607,20 @@ pub fn apply_utterances(
             } else {
                 text.chars().take(200).collect()
             };
-            let k = if conv.people[0] == agent { 0 } else { 1 };
-            let listener = conv.names[1 - k].clone();
-            conv.lines.push((id.name.clone(), text.clone()));
-            conv.next = 1 - k;
-            let until = clock.now.plus_secs(speaking_secs(&text));
-            conv.next_turn = until;
-            if end && conv.lines.len() >= 2 {
+            say_line(
+                &mut commands,
+                &mut log,
+                clock.now,
+                conversation,
+                &mut conv,
+                agent,
+                text,
+            );
+            // A resident talking with the player does not leave while the player is in the chat.
+            let with_player = chat.conversation == Some(conversation);
+            if end && conv.lines.len() >= 2 && !with_player {
                 conv.closing = true;
             }
-            log.lines.push(LoggedLine {
-                at: clock.now,
-                conversation,
-                speaker: id.name.clone(),
-                listener,
-                text: text.clone(),
-            });
-            commands.entity(agent).insert(Speech {
-                text,
-                until: until.plus_secs(20),
-            });
         }
     }
 }

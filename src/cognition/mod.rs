@@ -19,8 +19,10 @@ pub mod place;
 pub mod plan;
 pub mod prompts;
 pub mod react;
+pub mod react_object;
 pub mod reflect;
 pub mod remember;
+pub mod replan;
 
 use bevy::prelude::*;
 use config::{CognitionConfig, Pacing};
@@ -96,5 +98,7 @@ pub(crate) fn plugin(
     place::plugin(app);
     act::plugin(app);
     react::plugin(app);
+    react_object::plugin(app);
+    replan::plugin(app);
     converse::plugin(app);
 }

@@ -87,6 +87,18 @@ pub enum Job {
         /// The objects offered.
         objects: Vec<String>,
     },
+    /// The rest of the day re-planned after a whisper.
+    Replan {
+        /// The plan's day.
+        day: i64,
+        /// The minute the new plan starts.
+        from: u32,
+    },
+    /// Whether and how to deal with an object in an unusual state.
+    ReactObject {
+        /// The object's address.
+        address: String,
+    },
     /// Whether to talk to, wait for, or ignore someone just seen.
     React {
         /// Whom.

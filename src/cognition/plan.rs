@@ -103,7 +103,7 @@ pub fn clean_activity(text: &str, name: &str) -> String {
 }
 
 /// The step of a minute of today (`now` if it has passed).
-fn minute_label(m: u32) -> String {
+pub fn minute_label(m: u32) -> String {
     format!("{:02}:{:02}", (m / 60) % 24, m % 60)
 }
 
@@ -211,6 +211,22 @@ pub fn hourly_blocks(
     }
     push(&mut blocks, bed, 1440, "sleeping");
     blocks
+}
+
+/// The activities of an hourly answer ({"07:00": "…", …}) by hour, tidied.
+pub fn hour_answers(v: &Value, name: &str) -> Vec<(u32, String)> {
+    v.as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, t)| {
+                    Some((
+                        k.get(..2)?.parse::<u32>().ok()?,
+                        clean_activity(t.as_str()?, name),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A new day: the routine as the fallback, and the model asked for the agent's own plan.
@@ -522,19 +538,7 @@ pub fn apply_plan_hours(
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };
-            let answers: Vec<(u32, String)> = v
-                .as_object()
-                .map(|o| {
-                    o.iter()
-                        .filter_map(|(k, t)| {
-                            Some((
-                                k.get(..2)?.parse::<u32>().ok()?,
-                                clean_activity(t.as_str()?, &id.name),
-                            ))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let answers = hour_answers(v, &id.name);
             let p = &resident.persona;
             let routine = daily_routine(p, day);
             let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);

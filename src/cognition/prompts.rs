@@ -136,6 +136,33 @@ pub const SPECS: &[PromptSpec] = &[
         slots: &["identity", "name", "partner", "conversation"],
         required: &["conversation"],
     },
+    PromptSpec {
+        name: "interview",
+        about: "an answer to an interviewer's question, in character, from the agent's memories",
+        slots: &[
+            "identity",
+            "name",
+            "persona",
+            "memories",
+            "conversation",
+            "question",
+        ],
+        required: &["question"],
+    },
+    PromptSpec {
+        name: "replan",
+        about: "the rest of the day re-planned after a strong new thought (a whispered inner voice)",
+        slots: &["identity", "name", "date", "thought", "schedule", "hours"],
+        required: &["thought", "hours"],
+    },
+    PromptSpec {
+        name: "react_object",
+        about: "whether and how the agent deals with an object in an unusual state it has noticed",
+        slots: &[
+            "identity", "name", "time", "doing", "object", "state", "place",
+        ],
+        required: &["object", "state"],
+    },
 ];
 
 /// A piece of a message: literal text or a slot.

@@ -17,7 +17,7 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | click a person: inspector (Esc closes) | L conversations | wheel zoom | F free camera | Space pause | +/- speed | N skip nights | F12 screenshot";
+pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom | Space pause | +/- speed";
 
 /// Time runs ahead while every resident sleeps and nobody waits on the model (N turns it off).
 #[derive(Resource)]

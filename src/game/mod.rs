@@ -2,6 +2,7 @@
 //! and a screenshot mode for CI (`play --screenshot PATH`).
 
 pub mod art;
+pub mod console;
 pub mod hud;
 pub mod inspect;
 pub mod log;
@@ -28,6 +29,7 @@ impl Plugin for GamePlugin {
             bevy_egui::EguiPlugin::default(),
         ))
         .init_resource::<inspect::InspectorState>()
+        .init_resource::<console::Panels>()
         .init_resource::<people::EmojiFont>()
         .init_resource::<log::LogWindow>()
         .init_resource::<hud::NightSkip>()
@@ -53,8 +55,13 @@ impl Plugin for GamePlugin {
                     view::read_movement_keys,
                     log::toggle_log,
                     hud::toggle_night_skip,
+                    console::panel_keys,
                 )
                     .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
+                console::edit_object_on_click
+                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                feed_script,
+                console::open_console_on_error,
                 hud::skip_nights,
                 inspect::select_on_click
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
@@ -64,7 +71,14 @@ impl Plugin for GamePlugin {
         )
         .add_systems(
             bevy_egui::EguiPrimaryContextPass,
-            (inspect::inspector_ui, log::log_ui),
+            (
+                inspect::inspector_ui,
+                log::log_ui,
+                console::console_ui,
+                console::chat_ui,
+                console::help_ui,
+                console::people_ui,
+            ),
         )
         .add_systems(
             Update,
@@ -86,6 +100,41 @@ impl Plugin for GamePlugin {
 }
 
 /// Takes one screenshot after some frames, checks it is not blank, and quits.
+/// Console lines fed to the game one at a time (`play --commands FILE`): the next goes in once
+/// skipped steps, a `run N`, an avatar's walk and an interview question are done, and a few
+/// frames have passed, so a scripted session looks as if it were typed.
+#[derive(Resource, Default)]
+pub struct GameScript {
+    /// Lines still to feed.
+    pub lines: std::collections::VecDeque<String>,
+    /// Frames since the last line.
+    pub frames: u32,
+}
+
+fn feed_script(
+    script: Option<ResMut<GameScript>>,
+    pace: Res<SimPace>,
+    route: Res<crate::agent::avatar::AvatarRoute>,
+    interviews: Res<crate::play::interview::Interviews>,
+    mut queue: ResMut<crate::play::ConsoleQueue>,
+) {
+    let Some(mut script) = script else {
+        return;
+    };
+    if pace.requested > 0 || !route.tiles.is_empty() || interviews.waiting() {
+        script.frames = 0;
+        return;
+    }
+    script.frames += 1;
+    if script.frames < 20 {
+        return;
+    }
+    script.frames = 0;
+    if let Some(line) = script.lines.pop_front() {
+        queue.push(line);
+    }
+}
+
 #[derive(Resource)]
 struct AutoScreenshot {
     path: PathBuf,
@@ -97,10 +146,11 @@ struct AutoScreenshot {
 fn take_auto_screenshot(
     mut shot: ResMut<AutoScreenshot>,
     pace: Res<SimPace>,
+    script: Option<Res<GameScript>>,
     mut commands: Commands,
 ) {
-    if pace.requested > 0 {
-        return; // frames count once the skipped-ahead steps have run
+    if pace.requested > 0 || script.is_some_and(|s| !s.lines.is_empty()) {
+        return; // frames count once the skipped-ahead steps have run and the script is typed
     }
     shot.seen += 1;
     if shot.taken || shot.seen < shot.frames {
@@ -190,6 +240,20 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
             crate::cli::InspectTab::Memory => inspect::Tab::Memory,
             crate::cli::InspectTab::Places => inspect::Tab::Places,
         }));
+    }
+    if let Some(file) = &args.commands {
+        match std::fs::read_to_string(file) {
+            Ok(text) => {
+                app.insert_resource(GameScript {
+                    lines: text.lines().map(str::to_string).collect(),
+                    frames: 0,
+                });
+            }
+            Err(e) => {
+                eprintln!("error: {}: cannot read the commands: {e}", file.display());
+                return 2;
+            }
+        }
     }
     if let Some(path) = &args.screenshot {
         app.insert_resource(AutoScreenshot {

@@ -10,6 +10,7 @@ mod memory;
 mod memory_real;
 mod plan_day;
 mod plan_real;
+mod play;
 mod sim_day;
 mod window;
 

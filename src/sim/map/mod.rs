@@ -391,6 +391,48 @@ impl WorldMap {
             .unwrap_or(&[])
     }
 
+    /// The canonical address of an object named by `query` (`world:sector:arena:object`, the
+    /// world part optional, case ignored), or a one-line reason it names no object.
+    pub fn find_object(&self, query: &str) -> Result<String, String> {
+        let q = self.canonical(query.trim());
+        let parts = q.split(':').count();
+        let found = if self.address_tiles.contains_key(&q) {
+            Some(q.clone())
+        } else {
+            let low = q.to_lowercase();
+            self.address_tiles
+                .keys()
+                .find(|k| k.to_lowercase() == low)
+                .cloned()
+        };
+        let shown: String = query.chars().take(80).collect();
+        match found {
+            Some(a) if parts == 4 => Ok(a),
+            Some(a) => {
+                let mut objects: Vec<&str> = self
+                    .address_tiles
+                    .keys()
+                    .filter(|k| k.starts_with(&format!("{a}:")) && k.split(':').count() == 4)
+                    .filter_map(|k| k.rsplit(':').next())
+                    .collect();
+                objects.sort();
+                objects.dedup();
+                objects.truncate(8);
+                Err(format!(
+                    "<{shown}> is a place, not an object; give world:sector:arena:object{}",
+                    if objects.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (objects there: {})", objects.join(", "))
+                    }
+                ))
+            }
+            None => Err(format!(
+                "no object at <{shown}> on this map; `print tile X Y` shows a tile's address"
+            )),
+        }
+    }
+
     /// Whether an address names something on this map.
     pub fn has_address(&self, address: &str) -> bool {
         !self.tiles_of(address).is_empty()

@@ -1,0 +1,260 @@
+//! Interviews, as the original's interview command: the player questions a resident as a chosen
+//! persona ("a news reporter"). Each question is embedded, the resident's memories about it are
+//! retrieved (without marking them accessed) and the resident answers in character, a shaped
+//! answer at interactive priority. By default nothing is written to the resident's memory
+//! (`cognition.interview_in_world` makes the interview a conversation it remembers). The
+//! transcript can be saved to a file.
+
+use crate::agent::{Identity, Outlook, Resident};
+use crate::cognition::Cognition;
+use crate::cognition::prompts::Prompts;
+use crate::cognition::remember::{identity_block, numbered, one_line};
+use crate::llm::{Llm, LlmHandle, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
+use crate::memory::retrieve::retrieve;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::clock::SimClock;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// Where a question is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// Its embedding is being made.
+    Embedding(LlmHandle),
+    /// The answer is being made.
+    Answering(LlmHandle),
+}
+
+/// One interview.
+#[derive(Debug, Clone)]
+pub struct Interview {
+    /// The resident.
+    pub target: Entity,
+    /// Its name.
+    pub name: String,
+    /// Who asks ("a news reporter").
+    pub persona: String,
+    /// When it began.
+    pub started: GameTime,
+    /// (question, answer) pairs.
+    pub lines: Vec<(String, String)>,
+    /// The question waiting for its answer.
+    pub question: Option<(String, Asking)>,
+}
+
+impl Interview {
+    /// The transcript as text.
+    pub fn transcript(&self) -> String {
+        let mut s = format!(
+            "Interview with {} by {} ({})\n",
+            self.name, self.persona, self.started
+        );
+        for (q, a) in &self.lines {
+            s.push_str(&format!(
+                "\nQ ({}): {q}\nA ({}): {a}\n",
+                self.persona, self.name
+            ));
+        }
+        s
+    }
+}
+
+/// The open interview and the last one closed.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct Interviews {
+    /// The interview questions go to.
+    pub open: Option<Interview>,
+    /// The last one closed (for `transcript`).
+    pub last: Option<Interview>,
+}
+
+impl Interviews {
+    /// Whether a question is waiting for its answer.
+    pub fn waiting(&self) -> bool {
+        self.open.as_ref().is_some_and(|i| i.question.is_some())
+    }
+}
+
+/// The schema of an answer.
+pub fn answer_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 300}},
+        "required": ["answer"],
+        "additionalProperties": false
+    })
+}
+
+/// Asks the open interview a question.
+pub fn ask(world: &mut World, question: &str) -> Result<(), String> {
+    let (question, _) = super::command::clean_text(question);
+    let interviews = world.resource::<Interviews>();
+    let Some(open) = &interviews.open else {
+        return Err("no interview is open: `interview <name> as <persona>` first".into());
+    };
+    if open.question.is_some() {
+        return Err("still waiting for the answer to the last question".into());
+    }
+    let target = open.target;
+    let req =
+        LlmRequest::embed("interview_query", question.clone()).priority(Priority::Interactive);
+    let handle = world.resource_mut::<Llm>().submit(req);
+    if let Some(open) = world.resource_mut::<Interviews>().open.as_mut() {
+        open.question = Some((question, Asking::Embedding(handle)));
+        open.target = target;
+    }
+    Ok(())
+}
+
+/// Closes the open interview; with `interview_in_world` the resident remembers it.
+pub fn end(world: &mut World) -> Result<String, String> {
+    let Some(iv) = world.resource_mut::<Interviews>().open.take() else {
+        return Err("no interview is open".into());
+    };
+    if let Some((_, Asking::Embedding(h) | Asking::Answering(h))) = &iv.question {
+        world.resource_mut::<Llm>().cancel(*h);
+    }
+    let in_world = world.resource::<Cognition>().0.interview_in_world;
+    if in_world && !iv.lines.is_empty() {
+        let now = world.resource::<SimClock>().now;
+        if let Some(mut stream) = world.get_mut::<MemoryStream>(iv.target) {
+            let lines: Vec<(String, String)> = iv
+                .lines
+                .iter()
+                .flat_map(|(q, a)| {
+                    [
+                        (iv.persona.clone(), q.clone()),
+                        (iv.name.clone(), a.clone()),
+                    ]
+                })
+                .collect();
+            let first_q = iv.lines[0].0.clone();
+            stream.add(
+                NodeKind::Chat,
+                NewNode {
+                    subject: iv.name.clone(),
+                    predicate: "was interviewed by".into(),
+                    object: iv.persona.clone(),
+                    description: format!(
+                        "{} was interviewed by {}, who asked \"{}\"",
+                        iv.name, iv.persona, first_q
+                    ),
+                    keywords: vec![iv.persona.clone(), "interview".into()],
+                    chat: lines,
+                    ..default()
+                },
+                now,
+            );
+        }
+    }
+    let n = iv.lines.len();
+    let name = iv.name.clone();
+    world.resource_mut::<Interviews>().last = Some(iv);
+    Ok(format!(
+        "interview with {name} closed ({n} answers){}",
+        if in_world { "; it is remembered" } else { "" }
+    ))
+}
+
+/// Moves questions along as their embeddings and answers arrive.
+#[expect(clippy::too_many_arguments, reason = "an answer reads the resident")]
+pub fn advance_interviews(
+    mut replies: MessageReader<LlmReply>,
+    mut interviews: ResMut<Interviews>,
+    mut llm: ResMut<Llm>,
+    mut log: ResMut<super::ConsoleLog>,
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    prompts: Res<Prompts>,
+    residents: Query<(&Resident, &Outlook, &Identity, &MemoryStream)>,
+) {
+    let Some(iv) = interviews.open.as_mut() else {
+        return;
+    };
+    for m in replies.read() {
+        let Some((question, asking)) = iv.question.clone() else {
+            return;
+        };
+        match asking {
+            Asking::Embedding(h) if h == m.handle => {
+                let Ok((resident, outlook, id, stream)) = residents.get(iv.target) else {
+                    log.err(format!("{} is no longer in town", iv.name));
+                    iv.question = None;
+                    return;
+                };
+                let query = match &m.reply.value {
+                    LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
+                    _ => None,
+                };
+                let found = if cog.0.ablation.memory() {
+                    retrieve(stream, query.as_ref(), clock.now, &cog.0.retrieval, 15)
+                } else {
+                    Vec::new()
+                };
+                let memories = if found.is_empty() {
+                    format!("{} remembers nothing in particular about this.", id.name)
+                } else {
+                    numbered(
+                        found
+                            .iter()
+                            .filter_map(|s| stream.get(s.id))
+                            .map(|n| n.description.as_str()),
+                    )
+                };
+                let conversation = if iv.lines.is_empty() {
+                    "(this is the first question)".to_string()
+                } else {
+                    iv.lines
+                        .iter()
+                        .map(|(q, a)| {
+                            format!(
+                                "{}: \"{}\"\n{}: \"{}\"",
+                                iv.persona,
+                                one_line(q),
+                                id.name,
+                                one_line(a)
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                let identity = identity_block(resident, outlook, clock.now);
+                let quoted = format!("\"{}\"", one_line(&question).replace('"', "'"));
+                let messages = prompts.render(
+                    "interview",
+                    &[
+                        ("identity", &identity),
+                        ("name", &id.name),
+                        ("persona", &iv.persona),
+                        ("memories", &memories),
+                        ("conversation", &conversation),
+                        ("question", &quoted),
+                    ],
+                );
+                let req =
+                    LlmRequest::chat("interview", messages, OutputShape::Json(answer_schema()))
+                        .sampling(Sampling::greedy(120))
+                        .priority(Priority::Interactive)
+                        .fallback(LlmValue::Json(json!({"answer": "I would rather not say."})));
+                let h = llm.submit(req);
+                iv.question = Some((question, Asking::Answering(h)));
+            }
+            Asking::Answering(h) if h == m.handle => {
+                let answer = match &m.reply.value {
+                    LlmValue::Json(v) => v
+                        .get("answer")
+                        .and_then(Value::as_str)
+                        .map(one_line)
+                        .filter(|a| !a.trim().is_empty()),
+                    _ => None,
+                }
+                .unwrap_or_else(|| "...".into());
+                log.out(format!("{}: {answer}", iv.name));
+                iv.lines.push((question, answer));
+                iv.question = None;
+            }
+            _ => {}
+        }
+    }
+}

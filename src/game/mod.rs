@@ -61,6 +61,7 @@ impl Plugin for GamePlugin {
                 console::edit_object_on_click
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
                 feed_script,
+                echo_script,
                 console::open_console_on_error,
                 hud::skip_nights,
                 inspect::select_on_click
@@ -100,6 +101,36 @@ impl Plugin for GamePlugin {
 }
 
 /// Takes one screenshot after some frames, checks it is not blank, and quits.
+/// With a script, what the console answers and every line said in town go to standard output as
+/// they happen (so a scripted session can be read and checked).
+fn echo_script(
+    script: Option<Res<GameScript>>,
+    console: Res<crate::play::ConsoleLog>,
+    talk: Res<crate::cognition::converse::ConversationLog>,
+    mut shown: Local<(usize, usize)>,
+) {
+    if script.is_none() {
+        return;
+    }
+    for (kind, text) in &console.lines[shown.0.min(console.lines.len())..] {
+        match kind {
+            crate::play::LineKind::Input => println!("> {text}"),
+            crate::play::LineKind::Output => println!("{text}"),
+            crate::play::LineKind::Error => println!("error: {text}"),
+        }
+    }
+    for l in &talk.lines[shown.1.min(talk.lines.len())..] {
+        println!(
+            "[{}] {} → {}: {}",
+            l.at.clock_12h(),
+            l.speaker,
+            l.listener,
+            l.text
+        );
+    }
+    *shown = (console.lines.len(), talk.lines.len());
+}
+
 /// Console lines fed to the game one at a time (`play --commands FILE`): the next goes in once
 /// skipped steps, a `run N`, an avatar's walk and an interview question are done, and a few
 /// frames have passed, so a scripted session looks as if it were typed.

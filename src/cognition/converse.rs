@@ -9,7 +9,7 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered, one_line};
+use super::remember::{identity_block, numbered_found, one_line};
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
     ActionSource, CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
@@ -515,12 +515,7 @@ pub fn apply_chat_queries(
                     id.name
                 )
             } else {
-                numbered(
-                    found
-                        .iter()
-                        .filter_map(|s| stream.get(s.id))
-                        .map(|n| n.description.as_str()),
-                )
+                numbered_found(&stream, &found)
             };
             let place = map
                 .address(pos.tile)

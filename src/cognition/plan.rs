@@ -8,7 +8,7 @@
 use super::Cognition;
 use super::config::Planning;
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered, one_line, strip_list_marker};
+use super::remember::{identity_block, numbered, numbered_found, one_line, strip_list_marker};
 use crate::agent::routine::daily_routine;
 use crate::agent::schedule::{Block, fit_durations};
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
@@ -350,12 +350,7 @@ pub fn apply_revise_queries(
                 _ => None,
             };
             let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 30);
-            let statements = numbered(
-                found
-                    .iter()
-                    .filter_map(|s| stream.get(s.id))
-                    .map(|n| n.description.as_str()),
-            );
+            let statements = numbered_found(&stream, &found);
             let identity = identity_block(resident, outlook, ask.clock.now);
             let date = ask.clock.now.date_string();
             let messages = ask.prompts.render(
@@ -561,31 +556,44 @@ pub fn apply_plan_hours(
                     minute_label(wake),
                     items.join("; ")
                 );
-                stream.add(
-                    NodeKind::Thought,
-                    NewNode {
-                        subject: id.name.clone(),
-                        predicate: "plan".into(),
-                        object: clock.now.date_string(),
-                        keywords: [
-                            vec!["plan".to_string()],
-                            mentioned_names(&text, &id.name, &names),
-                        ]
-                        .concat(),
-                        description: text,
-                        importance: Some(5),
-                        expiry: Some(
-                            clock
-                                .now
-                                .plus_secs(cog.0.thought_expiry_days as i64 * 86_400),
-                        ),
-                        ..default()
-                    },
-                    clock.now,
-                );
+                let keywords = [
+                    vec!["plan".to_string()],
+                    mentioned_names(&text, &id.name, &names),
+                ]
+                .concat();
+                add_plan_thought(&mut stream, &id.name, text, keywords, &clock, &cog);
             }
         }
     }
+}
+
+/// Remembers a plan (made or changed) as a thought of importance 5 that expires like others.
+pub fn add_plan_thought(
+    stream: &mut MemoryStream,
+    name: &str,
+    text: String,
+    keywords: Vec<String>,
+    clock: &SimClock,
+    cog: &Cognition,
+) {
+    stream.add(
+        NodeKind::Thought,
+        NewNode {
+            subject: name.to_string(),
+            predicate: "plan".into(),
+            object: clock.now.date_string(),
+            keywords,
+            description: text,
+            importance: Some(5),
+            expiry: Some(
+                clock
+                    .now
+                    .plus_secs(cog.0.thought_expiry_days as i64 * 86_400),
+            ),
+            ..default()
+        },
+        clock.now,
+    );
 }
 
 /// Asks for the subtasks of the activities in the next hours that are worth refining.

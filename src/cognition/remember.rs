@@ -73,6 +73,19 @@ pub fn strip_list_marker(s: &str) -> &str {
     rest.trim()
 }
 
+/// Retrieved memories as a numbered list of their descriptions, best first.
+pub fn numbered_found(
+    stream: &crate::memory::stream::MemoryStream,
+    found: &[crate::memory::retrieve::Scored],
+) -> String {
+    numbered(
+        found
+            .iter()
+            .filter_map(|s| stream.get(s.id))
+            .map(|n| n.description.as_str()),
+    )
+}
+
 /// A text on one line (line breaks become spaces), so it cannot break a prompt's layout.
 pub fn one_line(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -6,13 +6,13 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use super::plan::{hour_answers, hours_schema, is_sleep, minute_label};
+use super::plan::{add_plan_thought, hour_answers, hours_schema, is_sleep, minute_label};
 use super::remember::{identity_block, one_line};
 use crate::agent::routine::block_at;
 use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
-use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::memory::stream::MemoryStream;
 use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
@@ -193,28 +193,19 @@ pub fn apply_replans(
             plan.current = None;
             plan.split_into_hours(|b| is_sleep(&b.description));
             if !items.is_empty() {
-                stream.add(
-                    NodeKind::Thought,
-                    NewNode {
-                        subject: id.name.clone(),
-                        predicate: "plan".into(),
-                        object: clock.now.date_string(),
-                        keywords: vec!["plan".into()],
-                        description: format!(
-                            "{} changed the plan for the rest of {}: {}.",
-                            id.name,
-                            clock.now.date_string(),
-                            items.join("; ")
-                        ),
-                        importance: Some(5),
-                        expiry: Some(
-                            clock
-                                .now
-                                .plus_secs(cog.0.thought_expiry_days as i64 * 86_400),
-                        ),
-                        ..default()
-                    },
-                    clock.now,
+                let text = format!(
+                    "{} changed the plan for the rest of {}: {}.",
+                    id.name,
+                    clock.now.date_string(),
+                    items.join("; ")
+                );
+                add_plan_thought(
+                    &mut stream,
+                    &id.name,
+                    text,
+                    vec!["plan".into()],
+                    &clock,
+                    &cog,
                 );
             }
         }

@@ -8,7 +8,7 @@
 use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::Cognition;
 use crate::cognition::prompts::Prompts;
-use crate::cognition::remember::{identity_block, numbered, one_line};
+use crate::cognition::remember::{identity_block, numbered_found, one_line};
 use crate::llm::{Llm, LlmHandle, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
 use crate::memory::retrieve::retrieve;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -96,13 +96,11 @@ pub fn ask(world: &mut World, question: &str) -> Result<(), String> {
     if open.question.is_some() {
         return Err("still waiting for the answer to the last question".into());
     }
-    let target = open.target;
     let req =
         LlmRequest::embed("interview_query", question.clone()).priority(Priority::Interactive);
     let handle = world.resource_mut::<Llm>().submit(req);
     if let Some(open) = world.resource_mut::<Interviews>().open.as_mut() {
         open.question = Some((question, Asking::Embedding(handle)));
-        open.target = target;
     }
     Ok(())
 }
@@ -195,12 +193,7 @@ pub fn advance_interviews(
                 let memories = if found.is_empty() {
                     format!("{} remembers nothing in particular about this.", id.name)
                 } else {
-                    numbered(
-                        found
-                            .iter()
-                            .filter_map(|s| stream.get(s.id))
-                            .map(|n| n.description.as_str()),
-                    )
+                    numbered_found(stream, &found)
                 };
                 let conversation = if iv.lines.is_empty() {
                     "(this is the first question)".to_string()

@@ -160,6 +160,8 @@ pub enum InspectTab {
     Memory,
     /// Known places.
     Places,
+    /// Their conversations.
+    Talks,
 }
 
 /// `run` options.

@@ -33,7 +33,22 @@ pub struct Panels {
     pub people: bool,
     /// Console lines already looked at for errors.
     pub seen_lines: usize,
+    /// The object whose state menu is open (its address).
+    pub object: Option<String>,
+    /// The state being typed in the object menu.
+    pub object_input: String,
 }
+
+/// States offered in the object menu with one click (the paper's examples and a few more); any
+/// other state can be typed.
+pub const OBJECT_STATES: [&str; 6] = [
+    "burning",
+    "leaking",
+    "broken",
+    "out of order",
+    "dirty",
+    "idle",
+];
 
 /// An error in the console (a talk that could not start, a bad command from a script) opens it,
 /// so the player sees why nothing happened.
@@ -306,11 +321,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ("H", "this help"),
     (
         "click a person",
-        "inspector: plan, memories, places (Esc closes)",
+        "inspector: plan, memories, places, talks (Esc closes)",
     ),
     (
         "click an object",
-        "console with `set <its address> ` ready to finish",
+        "its state menu: burning, leaking, … or type one",
     ),
     ("Space", "pause"),
     ("+ / -", "speed"),
@@ -371,7 +386,7 @@ pub fn people_ui(
     Ok(())
 }
 
-/// A click on an object (no person there) opens the console with `set <address> ` typed.
+/// A click on an object (no person there) opens its state menu ([`object_ui`]).
 pub fn edit_object_on_click(
     buttons: Res<ButtonInput<MouseButton>>,
     map: Res<WorldMap>,
@@ -394,8 +409,70 @@ pub fn edit_object_on_click(
     }
     let address = map.address(t).to_string();
     if address.split(':').count() == 4 {
-        panels.console = true;
-        panels.focus_console = true;
-        panels.console_input = format!("set <{address}> ");
+        panels.object = Some(address);
+        panels.object_input.clear();
     }
+}
+
+/// The menu of a clicked object: its state now, states to pick with a click, a state to type.
+/// Choosing one sends `set <address> <state>` to the console, as typing it would.
+pub fn object_ui(
+    mut contexts: EguiContexts,
+    mut panels: ResMut<Panels>,
+    mut queue: ResMut<ConsoleQueue>,
+    states: Res<crate::sim::objects_state::ObjectStates>,
+) -> Result {
+    let Some(address) = panels.object.clone() else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    let mut open = true;
+    let mut chosen: Option<String> = None;
+    let p = &mut *panels;
+    let object = address.rsplit(':').next().unwrap_or(&address).to_string();
+    egui::Window::new(format!("The {object}"))
+        .id(egui::Id::new("object-menu"))
+        .open(&mut open)
+        .default_pos([ctx.content_rect().center().x - 150.0, 60.0])
+        .default_width(300.0)
+        .collapsible(false)
+        .show(ctx, |ui| {
+            ui.label(egui::RichText::new(&address).small());
+            match states.get(&address) {
+                Some(s) => ui.label(format!(
+                    "is {} (set by {})",
+                    s.state,
+                    s.by.as_deref().unwrap_or("you")
+                )),
+                None => ui.label("is idle"),
+            };
+            ui.separator();
+            ui.horizontal_wrapped(|ui| {
+                for s in OBJECT_STATES {
+                    if ui.button(s).clicked() {
+                        chosen = Some(s.to_string());
+                    }
+                }
+            });
+            ui.horizontal(|ui| {
+                let edit = ui.add(
+                    egui::TextEdit::singleline(&mut p.object_input)
+                        .desired_width(200.0)
+                        .hint_text("another state…"),
+                );
+                let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if (ui.button("Set").clicked() || enter) && !p.object_input.trim().is_empty() {
+                    chosen = Some(std::mem::take(&mut p.object_input));
+                }
+            });
+        });
+    if let Some(state) = chosen {
+        queue.push(format!("set <{address}> {}", clean_text(&state).0));
+        p.console = true; // the answer (or the error) shows there
+        open = false;
+    }
+    if !open {
+        p.object = None;
+    }
+    Ok(())
 }

@@ -2,11 +2,12 @@
 //! doing and where, today's plan, their memory stream (newest first, filtered by kind and by
 //! text, each memory with its importance and its last retrieval's recency / relevance /
 //! importance / score, reflections with links to their evidence) and the places they know as a
-//! tree. Escape, the window's close button or a click on empty ground closes it. Drawn with
+//! tree, and their conversations. Escape, the window's close button or a click on empty ground closes it. Drawn with
 //! egui; clicks and keys over it do not reach the town.
 
 use super::view::cursor_tile;
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, Scratch};
+use crate::cognition::converse::{ConversationLog, LoggedLine};
 use crate::cognition::pending::Pending;
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
@@ -30,6 +31,8 @@ pub enum Tab {
     Memory,
     /// Spatial memory.
     Places,
+    /// The person's conversations, from the town's log.
+    Talks,
 }
 
 /// The inspector's own state.
@@ -228,6 +231,7 @@ pub fn inspector_ui(
     mut commands: Commands,
     map: Res<WorldMap>,
     clock: Res<SimClock>,
+    log: Res<ConversationLog>,
     people: Query<PersonQuery>,
 ) -> Result {
     if let Some(t) = open_tab {
@@ -290,6 +294,7 @@ pub fn inspector_ui(
                     format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0)),
                 );
                 ui.selectable_value(&mut state.tab, Tab::Places, "Places");
+                ui.selectable_value(&mut state.tab, Tab::Talks, "Talks");
             });
             ui.separator();
             match state.tab {
@@ -300,6 +305,7 @@ pub fn inspector_ui(
                         ui.label("The player's avatar keeps no memory stream.");
                     }
                 },
+                Tab::Talks => talks_tab(ui, &id.name, &log),
                 Tab::Places => match spatial {
                     Some(sp) => places_tab(ui, sp),
                     None => {
@@ -312,6 +318,83 @@ pub fn inspector_ui(
         selected.0 = None;
     }
     Ok(())
+}
+
+/// One conversation of a person, as the inspector lists it.
+struct Talk<'a> {
+    with: &'a str,
+    lines: Vec<&'a LoggedLine>,
+}
+
+/// The conversations `name` took part in, in the order they began: lines grouped by conversation
+/// (a conversation's entity may be reused later, so a new partner or an hour's gap starts a new
+/// one).
+fn talks_of<'a>(name: &str, log: &'a ConversationLog) -> Vec<Talk<'a>> {
+    let mut talks: Vec<Talk> = Vec::new();
+    let mut open: Vec<(Entity, usize)> = Vec::new();
+    for l in &log.lines {
+        let with = if l.speaker == name {
+            &l.listener
+        } else if l.listener == name {
+            &l.speaker
+        } else {
+            continue;
+        };
+        let current = open.iter().find(|(e, _)| *e == l.conversation).map(|(_, i)| *i);
+        let same = current.filter(|&i| {
+            let t = &talks[i];
+            t.with == with.as_str()
+                && t.lines.last().is_some_and(|last| l.at.0 - last.at.0 <= 3600)
+        });
+        match same {
+            Some(i) => talks[i].lines.push(l),
+            None => {
+                open.retain(|(e, _)| *e != l.conversation);
+                open.push((l.conversation, talks.len()));
+                talks.push(Talk {
+                    with,
+                    lines: vec![l],
+                });
+            }
+        }
+    }
+    talks
+}
+
+fn talks_tab(ui: &mut egui::Ui, name: &str, log: &ConversationLog) {
+    let talks = talks_of(name, log);
+    if talks.is_empty() {
+        ui.label("No conversations yet.");
+        return;
+    }
+    ui.label(
+        egui::RichText::new(match talks.len() {
+            1 => "1 conversation".to_string(),
+            n => format!("{n} conversations, newest first"),
+        })
+        .small(),
+    );
+    egui::ScrollArea::vertical().id_salt("talks").show(ui, |ui| {
+        for (i, t) in talks.iter().enumerate().rev() {
+            let first = t.lines[0].at;
+            let n = t.lines.len();
+            let head = format!(
+                "{} with {} ({n} line{})",
+                short_time(first),
+                t.with,
+                if n == 1 { "" } else { "s" }
+            );
+            egui::CollapsingHeader::new(head)
+                .id_salt(("talk", i))
+                .default_open(i + 1 == talks.len())
+                .show(ui, |ui| {
+                    for l in &t.lines {
+                        let (h, m, _) = l.at.hms();
+                        ui.label(format!("{h:02}:{m:02} {}: {}", l.speaker, l.text));
+                    }
+                });
+        }
+    });
 }
 
 fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
@@ -475,4 +558,39 @@ fn places_tab(ui: &mut egui::Ui, sp: &SpatialMemory) {
                     });
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::time::GameTime;
+
+    fn line(conv: Entity, at: i64, speaker: &str, listener: &str) -> LoggedLine {
+        LoggedLine {
+            at: GameTime(at),
+            conversation: conv,
+            speaker: speaker.into(),
+            listener: listener.into(),
+            text: format!("{speaker} at {at}"),
+        }
+    }
+
+    #[test]
+    fn a_persons_talks_are_grouped_by_conversation_even_when_interleaved_or_reused() {
+        let mut world = World::new();
+        let (c1, c2) = (world.spawn_empty().id(), world.spawn_empty().id());
+        let log = ConversationLog {
+            lines: vec![
+                line(c1, 0, "Isabella", "Klaus"),
+                line(c2, 5, "Maria", "Sam"),
+                line(c1, 10, "Klaus", "Isabella"),
+                line(c2, 20, "Isabella", "Maria"), // c2 reused for Isabella and Maria
+                line(c1, 9000, "Isabella", "Klaus"), // c1 reused hours later
+            ],
+        };
+        let talks = talks_of("Isabella", &log);
+        let summary: Vec<(&str, usize)> = talks.iter().map(|t| (t.with, t.lines.len())).collect();
+        assert_eq!(summary, vec![("Klaus", 2), ("Maria", 1), ("Klaus", 1)]);
+        assert!(talks_of("Nobody", &log).is_empty());
+    }
 }

@@ -79,6 +79,7 @@ impl Plugin for GamePlugin {
                 console::chat_ui,
                 console::help_ui,
                 console::people_ui,
+                console::object_ui,
             ),
         )
         .add_systems(
@@ -270,6 +271,7 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
             crate::cli::InspectTab::Day => inspect::Tab::Day,
             crate::cli::InspectTab::Memory => inspect::Tab::Memory,
             crate::cli::InspectTab::Places => inspect::Tab::Places,
+            crate::cli::InspectTab::Talks => inspect::Tab::Talks,
         }));
     }
     if let Some(file) = &args.commands {

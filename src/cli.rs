@@ -34,6 +34,22 @@ pub enum Command {
     /// Write our towns in the original Generative Agents' formats.
     #[command(subcommand)]
     Export(ExportCommand),
+    /// Copy a save under a new name (to try another course from the same moment).
+    Fork {
+        /// The save to copy (name in the saves folder, `latest`, or a path).
+        from: String,
+        /// The new save's name.
+        to: String,
+        /// Config file (for the saves folder; default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// List the saves in the saves folder, newest last.
+    Saves {
+        /// Config file (for the saves folder; default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 /// `import` subcommands.
@@ -97,6 +113,11 @@ pub struct WorldArgs {
     /// Start at this game time instead of the scenario's ("2023-02-13 07:00").
     #[arg(long)]
     pub start: Option<String>,
+    /// Continue a saved simulation: a name in the saves folder, `latest` (the newest save or
+    /// autosave there) or a path to a save folder. Its scenario, map and settings are used;
+    /// the LLM backends are this machine's.
+    #[arg(long)]
+    pub load: Option<String>,
 }
 
 impl WorldArgs {
@@ -106,6 +127,10 @@ impl WorldArgs {
             GameConfig::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
         if self.scripted_llm {
             config.llm = LlmConfig::scripted(Vec::new());
+        }
+        if let Some(name) = &self.load {
+            let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name);
+            return SimPlugin::from_save(&dir, config);
         }
         if self.routine {
             config.cognition.planning = crate::cognition::config::Planning::Routine;
@@ -185,6 +210,9 @@ pub struct RunArgs {
     /// steps advance only through `run N` (`--steps` is not used).
     #[arg(long)]
     pub commands: Option<PathBuf>,
+    /// Save the simulation under this name when the run ends (in the saves folder).
+    #[arg(long)]
+    pub save: Option<String>,
 }
 
 /// Benchmarks.
@@ -272,6 +300,7 @@ pub fn main_with(cli: Cli) -> i32 {
             scripted_llm: false,
             routine: false,
             start: None,
+            load: None,
         },
         screenshot: None,
         commands: None,
@@ -293,10 +322,19 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => match args.world.load() {
             Ok(sim) => {
                 let done = match &args.commands {
-                    Some(file) => crate::headless::run_commands(sim, file, args.history.as_deref()),
-                    None => {
-                        crate::headless::run(sim, args.steps, !args.quiet, args.history.as_deref())
-                    }
+                    Some(file) => crate::headless::run_commands(
+                        sim,
+                        file,
+                        args.history.as_deref(),
+                        args.save.as_deref(),
+                    ),
+                    None => crate::headless::run(
+                        sim,
+                        args.steps,
+                        !args.quiet,
+                        args.history.as_deref(),
+                        args.save.as_deref(),
+                    ),
                 };
                 match done {
                     Ok(summary) => {
@@ -307,6 +345,32 @@ pub fn main_with(cli: Cli) -> i32 {
                 }
             }
             Err(e) => fail(e),
+        },
+        Command::Fork { from, to, config } => {
+            match GameConfig::load_or_default(config.as_deref()).map_err(|e| e.to_string()).and_then(
+                |c| crate::save::disk::fork(std::path::Path::new(&c.saves.dir), &from, &to),
+            ) {
+                Ok(dir) => {
+                    println!("forked {from} → {}", dir.display());
+                    0
+                }
+                Err(e) => fail(e),
+            }
+        }
+        Command::Saves { config } => match GameConfig::load_or_default(config.as_deref()) {
+            Ok(c) => {
+                let root = std::path::Path::new(&c.saves.dir);
+                let mut saves = crate::save::disk::list(root);
+                saves.sort_by_key(|s| (s.1, s.0.clone()));
+                if saves.is_empty() {
+                    println!("no saves in {}", root.display());
+                }
+                for (dir, step) in saves {
+                    println!("{:>9} steps  {}", step, dir.display());
+                }
+                0
+            }
+            Err(e) => fail(e.to_string()),
         },
         Command::Check(world) => match world.load() {
             Ok(sim) => {
@@ -474,6 +538,7 @@ pub fn main_with(cli: Cli) -> i32 {
                     scripted_llm: false,
                     routine: false,
                     start: None,
+                    load: None,
                 };
                 let sim = match world.load() {
                     Ok(s) => s,

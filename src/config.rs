@@ -15,6 +15,8 @@ pub struct GameConfig {
     pub llm: crate::llm::config::LlmConfig,
     /// Perception, memory, retrieval, reflection and pacing.
     pub cognition: crate::cognition::config::CognitionConfig,
+    /// Where saves go and how often the game saves itself.
+    pub saves: crate::save::SaveSettings,
 }
 
 /// Clock and pacing.

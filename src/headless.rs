@@ -19,6 +19,7 @@ pub fn run(
     steps: u64,
     progress: bool,
     history: Option<&std::path::Path>,
+    save: Option<&str>,
 ) -> Result<String, String> {
     let mut app = headless_app(sim);
     if let Some(h) = history {
@@ -50,6 +51,7 @@ pub fn run(
         eprintln!();
     }
     let secs = started.elapsed().as_secs_f64();
+    save_at_end(&mut app, save)?;
     Ok(summary(&mut app, steps, secs))
 }
 
@@ -59,6 +61,7 @@ pub fn run_commands(
     sim: SimPlugin,
     file: &std::path::Path,
     history: Option<&std::path::Path>,
+    save: Option<&str>,
 ) -> Result<String, String> {
     use std::io::BufRead;
     let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
@@ -93,7 +96,17 @@ pub fn run_commands(
         shown = log.len();
     }
     let steps = app.world().resource::<SimClock>().step - step0;
+    save_at_end(&mut app, save)?;
     Ok(summary(&mut app, steps, started.elapsed().as_secs_f64()))
+}
+
+/// `--save NAME`: saves the simulation when the run ends and says where.
+fn save_at_end(app: &mut App, save: Option<&str>) -> Result<(), String> {
+    let Some(name) = save else { return Ok(()) };
+    app.update(); // a run of no steps still spawns the people (and applies a load)
+    let dir = crate::save::save_named(app.world_mut(), name)?;
+    eprintln!("saved {}", dir.display());
+    Ok(())
 }
 
 /// Runs one console line on a headless app as the game would, then the steps it asked for, and

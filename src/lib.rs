@@ -14,6 +14,7 @@ pub mod headless;
 pub mod llm;
 pub mod memory;
 pub mod play;
+pub mod save;
 pub mod sim;
 
 use bevy::prelude::*;
@@ -48,6 +49,8 @@ pub struct SimPlugin {
     pub config: GameConfig,
     /// Prompt templates.
     pub prompts: cognition::prompts::Prompts,
+    /// A save to continue from (applied once the people are spawned), and its folder.
+    pub load: Option<std::sync::Arc<(save::SaveData, PathBuf)>>,
 }
 
 impl SimPlugin {
@@ -92,7 +95,45 @@ impl SimPlugin {
             scenario,
             config,
             prompts,
+            load: None,
         })
+    }
+
+    /// Continues a saved simulation: the save's scenario, map and settings (but the LLM
+    /// backends and save settings of `config`, the machine's own), its state applied at start.
+    pub fn from_save(dir: &Path, config: GameConfig) -> Result<Self, String> {
+        let data = save::disk::read_save(dir)?;
+        let mut cfg = data.config.clone();
+        cfg.llm = config.llm;
+        cfg.saves = config.saves;
+        let scenario = dir.join("scenario.ron");
+        let map = dir.join("map.ron");
+        let mut sim = Self::load(
+            &scenario.to_string_lossy(),
+            Some(&map.to_string_lossy()),
+            cfg,
+        )
+        .map_err(|e| e.to_string())?;
+        sim.scenario.start = data.world.clock.start;
+        sim.load = Some(std::sync::Arc::new((data, dir.to_path_buf())));
+        Ok(sim)
+    }
+
+    /// The name autosaves of this run take: the scenario's, or the save it continues.
+    pub fn save_base(&self) -> String {
+        let name = match &self.load {
+            Some(l) => l.0.meta.name.clone(),
+            None => self.scenario.name.clone(),
+        };
+        let name = name
+            .strip_prefix("auto-")
+            .and_then(|r| r.rsplit_once('-').map(|(b, _)| b.to_string()))
+            .unwrap_or(name);
+        let clean: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .collect();
+        if clean.is_empty() { "run".into() } else { clean }
     }
 }
 
@@ -154,6 +195,15 @@ impl Plugin for SimPlugin {
         );
         agent::plugin(app);
         play::plugin(app);
+        save::plugin(
+            app,
+            self.config.saves.clone(),
+            self.config.clone(),
+            self.save_base(),
+        );
+        if let Some(l) = &self.load {
+            app.insert_resource(save::LoadOnStart(Box::new(l.0.clone()), l.1.clone()));
+        }
         app.add_plugins(llm::LlmPlugin::new(self.config.llm.clone()));
     }
 }

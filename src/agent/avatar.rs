@@ -97,7 +97,7 @@ pub fn move_avatar(
 
 /// A walk the avatar takes on its own (`goto <name>`): one tile every few frames, as if walked
 /// with the keys. Any key walk cancels it (the game clears it).
-#[derive(Resource, Debug, Default, Clone)]
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AvatarRoute {
     /// Tiles still to walk, in order.
     pub tiles: std::collections::VecDeque<Tile>,

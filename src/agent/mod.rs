@@ -55,7 +55,7 @@ pub struct Facing(pub i32);
 
 /// Where someone stands: the current tile and the one before the last step (for drawing
 /// motion between tiles).
-#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridPos {
     /// The tile now.
     pub tile: Tile,
@@ -71,7 +71,7 @@ impl GridPos {
 }
 
 /// The tiles still to walk (excluding the current one), one per step.
-#[derive(Component, Debug, Clone, Default)]
+#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WalkPath {
     /// Remaining tiles, next first.
     pub tiles: VecDeque<Tile>,
@@ -80,7 +80,7 @@ pub struct WalkPath {
 }
 
 /// Where a current action came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ActionSource {
     /// The deterministic daily routine (no LLM).
     #[default]
@@ -94,7 +94,7 @@ pub enum ActionSource {
 }
 
 /// What someone is doing now.
-#[derive(Component, Debug, Clone, Default)]
+#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CurrentAction {
     /// E.g. "having breakfast".
     pub description: String,
@@ -146,7 +146,7 @@ impl CurrentAction {
 /// Short-term state (the original's scratch): perception and reflection settings, the
 /// reflection counter and the conversation state, per agent. Defaults come from the
 /// `cognition` section of the config (the Smallville bootstrap values).
-#[derive(Component, Debug, Clone, Serialize, Deserialize)]
+#[derive(Component, Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scratch {
     /// Square vision radius in tiles.
     pub vision_radius: u32,
@@ -203,7 +203,7 @@ pub enum PlanSource {
 
 /// Today's plan: the wake-up time, the broad strokes, the hourly schedule as made, and the
 /// live schedule (hourly activities, some refined into subtasks) with the current block.
-#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DayPlan {
     /// Day (days since 1970) the plan is for; `None` before the first plan.
     pub day: Option<i64>,
@@ -289,7 +289,7 @@ impl DayPlan {
 
 /// The parts of who someone is that change over time (the original's `currently` and daily
 /// plan requirement), revised each new day; they open every prompt with the fixed traits.
-#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outlook {
     /// What they are up to these days (L2).
     pub currently: String,
@@ -450,9 +450,9 @@ pub fn plan_walks(
         if action.address.is_empty() || action.address == STAY_HERE {
             continue;
         }
+        // Already there, or already on the way there: the walk stands.
         if walk.destination.as_deref() == Some(action.address.as_str())
-            && walk.tiles.is_empty()
-            && map.tiles_of(&action.address).contains(&pos.tile)
+            && (!walk.tiles.is_empty() || map.tiles_of(&action.address).contains(&pos.tile))
         {
             continue;
         }

@@ -28,18 +28,21 @@ use bevy::prelude::*;
 use serde_json::{Value, json};
 
 /// Someone in a conversation (their plan waits meanwhile).
-#[derive(Component, Debug, Clone, Copy)]
+#[derive(Component, Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Talking {
     /// The conversation entity.
+    #[serde(with = "crate::save::entity_ref::entity_bits")]
     pub conversation: Entity,
     /// The other person.
+    #[serde(with = "crate::save::entity_ref::entity_bits")]
     pub partner: Entity,
 }
 
 /// A conversation between two people (kept after it ends, for the log).
-#[derive(Component, Debug, Clone)]
+#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Conversation {
     /// The two people; the first started it.
+    #[serde(with = "crate::save::entity_ref::entity_pair_bits")]
     pub people: [Entity; 2],
     /// Their names.
     pub names: [String; 2],
@@ -67,7 +70,7 @@ impl Conversation {
 }
 
 /// A line being said, shown over the speaker's head until `until`.
-#[derive(Component, Debug, Clone)]
+#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Speech {
     /// The words.
     pub text: String,
@@ -76,11 +79,12 @@ pub struct Speech {
 }
 
 /// One line in the town's conversation log.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoggedLine {
     /// When it was said.
     pub at: GameTime,
     /// The conversation.
+    #[serde(with = "crate::save::entity_ref::entity_bits")]
     pub conversation: Entity,
     /// Who said it.
     pub speaker: String,

@@ -13,7 +13,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 /// What to do with an answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Job {
     /// Importance scores of these memories, in order.
     Importance(Vec<NodeId>),
@@ -102,6 +102,7 @@ pub enum Job {
     /// Whether to talk to, wait for, or ignore someone just seen.
     React {
         /// Whom.
+        #[serde(with = "crate::save::entity_ref::entity_bits")]
         target: Entity,
         /// The options offered, in order.
         options: Vec<super::react::Reaction>,
@@ -109,16 +110,19 @@ pub enum Job {
     /// The embedding of what the next line is about, to retrieve memories for it.
     ChatQuery {
         /// The conversation.
+        #[serde(with = "crate::save::entity_ref::entity_bits")]
         conversation: Entity,
     },
     /// The next line of a conversation.
     Utterance {
         /// The conversation.
+        #[serde(with = "crate::save::entity_ref::entity_bits")]
         conversation: Entity,
     },
     /// What a finished conversation leaves in memory: a summary, a planning thought, a memo.
     ChatMemory {
         /// The conversation.
+        #[serde(with = "crate::save::entity_ref::entity_bits")]
         conversation: Entity,
     },
 }
@@ -134,10 +138,12 @@ impl Job {
 }
 
 /// One request in flight.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PendingJob {
     /// The runtime's handle.
     pub handle: LlmHandle,
+    /// The request (a loaded simulation asks it again when its answer had not come).
+    pub request: LlmRequest,
     /// What to do with the answer.
     pub job: Job,
     /// The step by which the answer must be applied.
@@ -147,20 +153,26 @@ pub struct PendingJob {
 }
 
 /// An agent's requests in flight, oldest first.
-#[derive(Component, Debug, Default)]
+#[derive(Component, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
     jobs: Vec<PendingJob>,
 }
 
 impl Pending {
     /// Records a request.
-    pub fn push(&mut self, handle: LlmHandle, job: Job, due: u64) {
+    pub fn push(&mut self, handle: LlmHandle, request: LlmRequest, job: Job, due: u64) {
         self.jobs.push(PendingJob {
             handle,
+            request,
             job,
             due,
             reply: None,
         });
+    }
+
+    /// The jobs, to change (a load asks the unanswered ones again under new handles).
+    pub fn jobs_mut(&mut self) -> &mut Vec<PendingJob> {
+        &mut self.jobs
     }
 
     /// Stores an answer; false when no job has that handle.
@@ -248,8 +260,8 @@ impl Asker<'_> {
         job: Job,
         slack: u32,
     ) {
-        let handle = self.llm.submit(req.for_agent(agent));
-        pending.push(handle, job, self.clock.step + slack as u64);
+        let handle = self.llm.submit(req.clone().for_agent(agent));
+        pending.push(handle, req, job, self.clock.step + slack as u64);
     }
 
     /// Due slack for memory work.
@@ -346,8 +358,9 @@ mod tests {
     #[test]
     fn answers_apply_at_their_due_step() {
         let mut p = Pending::default();
-        p.push(LlmHandle(1), Job::ReflectQuestions, 10);
-        p.push(LlmHandle(2), Job::Embed(vec![NodeId(1)]), 5);
+        let r = LlmRequest::embed("t", "x");
+        p.push(LlmHandle(1), r.clone(), Job::ReflectQuestions, 10);
+        p.push(LlmHandle(2), r, Job::Embed(vec![NodeId(1)]), 5);
         assert_eq!(p.blocking(4), 0);
         assert_eq!(p.blocking(5), 1);
         assert_eq!(p.blocking(10), 2);

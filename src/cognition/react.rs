@@ -23,7 +23,7 @@ use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 
 /// What a resident may do about someone it sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Reaction {
     /// Start a conversation.
     Talk,

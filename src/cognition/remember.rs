@@ -16,8 +16,8 @@ use crate::sim::SimSystems;
 use bevy::prelude::*;
 use std::collections::HashSet;
 
-/// Bookkeeping of memory work per agent (not saved: after a load everything is looked at once).
-#[derive(Component, Debug, Default)]
+/// Bookkeeping of memory work per agent (saved, so a loaded run asks what the straight run would).
+#[derive(Component, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryWork {
     /// Nodes before this index have been looked at.
     pub scanned: usize,

@@ -17,10 +17,12 @@ use runtime::{LlmRuntime, Reply, RuntimeStatus, Submission};
 use std::collections::HashMap;
 pub use types::{ChatMessage, Embedding, LlmValue, OutputShape, Priority, Sampling};
 
-/// A request being built by a cognition system.
-#[derive(Debug, Clone)]
+/// A request being built by a cognition system (saved with the job that waits on it, so a
+/// loaded simulation asks it again; the agent is set again when it is).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LlmRequest {
     /// The agent it is for (its requests are cancelled when it is despawned).
+    #[serde(skip)]
     pub agent: Option<Entity>,
     /// Purpose label ("importance", "plan", "converse", …) for routes and metrics.
     pub purpose: String,
@@ -86,7 +88,7 @@ impl LlmRequest {
 }
 
 /// A request's handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LlmHandle(pub u64);
 
 /// An answer, delivered as a message in the frame after it is ready.

@@ -36,7 +36,7 @@ pub struct Submission {
 }
 
 /// Where a reply came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ReplySource {
     /// A backend, by name.
     Model(String),
@@ -47,11 +47,12 @@ pub enum ReplySource {
 }
 
 /// A finished request.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reply {
     /// Request id.
     pub id: u64,
     /// The agent it was for.
+    #[serde(skip)]
     pub agent: Option<Entity>,
     /// Purpose label.
     pub purpose: String,

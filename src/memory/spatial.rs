@@ -8,8 +8,8 @@ use bevy::prelude::Component;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Known places.
-#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Known places (equal when they know the same places; the seen-bits are a cache).
+#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SpatialMemory {
     /// World name.
     pub world: String,
@@ -24,6 +24,12 @@ pub struct SpatialMemory {
     /// Sectors seen.
     #[serde(skip)]
     seen_sector: Vec<bool>,
+}
+
+impl PartialEq for SpatialMemory {
+    fn eq(&self, other: &Self) -> bool {
+        self.world == other.world && self.tree == other.tree
+    }
 }
 
 impl SpatialMemory {

@@ -193,7 +193,7 @@ pub const REFLECTS: &str = "reflects";
 pub const PROVISIONAL_IMPORTANCE: u8 = 4;
 
 /// An agent's memory stream.
-#[derive(Component, Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Component, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(from = "StreamData", into = "StreamData")]
 pub struct MemoryStream {
     nodes: Vec<MemoryNode>,
@@ -437,6 +437,14 @@ impl MemoryStream {
             .filter_map(|id| self.get(*id)?.embedding.as_ref())
             .find(|e| e.model == model && !e.vector.is_empty())
             .cloned()
+    }
+
+    /// Takes every node's embedding out (a save keeps them in a binary file of their own).
+    pub fn take_embeddings(&mut self) -> Vec<(NodeId, Embedding)> {
+        self.nodes
+            .iter_mut()
+            .filter_map(|n| n.embedding.take().map(|e| (n.id, e)))
+            .collect()
     }
 
     /// Sets a node's embedding.

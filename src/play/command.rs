@@ -55,6 +55,14 @@ pub enum Command {
     Bye,
     /// The list of commands.
     Help,
+    /// Save the simulation (a name, or one made from the scenario and step).
+    Save(Option<String>),
+    /// Load a save of this scenario.
+    Load(String),
+    /// Copy a save under a new name: (from, to).
+    Fork(String, String),
+    /// List the saves.
+    Saves,
 }
 
 /// The commands, one line each (for `help` and the help overlay).
@@ -105,6 +113,10 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("say <text>", "say a line in your conversation"),
     ("bye", "leave your conversation"),
+    ("save [name]", "save the simulation (saves/<name>/; no name: scenario and step)"),
+    ("load <name>", "continue a save of this scenario (`latest`: the newest)"),
+    ("fork <save> <new name>", "copy a save to try another course from it"),
+    ("saves", "list the saves"),
     ("help", "this list"),
 ];
 
@@ -244,10 +256,22 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             let (what, file) = split_word(rest);
             if what.eq_ignore_ascii_case("history") && !file.trim().is_empty() {
                 Command::LoadHistory(PathBuf::from(file.trim()))
+            } else if !what.is_empty() && file.trim().is_empty() && !what.eq_ignore_ascii_case("history") {
+                Command::Load(what.to_string())
             } else {
-                return need("load history <file.csv>");
+                return need("load <save name> or load history <file.csv>");
             }
         }
+        "save" => match rest.split_whitespace().count() {
+            0 => Command::Save(None),
+            1 => Command::Save(Some(rest.to_string())),
+            _ => return need("save [name] (one word: letters, digits, '-', '_', '.')"),
+        },
+        "fork" => match rest.split_whitespace().collect::<Vec<_>>()[..] {
+            [from, to] => Command::Fork(from.into(), to.into()),
+            _ => return need("fork <save> <new name>"),
+        },
+        "saves" if rest.is_empty() => Command::Saves,
         "goto" if !rest.is_empty() => Command::Goto(rest.into()),
         "goto" => return need("goto <name>"),
         "talk" if !rest.is_empty() => Command::Talk(rest.into()),

@@ -81,6 +81,43 @@ fn resident_names(world: &mut World) -> Vec<String> {
 fn run(world: &mut World, cmd: Command) -> Result<String, String> {
     match cmd {
         Command::Help => Ok(help_text()),
+        Command::Save(name) => {
+            let name = match name {
+                Some(n) => n,
+                None => {
+                    let base = world
+                        .get_resource::<crate::save::SaveContext>()
+                        .map(|c| c.base.clone())
+                        .unwrap_or_else(|| "run".into());
+                    format!("{base}-{}", world.resource::<SimClock>().step)
+                }
+            };
+            crate::save::save_named(world, &name).map(|d| format!("saved {}", d.display()))
+        }
+        Command::Load(name) => crate::save::load_named(world, &name),
+        Command::Fork(from, to) => {
+            let root = world
+                .get_resource::<crate::save::SaveContext>()
+                .ok_or("this app cannot save")?
+                .root();
+            crate::save::disk::fork(&root, &from, &to).map(|d| format!("forked {from} → {}", d.display()))
+        }
+        Command::Saves => {
+            let root = world
+                .get_resource::<crate::save::SaveContext>()
+                .ok_or("this app cannot save")?
+                .root();
+            let mut saves = crate::save::disk::list(&root);
+            saves.sort_by_key(|s| (s.1, s.0.clone()));
+            if saves.is_empty() {
+                return Ok(format!("no saves in {}", root.display()));
+            }
+            Ok(saves
+                .iter()
+                .map(|(d, step)| format!("{step:>9} steps  {}", d.display()))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
         Command::Run(n) => {
             world.resource_mut::<SimPace>().requested += n;
             Ok(format!("running {n} steps"))

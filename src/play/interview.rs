@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 /// Where a question is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub enum Asking {
     /// Its embedding is being made.
     Embedding(LlmHandle),
@@ -27,9 +28,10 @@ pub enum Asking {
 }
 
 /// One interview.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interview {
     /// The resident.
+    #[serde(with = "crate::save::entity_ref::entity_bits")]
     pub target: Entity,
     /// Its name.
     pub name: String,
@@ -61,7 +63,7 @@ impl Interview {
 }
 
 /// The open interview and the last one closed.
-#[derive(Resource, Debug, Default, Clone)]
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interviews {
     /// The interview questions go to.
     pub open: Option<Interview>,

@@ -28,7 +28,7 @@ impl ConsoleQueue {
 }
 
 /// What one console line was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LineKind {
     /// What was typed.
     Input,
@@ -39,7 +39,7 @@ pub enum LineKind {
 }
 
 /// Everything the console said, in order (the game shows it, headless runs print it).
-#[derive(Resource, Debug, Default, Clone)]
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConsoleLog {
     /// (kind, text) pairs.
     pub lines: Vec<(LineKind, String)>,

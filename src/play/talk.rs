@@ -21,11 +21,13 @@ use std::collections::VecDeque;
 pub const PLAYER_MAX_LINES: usize = 40;
 
 /// The player's side of conversations.
-#[derive(Resource, Debug, Default, Clone)]
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PlayerChat {
     /// A conversation asked for (the resident), started in this frame's update.
+    #[serde(with = "crate::save::entity_ref::opt_entity_bits")]
     pub wants: Option<Entity>,
     /// The conversation the player is in (the chat box is open on it).
+    #[serde(with = "crate::save::entity_ref::opt_entity_bits")]
     pub conversation: Option<Entity>,
     /// Lines typed and not yet said.
     pub outbox: VecDeque<String>,

@@ -11,6 +11,7 @@ mod memory_real;
 mod plan_day;
 mod plan_real;
 mod play;
+mod saves;
 mod sim_day;
 mod window;
 

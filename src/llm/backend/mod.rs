@@ -29,7 +29,7 @@ pub struct Work {
 }
 
 /// Chat completion or embedding.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum WorkKind {
     /// A chat completion with an output shape.
     Chat {

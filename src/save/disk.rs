@@ -1,0 +1,454 @@
+//! Saves on disk. Writing is atomic: every file goes into a hidden temporary folder beside the
+//! save and is synced, the folder is synced, then renamed into place (an older save of that name
+//! is first moved aside and removed only once the new one stands). A kill at any moment leaves
+//! either the old save or the new one, never a mix; a leftover temporary folder is ignored and
+//! cleaned up by the next save. Reading checks the version first and then each part, and every
+//! error names the file and what is wrong.
+
+use super::movement::MovementLog;
+use super::{AgentSave, FORMAT, Meta, MetaHead, SaveData, WorldSave, agent_file};
+use crate::config::GameConfig;
+use crate::data_error::{parse_ron, ron_text};
+use crate::llm::Embedding;
+use crate::memory::stream::NodeId;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"SIMEMB01";
+
+/// A save name: letters, digits, `-`, `_` and `.`, not starting with a dot.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "bad save name {name:?}: use letters, digits, '-', '_' and '.', not starting with '.'"
+        ))
+    }
+}
+
+/// A save named on the command line: a path to a save folder, or a name in the saves folder
+/// (`latest` is the newest autosave or save there).
+pub fn resolve(root: &Path, name: &str) -> PathBuf {
+    let p = Path::new(name);
+    if p.join("meta.ron").exists() || name.contains('/') {
+        return p.to_path_buf();
+    }
+    if name == "latest"
+        && let Some(newest) = list(root).into_iter().max_by_key(|s| s.1)
+    {
+        return newest.0;
+    }
+    root.join(name)
+}
+
+/// The saves in a folder that read as saves: (folder, step, meta), unordered.
+pub fn list(root: &Path) -> Vec<(PathBuf, u64)> {
+    let Ok(rd) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = e.path().join("meta.ron");
+        if let Ok(text) = fs::read_to_string(&meta)
+            && let Ok(m) = parse_ron::<Meta>(&meta, &text)
+        {
+            out.push((e.path(), m.step));
+        }
+    }
+    out
+}
+
+/// The name of an autosave.
+pub fn autosave_name(base: &str, step: u64) -> String {
+    format!("auto-{base}-{step:09}")
+}
+
+/// Removes all but the newest `keep` autosaves of `base`.
+pub fn prune_autosaves(root: &Path, base: &str, keep: usize) -> Result<(), String> {
+    let prefix = format!("auto-{base}-");
+    let mut autos: Vec<(String, PathBuf)> = fs::read_dir(root)
+        .map_err(|e| format!("{}: {e}", root.display()))?
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            let rest = n.strip_prefix(&prefix)?;
+            (rest.len() == 9 && rest.chars().all(|c| c.is_ascii_digit())).then(|| (n, e.path()))
+        })
+        .collect();
+    autos.sort();
+    let drop = autos.len().saturating_sub(keep.max(1));
+    for (_, p) in autos.into_iter().take(drop) {
+        fs::remove_dir_all(&p).map_err(|e| format!("{}: cannot remove: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let mut f = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn sync_dir(path: &Path) {
+    // Directories cannot be opened for syncing everywhere; where they can, this makes the
+    // renames durable.
+    if let Ok(d) = File::open(path) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Temporary and set-aside folders of earlier saves that were cut off.
+fn clean_leftovers(parent: &Path, name: &str) {
+    let Ok(rd) = fs::read_dir(parent) else { return };
+    for e in rd.flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if n.starts_with(&format!(".{name}.tmp-")) {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Writes a save atomically into `dir`.
+pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .ok_or_else(|| format!("{}: not a folder name", dir.display()))?;
+    let parent = dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+    fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    recover(dir);
+    clean_leftovers(&parent, &name);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = parent.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+    fs::create_dir_all(tmp.join("agents")).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let header = format!(
+        "written by {} (save format {FORMAT})",
+        data.meta.written_by
+    );
+    write_synced(&tmp.join("meta.ron"), ron_text(&data.meta, 2, &header).as_bytes())?;
+    write_synced(&tmp.join("scenario.ron"), data.scenario_text.as_bytes())?;
+    write_synced(&tmp.join("map.ron"), data.map_text.as_bytes())?;
+    write_synced(
+        &tmp.join("config.ron"),
+        ron_text(&data.config, 4, "the settings of the run").as_bytes(),
+    )?;
+    write_synced(
+        &tmp.join("world.ron"),
+        ron_text(&data.world, 4, "object states, conversations, the player's chat").as_bytes(),
+    )?;
+    for (i, a) in data.agents.iter().enumerate() {
+        write_synced(
+            &tmp.join("agents").join(agent_file(i, &a.name)),
+            ron_text(a, 5, &a.name).as_bytes(),
+        )?;
+    }
+    write_synced(&tmp.join("embeddings.bin"), &encode_embeddings(&data.embeddings))?;
+    write_synced(&tmp.join("movement.jsonl"), data.movement.to_jsonl().as_bytes())?;
+    sync_dir(&tmp.join("agents"));
+    sync_dir(&tmp);
+    if dir.exists() {
+        let aside = parent.join(format!(".{name}.old-{}-{nanos}", std::process::id()));
+        fs::rename(dir, &aside).map_err(|e| format!("{}: cannot move aside: {e}", dir.display()))?;
+        fs::rename(&tmp, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        sync_dir(&parent);
+        let _ = fs::remove_dir_all(&aside);
+    } else {
+        fs::rename(&tmp, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        sync_dir(&parent);
+    }
+    Ok(())
+}
+
+/// A save replaced while the program was killed between moving the old one aside and putting
+/// the new one in place: puts the old one back.
+fn recover(dir: &Path) {
+    if dir.exists() {
+        return;
+    }
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.old-", name.to_string_lossy());
+    let Ok(rd) = fs::read_dir(parent) else { return };
+    let mut aside: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    aside.sort();
+    if let Some(last) = aside.pop() {
+        let _ = fs::rename(last, dir);
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
+/// Reads and checks a save.
+pub fn read_save(dir: &Path) -> Result<SaveData, String> {
+    recover(dir);
+    if !dir.is_dir() {
+        return Err(format!("{}: no such save", dir.display()));
+    }
+    let meta_path = dir.join("meta.ron");
+    let text = read_text(&meta_path)?;
+    let head: MetaHead = parse_ron(&meta_path, &text).map_err(|e| e.to_string())?;
+    if head.format != FORMAT {
+        let who = if head.written_by.is_empty() {
+            "an unknown program".to_string()
+        } else {
+            head.written_by.clone()
+        };
+        return Err(format!(
+            "{}: save format {} (written by {who}); this program ({}) reads format {FORMAT}{}",
+            meta_path.display(),
+            head.format,
+            super::program(),
+            if head.format > FORMAT {
+                ": it was written by a newer version"
+            } else {
+                " and has no migration from it"
+            }
+        ));
+    }
+    let meta: Meta = parse_ron(&meta_path, &text).map_err(|e| e.to_string())?;
+    let scenario_text = read_text(&dir.join("scenario.ron"))?;
+    let map_text = read_text(&dir.join("map.ron"))?;
+    let config_path = dir.join("config.ron");
+    let config: GameConfig =
+        parse_ron(&config_path, &read_text(&config_path)?).map_err(|e| e.to_string())?;
+    let world_path = dir.join("world.ron");
+    let world: WorldSave =
+        parse_ron(&world_path, &read_text(&world_path)?).map_err(|e| e.to_string())?;
+    let mut agents = Vec::new();
+    for (i, name) in meta.agents.iter().enumerate() {
+        let p = dir.join("agents").join(agent_file(i, name));
+        if !p.exists() {
+            return Err(format!(
+                "{}: missing: meta.ron lists {name} as person {i} but the save has no state for them",
+                p.display()
+            ));
+        }
+        let a: AgentSave = parse_ron(&p, &read_text(&p)?).map_err(|e| e.to_string())?;
+        if &a.name != name {
+            return Err(format!(
+                "{}: name: it holds {} where meta.ron lists {name}",
+                p.display(),
+                a.name
+            ));
+        }
+        agents.push(a);
+    }
+    let emb_path = dir.join("embeddings.bin");
+    let bytes = fs::read(&emb_path).map_err(|e| format!("{}: cannot read: {e}", emb_path.display()))?;
+    let embeddings = decode_embeddings(&bytes, agents.len())
+        .map_err(|e| format!("{}: {e}", emb_path.display()))?;
+    for (a, id, _) in &embeddings {
+        let known = agents[*a as usize]
+            .mind
+            .as_ref()
+            .is_some_and(|m| m.memory.get(*id).is_some());
+        if !known {
+            return Err(format!(
+                "{}: a vector for {id} of {}, who has no such memory",
+                emb_path.display(),
+                agents[*a as usize].name
+            ));
+        }
+    }
+    let mv_path = dir.join("movement.jsonl");
+    let movement = MovementLog::from_jsonl(&read_text(&mv_path)?)
+        .map_err(|(line, e)| format!("{}:{line}: {e}", mv_path.display()))?;
+    if world.clock.step != meta.step {
+        return Err(format!(
+            "{}: clock.step is {} where meta.ron says step {}: the parts are of different saves",
+            world_path.display(),
+            world.clock.step,
+            meta.step
+        ));
+    }
+    Ok(SaveData {
+        meta,
+        scenario_text,
+        map_text,
+        config,
+        world,
+        agents,
+        embeddings,
+        movement,
+    })
+}
+
+/// Copies a save under a new name (the copy is written atomically like a save).
+pub fn fork(root: &Path, from: &str, to: &str) -> Result<PathBuf, String> {
+    check_name(to)?;
+    let src = resolve(root, from);
+    let mut data = read_save(&src)?;
+    data.meta.name = to.to_string();
+    let dir = root.join(to);
+    if dir.exists() {
+        return Err(format!("{}: a save of that name exists", dir.display()));
+    }
+    write_save(&dir, &data)?;
+    Ok(dir)
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// `embeddings.bin`: magic, the model names, then (agent, node, model, dim, floats) records,
+/// then a checksum of everything before it. Little-endian.
+pub fn encode_embeddings(list: &[(u32, NodeId, Embedding)]) -> Vec<u8> {
+    let mut models: Vec<&str> = Vec::new();
+    for (_, _, e) in list {
+        if !models.contains(&e.model.as_str()) {
+            models.push(&e.model);
+        }
+    }
+    let mut out = Vec::with_capacity(16 + list.len() * (20 + 4 * 384));
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(models.len() as u32).to_le_bytes());
+    for m in &models {
+        out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        out.extend_from_slice(m.as_bytes());
+    }
+    out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+    for (a, id, e) in list {
+        let m = models.iter().position(|x| *x == e.model).unwrap_or(0) as u32;
+        out.extend_from_slice(&a.to_le_bytes());
+        out.extend_from_slice(&id.0.to_le_bytes());
+        out.extend_from_slice(&m.to_le_bytes());
+        out.extend_from_slice(&(e.vector.len() as u32).to_le_bytes());
+        for x in &e.vector {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let sum = fnv(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], String> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.b.len()).ok_or_else(|| {
+            format!("cut off at byte {} while reading {what}", self.b.len())
+        })?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
+    }
+}
+
+/// Reads `embeddings.bin` for a save of `agents` people.
+pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Embedding)>, String> {
+    if b.len() < MAGIC.len() + 8 || &b[..MAGIC.len()] != MAGIC {
+        return Err("not an embeddings file of ours (bad magic bytes)".into());
+    }
+    let (body, sum) = b.split_at(b.len() - 8);
+    if fnv(body) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
+        return Err("checksum mismatch: the file is damaged".into());
+    }
+    let mut r = Reader { b: body, at: MAGIC.len() };
+    let n_models = r.u32("the model count")? as usize;
+    if n_models > 64 {
+        return Err(format!("{n_models} models: damaged"));
+    }
+    let mut models = Vec::new();
+    for _ in 0..n_models {
+        let len = r.u32("a model name's length")? as usize;
+        let s = r.take(len, "a model name")?;
+        models.push(String::from_utf8_lossy(s).to_string());
+    }
+    let n = r.u32("the vector count")? as usize;
+    let mut out = Vec::with_capacity(n.min(1 << 20));
+    for i in 0..n {
+        let at = r.at;
+        let a = r.u32("an agent index")?;
+        let id = r.u32("a node id")?;
+        let m = r.u32("a model index")? as usize;
+        let dim = r.u32("a vector length")? as usize;
+        if a as usize >= agents {
+            return Err(format!("vector {i} (byte {at}): agent {a}, but the save has {agents} people"));
+        }
+        let model = models
+            .get(m)
+            .ok_or_else(|| format!("vector {i} (byte {at}): model {m} of {n_models}"))?
+            .clone();
+        if dim == 0 || dim > 65_536 {
+            return Err(format!("vector {i} (byte {at}): length {dim}"));
+        }
+        let raw = r.take(dim * 4, "a vector")?;
+        let vector: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        if vector.iter().any(|x| !x.is_finite()) {
+            return Err(format!("vector {i} (byte {at}): not a number inside"));
+        }
+        out.push((a, NodeId(id), Embedding { model, vector }));
+    }
+    if r.at != body.len() {
+        return Err(format!("{} bytes after the last vector", body.len() - r.at));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embeddings_round_trip_and_damage_is_named() {
+        let list = vec![
+            (0, NodeId(3), Embedding { model: "bert:x".into(), vector: vec![0.6, 0.8] }),
+            (1, NodeId(9), Embedding { model: "hash".into(), vector: vec![1.0, 0.0, 0.0] }),
+        ];
+        let b = encode_embeddings(&list);
+        assert_eq!(decode_embeddings(&b, 2).unwrap(), list);
+        let mut bad = b.clone();
+        bad[20] ^= 0xff;
+        assert!(decode_embeddings(&bad, 2).unwrap_err().contains("checksum"));
+        assert!(decode_embeddings(&b[..b.len() - 3], 2).is_err());
+        assert!(decode_embeddings(b"garbage!garbage!", 2).unwrap_err().contains("magic"));
+        assert!(decode_embeddings(&b, 1).unwrap_err().contains("agent 1"));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("my-day_1.2").is_ok());
+        for bad in ["", ".hidden", "a/b", "a b", "..", "x\n"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

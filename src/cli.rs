@@ -1,5 +1,6 @@
-//! The command line: `play` (the default), `run` (headless), `check` (validate files) and
-//! `bench` (simulation and LLM throughput).
+//! The command line: `play` (the default), `run` (headless), `replay` (a save's recording),
+//! `check` (validate files), saves (`saves`, `fork`), `import`/`export` of the original's formats
+//! and `bench` (simulation, LLM, retrieval, saves).
 
 use crate::SimPlugin;
 use crate::config::GameConfig;
@@ -23,6 +24,8 @@ pub enum Command {
     Play(PlayArgs),
     /// Run a scenario with no window and print a summary.
     Run(RunArgs),
+    /// Play a save's recorded day in the window, without the model: pause, scrub and speed up.
+    Replay(ReplayArgs),
     /// Validate a scenario, its map and the config, and report the first problem.
     Check(WorldArgs),
     /// Measure throughput.
@@ -92,6 +95,59 @@ pub enum ExportCommand {
     },
 }
 
+/// `replay` options.
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// The save: a name in the saves folder, `latest`, or a path to a save folder.
+    pub save: String,
+    /// Where to start: a step (`3000`), a time on the first day (`12:30`) or a date-time
+    /// (`"2023-02-13 12:30"`). Default: the beginning.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Start at this speed multiplier (1, 2, 4, … 64; 0 = 256×).
+    #[arg(long)]
+    pub speed: Option<u32>,
+    /// Start paused.
+    #[arg(long)]
+    pub paused: bool,
+    /// Config file (for the saves folder; default: config/simulacra.ron).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Save a screenshot of the window to this PNG after `--frames` frames, then quit.
+    #[arg(long)]
+    pub screenshot: Option<PathBuf>,
+    /// Frames to run before the screenshot.
+    #[arg(long, default_value_t = 90)]
+    pub frames: u32,
+    /// Open the inspector on this person.
+    #[arg(long)]
+    pub select: Option<String>,
+}
+
+impl ReplayArgs {
+    /// The step `--from` names in a simulation that began at `start`.
+    pub fn from_step(&self, start: crate::sim::time::GameTime, sec_per_step: u32) -> Result<u64, String> {
+        let Some(text) = self.from.as_deref().map(str::trim) else {
+            return Ok(0);
+        };
+        if let Ok(step) = text.parse::<u64>() {
+            return Ok(step);
+        }
+        let at = crate::sim::time::GameTime::parse(text)
+            .or_else(|| {
+                crate::sim::time::parse_clock(text)
+                    .map(|s| crate::sim::time::GameTime(start.day() * 86_400 + s as i64))
+            })
+            .ok_or_else(|| {
+                format!("--from: {text:?} is neither a step, a time (12:30) nor a date-time (\"2023-02-13 12:30\")")
+            })?;
+        if at < start {
+            return Err(format!("--from: {at} is before the simulation began ({start})"));
+        }
+        Ok(((at.0 - start.0) / sec_per_step.max(1) as i64) as u64)
+    }
+}
+
 /// Which world to load.
 #[derive(Args, Debug, Clone)]
 pub struct WorldArgs {
@@ -120,6 +176,20 @@ pub struct WorldArgs {
     pub load: Option<String>,
 }
 
+impl Default for WorldArgs {
+    fn default() -> Self {
+        Self {
+            scenario: "the_ville_n25".into(),
+            map: None,
+            config: None,
+            scripted_llm: false,
+            routine: false,
+            start: None,
+            load: None,
+        }
+    }
+}
+
 impl WorldArgs {
     /// Loads and validates everything.
     pub fn load(&self) -> Result<SimPlugin, String> {
@@ -129,7 +199,7 @@ impl WorldArgs {
             config.llm = LlmConfig::scripted(Vec::new());
         }
         if let Some(name) = &self.load {
-            let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name);
+            let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name, None);
             return SimPlugin::from_save(&dir, config);
         }
         if self.routine {
@@ -293,15 +363,7 @@ pub enum BenchCommand {
 /// Runs the parsed command line; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
     let command = cli.command.unwrap_or(Command::Play(PlayArgs {
-        world: WorldArgs {
-            scenario: "the_ville_n25".into(),
-            map: None,
-            config: None,
-            scripted_llm: false,
-            routine: false,
-            start: None,
-            load: None,
-        },
+        world: WorldArgs::default(),
         screenshot: None,
         commands: None,
         frames: 90,
@@ -316,7 +378,23 @@ pub fn main_with(cli: Cli) -> i32 {
     };
     match command {
         Command::Play(args) => match args.world.load() {
-            Ok(sim) => crate::game::run_game(sim, &args),
+            Ok(sim) => crate::game::run_game(sim, &args, None),
+            Err(e) => fail(e),
+        },
+        Command::Replay(args) => match replay_setup(&args) {
+            Ok((sim, replay)) => {
+                let window = PlayArgs {
+                    world: WorldArgs::default(),
+                    screenshot: args.screenshot.clone(),
+                    frames: args.frames,
+                    speed: args.speed,
+                    commands: None,
+                    skip_steps: 0,
+                    select: args.select.clone(),
+                    inspect: None,
+                };
+                crate::game::run_game(sim, &window, Some((replay, args.paused)))
+            }
             Err(e) => fail(e),
         },
         Command::Run(args) => match args.world.load() {
@@ -359,15 +437,7 @@ pub fn main_with(cli: Cli) -> i32 {
         }
         Command::Saves { config } => match GameConfig::load_or_default(config.as_deref()) {
             Ok(c) => {
-                let root = std::path::Path::new(&c.saves.dir);
-                let mut saves = crate::save::disk::list(root);
-                saves.sort_by_key(|s| (s.1, s.0.clone()));
-                if saves.is_empty() {
-                    println!("no saves in {}", root.display());
-                }
-                for (dir, step) in saves {
-                    println!("{:>9} steps  {}", step, dir.display());
-                }
+                println!("{}", crate::save::disk::describe(std::path::Path::new(&c.saves.dir)));
                 0
             }
             Err(e) => fail(e.to_string()),
@@ -585,4 +655,30 @@ pub fn main_with(cli: Cli) -> i32 {
             Err(e) => fail(e),
         },
     }
+}
+
+/// `replay`: the save loaded with no model, and its recording from `--from`.
+fn replay_setup(args: &ReplayArgs) -> Result<(SimPlugin, crate::save::replay::Replay), String> {
+    let mut config = GameConfig::load_or_default(args.config.as_deref()).map_err(|e| e.to_string())?;
+    let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), &args.save, None);
+    config.llm = LlmConfig::scripted(Vec::new());
+    let sim = SimPlugin::from_save(&dir, config)?;
+    let Some(loaded) = sim.load.clone() else {
+        return Err(format!("{}: not loaded", dir.display()));
+    };
+    let data = &loaded.0;
+    let from = args.from_step(data.world.clock.start, data.world.clock.sec_per_step)?;
+    let replay = crate::save::replay::Replay::new(
+        &data.meta.name,
+        data.movement.clone(),
+        from,
+        data.world.clock.step,
+    )
+        .ok_or_else(|| {
+            format!(
+                "{}: movement.jsonl is empty: the save was made before any step ran",
+                dir.display()
+            )
+        })?;
+    Ok((sim, replay))
 }

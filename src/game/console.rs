@@ -332,6 +332,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("wheel", "zoom"),
     ("F", "free camera / follow the avatar"),
     ("N", "skip nights on or off"),
+    ("F5 / F9", "save now / load the newest save of this game"),
+    ("F2", "saves: save under a name, load, fork"),
     ("F12", "screenshot"),
 ];
 

@@ -17,7 +17,10 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom | Space pause | +/- speed";
+pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom | Space pause | +/- speed | F5 save | F2 saves";
+
+/// The keys of a replay.
+pub const REPLAY_CONTROLS: &str = "Space play/pause | +/- speed | arrows: a minute (Shift: ten) | PgUp/PgDn an hour | Home/End | WASD pan, F follow | click a person: inspector";
 
 /// Time runs ahead while every resident sleeps and nobody waits on the model (N turns it off).
 #[derive(Resource)]
@@ -69,7 +72,7 @@ pub fn skip_nights(
 }
 
 /// Spawns the HUD panels.
-pub fn spawn_hud(mut commands: Commands) {
+pub fn spawn_hud(mut commands: Commands, replay: Option<Res<crate::save::replay::Replay>>) {
     let font = TextFont {
         font_size: FontSize::Px(15.0),
         ..default()
@@ -100,7 +103,7 @@ pub fn spawn_hud(mut commands: Commands) {
         },
         BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.7)),
         children![(
-            Text::new(CONTROLS),
+            Text::new(if replay.is_some() { REPLAY_CONTROLS } else { CONTROLS }),
             TextFont {
                 font_size: FontSize::Px(13.0),
                 ..default()
@@ -112,6 +115,7 @@ pub fn spawn_hud(mut commands: Commands) {
 
 /// Rewrites the HUD text.
 pub fn update_hud(
+    replay: Option<Res<crate::save::replay::Replay>>,
     clock: Res<SimClock>,
     pace: Res<SimPace>,
     gate: Res<StepGate>,
@@ -143,6 +147,23 @@ pub fn update_hud(
         .iter()
         .map(|b| b.name.as_str())
         .collect();
+    if let Some(r) = replay {
+        let s = format!(
+            "{} {} | {} | {}  (step {}; recorded {} to {})\nReplay of {}: no model runs; what people did, where and what they said",
+            clock.now.weekday(),
+            clock.now.date_string(),
+            clock.now.clock_12h(),
+            speed,
+            clock.step,
+            r.first,
+            r.last,
+            r.name
+        );
+        if text.0 != s {
+            text.0 = s;
+        }
+        return;
+    }
     let mut s = format!(
         "{} {} | {} | {}  (step {})\nLLM {}: {health} | queue {} | running {} | {} calls, {} cached, {} fail-safe",
         clock.now.weekday(),

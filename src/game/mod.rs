@@ -8,6 +8,8 @@ pub mod inspect;
 pub mod log;
 pub mod objects;
 pub mod people;
+pub mod replay;
+pub mod saves;
 pub mod town;
 pub mod view;
 
@@ -37,6 +39,7 @@ impl Plugin for GamePlugin {
         .init_resource::<people::Icons>()
         .init_resource::<view::CameraMode>()
         .init_resource::<inspect::Selected>()
+        .init_resource::<saves::SavesMenu>()
         .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
         .add_systems(
             Startup,
@@ -56,6 +59,8 @@ impl Plugin for GamePlugin {
                     log::toggle_log,
                     hud::toggle_night_skip,
                     console::panel_keys,
+                    saves::save_keys,
+                    replay::replay_keys,
                 )
                     .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
                 console::edit_object_on_click
@@ -80,6 +85,8 @@ impl Plugin for GamePlugin {
                 console::help_ui,
                 console::people_ui,
                 console::object_ui,
+                saves::saves_ui,
+                replay::replay_ui,
             ),
         )
         .add_systems(
@@ -227,8 +234,13 @@ fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) 
     }
 }
 
-/// Opens the window and runs until it closes; returns the exit code.
-pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
+/// Opens the window and runs until it closes; returns the exit code. With a replay (and whether
+/// it starts paused), the window shows the save's recording instead of running the simulation.
+pub fn run_game(
+    sim: SimPlugin,
+    args: &PlayArgs,
+    replay: Option<(crate::save::replay::Replay, bool)>,
+) -> i32 {
     if cfg!(target_os = "linux")
         && std::env::var_os("DISPLAY").is_none()
         && std::env::var_os("WAYLAND_DISPLAY").is_none()
@@ -244,7 +256,10 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
             .set(ImagePlugin::default_nearest())
             .set(WindowPlugin {
                 primary_window: Some(Window {
-                    title: format!("Simulacra: {}", sim.map.world),
+                    title: match &replay {
+                        Some((r, _)) => format!("Simulacra: {} (replay of {})", sim.map.world, r.name),
+                        None => format!("Simulacra: {}", sim.map.world),
+                    },
                     resolution: WindowResolution::new(1280, 720),
                     ..default()
                 }),
@@ -252,6 +267,10 @@ pub fn run_game(sim: SimPlugin, args: &PlayArgs) -> i32 {
             }),
     );
     app.add_plugins((sim, GamePlugin));
+    if let Some((r, paused)) = replay {
+        crate::save::replay::start(&mut app, r);
+        app.world_mut().resource_mut::<SimPace>().paused = paused;
+    }
     {
         let mut pace = app.world_mut().resource_mut::<SimPace>();
         pace.requested = args.skip_steps;

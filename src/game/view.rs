@@ -48,27 +48,33 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
     ));
 }
 
-/// WASD/arrows: walk the avatar (or pan the free camera).
+/// WASD/arrows: walk the avatar (or pan the free camera). In a replay nobody can be walked:
+/// WASD pans the camera and the arrows are the replay's (`game::replay`).
 pub fn read_movement_keys(
     keys: Res<ButtonInput<KeyCode>>,
     time: Res<Time>,
+    replay: Option<Res<crate::save::replay::Replay>>,
     mut mode: ResMut<CameraMode>,
     mut step: ResMut<AvatarStep>,
     mut moves: MessageWriter<AvatarMove>,
     mut camera: Query<(&mut Transform, &Projection), With<Camera2d>>,
 ) {
+    let arrows = replay.is_none();
     let mut dir = IVec2::ZERO;
-    if keys.any_pressed([KeyCode::KeyW, KeyCode::ArrowUp]) {
+    if keys.pressed(KeyCode::KeyW) || arrows && keys.pressed(KeyCode::ArrowUp) {
         dir.y -= 1;
     }
-    if keys.any_pressed([KeyCode::KeyS, KeyCode::ArrowDown]) {
+    if keys.pressed(KeyCode::KeyS) || arrows && keys.pressed(KeyCode::ArrowDown) {
         dir.y += 1;
     }
-    if keys.any_pressed([KeyCode::KeyA, KeyCode::ArrowLeft]) {
+    if keys.pressed(KeyCode::KeyA) || arrows && keys.pressed(KeyCode::ArrowLeft) {
         dir.x -= 1;
     }
-    if keys.any_pressed([KeyCode::KeyD, KeyCode::ArrowRight]) {
+    if keys.pressed(KeyCode::KeyD) || arrows && keys.pressed(KeyCode::ArrowRight) {
         dir.x += 1;
+    }
+    if replay.is_some() && dir != IVec2::ZERO {
+        mode.follow = false;
     }
     if !mode.follow {
         if let Ok((mut tf, proj)) = camera.single_mut() {

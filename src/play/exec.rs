@@ -57,6 +57,24 @@ pub fn people(world: &mut World) -> Vec<(Entity, String, bool)> {
     v
 }
 
+/// Whether a command would change the simulation (a replay refuses those).
+fn changes_the_town(cmd: &Command) -> bool {
+    !matches!(
+        cmd,
+        Command::Help
+            | Command::Pause
+            | Command::Resume
+            | Command::Speed(_)
+            | Command::PrintSchedule(_)
+            | Command::PrintMemory(..)
+            | Command::PrintSpatial(_)
+            | Command::PrintTime
+            | Command::PrintTile(..)
+            | Command::Saves
+            | Command::Fork(..)
+    )
+}
+
 /// A resident by (partial) name.
 fn resident(world: &mut World, query: &str) -> Result<(Entity, String), String> {
     let all = people(world);
@@ -79,6 +97,12 @@ fn resident_names(world: &mut World) -> Vec<String> {
 }
 
 fn run(world: &mut World, cmd: Command) -> Result<String, String> {
+    if world.contains_resource::<crate::sim::clock::Frozen>() && changes_the_town(&cmd) {
+        return Err(
+            "this is a replay of what happened: it shows, it cannot change (`simulacra play --load <save>` plays on from a save)"
+                .into(),
+        );
+    }
     match cmd {
         Command::Help => Ok(help_text()),
         Command::Save(name) => {
@@ -107,16 +131,7 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
                 .get_resource::<crate::save::SaveContext>()
                 .ok_or("this app cannot save")?
                 .root();
-            let mut saves = crate::save::disk::list(&root);
-            saves.sort_by_key(|s| (s.1, s.0.clone()));
-            if saves.is_empty() {
-                return Ok(format!("no saves in {}", root.display()));
-            }
-            Ok(saves
-                .iter()
-                .map(|(d, step)| format!("{step:>9} steps  {}", d.display()))
-                .collect::<Vec<_>>()
-                .join("\n"))
+            Ok(crate::save::disk::describe(&root))
         }
         Command::Run(n) => {
             world.resource_mut::<SimPace>().requested += n;

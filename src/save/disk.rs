@@ -34,23 +34,39 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// A save named on the command line: a path to a save folder, or a name in the saves folder
-/// (`latest` is the newest autosave or save there).
-pub fn resolve(root: &Path, name: &str) -> PathBuf {
+/// A save named on the command line: a path to a save folder, or a name in the saves folder.
+/// `latest` is the save written last there (of `scenario` when given: the newest save of the
+/// game being played).
+pub fn resolve(root: &Path, name: &str, scenario: Option<&str>) -> PathBuf {
     let p = Path::new(name);
     if p.join("meta.ron").exists() || name.contains('/') {
         return p.to_path_buf();
     }
     if name == "latest"
-        && let Some(newest) = list(root).into_iter().max_by_key(|s| s.1)
+        && let Some(newest) = list(root)
+            .into_iter()
+            .rev()
+            .find(|s| scenario.is_none_or(|sc| s.meta.scenario == sc))
     {
-        return newest.0;
+        return newest.dir;
     }
     root.join(name)
 }
 
-/// The saves in a folder that read as saves: (folder, step, meta), unordered.
-pub fn list(root: &Path) -> Vec<(PathBuf, u64)> {
+/// A save found in the saves folder.
+#[derive(Debug, Clone)]
+pub struct SaveEntry {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// Its `meta.ron`.
+    pub meta: Meta,
+    /// When it was written.
+    pub written: std::time::SystemTime,
+}
+
+/// The saves in a folder whose `meta.ron` reads, oldest written first (folders being written
+/// or set aside, whose names start with a dot, are not saves).
+pub fn list(root: &Path) -> Vec<SaveEntry> {
     let Ok(rd) = fs::read_dir(root) else {
         return Vec::new();
     };
@@ -60,14 +76,43 @@ pub fn list(root: &Path) -> Vec<(PathBuf, u64)> {
         if name.starts_with('.') {
             continue;
         }
-        let meta = e.path().join("meta.ron");
-        if let Ok(text) = fs::read_to_string(&meta)
-            && let Ok(m) = parse_ron::<Meta>(&meta, &text)
+        let meta_path = e.path().join("meta.ron");
+        if let Ok(text) = fs::read_to_string(&meta_path)
+            && let Ok(meta) = parse_ron::<Meta>(&meta_path, &text)
         {
-            out.push((e.path(), m.step));
+            let written = fs::metadata(&meta_path)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            out.push(SaveEntry {
+                dir: e.path(),
+                meta,
+                written,
+            });
         }
     }
+    out.sort_by(|a, b| (a.written, &a.dir).cmp(&(b.written, &b.dir)));
     out
+}
+
+/// The saves of a folder, one line each, newest last (for the console and `simulacra saves`).
+pub fn describe(root: &Path) -> String {
+    let saves = list(root);
+    if saves.is_empty() {
+        return format!("no saves in {}", root.display());
+    }
+    saves
+        .iter()
+        .map(|s| {
+            format!(
+                "{:<32} {:<28} {}  step {}",
+                s.dir.file_name().unwrap_or_default().to_string_lossy(),
+                s.meta.scenario,
+                s.meta.now,
+                s.meta.step
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The name of an autosave.
@@ -299,7 +344,7 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
 /// Copies a save under a new name (the copy is written atomically like a save).
 pub fn fork(root: &Path, from: &str, to: &str) -> Result<PathBuf, String> {
     check_name(to)?;
-    let src = resolve(root, from);
+    let src = resolve(root, from, None);
     let mut data = read_save(&src)?;
     data.meta.name = to.to_string();
     let dir = root.join(to);

@@ -18,6 +18,7 @@
 pub mod disk;
 pub mod entity_ref;
 pub mod movement;
+pub mod replay;
 
 use crate::agent::avatar::{Avatar, AvatarRoute};
 use crate::agent::{CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, Scratch, WalkPath};
@@ -240,21 +241,32 @@ impl SaveContext {
     }
 }
 
-/// A model identity for `meta.ron`: each backend's kind and model.
+/// A model identity for `meta.ron`: the chat backends' kinds and models, and the backend that
+/// makes embeddings (the one `embedding_backend` names, else the first).
 fn model_identity(cfg: &GameConfig) -> (String, String) {
     use crate::llm::config::BackendConfig as B;
-    let mut chat = Vec::new();
-    let mut embed = Vec::new();
-    for b in &cfg.llm.backends {
-        match b {
-            B::Llama(c) => chat.push(format!("llama.cpp:{}", c.model)),
-            B::OpenAi(c) => chat.push(format!("openai:{}@{}", c.model, c.endpoints.join(","))),
-            B::Scripted(c) => chat.push(format!("scripted:{}", c.name)),
-            B::Replay(c) => chat.push(format!("replay:{}", c.file)),
-            B::Bert(c) => embed.push(format!("bert:{}", c.model)),
-        }
-    }
-    (chat.join(" + "), embed.join(" + "))
+    let describe = |b: &B| match b {
+        B::Llama(c) => format!("llama.cpp:{}", c.model),
+        B::OpenAi(c) => format!("openai:{}@{}", c.model, c.endpoints.join(",")),
+        B::Scripted(c) => format!("scripted:{}", c.name),
+        B::Replay(c) => format!("replay:{}", c.file),
+        B::Bert(c) => format!("bert:{}", c.model),
+    };
+    let backends = &cfg.llm.backends;
+    let chat: Vec<String> = backends
+        .iter()
+        .filter(|b| !matches!(b, B::Bert(_)))
+        .map(describe)
+        .collect();
+    let embedder = cfg
+        .llm
+        .embedding_backend
+        .as_deref()
+        .and_then(|n| backends.iter().find(|b| b.name() == n))
+        .or(backends.first())
+        .map(describe)
+        .unwrap_or_default();
+    (chat.join(" + "), embedder)
 }
 
 /// File name of an agent's part.
@@ -441,7 +453,7 @@ impl Remap for Interviews {
 }
 
 /// Checks that a save fits the people of the world it is loaded into.
-fn check_people(data: &SaveData, names: &[String], dir: &Path) -> Result<(), String> {
+pub fn check_people(data: &SaveData, names: &[String], dir: &Path) -> Result<(), String> {
     for (i, a) in data.agents.iter().enumerate() {
         if !names.contains(&a.name) {
             return Err(format!(
@@ -633,7 +645,8 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
         .get_resource::<SaveContext>()
         .ok_or("this app cannot load (no save settings)")?
         .root();
-    let dir = disk::resolve(&root, name);
+    let scenario = &world.resource::<crate::ScenarioRes>().0;
+    let dir = disk::resolve(&root, name, Some(&scenario.name));
     let data = disk::read_save(&dir)?;
     let scenario = &world.resource::<crate::ScenarioRes>().0;
     if data.meta.scenario != scenario.name || data.meta.map != scenario.map {
@@ -657,6 +670,9 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
 
 /// Autosaves every `autosave_minutes` game minutes, keeping the newest `autosave_keep`.
 pub fn autosave(world: &mut World) {
+    if world.contains_resource::<crate::sim::clock::Frozen>() {
+        return;
+    }
     let Some(ctx) = world.get_resource::<SaveContext>() else {
         return;
     };
@@ -691,6 +707,7 @@ pub fn autosave(world: &mut World) {
 
 /// The save plugin: movement log, autosave, loading at start.
 pub(crate) fn plugin(app: &mut App, settings: SaveSettings, config: GameConfig, base: String) {
+    replay::plugin(app);
     app.init_resource::<MovementLog>()
         .insert_resource(SaveContext {
             settings,

@@ -1,10 +1,11 @@
-//! The movement log: for every step, only what changed for each person (tile, emoji, action,
-//! the line being said). A save writes it as JSON lines (`movement.jsonl`, one step per line)
-//! and `simulacra replay` plays it back without the model.
+//! The movement log: for every step, only what changed for each person (tile, emoji, action and
+//! its address, the line being said) and for each object's state. A save writes it as JSON lines
+//! (`movement.jsonl`, one step per line) and `simulacra replay` plays it back without the model.
 
 use crate::agent::{CurrentAction, GridPos, Identity};
 use crate::cognition::converse::Speech;
 use crate::sim::clock::SimClock;
+use crate::sim::objects_state::ObjectStates;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,9 @@ pub struct Look {
     pub action: String,
     /// What they are saying (empty: nothing).
     pub say: String,
+    /// Where the action takes place (its address; empty: none).
+    #[serde(default)]
+    pub at: String,
 }
 
 /// What changed for one person in a step (absent fields did not change).
@@ -40,17 +44,57 @@ pub struct Change {
     /// New line said ("" when they stopped speaking).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub say: Option<String>,
+    /// New address of the action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
+
+/// An object whose state changed in a step: its address and the new state ("" when idle again).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectChange {
+    /// The object's address.
+    pub at: String,
+    /// Its state now ("" for idle).
+    pub state: String,
 }
 
 /// The changes of one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
-    /// The step that ended.
+    /// The step.
     pub step: u64,
-    /// Game time at its end.
+    /// Game time when it began.
     pub time: GameTime,
-    /// What changed.
+    /// What changed for people.
     pub changes: Vec<Change>,
+    /// Objects whose state changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectChange>,
+}
+
+/// How the town looked at some step: every person, and every object not idle.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Scene {
+    /// Person → look.
+    pub people: BTreeMap<String, Look>,
+    /// Object address → state.
+    pub objects: BTreeMap<String, String>,
+}
+
+impl Scene {
+    /// Applies one frame.
+    pub fn apply(&mut self, f: &Frame) {
+        for c in &f.changes {
+            c.apply(self.people.entry(c.who.clone()).or_default());
+        }
+        for o in &f.objects {
+            if o.state.is_empty() {
+                self.objects.remove(&o.at);
+            } else {
+                self.objects.insert(o.at.clone(), o.state.clone());
+            }
+        }
+    }
 }
 
 /// Every step's changes since the simulation began (kept across saves and loads).
@@ -58,8 +102,8 @@ pub struct Frame {
 pub struct MovementLog {
     /// Frames with at least one change, in order.
     pub frames: Vec<Frame>,
-    /// How everyone looked after the last frame.
-    pub last: BTreeMap<String, Look>,
+    /// How the town looked after the last frame.
+    pub last: Scene,
 }
 
 impl Change {
@@ -77,24 +121,33 @@ impl Change {
         if let Some(s) = &self.say {
             look.say.clone_from(s);
         }
+        if let Some(a) = &self.at {
+            look.at.clone_from(a);
+        }
     }
 }
 
 impl MovementLog {
     /// A log read back from frames (the looks rebuilt by playing them).
     pub fn from_frames(frames: Vec<Frame>) -> Self {
-        let mut last = BTreeMap::new();
+        let mut last = Scene::default();
         for f in &frames {
-            fold(&mut last, f);
+            last.apply(f);
         }
         Self { frames, last }
     }
 
-    /// Records how everyone looks now, keeping what changed.
-    pub fn record(&mut self, step: u64, time: GameTime, now: Vec<(String, Look)>) {
+    /// Records how everyone and every object look now, keeping what changed.
+    pub fn record(
+        &mut self,
+        step: u64,
+        time: GameTime,
+        now: Vec<(String, Look)>,
+        objects: &BTreeMap<String, String>,
+    ) {
         let mut changes = Vec::new();
         for (who, look) in now {
-            let before = self.last.get(&who);
+            let before = self.last.people.get(&who);
             let diff = |f: fn(&Look) -> &String| -> Option<String> {
                 let v = f(&look);
                 (before.map(f) != Some(v)).then(|| v.clone())
@@ -105,28 +158,59 @@ impl MovementLog {
                 emoji: diff(|l| &l.emoji),
                 action: diff(|l| &l.action),
                 say: diff(|l| &l.say),
+                at: diff(|l| &l.at),
             };
-            if c.tile.is_some() || c.emoji.is_some() || c.action.is_some() || c.say.is_some() {
+            if c.tile.is_some()
+                || c.emoji.is_some()
+                || c.action.is_some()
+                || c.say.is_some()
+                || c.at.is_some()
+            {
                 changes.push(c);
             }
-            self.last.insert(who, look);
+            self.last.people.insert(who, look);
         }
-        if !changes.is_empty() {
+        let mut object_changes: Vec<ObjectChange> = objects
+            .iter()
+            .filter(|(at, state)| self.last.objects.get(*at) != Some(*state))
+            .map(|(at, state)| ObjectChange {
+                at: at.clone(),
+                state: state.clone(),
+            })
+            .collect();
+        object_changes.extend(
+            self.last
+                .objects
+                .keys()
+                .filter(|at| !objects.contains_key(*at))
+                .map(|at| ObjectChange {
+                    at: at.clone(),
+                    state: String::new(),
+                }),
+        );
+        self.last.objects.clone_from(objects);
+        if !changes.is_empty() || !object_changes.is_empty() {
             self.frames.push(Frame {
                 step,
                 time,
                 changes,
+                objects: object_changes,
             });
         }
     }
 
-    /// How everyone looked at the end of `step` (from the frames up to it).
-    pub fn looks_at(&self, step: u64) -> BTreeMap<String, Look> {
-        let mut looks = BTreeMap::new();
+    /// How the town looked at the end of `step` (from the frames up to it).
+    pub fn scene_at(&self, step: u64) -> Scene {
+        let mut scene = Scene::default();
         for f in self.frames.iter().take_while(|f| f.step <= step) {
-            fold(&mut looks, f);
+            scene.apply(f);
         }
-        looks
+        scene
+    }
+
+    /// The first and last recorded steps.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        Some((self.frames.first()?.step, self.frames.last()?.step))
     }
 
     /// The JSON-lines text (one frame per line).
@@ -156,15 +240,10 @@ impl MovementLog {
     }
 }
 
-fn fold(looks: &mut BTreeMap<String, Look>, f: &Frame) {
-    for c in &f.changes {
-        c.apply(looks.entry(c.who.clone()).or_default());
-    }
-}
-
 /// Records the step's changes (at the end of the step, before the clock moves on).
 pub fn record_movement(
     clock: Res<SimClock>,
+    objects: Res<ObjectStates>,
     mut log: ResMut<MovementLog>,
     people: Query<(&Identity, &GridPos, &CurrentAction, Option<&Speech>)>,
 ) {
@@ -178,12 +257,18 @@ pub fn record_movement(
                     emoji: act.emoji.clone(),
                     action: act.description.clone(),
                     say: speech.map(|s| s.text.clone()).unwrap_or_default(),
+                    at: act.address.clone(),
                 },
             )
         })
         .collect();
     now.sort_by(|a, b| a.0.cmp(&b.0));
-    log.record(clock.step, clock.now, now);
+    let objects: BTreeMap<String, String> = objects
+        .states
+        .iter()
+        .map(|(at, s)| (at.clone(), s.state.clone()))
+        .collect();
+    log.record(clock.step, clock.now, now, &objects);
 }
 
 #[cfg(test)]
@@ -196,16 +281,22 @@ mod tests {
             emoji: "🙂".into(),
             action: action.into(),
             say: String::new(),
+            at: String::new(),
         }
     }
 
     #[test]
     fn only_changes_are_kept_and_any_step_can_be_rebuilt() {
         let mut log = MovementLog::default();
-        log.record(1, GameTime(10), vec![("A".into(), look(1, "walking"))]);
-        log.record(2, GameTime(20), vec![("A".into(), look(1, "walking"))]);
-        log.record(3, GameTime(30), vec![("A".into(), look(2, "walking"))]);
-        assert_eq!(log.frames.len(), 2, "a step without change leaves no frame");
+        let none = BTreeMap::new();
+        let stove: BTreeMap<String, String> = [("v:h:k:stove".to_string(), "burning".to_string())].into();
+        log.record(1, GameTime(10), vec![("A".into(), look(1, "walking"))], &none);
+        log.record(2, GameTime(20), vec![("A".into(), look(1, "walking"))], &none);
+        log.record(3, GameTime(30), vec![("A".into(), look(2, "walking"))], &none);
+        log.record(4, GameTime(40), vec![("A".into(), look(2, "walking"))], &stove);
+        log.record(5, GameTime(50), vec![("A".into(), look(2, "walking"))], &stove);
+        log.record(6, GameTime(60), vec![("A".into(), look(2, "walking"))], &none);
+        assert_eq!(log.frames.len(), 4, "a step without change leaves no frame");
         assert_eq!(
             log.frames[1].changes,
             vec![Change {
@@ -214,11 +305,16 @@ mod tests {
                 ..default()
             }]
         );
-        assert_eq!(log.looks_at(2)["A"].tile, (1, 0));
-        assert_eq!(log.looks_at(3)["A"].tile, (2, 0));
+        assert_eq!(log.scene_at(2).people["A"].tile, (1, 0));
+        assert_eq!(log.scene_at(3).people["A"].tile, (2, 0));
+        assert_eq!(log.scene_at(5).objects["v:h:k:stove"], "burning");
+        assert!(log.scene_at(6).objects.is_empty(), "the state ended");
+        assert_eq!(log.span(), Some((1, 6)));
         let back = MovementLog::from_jsonl(&log.to_jsonl()).unwrap();
         assert_eq!(back, log);
         let bad = "{\"step\":1,\"time\":0,\"changes\":[]}\n{\"step\":oops}\n";
+        let back_text = log.to_jsonl();
+        assert!(back_text.contains("\"objects\":[{\"at\":\"v:h:k:stove\",\"state\":\"\"}]"), "{back_text}");
         assert_eq!(MovementLog::from_jsonl(bad).unwrap_err().0, 2);
     }
 }

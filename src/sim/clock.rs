@@ -185,10 +185,17 @@ fn gate_open(world: &mut World) -> bool {
     }
 }
 
+/// No step runs while this resource exists (a replay shows a recording instead).
+#[derive(Resource, Debug, Clone, Copy, Default)]
+pub struct Frozen;
+
 /// Runs the steps due this frame: requested ones first, then those the pace calls for. A step
 /// that needs answers still missing waits (see [`StepGate`]); the frame itself never does,
 /// unless the pace says to block (headless runs).
 pub fn drive_steps(world: &mut World) {
+    if world.contains_resource::<Frozen>() {
+        return;
+    }
     let dt = world.resource::<Time<Real>>().delta_secs();
     let mut pace = world.resource_mut::<SimPace>();
     let requested = pace.requested.min(pace.max_requested_per_frame);

@@ -20,10 +20,59 @@ const MONTHS: [&str; 12] = [
 ];
 
 /// A moment of game time, in whole seconds.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
+/// Files (saves, logs, scenarios) write it as `"2023-02-13 07:00:00"`, which a person can read
+/// and diff; a whole number of seconds is read too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct GameTime(pub i64);
+
+impl Serialize for GameTime {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.serialize_str(&self.iso())
+        } else {
+            s.serialize_i64(self.0)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for GameTime {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = GameTime;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a time like \"2023-02-13 07:00:00\" or seconds since 1970")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<GameTime, E> {
+                Ok(GameTime(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<GameTime, E> {
+                i64::try_from(v)
+                    .map(GameTime)
+                    .map_err(|_| E::custom(format!("{v} seconds is too far in the future")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<GameTime, E> {
+                GameTime::parse(v).ok_or_else(|| {
+                    E::custom(format!("{v:?} is not a time like \"2023-02-13 07:00:00\""))
+                })
+            }
+            // The form earlier files wrote: a newtype around the seconds, `(1676246400)`.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<GameTime, A::Error> {
+                let secs: i64 = a
+                    .next_element()?
+                    .ok_or_else(|| serde::de::Error::custom("an empty time"))?;
+                Ok(GameTime(secs))
+            }
+            fn visit_newtype_struct<D2: serde::Deserializer<'de>>(
+                self,
+                d: D2,
+            ) -> Result<GameTime, D2::Error> {
+                i64::deserialize(d).map(GameTime)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -108,6 +157,13 @@ impl GameTime {
         format!("{} {}, {}", MONTHS[m as usize - 1], d, y)
     }
 
+    /// "2023-02-13 07:00:00", as files write it.
+    pub fn iso(self) -> String {
+        let (y, mo, d) = self.ymd();
+        let (h, m, s) = self.hms();
+        format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}:{s:02}")
+    }
+
     /// "08:10 AM" style time of day.
     pub fn clock_12h(self) -> String {
         let (h, m, _) = self.hms();
@@ -161,6 +217,19 @@ pub fn parse_clock(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_write_a_readable_time_and_read_the_older_forms() {
+        let t = GameTime::from_ymd_hms(2023, 2, 13, 7, 5, 9);
+        assert_eq!(serde_json::to_string(&t).unwrap(), "\"2023-02-13 07:05:09\"");
+        assert_eq!(ron::to_string(&t).unwrap(), "\"2023-02-13 07:05:09\"");
+        for text in ["\"2023-02-13 07:05:09\"", "(1676271909)", "1676271909"] {
+            assert_eq!(ron::from_str::<GameTime>(text).unwrap(), t, "{text}");
+        }
+        assert_eq!(serde_json::from_str::<GameTime>("1676271909").unwrap(), t);
+        let e = ron::from_str::<GameTime>("\"yesterday\"").unwrap_err().to_string();
+        assert!(e.contains("yesterday"), "{e}");
+    }
 
     #[test]
     fn civil_round_trip() {

@@ -31,6 +31,14 @@ pub fn scripted_sim(scenario: &str) -> SimPlugin {
     SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
 }
 
+/// The program under test: the one cargo built for these tests, or `SIMULACRA_BIN` (a copy kept
+/// aside while other checkouts build into the same target directory).
+pub fn simulacra_bin() -> PathBuf {
+    std::env::var_os("SIMULACRA_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_simulacra")))
+}
+
 /// A fresh temporary folder for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("simulacra-test-{name}-{}", std::process::id()));

@@ -160,3 +160,438 @@ fn a_run_saved_and_loaded_halfway_equals_the_straight_run() {
     assert_same(&a, &b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Where each person stands and what they do and say (for comparing a replay with the run).
+fn scene(app: &mut App) -> Vec<(String, (i32, i32), String, String, String, Option<String>)> {
+    use simulacra::agent::{CurrentAction, GridPos, Identity};
+    use simulacra::cognition::converse::Speech;
+    let world = app.world_mut();
+    let mut q = world.query::<(&Identity, &GridPos, &CurrentAction, Option<&Speech>)>();
+    let mut v: Vec<_> = q
+        .iter(world)
+        .map(|(id, p, a, s)| {
+            (
+                id.name.clone(),
+                (p.tile.x, p.tile.y),
+                a.description.clone(),
+                a.emoji.clone(),
+                a.address.clone(),
+                s.map(|s| s.text.clone()),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn objects(app: &App) -> Vec<(String, String)> {
+    app.world()
+        .resource::<simulacra::sim::objects_state::ObjectStates>()
+        .states
+        .iter()
+        .map(|(a, s)| (a.clone(), s.state.clone()))
+        .collect()
+}
+
+#[test]
+fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
+    use simulacra::save::replay::{Replay, start};
+    let dir = temp_dir("replay");
+    let mut app = headless_app(sim_from_seven("the_ville_n25", &dir));
+    let mut seen = Vec::new();
+    for _ in 0..120 {
+        run_steps(&mut app, 5);
+        seen.push((
+            app.world().resource::<simulacra::sim::clock::SimClock>().clone(),
+            scene(&mut app),
+            objects(&app),
+        ));
+    }
+    let saved = save_named(app.world_mut(), "recorded").unwrap();
+    drop(app);
+    assert!(
+        seen.iter().any(|s| s.1.iter().any(|p| p.5.is_some())),
+        "someone speaks in the recorded steps"
+    );
+    assert!(seen.iter().any(|s| !s.2.is_empty()), "some object is in use");
+
+    let config = sim_from_seven("the_ville_n25", &dir).config;
+    let sim = SimPlugin::from_save(&saved, config).unwrap();
+    let log = sim.load.as_ref().unwrap().0.movement.clone();
+    let mut replay = headless_app(sim);
+    let r = Replay::new("recorded", log, 300, 600).unwrap();
+    assert_eq!((r.first, r.last), (1, 600), "the recording spans the run");
+    start(&mut replay, r);
+    // Forward, backward, and to every sampled step: each shows what the run showed then.
+    let n = seen.len();
+    let order: Vec<usize> = (0..n).map(|i| (i * 37 + 11) % n).chain([0, n - 1, n / 2]).collect();
+    for i in order {
+        let (clock, people, objs) = &seen[i];
+        replay
+            .world_mut()
+            .resource_mut::<Replay>()
+            .seek(clock.step as i64);
+        replay.update();
+        let now = replay.world().resource::<simulacra::sim::clock::SimClock>().clone();
+        assert_eq!((now.step, now.now), (clock.step, clock.now), "the replay's clock");
+        assert_eq!(&scene(&mut replay), people, "people at step {}", clock.step);
+        assert_eq!(&objects(&replay), objs, "objects at step {}", clock.step);
+    }
+    // Playing forward one step at a time lands on the same scene as seeking there.
+    replay.world_mut().resource_mut::<Replay>().seek(350);
+    replay.update();
+    for _ in 0..50 {
+        let p = replay.world().resource::<Replay>().position;
+        replay.world_mut().resource_mut::<Replay>().position = p + 1.0;
+        replay.update();
+    }
+    let (clock, people, _) = &seen[79];
+    assert_eq!(replay.world().resource::<simulacra::sim::clock::SimClock>().step, clock.step);
+    assert_eq!(&scene(&mut replay), people, "played to step 400");
+    // No step runs, and commands that would change the town are refused.
+    run_steps(&mut replay, 0);
+    simulacra::headless::run_console_line(&mut replay, "whisper isabella you love jazz");
+    let log = replay.world().resource::<simulacra::play::ConsoleLog>();
+    assert!(
+        log.lines.last().unwrap().1.contains("replay"),
+        "{:?}",
+        log.lines.last()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing_new() {
+    use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
+    let dir = temp_dir("resume-replay");
+    let recording = dir.join("straight.jsonl");
+    let mut cfg = sim_from_seven("the_ville_n3", &dir);
+    cfg.config.llm.record = Some(recording.to_string_lossy().into());
+    let mut straight = headless_app(cfg);
+    run_steps(&mut straight, 720);
+    let a = capture(straight.world_mut(), "straight").unwrap();
+    drop(straight);
+
+    let mut first = headless_app(sim_from_seven("the_ville_n3", &dir));
+    run_steps(&mut first, 360);
+    let saved = save_named(first.world_mut(), "half").unwrap();
+    drop(first);
+    // The resumed run has no model: only the straight run's recording.
+    let mut config = sim_from_seven("the_ville_n3", &dir).config;
+    config.llm = LlmConfig {
+        backends: vec![BackendConfig::Replay(ReplayConfig {
+            name: "recording".into(),
+            file: recording.to_string_lossy().into(),
+        })],
+        embedding_backend: None,
+        ..LlmConfig::scripted(Vec::new())
+    };
+    let mut second = headless_app(SimPlugin::from_save(&saved, config).unwrap());
+    run_steps(&mut second, 360);
+    let b = capture(second.world_mut(), "second").unwrap();
+    let stats = second.world().resource::<simulacra::llm::Llm>().stats();
+    let (chat, embed) = (stats.chat_total(), stats.embed_total());
+    assert_eq!(
+        chat.fallbacks + embed.fallbacks,
+        0,
+        "every request the resumed run asked was in the recording"
+    );
+    assert!(chat.calls > 0, "the resumed run asked the recording");
+    assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A small save to damage: the 3-person scenario after an hour.
+fn small_save(dir: &Path, name: &str) -> std::path::PathBuf {
+    let mut app = headless_app(sim_from_seven("the_ville_n3", dir));
+    run_steps(&mut app, 360);
+    save_named(app.world_mut(), name).unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
+    use simulacra::save::disk::read_save;
+    let dir = temp_dir("damaged");
+    let good = small_save(&dir, "good");
+    let data = read_save(&good).unwrap();
+    assert!(!data.embeddings.is_empty(), "the save has vectors to damage");
+    let agent = good.join("agents").join("00-isabella_rodriguez.ron");
+    assert!(agent.exists());
+    let replace = |file: &Path, from: &str, to: &str| {
+        let t = std::fs::read_to_string(file).unwrap();
+        assert!(t.contains(from), "{} has {from:?}", file.display());
+        std::fs::write(file, t.replacen(from, to, 1)).unwrap();
+    };
+    type Damage = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Damage, Vec<&str>)> = vec![
+        (
+            "truncated",
+            Box::new(|d: &Path| {
+                let f = d.join("agents/00-isabella_rodriguez.ron");
+                let t = std::fs::read(&f).unwrap();
+                std::fs::write(&f, &t[..t.len() / 2]).unwrap();
+            }),
+            vec!["agents/00-isabella_rodriguez.ron:"],
+        ),
+        (
+            "newer",
+            Box::new(move |d: &Path| replace(&d.join("meta.ron"), "format: 1,", "format: 7,")),
+            vec!["meta.ron", "save format 7", "newer version", "reads format 1"],
+        ),
+        (
+            "older",
+            Box::new(move |d: &Path| replace(&d.join("meta.ron"), "format: 1,", "format: 0,")),
+            vec!["meta.ron", "save format 0", "no migration"],
+        ),
+        (
+            "missing-agent",
+            Box::new(|d: &Path| std::fs::remove_file(d.join("agents/01-maria_lopez.ron")).unwrap()),
+            vec!["agents/01-maria_lopez.ron", "missing", "Maria Lopez"],
+        ),
+        (
+            "garbage-vectors",
+            Box::new(|d: &Path| {
+                let f = d.join("embeddings.bin");
+                let mut b = std::fs::read(&f).unwrap();
+                let mid = b.len() / 2;
+                b[mid..mid + 8].copy_from_slice(b"garbage!");
+                std::fs::write(&f, b).unwrap();
+            }),
+            vec!["embeddings.bin", "checksum"],
+        ),
+        (
+            "not-vectors",
+            Box::new(|d: &Path| std::fs::write(d.join("embeddings.bin"), b"hello, world").unwrap()),
+            vec!["embeddings.bin", "magic"],
+        ),
+        (
+            "mixed-parts",
+            Box::new(move |d: &Path| replace(&d.join("meta.ron"), "step: 360,", "step: 300,")),
+            vec!["world.ron", "different saves"],
+        ),
+        (
+            "bad-time",
+            Box::new(move |d: &Path| {
+                let f = d.join("world.ron");
+                let t = std::fs::read_to_string(&f).unwrap();
+                let i = t.find("\"2023-02-13 08:00:00\"").expect("a time in world.ron");
+                let mut t = t;
+                t.replace_range(i..i + 21, "\"next Tuesday\"");
+                std::fs::write(&f, t).unwrap();
+            }),
+            vec!["world.ron:", "next Tuesday"],
+        ),
+        (
+            "stranger",
+            Box::new(move |d: &Path| {
+                replace(&d.join("meta.ron"), "\"Klaus Mueller\"", "\"Klaus Mann\"");
+                std::fs::rename(
+                    d.join("agents/02-klaus_mueller.ron"),
+                    d.join("agents/02-klaus_mann.ron"),
+                )
+                .unwrap();
+                replace(&d.join("agents/02-klaus_mann.ron"), "name: \"Klaus Mueller\"", "name: \"Klaus Mann\"");
+            }),
+            vec!["02-klaus_mann.ron", "Klaus Mann is not in the scenario"],
+        ),
+        (
+            "empty-folder",
+            Box::new(|d: &Path| {
+                std::fs::remove_dir_all(d).unwrap();
+                std::fs::create_dir_all(d).unwrap();
+            }),
+            vec!["meta.ron", "cannot read"],
+        ),
+    ];
+    for (name, damage, expect) in cases {
+        let d = dir.join(name);
+        copy_dir(&good, &d);
+        damage(&d);
+        let config = sim_from_seven("the_ville_n3", &dir).config;
+        let err = match SimPlugin::from_save(&d, config) {
+            Ok(_) => panic!("{name}: the damaged save was accepted"),
+            Err(e) => e,
+        };
+        eprintln!("{name}: {err}");
+        for want in &expect {
+            assert!(err.contains(want), "{name}: {err:?} should say {want:?}");
+        }
+        // The command line says the same and exits with an error, without a panic.
+        let cli = <simulacra::cli::Cli as clap::Parser>::try_parse_from([
+            "simulacra",
+            "run",
+            "--scripted-llm",
+            "--quiet",
+            "--steps",
+            "1",
+            "--load",
+            d.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(simulacra::cli::main_with(cli), 2, "{name}");
+    }
+    // The good one still loads and runs on.
+    let config = sim_from_seven("the_ville_n3", &dir).config;
+    let mut app = headless_app(SimPlugin::from_save(&good, config).unwrap());
+    run_steps(&mut app, 10);
+    assert_eq!(app.world().resource::<simulacra::sim::clock::SimClock>().step, 370);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The files of a save and a digest of each (to see that a save is left exactly as it was).
+fn digest(dir: &Path) -> Vec<(String, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&p).unwrap().hash(&mut h);
+                out.push((p.strip_prefix(dir).unwrap().display().to_string(), h.finish()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A child process saving again and again is killed with SIGKILL at random moments: every
+/// time, the newest save it reported loads, every other save still loads and those it had
+/// finished before are byte for byte as they were.
+#[test]
+fn saves_survive_the_program_being_killed_at_any_moment() {
+    use simulacra::save::disk::{list, read_save};
+    use std::io::{BufRead, Write};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("kill");
+    let saves = dir.join("saves");
+    // A base to start from: 25 residents after half an hour (a save of ~30 files).
+    let mut sim = sim_from_seven("the_ville_n25", &saves);
+    sim.config.saves.dir = saves.display().to_string();
+    let mut app = headless_app(sim);
+    run_steps(&mut app, 180);
+    let base = save_named(app.world_mut(), "base").unwrap();
+    drop(app);
+    let config = dir.join("config.ron");
+    std::fs::write(
+        &config,
+        format!("(saves: (dir: {:?}, autosave_minutes: 0))", saves.display().to_string()),
+    )
+    .unwrap();
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("random seed {seed}");
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    };
+    let mut finished: Vec<(std::path::PathBuf, Vec<(String, u64)>)> = vec![(base.clone(), digest(&base))];
+    let mut save_ms = Vec::new();
+    let (mut cut_short, mut partial_before) = (0, 0);
+    for round in 0..24 {
+        let mut child = std::process::Command::new(crate::simulacra_bin())
+            .args(["run", "--scripted-llm", "--quiet", "--config"])
+            .arg(&config)
+            .arg("--load")
+            .arg(&base)
+            .args(["--commands", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start simulacra");
+        let mut stdin = child.stdin.take().unwrap();
+        let mut text = String::new();
+        for i in 0..400 {
+            text.push_str(&format!("save same\nsave k{round:02}-{i:03}\n"));
+        }
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        });
+        let said = Arc::new(Mutex::new(Vec::<(Instant, String)>::new()));
+        let out = child.stdout.take().unwrap();
+        let sink = said.clone();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push((Instant::now(), line));
+            }
+        });
+        // Wait for the first two saves (to learn how long one takes), then kill at a random
+        // moment within the next few saves.
+        let t0 = Instant::now();
+        let saved = |s: &Mutex<Vec<(Instant, String)>>| {
+            s.lock().unwrap().iter().filter(|l| l.1.starts_with("saved ")).map(|l| l.0).collect::<Vec<_>>()
+        };
+        while saved(&said).len() < 2 {
+            assert!(t0.elapsed() < Duration::from_secs(120), "the child saved nothing in 2 minutes");
+            assert!(child.try_wait().unwrap().is_none(), "the child ended early");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let times = saved(&said);
+        let one = times[1].duration_since(times[0]).as_micros() as u64;
+        save_ms.push(one as f64 / 1000.0);
+        std::thread::sleep(Duration::from_micros(next(one * 4)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        reader.join().unwrap();
+        let lines: Vec<String> = said.lock().unwrap().iter().map(|l| l.1.clone()).collect();
+        // A kill in the middle of a save leaves its hidden temporary folder behind.
+        let partial = std::fs::read_dir(&saves)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+            .count();
+        cut_short += usize::from(partial > partial_before);
+        partial_before = partial;
+        let reported: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("saved ")).collect();
+        // The newest save reported loads, and so does everything in the saves folder.
+        let newest = Path::new(reported.last().unwrap());
+        read_save(newest).unwrap_or_else(|e| panic!("round {round}: the newest save {}: {e}", newest.display()));
+        let all = list(&saves);
+        for s in &all {
+            read_save(&s.dir).unwrap_or_else(|e| panic!("round {round}: {}: {e}", s.dir.display()));
+        }
+        assert!(all.iter().any(|s| s.dir.ends_with("same")), "round {round}: `same` is there");
+        // Saves finished in earlier rounds are untouched (`same` is saved again each round).
+        for (d, before) in &finished {
+            assert_eq!(&digest(d), before, "round {round}: {} changed", d.display());
+        }
+        for r in reported {
+            let p = Path::new(r).to_path_buf();
+            if !p.ends_with("same") && !finished.iter().any(|f| f.0 == p) {
+                let dg = digest(&p);
+                finished.push((p, dg));
+            }
+        }
+    }
+    eprintln!(
+        "24 kills, {cut_short} of them in the middle of a save; {} saves checked; one save of 25 residents took {:.0}–{:.0} ms",
+        finished.len(),
+        save_ms.iter().cloned().fold(f64::MAX, f64::min),
+        save_ms.iter().cloned().fold(0.0, f64::max)
+    );
+    assert!(cut_short >= 4, "only {cut_short} of 24 kills cut a save short");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,7 +13,7 @@ fn window_renders_the_town_and_saves_a_screenshot() {
     std::fs::create_dir_all(&out_dir).unwrap();
     let shot = out_dir.join("town.png");
     let _ = std::fs::remove_file(&shot);
-    let output = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+    let output = Command::new(crate::simulacra_bin())
         .args([
             "play",
             "--scripted-llm",
@@ -47,7 +47,7 @@ fn the_player_walks_up_to_a_resident_and_talks_in_the_window() {
     .unwrap();
     let shot = simulacra::config::data_root().join("out/screenshots/talking_scripted.png");
     let _ = std::fs::remove_file(&shot);
-    let output = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+    let output = Command::new(crate::simulacra_bin())
         .args([
             "play",
             "--scenario",

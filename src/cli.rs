@@ -342,6 +342,25 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 1.0)]
         hours: f64,
     },
+    /// Save and load times and size on disk after a simulated day (scripted answers, the real
+    /// embedder's vectors), or of an existing save.
+    Save {
+        /// The scenario to simulate.
+        #[arg(long, default_value = "the_ville_n25")]
+        scenario: String,
+        /// Steps to simulate first (8640: a day).
+        #[arg(long, default_value_t = 8640)]
+        steps: u64,
+        /// Measure this save instead (a name in the saves folder or a path).
+        #[arg(long)]
+        load: Option<String>,
+        /// Timed rounds.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// Config file (default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Retrieval speed over many memories, embedder throughput, and retrieval quality
     /// (recall@5) of each available embedder on a labelled set.
     Retrieval {
@@ -640,6 +659,25 @@ pub fn main_with(cli: Cli) -> i32 {
             }
             0
         }
+        Command::Bench(BenchCommand::Save {
+            scenario,
+            steps,
+            load,
+            rounds,
+            config,
+        }) => match crate::save::bench::run(&crate::save::bench::SaveBench {
+            scenario,
+            steps,
+            load,
+            rounds,
+            config,
+        }) {
+            Ok(report) => {
+                print!("{report}");
+                0
+            }
+            Err(e) => fail(e),
+        },
         Command::Bench(BenchCommand::Retrieval {
             set,
             memories,

@@ -102,6 +102,7 @@ pub fn run_commands(
 
 /// `--save NAME`: saves the simulation when the run ends and says where.
 fn save_at_end(app: &mut App, save: Option<&str>) -> Result<(), String> {
+    crate::save::finish_autosave(app.world_mut());
     let Some(name) = save else { return Ok(()) };
     app.update(); // a run of no steps still spawns the people (and applies a load)
     let dir = crate::save::save_named(app.world_mut(), name)?;

@@ -15,6 +15,7 @@
 //! Text parts are RON a person can read and diff. Writing is atomic ([`disk`]); loading checks
 //! the version and every part and names the file and what is wrong. Headless: no render types.
 
+pub mod bench;
 pub mod disk;
 pub mod entity_ref;
 pub mod movement;
@@ -668,10 +669,62 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
     ))
 }
 
-/// Autosaves every `autosave_minutes` game minutes, keeping the newest `autosave_keep`.
+/// An autosave being written on a thread of its own (the frame only takes the state).
+#[derive(Resource, Default)]
+pub struct AutosaveWriter(Option<std::thread::JoinHandle<Result<PathBuf, String>>>);
+
+impl AutosaveWriter {
+    /// Waits for the autosave being written, if any, and returns how it went.
+    pub fn finish(&mut self) -> Option<Result<PathBuf, String>> {
+        let h = self.0.take()?;
+        Some(
+            h.join()
+                .unwrap_or_else(|_| Err("the autosave thread stopped unexpectedly".into())),
+        )
+    }
+
+    fn busy(&self) -> bool {
+        self.0.as_ref().is_some_and(|h| !h.is_finished())
+    }
+}
+
+impl Drop for AutosaveWriter {
+    fn drop(&mut self) {
+        // An autosave being written is finished before the program ends.
+        let _ = self.finish();
+    }
+}
+
+/// Notes how an autosave went (a failure shows once in the console, the game goes on).
+fn report_autosave(world: &mut World, result: Result<PathBuf, String>) {
+    let mut ctx = world.resource_mut::<SaveContext>();
+    match result {
+        Ok(_) => ctx.last_error = None,
+        Err(e) => {
+            let first = ctx.last_error.is_none();
+            ctx.last_error = Some(e.clone());
+            if first {
+                world
+                    .resource_mut::<ConsoleLog>()
+                    .err(format!("autosave failed (the game goes on): {e}"));
+            }
+        }
+    }
+}
+
+/// Autosaves every `autosave_minutes` game minutes, keeping the newest `autosave_keep`: the
+/// state is taken in the frame, then written (files, sync, rename, pruning) on a thread, so a
+/// big town does not stall the game while its save is written.
 pub fn autosave(world: &mut World) {
     if world.contains_resource::<crate::sim::clock::Frozen>() {
         return;
+    }
+    let done = {
+        let mut w = world.resource_mut::<AutosaveWriter>();
+        if w.busy() { None } else { w.finish() }
+    };
+    if let Some(result) = done {
+        report_autosave(world, result);
     }
     let Some(ctx) = world.get_resource::<SaveContext>() else {
         return;
@@ -686,22 +739,38 @@ pub fn autosave(world: &mut World) {
     if step == 0 || step < ctx.last_autosave + steps {
         return;
     }
+    // The previous autosave is still being written (game time ran an autosave period ahead
+    // of the disk): wait for it, so that every period is saved.
+    finish_autosave(world);
+    let ctx = world.resource::<SaveContext>();
     let (root, base, keep) = (ctx.root(), ctx.base.clone(), ctx.settings.autosave_keep);
     let name = disk::autosave_name(&base, step);
-    let result = save_named(world, &name).and_then(|_| disk::prune_autosaves(&root, &base, keep));
-    let mut ctx = world.resource_mut::<SaveContext>();
-    ctx.last_autosave = step;
-    match result {
-        Ok(()) => ctx.last_error = None,
-        Err(e) => {
-            let first = ctx.last_error.is_none();
-            ctx.last_error = Some(e.clone());
-            if first {
-                world
-                    .resource_mut::<ConsoleLog>()
-                    .err(format!("autosave failed (the game goes on): {e}"));
-            }
-        }
+    world.resource_mut::<SaveContext>().last_autosave = step;
+    let data = match capture(world, &name) {
+        Ok(d) => d,
+        Err(e) => return report_autosave(world, Err(e)),
+    };
+    let handle = std::thread::Builder::new()
+        .name("autosave".into())
+        .spawn(move || {
+            let dir = root.join(&name);
+            disk::write_save(&dir, &data)?;
+            disk::prune_autosaves(&root, &base, keep)?;
+            Ok(dir)
+        });
+    match handle {
+        Ok(h) => world.resource_mut::<AutosaveWriter>().0 = Some(h),
+        Err(e) => report_autosave(world, Err(format!("cannot start the autosave thread: {e}"))),
+    }
+}
+
+/// Waits for an autosave being written (headless runs call it before they end).
+pub fn finish_autosave(world: &mut World) {
+    let done = world
+        .get_resource_mut::<AutosaveWriter>()
+        .and_then(|mut w| w.finish());
+    if let Some(result) = done {
+        report_autosave(world, result);
     }
 }
 
@@ -709,6 +778,7 @@ pub fn autosave(world: &mut World) {
 pub(crate) fn plugin(app: &mut App, settings: SaveSettings, config: GameConfig, base: String) {
     replay::plugin(app);
     app.init_resource::<MovementLog>()
+        .init_resource::<AutosaveWriter>()
         .insert_resource(SaveContext {
             settings,
             config,
@@ -723,10 +793,12 @@ pub(crate) fn plugin(app: &mut App, settings: SaveSettings, config: GameConfig, 
                 .in_set(crate::sim::SimSystems::Clock)
                 .before(crate::sim::clock::advance_clock),
         )
+        // At the end of the step whose clock reaches the autosave time (not once per frame,
+        // which may run many steps), so the cadence is the same at every speed.
         .add_systems(
-            Update,
+            crate::sim::SimStep,
             autosave
-                .in_set(crate::AppSystems::Simulate)
-                .after(crate::sim::clock::drive_steps),
+                .in_set(crate::sim::SimSystems::Clock)
+                .after(crate::sim::clock::advance_clock),
         );
 }

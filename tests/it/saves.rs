@@ -595,3 +595,36 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
     assert!(cut_short >= 4, "only {cut_short} of 24 kills cut a save short");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn autosaves_are_kept_few_and_a_run_resumes_from_the_latest_as_if_never_stopped() {
+    use simulacra::save::disk::{list, resolve};
+    let dir = temp_dir("autosave");
+    let with_autosave = || {
+        let mut sim = sim_from_seven("the_ville_n3", &dir);
+        sim.config.saves.autosave_minutes = 30;
+        sim.config.saves.autosave_keep = 2;
+        sim
+    };
+    let mut straight = headless_app(with_autosave());
+    run_steps(&mut straight, 800);
+    simulacra::save::finish_autosave(straight.world_mut());
+    let a = capture(straight.world_mut(), "straight").unwrap();
+    assert!(straight.world().resource::<simulacra::save::SaveContext>().last_error.is_none());
+    drop(straight);
+    let names: Vec<String> = list(&dir)
+        .iter()
+        .map(|s| s.dir.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    // Every 30 game minutes = 180 steps: 180, 360, 540, 720; the newest two are kept.
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("auto-") && names[0].ends_with("-000000540"), "{names:?}");
+    assert!(names[1].starts_with("auto-") && names[1].ends_with("-000000720"), "{names:?}");
+    let latest = resolve(&dir, "latest", None);
+    assert!(latest.ends_with(&names[1]));
+    let mut resumed = headless_app(SimPlugin::from_save(&latest, with_autosave().config).unwrap());
+    run_steps(&mut resumed, 80);
+    let b = capture(resumed.world_mut(), "resumed").unwrap();
+    assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}

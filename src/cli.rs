@@ -58,10 +58,11 @@ pub enum Command {
 /// `import` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
-    /// The original's matrix folder (maze_meta_info.json, maze/*.csv, special_blocks/*.csv)
-    /// to a map file of ours; prints what it read and what it defaulted or skipped.
+    /// A town made for the original, its matrix folder (maze_meta_info.json, maze/*.csv,
+    /// special_blocks/*.csv) or its Tiled map (.tmj/.json/.tmx with the legends beside it), to a
+    /// map file of ours; prints what it read and what it defaulted or skipped.
     Map {
-        /// The matrix folder (or the folder holding `matrix/`).
+        /// The matrix folder (or the folder holding `matrix/`), or the Tiled map file.
         folder: PathBuf,
         /// The map file to write (e.g. maps/my_town.ron).
         #[arg(long)]
@@ -73,7 +74,7 @@ pub enum ImportCommand {
     Scenario {
         /// The base simulation folder (e.g. storage/base_the_ville_n25).
         folder: PathBuf,
-        /// The town: a bundled map name, a map file or the original's matrix folder.
+        /// The town: a bundled map name, a map file, or the original's matrix folder or Tiled map.
         #[arg(long)]
         map: String,
         /// The scenario file to write (e.g. config/scenarios/my_town.ron).
@@ -154,7 +155,8 @@ pub struct WorldArgs {
     /// A bundled scenario name (the_ville_n25, the_ville_n3) or a path to a scenario file.
     #[arg(long, default_value = "the_ville_n25")]
     pub scenario: String,
-    /// A bundled map name (smallville) or a path; overrides the scenario's map.
+    /// A bundled map name (smallville) or a path (a map file, or a town made for the original:
+    /// its matrix folder or Tiled map); overrides the scenario's map.
     #[arg(long)]
     pub map: Option<String>,
     /// Config file (default: config/simulacra.ron).
@@ -480,16 +482,27 @@ pub fn main_with(cli: Cli) -> i32 {
             Err(e) => fail(e),
         },
         Command::Import(ImportCommand::Map { folder, out }) => {
-            match crate::sim::map::original::load_matrix(&folder) {
+            let source = if folder.is_dir() || crate::sim::map::tiled_map::is_tiled_file(&folder) {
+                crate::sim::map::load_map_reporting(&folder)
+            } else {
+                Err(crate::data_error::DataError::new(
+                    &folder,
+                    0,
+                    "",
+                    "not a matrix folder nor a Tiled map (.tmj, .json, .tmx)",
+                ))
+            };
+            match source {
                 Ok((map, report)) => {
                     println!("read:");
                     print!("{report}");
-                    let text = crate::sim::map::write_ron(
+                    let text = crate::sim::map::write_ron_beside(
                         &map,
                         &format!(
                             "Imported by `simulacra import map` from {}.\nFormat: maps/README.md.",
                             folder.display()
                         ),
+                        Some(out.parent().unwrap_or(std::path::Path::new(""))),
                     );
                     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
                         let _ = std::fs::create_dir_all(dir);

@@ -10,6 +10,7 @@ pub mod objects;
 pub mod people;
 pub mod replay;
 pub mod saves;
+pub mod tiled_art;
 pub mod town;
 pub mod view;
 

@@ -1,5 +1,6 @@
-//! The town drawn with bevy_ecs_tilemap: a ground layer (every tile) and a furniture layer
-//! (object tiles only), from the [`WorldMap`] resource.
+//! The town drawn with bevy_ecs_tilemap: the town's own Tiled art when it has some and its
+//! images are there ([`super::tiled_art`]); otherwise our art, a ground layer (every tile) and a
+//! furniture layer (object tiles only), from the [`WorldMap`] resource.
 
 use super::art::{self, BED_FOOT, TILE, furniture_index, terrain_index};
 use crate::sim::map::objects::Furniture;
@@ -23,8 +24,47 @@ pub fn world_to_tile(map: &WorldMap, p: Vec2) -> Option<Tile> {
     map.in_bounds(t).then_some(t)
 }
 
-/// Spawns the two tile layers.
-pub fn spawn_town(mut commands: Commands, map: Res<WorldMap>, mut images: ResMut<Assets<Image>>) {
+/// Spawns the town's tile layers: its own Tiled art, or ours. Why the Tiled art could not be
+/// drawn (missing images) is said once, on standard error and in the console.
+pub fn spawn_town(
+    mut commands: Commands,
+    map: Res<WorldMap>,
+    mut images: ResMut<Assets<Image>>,
+    mut console: ResMut<crate::play::ConsoleLog>,
+) {
+    if let Some(tiled) = map.art.as_deref() {
+        let mut say = |text: String| {
+            eprintln!("{text}");
+            console.out(text);
+        };
+        for n in &tiled.notes {
+            say(format!("art: {n}"));
+        }
+        match super::tiled_art::build_atlas(tiled) {
+            Ok(atlas) if !atlas.slots.is_empty() => {
+                for n in &atlas.notes {
+                    say(format!("art: {n}"));
+                }
+                super::tiled_art::spawn_art(&mut commands, &map, tiled, atlas, &mut images);
+                return;
+            }
+            Ok(_) => say(format!(
+                "art: {} has no tiles that can be drawn; drawing the town with our own art",
+                tiled.source.display()
+            )),
+            Err(missing) => say(format!(
+                "art: {} tileset image(s) of {} are missing or unreadable, so the town is drawn with our own art: {}",
+                missing.len(),
+                tiled.source.display(),
+                missing.join(", ")
+            )),
+        }
+    }
+    spawn_our_art(&mut commands, &map, &mut images);
+}
+
+/// Our own art: a ground layer from the terrain and a furniture layer from the objects.
+fn spawn_our_art(commands: &mut Commands, map: &WorldMap, images: &mut Assets<Image>) {
     let atlas = images.add(art::tile_atlas());
     let size = TilemapSize {
         x: map.width as u32,

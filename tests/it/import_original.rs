@@ -13,7 +13,7 @@ fn tiny_town() -> PathBuf {
 }
 
 /// Every tile's address, walkability and object, and every spawn point, are the same.
-fn assert_same_town(a: &WorldMap, b: &WorldMap) {
+pub fn assert_same_town(a: &WorldMap, b: &WorldMap) {
     assert_eq!(a.world, b.world);
     assert_eq!((a.width, a.height), (b.width, b.height));
     for y in 0..a.height {

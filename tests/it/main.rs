@@ -3,6 +3,7 @@
 
 mod data_files;
 mod import_original;
+mod import_tiled;
 mod llm_openai;
 mod llm_real;
 mod llm_runtime;

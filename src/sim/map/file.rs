@@ -2,11 +2,14 @@
 //! Every check names the file, the line and the field of the mistake.
 
 use super::objects::{OBJECT_KINDS, added_kind, closest_kind};
-use super::{Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, WorldMap};
+use super::{
+    Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, TiledArt, Tile, WorldMap,
+};
 use crate::data_error::{DataError, SourceLines, read_ron};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The file as written.
 #[derive(Debug, Deserialize, Serialize)]
@@ -23,9 +26,22 @@ struct MapFile {
     /// block). A kind neither here nor in the catalogue is an error, so typos are caught.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     new_kinds: Vec<String>,
+    /// A Tiled map whose art layers draw this town (relative to this file, or absolute): what
+    /// `simulacra import map` of a Tiled map writes, so the converted town keeps its pictures.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "plain_string"
+    )]
+    art: Option<String>,
     legend: BTreeMap<char, Terrain>,
     terrain: Vec<String>,
     sectors: Vec<SectorFile>,
+}
+
+/// `Some("x")` written as `"x"` (the reader takes a bare value for an option).
+fn plain_string<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v.as_deref().unwrap_or_default())
 }
 
 fn yes() -> bool {
@@ -74,14 +90,45 @@ pub(crate) const NONE: u16 = u16::MAX;
 
 /// Loads and validates a town file.
 pub(crate) fn load_ron_map(path: &Path) -> Result<WorldMap, DataError> {
-    let (file, src): (MapFile, String) = read_ron(path)?;
-    build(path, &src, file)
+    let (_, src): (MapFile, String) = read_ron(path)?;
+    parse_map(path, &src)
+}
+
+/// The art a map file names. A Tiled file that is gone or does not fit the town is not an
+/// error (a saved game must still open): the art then has no layers, our own art is drawn, and
+/// its note says why.
+fn art_named(path: &Path, art: &str, map: &WorldMap) -> TiledArt {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let file = dir.join(art);
+    let empty = |why: String| TiledArt {
+        source: std::path::absolute(&file).unwrap_or_else(|_| file.clone()),
+        width: map.width,
+        height: map.height,
+        tile_width: 32,
+        tile_height: 32,
+        tilesets: Vec::new(),
+        layers: Vec::new(),
+        notes: vec![format!("{}: art {art:?}: {why}", path.display())],
+    };
+    match super::tiled_map::load_art(&file) {
+        Ok(a) if (a.width, a.height) == (map.width, map.height) => a,
+        Ok(a) => empty(format!(
+            "the Tiled map is {}×{} tiles but the town is {}×{}; our own art is drawn",
+            a.width, a.height, map.width, map.height
+        )),
+        Err(e) => empty(format!("{e}; our own art is drawn")),
+    }
 }
 
 /// Parses and validates town text (used by tests with in-memory files too).
 pub fn parse_map(path: &Path, src: &str) -> Result<WorldMap, DataError> {
     let file: MapFile = crate::data_error::parse_ron(path, src)?;
-    build(path, src, file)
+    let art = file.art.clone();
+    let mut map = build(path, src, file)?;
+    if let Some(art) = art {
+        map.art = Some(Arc::new(art_named(path, &art, &map)));
+    }
+    Ok(map)
 }
 
 fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
@@ -581,9 +628,16 @@ const LEGEND: [(char, Terrain); 8] = [
     (':', Terrain::Tiles),
 ];
 
-/// The town as a map file of ours (`maps/*.ron`): what `simulacra import map` writes. Loading
-/// the text gives back the same town, tile for tile.
+/// The town as a map file of ours (`maps/*.ron`). Loading the text gives back the same town,
+/// tile for tile; a town drawn in Tiled names its Tiled file (by its absolute path) in `art:`.
 pub fn write_ron(map: &WorldMap, comment: &str) -> String {
+    write_ron_beside(map, comment, None)
+}
+
+/// [`write_ron`] for a file written into `dir`: the Tiled file in `art:` is named relative to
+/// `dir` when it lies below it or beside it (so the pair can be moved together), what
+/// `simulacra import map` writes.
+pub fn write_ron_beside(map: &WorldMap, comment: &str, dir: Option<&Path>) -> String {
     let (w, h) = (map.width, map.height);
     let code = |t: Terrain| {
         LEGEND
@@ -676,9 +730,35 @@ pub fn write_ron(map: &WorldMap, comment: &str) -> String {
             .iter()
             .map(|k| k.name.to_string())
             .collect(),
+        art: map
+            .art
+            .as_ref()
+            .map(|a| art_reference(&a.source, dir)),
         legend: LEGEND.iter().copied().collect(),
         terrain,
         sectors,
     };
     crate::data_error::ron_text(&file, 4, comment)
+}
+
+/// How a map file in `dir` names the Tiled file `source`: relative when `dir` is an ancestor of
+/// it or a sibling's ancestor (`../visuals/town.tmj`), otherwise absolute.
+fn art_reference(source: &Path, dir: Option<&Path>) -> String {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let source = abs(source);
+    if let Some(dir) = dir {
+        let dir = abs(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        });
+        let mut up = String::new();
+        for base in dir.ancestors().take(3) {
+            if let Ok(rest) = source.strip_prefix(base) {
+                return format!("{up}{}", rest.display());
+            }
+            up.push_str("../");
+        }
+    }
+    source.display().to_string()
 }

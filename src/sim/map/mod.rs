@@ -5,16 +5,67 @@
 mod file;
 pub mod objects;
 pub mod original;
+pub mod tiled_map;
 
-pub use file::{parse_map, write_ron};
+pub use file::{parse_map, write_ron, write_ron_beside};
+pub use tiled_map::TiledArt;
 
-/// Loads a town: a map file of ours (`maps/*.ron`), or a matrix folder made for the original
-/// Generative Agents (see [`original`]).
+/// Loads a town: a map file of ours (`maps/*.ron`), a Tiled map drawn for the original
+/// Generative Agents (`.tmj`, `.json`, `.tmx`; see [`tiled_map`]), or its matrix folder (see
+/// [`original`]). What an import read and defaulted comes with it ([`load_map_reporting`]).
 pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::DataError> {
+    load_map_reporting(path).map(|(m, _)| m)
+}
+
+/// [`load_map`], with the import report of a town made for the original (empty for ours).
+pub fn load_map_reporting(
+    path: &std::path::Path,
+) -> Result<(WorldMap, original::ImportReport), crate::data_error::DataError> {
     if path.is_dir() {
-        return original::load_matrix(path).map(|(m, _)| m);
+        if original::matrix_dir(path).is_none()
+            && let Some(tiled) = tiled_in_folder(path)?
+        {
+            return tiled_map::load_tiled(&tiled);
+        }
+        return original::load_matrix(path);
     }
-    file::load_ron_map(path)
+    if tiled_map::is_tiled_file(path) {
+        return tiled_map::load_tiled(path);
+    }
+    file::load_ron_map(path).map(|m| (m, original::ImportReport::default()))
+}
+
+/// The one Tiled map in a folder that holds no matrix folder (so `--map FOLDER` may name the
+/// folder holding a Tiled map and its `special_blocks/`); an error when there are several.
+fn tiled_in_folder(
+    dir: &std::path::Path,
+) -> Result<Option<PathBuf>, crate::data_error::DataError> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && tiled_map::is_tiled_file(p))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => Err(crate::data_error::DataError::new(
+            dir,
+            0,
+            "",
+            format!(
+                "holds several Tiled maps ({}); name the one to open",
+                found
+                    .iter()
+                    .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }
 
 use bevy::prelude::Resource;
@@ -266,6 +317,9 @@ pub struct WorldMap {
     /// Whether furniture blocks walking (our own maps); `false` for towns drawn for the
     /// original, whose collision layer already holds the furniture that blocks.
     pub objects_block: bool,
+    /// The town's own art, when it was drawn in Tiled (the window draws it when its images are
+    /// there). Plain, serialisable data; a map file of ours names its Tiled file in `art:`.
+    pub art: Option<std::sync::Arc<TiledArt>>,
     address_tiles: HashMap<String, Vec<Tile>>,
 }
 
@@ -300,6 +354,7 @@ impl WorldMap {
             kinds,
             spawns,
             objects_block,
+            art: None,
             address_tiles: HashMap::new(),
         };
         let mut at: HashMap<String, Vec<Tile>> = HashMap::new();

@@ -22,7 +22,7 @@ pub const COLLISION_ID: u32 = 32125;
 const WORLD_ID: u32 = 32134;
 const FIRST_ID: u32 = 32135;
 /// Tiled keeps flip and rotation flags in a gid's top bits.
-const GID_MASK: u32 = 0x1FFF_FFFF;
+pub(crate) const GID_MASK: u32 = 0x1FFF_FFFF;
 /// The file beside the layers that carries our own ground types (the original ignores it).
 const TERRAIN_FILE: &str = "simulacra_terrain.csv";
 
@@ -154,7 +154,7 @@ fn read_layer(dir: &Path, name: &str, w: i32, h: i32) -> Result<Vec<u32>, DataEr
 }
 
 /// One legend row: its line, id and name (the last column; the middle ones are for people).
-struct LegendRow {
+pub(crate) struct LegendRow {
     line: usize,
     id: u32,
     cols: Vec<String>,
@@ -166,7 +166,7 @@ impl LegendRow {
     }
 }
 
-fn legend_path(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn legend_path(dir: &Path, name: &str) -> PathBuf {
     dir.join("special_blocks")
         .join(format!("{name}_blocks.csv"))
 }
@@ -251,8 +251,175 @@ fn meta_int(meta: &serde_json::Value, path: &Path, key: &str) -> Result<i32, Dat
         })
 }
 
+/// One of the original's five per-tile layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layer {
+    Collision,
+    Sector,
+    Arena,
+    Object,
+    Spawn,
+}
+
+impl Layer {
+    /// Every layer, in the order of [`Layers::cells`].
+    pub(crate) const ALL: [Layer; 5] = [
+        Layer::Collision,
+        Layer::Sector,
+        Layer::Arena,
+        Layer::Object,
+        Layer::Spawn,
+    ];
+
+    /// The name in the matrix folder (`maze/<name>_maze.csv`, `special_blocks/<name>_blocks.csv`).
+    pub(crate) fn matrix_name(self) -> &'static str {
+        match self {
+            Layer::Collision => "collision",
+            Layer::Sector => "sector",
+            Layer::Arena => "arena",
+            Layer::Object => "game_object",
+            Layer::Spawn => "spawning_location",
+        }
+    }
+
+    /// The name of the Tiled layer it is exported from.
+    pub(crate) fn tiled_name(self) -> &'static str {
+        match self {
+            Layer::Collision => "Collisions",
+            Layer::Sector => "Sector Blocks",
+            Layer::Arena => "Arena Blocks",
+            Layer::Object => "Object Interaction Blocks",
+            Layer::Spawn => "Spawning Blocks",
+        }
+    }
+}
+
+/// Where the layers were read from, so errors name the place in the source's own terms.
+pub(crate) enum Origin {
+    /// `maze/<name>_maze.csv` in the matrix folder.
+    Matrix,
+    /// Tile layers of a Tiled map, with the line where each layer starts (0 if unknown).
+    Tiled { file: PathBuf, lines: [usize; 5] },
+}
+
+/// The original's layers and legends, read from a matrix folder or a Tiled map: what
+/// [`build_town`] turns into a town, with the checks both share.
+pub(crate) struct Layers {
+    /// The folder holding `special_blocks/` (the matrix folder).
+    pub dir: PathBuf,
+    pub origin: Origin,
+    pub world: String,
+    pub width: i32,
+    pub height: i32,
+    /// Tile ids per layer, in the order of [`Layer::ALL`]; the spawn layer is all 0 when absent.
+    pub cells: [Vec<u32>; 5],
+    pub sector_legend: Vec<LegendRow>,
+    pub arena_legend: Vec<LegendRow>,
+    pub object_legend: Vec<LegendRow>,
+    pub spawn_legend: Vec<LegendRow>,
+    /// Our own ground types, when the source carries them (`simulacra_terrain.csv`).
+    pub terrain: Option<Vec<Terrain>>,
+    pub objects_block: bool,
+}
+
+impl Layers {
+    fn layer_file(&self, l: Layer) -> PathBuf {
+        match &self.origin {
+            Origin::Matrix => self
+                .dir
+                .join("maze")
+                .join(format!("{}_maze.csv", l.matrix_name())),
+            Origin::Tiled { file, .. } => file.clone(),
+        }
+    }
+
+    fn layer_line(&self, l: Layer) -> usize {
+        match &self.origin {
+            Origin::Matrix => 0,
+            Origin::Tiled { lines, .. } => lines[l as usize],
+        }
+    }
+
+    /// The layer as a person finds it: `sector_maze.csv` or `layer 'Sector Blocks'`.
+    fn layer_label(&self, l: Layer) -> String {
+        match &self.origin {
+            Origin::Matrix => format!("{}_maze.csv", l.matrix_name()),
+            Origin::Tiled { .. } => format!("layer '{}'", l.tiled_name()),
+        }
+    }
+
+    /// The field naming a cell: `cell 31 (x 1, y 1)`, with the layer for a Tiled map.
+    fn cell_field(&self, l: Layer, i: usize) -> String {
+        let (x, y) = (i as i32 % self.width, i as i32 / self.width);
+        match &self.origin {
+            Origin::Matrix => format!("cell {i} (x {x}, y {y})"),
+            Origin::Tiled { .. } => format!("layer '{}', cell {i} (x {x}, y {y})", l.tiled_name()),
+        }
+    }
+
+    fn source_label(&self) -> String {
+        match &self.origin {
+            Origin::Matrix => self.dir.display().to_string(),
+            Origin::Tiled { file, .. } => file.display().to_string(),
+        }
+    }
+}
+
+/// The world's name, as the original reads it: the last column of the first row of
+/// `special_blocks/world_blocks.csv`; `fallback` (and a note) when that file is missing or empty.
+pub(crate) fn read_world(
+    dir: &Path,
+    fallback: &str,
+    why: &str,
+    report: &mut ImportReport,
+) -> Result<String, DataError> {
+    let world_path = legend_path(dir, "world");
+    let first_row = if world_path.is_file() {
+        read_rows(&world_path)?
+            .into_iter()
+            .next()
+            .and_then(|(_, cols)| cols.last().cloned())
+            .filter(|n| !n.is_empty() && !n.contains(':'))
+    } else {
+        None
+    };
+    Ok(match first_row {
+        Some(name) => name,
+        None => {
+            report.notes.push(format!(
+                "no usable special_blocks/world_blocks.csv: the world is named {fallback:?} {why}"
+            ));
+            fallback.to_string()
+        }
+    })
+}
+
+/// The four legends a town needs (sector, arena, object, spawn) from `dir/special_blocks/`;
+/// the spawn legend only when `spawns` (an empty list otherwise).
+pub(crate) fn read_legends(
+    dir: &Path,
+    spawns: bool,
+) -> Result<[Vec<LegendRow>; 4], DataError> {
+    Ok([
+        read_legend(dir, "sector", 3)?,
+        read_legend(dir, "arena", 4)?,
+        read_legend(dir, "game_object", 3)?,
+        if spawns {
+            read_legend(dir, "spawning_location", 3)?
+        } else {
+            Vec::new()
+        },
+    ])
+}
+
 /// Reads the original's matrix folder (or a folder holding `matrix/`) into a town.
 pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
+    let (layers, report) = read_matrix(path)?;
+    build_town(layers, report)
+}
+
+/// The matrix folder's layers and legends, before the checks every town passes.
+fn read_matrix(path: &Path) -> Result<(Layers, ImportReport), DataError> {
     let dir = matrix_dir(path).ok_or_else(|| {
         DataError::new(
             path,
@@ -273,78 +440,141 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     let n = (w * h) as usize;
 
     // The world's name comes from world_blocks.csv, as in the original.
-    let world_path = legend_path(&dir, "world");
-    let first_row = if world_path.is_file() {
-        read_rows(&world_path)?
-            .into_iter()
-            .next()
-            .and_then(|(_, cols)| cols.last().cloned())
-            .filter(|n| !n.is_empty() && !n.contains(':'))
-    } else {
-        None
-    };
-    let world = match first_row {
-        Some(name) => name,
-        None => {
-            let name = meta
-                .get("world_name")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("the world")
-                .to_string();
-            report.notes.push(format!(
-                "no usable special_blocks/world_blocks.csv: the world is named {name:?} from maze_meta_info.json"
-            ));
-            name
-        }
-    };
+    let meta_name = meta
+        .get("world_name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("the world")
+        .to_string();
+    let world = read_world(&dir, &meta_name, "from maze_meta_info.json", &mut report)?;
 
     let collision = read_layer(&dir, "collision", w, h)?;
     let sector_ids = read_layer(&dir, "sector", w, h)?;
     let arena_ids = read_layer(&dir, "arena", w, h)?;
     let object_ids = read_layer(&dir, "game_object", w, h)?;
-    let sector_legend = read_legend(&dir, "sector", 3)?;
-    let arena_legend = read_legend(&dir, "arena", 4)?;
-    let object_legend = read_legend(&dir, "game_object", 3)?;
     let has_spawns = dir.join("maze/spawning_location_maze.csv").is_file()
         || legend_path(&dir, "spawning_location").is_file();
-    let (spawn_ids, spawn_legend) = if has_spawns {
-        (
-            read_layer(&dir, "spawning_location", w, h)?,
-            read_legend(&dir, "spawning_location", 3)?,
-        )
+    let [sector_legend, arena_legend, object_legend, spawn_legend] =
+        read_legends(&dir, has_spawns)?;
+    let spawn_ids = if has_spawns {
+        read_layer(&dir, "spawning_location", w, h)?
     } else {
         report
             .notes
             .push("no spawning_location layer: the town has no spawn points".into());
-        (vec![0; n], Vec::new())
+        vec![0; n]
     };
 
-    let cell_xy = |i: usize| (i as i32 % w, i as i32 / w);
-    let layer_path = |name: &str| dir.join("maze").join(format!("{name}_maze.csv"));
-    let unknown = |layer: &str, legend: &str, i: usize, id: u32| {
-        let (x, y) = cell_xy(i);
-        DataError::new(
-            &layer_path(layer),
-            0,
-            format!("cell {i} (x {x}, y {y})"),
-            format!("id {id} is not in special_blocks/{legend}_blocks.csv"),
-        )
+    // Our ground types, when this folder was written by us.
+    let terrain_path = dir.join(TERRAIN_FILE);
+    let terrain = if terrain_path.is_file() {
+        let rows = read_rows(&terrain_path)?;
+        let cells: Vec<&String> = rows.iter().flat_map(|(_, c)| c).collect();
+        if cells.len() != n {
+            return Err(DataError::new(
+                &terrain_path,
+                rows.first().map(|r| r.0).unwrap_or(0),
+                "",
+                format!("has {} cells but the map is {w}×{h} = {n}", cells.len()),
+            ));
+        }
+        let mut out = Vec::with_capacity(n);
+        for (i, c) in cells.iter().enumerate() {
+            let (x, y) = (i as i32 % w, i as i32 / w);
+            out.push(terrain_of_code(c).ok_or_else(|| {
+                DataError::new(
+                    &terrain_path,
+                    rows[0].0,
+                    format!("cell {i} (x {x}, y {y})"),
+                    format!(
+                        "{c:?} is not a ground code ({})",
+                        TERRAIN_CODES
+                            .iter()
+                            .map(|(c, _)| *c)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                )
+            })?);
+        }
+        report.read.push(format!(
+            "ground types from {TERRAIN_FILE} (written by simulacra export map)"
+        ));
+        Some(out)
+    } else {
+        None
     };
-    let unused = |legend: &str, r: &LegendRow| {
+    let objects_block = meta
+        .get("simulacra_objects_block")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    Ok((
+        Layers {
+            dir,
+            origin: Origin::Matrix,
+            world,
+            width: w,
+            height: h,
+            cells: [collision, sector_ids, arena_ids, object_ids, spawn_ids],
+            sector_legend,
+            arena_legend,
+            object_legend,
+            spawn_legend,
+            terrain,
+            objects_block,
+        },
+        report,
+    ))
+}
+
+/// The layers and legends made into a town, with every check the original's format needs
+/// (ids in their legends, legend ids painted somewhere, arenas inside sectors, a sector with
+/// an arena) and then those every town passes. Shared by the matrix folder and Tiled maps.
+pub(crate) fn build_town(
+    layers: Layers,
+    mut report: ImportReport,
+) -> Result<(WorldMap, ImportReport), DataError> {
+    let (w, h) = (layers.width, layers.height);
+    let n = (w * h) as usize;
+    let dir = layers.dir.clone();
+    let [collision, sector_ids, arena_ids, object_ids, spawn_ids] = &layers.cells;
+    let (sector_legend, arena_legend, object_legend, spawn_legend) = (
+        &layers.sector_legend,
+        &layers.arena_legend,
+        &layers.object_legend,
+        &layers.spawn_legend,
+    );
+    let world = layers.world.clone();
+
+    let cell_xy = |i: usize| (i as i32 % w, i as i32 / w);
+    let unknown = |layer: Layer, i: usize, id: u32| {
         DataError::new(
-            &legend_path(&dir, legend),
-            r.line,
-            format!("id {}", r.id),
+            &layers.layer_file(layer),
+            layers.layer_line(layer),
+            layers.cell_field(layer, i),
             format!(
-                "'{}' is painted on no tile of maze/{legend}_maze.csv",
-                r.name()
+                "id {id} is not in special_blocks/{}_blocks.csv",
+                layer.matrix_name()
             ),
         )
     };
-
+    let unused = |layer: Layer, r: &LegendRow| {
+        DataError::new(
+            &legend_path(&dir, layer.matrix_name()),
+            r.line,
+            format!("id {}", r.id),
+            format!(
+                "'{}' is painted on no tile of {}",
+                r.name(),
+                match layers.origin {
+                    Origin::Matrix => format!("maze/{}_maze.csv", layer.matrix_name()),
+                    Origin::Tiled { .. } => layers.layer_label(layer),
+                }
+            ),
+        )
+    };
     // Collision: any id but 0 is a wall, as the original's tiles read it.
     let mut collision_values: BTreeMap<u32, usize> = BTreeMap::new();
-    for c in &collision {
+    for c in collision {
         if *c != 0 {
             *collision_values.entry(*c).or_default() += 1;
         }
@@ -359,7 +589,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     // Sectors, in legend order; two ids with one name are one sector.
     let mut sector_names: Vec<String> = Vec::new();
     let mut sector_of_id: HashMap<u32, u16> = HashMap::new();
-    for r in &sector_legend {
+    for r in sector_legend {
         let s = match sector_names.iter().position(|x| x == r.name()) {
             Some(s) => {
                 report.notes.push(format!(
@@ -386,12 +616,12 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         }
         let s = *sector_of_id
             .get(&id)
-            .ok_or_else(|| unknown("sector", "sector", i, id))?;
+            .ok_or_else(|| unknown(Layer::Sector, i, id))?;
         used.insert(id, true);
         cell_sector[i] = s;
     }
     if let Some(r) = sector_legend.iter().find(|r| !used.contains_key(&r.id)) {
-        return Err(unused("sector", r));
+        return Err(unused(Layer::Sector, r));
     }
 
     // Arenas: the legend gives the name; the tile's own sector layer gives the sector.
@@ -412,18 +642,18 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         }
         let r = arena_row
             .get(&id)
-            .ok_or_else(|| unknown("arena", "arena", i, id))?;
+            .ok_or_else(|| unknown(Layer::Arena, i, id))?;
         used.insert(id, true);
         let s = cell_sector[i];
         if s == NONE {
-            let (x, y) = cell_xy(i);
             return Err(DataError::new(
-                &layer_path("arena"),
-                0,
-                format!("cell {i} (x {x}, y {y})"),
+                &layers.layer_file(Layer::Arena),
+                layers.layer_line(Layer::Arena),
+                layers.cell_field(Layer::Arena, i),
                 format!(
-                    "arena '{}' (id {id}) is painted outside every sector (sector_maze.csv has 0 there)",
-                    r.name()
+                    "arena '{}' (id {id}) is painted outside every sector ({} has 0 there)",
+                    r.name(),
+                    layers.layer_label(Layer::Sector)
                 ),
             ));
         }
@@ -437,7 +667,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
             .or_insert((order, r.line));
     }
     if let Some(r) = arena_legend.iter().find(|r| !used.contains_key(&r.id)) {
-        return Err(unused("arena", r));
+        return Err(unused(Layer::Arena, r));
     }
     if misfiled > 0 {
         report.notes.push(format!(
@@ -492,8 +722,9 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
             r.line,
             format!("id {}", r.id),
             format!(
-                "sector '{}' has no arena (no tile of arena_maze.csv lies in it); agents could not go anywhere in it",
-                s.name
+                "sector '{}' has no arena (no tile of {} lies in it); agents could not go anywhere in it",
+                s.name,
+                layers.layer_label(Layer::Arena)
             ),
         ));
     }
@@ -509,7 +740,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     let mut kinds: Vec<ObjectKind> = OBJECT_KINDS.to_vec();
     let mut added: Vec<String> = Vec::new();
     let mut kind_of_id: HashMap<u32, u16> = HashMap::new();
-    for r in &object_legend {
+    for r in object_legend {
         let k = match kinds.iter().position(|k| k.name == r.name()) {
             Some(k) => k,
             None => {
@@ -530,7 +761,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         }
         let k = *kind_of_id
             .get(&id)
-            .ok_or_else(|| unknown("game_object", "game_object", i, id))?;
+            .ok_or_else(|| unknown(Layer::Object, i, id))?;
         used.insert(id, true);
         if cell_arena[i] == NONE {
             outside += 1;
@@ -539,7 +770,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         cell_object[i] = k;
     }
     if let Some(r) = object_legend.iter().find(|r| !used.contains_key(&r.id)) {
-        return Err(unused("game_object", r));
+        return Err(unused(Layer::Object, r));
     }
     if outside > 0 {
         report.notes.push(format!(
@@ -554,42 +785,9 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         ));
     }
 
-    // Terrain: ours, when this folder was written by us; otherwise from the collision layer.
-    let terrain_path = dir.join(TERRAIN_FILE);
-    let terrain: Vec<Terrain> = if terrain_path.is_file() {
-        let rows = read_rows(&terrain_path)?;
-        let cells: Vec<&String> = rows.iter().flat_map(|(_, c)| c).collect();
-        if cells.len() != n {
-            return Err(DataError::new(
-                &terrain_path,
-                rows.first().map(|r| r.0).unwrap_or(0),
-                "",
-                format!("has {} cells but the map is {w}×{h} = {n}", cells.len()),
-            ));
-        }
-        let mut out = Vec::with_capacity(n);
-        for (i, c) in cells.iter().enumerate() {
-            let (x, y) = cell_xy(i);
-            out.push(terrain_of_code(c).ok_or_else(|| {
-                DataError::new(
-                    &terrain_path,
-                    rows[0].0,
-                    format!("cell {i} (x {x}, y {y})"),
-                    format!(
-                        "{c:?} is not a ground code ({})",
-                        TERRAIN_CODES
-                            .iter()
-                            .map(|(c, _)| *c)
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    ),
-                )
-            })?);
-        }
-        report.read.push(format!(
-            "ground types from {TERRAIN_FILE} (written by simulacra export map)"
-        ));
-        out
+    // Terrain: ours, when the source carries it; otherwise from the collision layer.
+    let terrain: Vec<Terrain> = if let Some(t) = layers.terrain.clone() {
+        t
     } else {
         // A sector whose edge is mostly collision is a building (walls, floors, doorways);
         // otherwise it is outdoors (grass, with trees where it is blocked), like the streets.
@@ -627,10 +825,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
             })
             .collect()
     };
-    let objects_block = meta
-        .get("simulacra_objects_block")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
+    let objects_block = layers.objects_block;
 
     // Spawn points, named per arena (every home has its own sp-A).
     let spawn_name: HashMap<u32, &LegendRow> = spawn_legend.iter().map(|r| (r.id, r)).collect();
@@ -644,7 +839,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         }
         let r = spawn_name
             .get(&id)
-            .ok_or_else(|| unknown("spawning_location", "spawning_location", i, id))?;
+            .ok_or_else(|| unknown(Layer::Spawn, i, id))?;
         used.insert(id, true);
         let (x, y) = cell_xy(i);
         let tile = Tile::new(x, y);
@@ -668,7 +863,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         });
     }
     if let Some(r) = spawn_legend.iter().find(|r| !used.contains_key(&r.id)) {
-        return Err(unused("spawning_location", r));
+        return Err(unused(Layer::Spawn, r));
     }
     if !skipped.is_empty() {
         report.notes.push(format!(
@@ -737,7 +932,7 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
     };
     report.read.push(format!(
         "{}: world '{world}', {w}×{h} tiles, {} sectors, {} arenas, {used_kinds} object kinds on {} tiles, {} spawn points, {} wall tiles",
-        dir.display(),
+        layers.source_label(),
         sectors.len(),
         arenas.len(),
         cell_object.iter().filter(|k| **k != NONE).count(),
@@ -760,7 +955,11 @@ pub fn load_matrix(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
         objects_block,
     };
     let arena_file = legend_path(&dir, "arena");
-    let map = finish(&dir, town, |town, a, msg| {
+    let source = match &layers.origin {
+        Origin::Matrix => dir.clone(),
+        Origin::Tiled { file, .. } => file.clone(),
+    };
+    let map = finish(&source, town, |town, a, msg| {
         DataError::new(
             &arena_file,
             town.arenas[a].line,

@@ -1,0 +1,256 @@
+//! A town's own Tiled art ([`TiledArt`]) drawn with bevy_ecs_tilemap: each art layer is a
+//! tilemap (one per atlas page it uses), bottom first, with layers named `Foreground…` above
+//! people, as the original draws them.
+//!
+//! bevy_ecs_tilemap takes one texture per tilemap and, without its `atlas` feature, turns that
+//! texture into a GPU array with one layer per tile, so the original's tilesets (Room_Builder
+//! alone has 8,284 tiles; interiors_pt1 is 10,016 pixels tall) cannot be used as they are.
+//! Instead the tiles the map actually uses are copied on the CPU into pages of at most 256
+//! tiles (the smallest array-layer limit wgpu allows), with Tiled's flips applied and the
+//! tileset's transparent colour keyed out. One tileset image is decoded at a time.
+
+use super::art::TILE;
+use crate::sim::map::tiled_map::{FLIP_D, FLIP_H, FLIP_V, TiledArt};
+use crate::sim::map::{Tile, WorldMap};
+use bevy::asset::RenderAssetUsages;
+use bevy::image::{CompressedImageFormats, ImageSampler, ImageType};
+use bevy::prelude::*;
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+use bevy_ecs_tilemap::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Tiles per page side (16 × 16 = 256 tiles, within every adapter's texture-array limit).
+const PAGE_SIDE: u32 = 16;
+const PAGE_TILES: u32 = PAGE_SIDE * PAGE_SIDE;
+/// z of the art layers below people (people stand at about 10, object marks at 9.5).
+const Z_BELOW: f32 = 0.0;
+/// z of the layers above people: above a person's body (≤ 11) and below names and speech (≥ 12).
+const Z_ABOVE: f32 = 11.5;
+
+/// The used tiles copied into pages, and where each gid (flips included) went.
+pub struct Atlas {
+    /// Page images, RGBA.
+    pub pages: Vec<Image>,
+    /// Raw gid (with flip bits) → (page, index in the page).
+    pub slots: BTreeMap<u32, (usize, u32)>,
+    /// What could not be drawn, one line each.
+    pub notes: Vec<String>,
+}
+
+/// Decodes a tileset image to RGBA pixels (width, height, bytes).
+fn decode_png(path: &std::path::Path) -> Result<(u32, u32, Vec<u8>), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("png")
+        .to_ascii_lowercase();
+    let image = Image::from_buffer(
+        &bytes,
+        ImageType::Extension(&ext),
+        CompressedImageFormats::NONE,
+        true,
+        ImageSampler::Default,
+        RenderAssetUsages::default(),
+    )
+    .map_err(|e| format!("{}: cannot decode the image: {e}", path.display()))?;
+    let rgba = image
+        .try_into_dynamic()
+        .map_err(|e| format!("{}: cannot decode the image: {e}", path.display()))?
+        .to_rgba8();
+    Ok((rgba.width(), rgba.height(), rgba.into_raw()))
+}
+
+/// Copies the tiles the art uses into pages. `Err` lists images that are missing or cannot be
+/// decoded (the caller then draws our own art).
+pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
+    let (tw, th) = (art.tile_width, art.tile_height);
+    let mut notes = Vec::new();
+    // Distinct raw gids per tileset, for the tilesets that can be drawn.
+    let mut by_tileset: BTreeMap<usize, BTreeSet<u32>> = BTreeMap::new();
+    for l in &art.layers {
+        for g in &l.gids {
+            if let Some((t, _)) = art.tileset_of(*g)
+                && art.drawable(&art.tilesets[t])
+            {
+                by_tileset.entry(t).or_default().insert(*g);
+            }
+        }
+    }
+    let missing: Vec<String> = by_tileset
+        .keys()
+        .filter_map(|t| art.tilesets[*t].image.as_ref())
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    let total: usize = by_tileset.values().map(BTreeSet::len).sum();
+    let n_pages = total.div_ceil(PAGE_TILES as usize);
+    let mut pages: Vec<Vec<u8>> = (0..n_pages)
+        .map(|p| {
+            let tiles = (total - p * PAGE_TILES as usize).min(PAGE_TILES as usize) as u32;
+            vec![0u8; (PAGE_SIDE * tw * tiles.div_ceil(PAGE_SIDE) * th * 4) as usize]
+        })
+        .collect();
+    let mut slots = BTreeMap::new();
+    let mut next = 0u32;
+    let mut failed = Vec::new();
+    for (t, gids) in &by_tileset {
+        let ts = &art.tilesets[*t];
+        let Some(path) = &ts.image else { continue };
+        let (iw, ih, px) = match decode_png(path) {
+            Ok(d) => d,
+            Err(e) => {
+                failed.push(e);
+                continue;
+            }
+        };
+        let mut outside = 0usize;
+        for g in gids {
+            let (page, index) = ((next / PAGE_TILES) as usize, next % PAGE_TILES);
+            next += 1;
+            slots.insert(*g, (page, index));
+            let local = (g & crate::sim::map::original::GID_MASK) - ts.first_gid;
+            let (ox, oy) = ts.tile_origin(local);
+            if ox + tw > iw || oy + th > ih {
+                outside += 1;
+                continue; // left transparent
+            }
+            let (h, v, d) = (g & FLIP_H != 0, g & FLIP_V != 0, g & FLIP_D != 0 && tw == th);
+            let page_w = PAGE_SIDE * tw;
+            let (cx, cy) = ((index % PAGE_SIDE) * tw, (index / PAGE_SIDE) * th);
+            let out = &mut pages[page];
+            for dy in 0..th {
+                for dx in 0..tw {
+                    // Tiled flips diagonally first, then horizontally, then vertically: undo
+                    // them in reverse to find the source pixel.
+                    let (mut x, mut y) = (dx, dy);
+                    if v {
+                        y = th - 1 - y;
+                    }
+                    if h {
+                        x = tw - 1 - x;
+                    }
+                    if d {
+                        std::mem::swap(&mut x, &mut y);
+                    }
+                    let s = (((oy + y) * iw + ox + x) * 4) as usize;
+                    let mut p = [px[s], px[s + 1], px[s + 2], px[s + 3]];
+                    if ts.transparent == Some([p[0], p[1], p[2]]) {
+                        p = [0, 0, 0, 0];
+                    }
+                    let o = (((cy + dy) * page_w + cx + dx) * 4) as usize;
+                    out[o..o + 4].copy_from_slice(&p);
+                }
+            }
+        }
+        if outside > 0 {
+            notes.push(format!(
+                "{}: {outside} tile(s) the map uses lie outside the image ({iw}×{ih}) and are not drawn",
+                path.display()
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        return Err(failed);
+    }
+    let pages = pages
+        .into_iter()
+        .map(|data| {
+            let h = (data.len() as u32 / 4) / (PAGE_SIDE * tw);
+            Image::new(
+                Extent3d {
+                    width: PAGE_SIDE * tw,
+                    height: h,
+                    depth_or_array_layers: 1,
+                },
+                TextureDimension::D2,
+                data,
+                TextureFormat::Rgba8UnormSrgb,
+                RenderAssetUsages::default(),
+            )
+        })
+        .collect();
+    Ok(Atlas {
+        pages,
+        slots,
+        notes,
+    })
+}
+
+/// Spawns the art layers as tilemaps, lined up with [`super::town::tile_to_world`].
+pub fn spawn_art(
+    commands: &mut Commands,
+    map: &WorldMap,
+    art: &TiledArt,
+    atlas: Atlas,
+    images: &mut Assets<Image>,
+) {
+    let (tw, th) = (art.tile_width as f32, art.tile_height as f32);
+    let handles: Vec<Handle<Image>> = atlas.pages.into_iter().map(|p| images.add(p)).collect();
+    let size = TilemapSize {
+        x: map.width as u32,
+        y: map.height as u32,
+    };
+    let tile_size = TilemapTileSize { x: tw, y: th };
+    let grid_size: TilemapGridSize = tile_size.into();
+    // Our world draws a tile TILE pixels wide; the art's tiles are scaled to fit.
+    let scale = Vec3::new(TILE as f32 / tw, TILE as f32 / th, 1.0);
+    let (mut below, mut above) = (0usize, 0usize);
+    for layer in &art.layers {
+        let z = if layer.above_people {
+            above += 1;
+            Z_ABOVE + above as f32 * 0.01
+        } else {
+            below += 1;
+            Z_BELOW + below as f32 * 0.1
+        };
+        let colour = TileColor(Color::srgba(1.0, 1.0, 1.0, layer.opacity));
+        // One tilemap per page this layer uses.
+        let mut maps: BTreeMap<usize, (Entity, TileStorage)> = BTreeMap::new();
+        for (i, g) in layer.gids.iter().enumerate() {
+            let Some(&(page, index)) = atlas.slots.get(g) else {
+                continue;
+            };
+            let (x, row) = (i as i32 % map.width, i as i32 / map.width);
+            if !map.in_bounds(Tile::new(x, row)) {
+                continue;
+            }
+            let (entity, storage) = maps
+                .entry(page)
+                .or_insert_with(|| (commands.spawn_empty().id(), TileStorage::empty(size)));
+            let pos = TilePos {
+                x: x as u32,
+                y: (map.height - 1 - row) as u32,
+            };
+            let tile = commands
+                .spawn(TileBundle {
+                    position: pos,
+                    tilemap_id: TilemapId(*entity),
+                    texture_index: TileTextureIndex(index),
+                    color: colour,
+                    ..default()
+                })
+                .id();
+            storage.set(&pos, tile);
+        }
+        for (page, (entity, storage)) in maps {
+            commands.entity(entity).insert((
+                Name::new(format!("art '{}' page {page}", layer.name.trim())),
+                TilemapBundle {
+                    grid_size,
+                    map_type: TilemapType::Square,
+                    size,
+                    storage,
+                    texture: TilemapTexture::Single(handles[page].clone()),
+                    tile_size,
+                    transform: Transform::from_xyz(0.0, 0.0, z + page as f32 * 0.001)
+                        .with_scale(scale),
+                    ..default()
+                },
+            ));
+        }
+    }
+}

@@ -107,3 +107,94 @@ fn have_display() -> bool {
     }
     true
 }
+
+/// A town drawn in Tiled for the original, opened in the window: with its tileset images the
+/// screenshot shows the tileset's own bricks; without them it shows our art, and says once which
+/// images were missing.
+#[test]
+fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing() {
+    if !have_display() {
+        return;
+    }
+    let fixture = simulacra::config::data_root().join("tests/fixtures/original");
+    let dir = crate::temp_dir("window-tiled");
+    // The town with its pictures, and a copy of it without them (legends in ../matrix/).
+    let bare = dir.join("bare");
+    std::fs::create_dir_all(bare.join("visuals")).unwrap();
+    std::fs::create_dir_all(bare.join("matrix/special_blocks")).unwrap();
+    std::fs::copy(
+        fixture.join("tiny_town/visuals/tiny_town.tmj"),
+        bare.join("visuals/tiny_town.tmj"),
+    )
+    .unwrap();
+    for e in std::fs::read_dir(fixture.join("tiny_town/matrix/special_blocks")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), bare.join("matrix/special_blocks").join(e.file_name())).unwrap();
+    }
+    let shots = simulacra::config::data_root().join("out/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    for (map, name) in [
+        (fixture.join("tiny_town/visuals/tiny_town.tmj"), "tiled_own_art.png"),
+        (bare.join("visuals/tiny_town.tmj"), "tiled_our_art.png"),
+    ] {
+        let scenario = dir.join(format!("{name}.ron"));
+        let import = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+            .args(["import", "scenario"])
+            .arg(fixture.join("tiny_base"))
+            .arg("--map")
+            .arg(&map)
+            .arg("--out")
+            .arg(&scenario)
+            .output()
+            .expect("import the people");
+        assert!(
+            import.status.success(),
+            "{}",
+            String::from_utf8_lossy(&import.stderr)
+        );
+        let shot = shots.join(name);
+        let _ = std::fs::remove_file(&shot);
+        let output = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+            .arg("play")
+            .arg("--scenario")
+            .arg(&scenario)
+            .args(["--scripted-llm", "--start", "2023-02-13 09:00", "--frames", "20"])
+            .arg("--screenshot")
+            .arg(&shot)
+            .output()
+            .expect("start the game");
+        check_shot(&output, &shot);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let said = stderr.matches("are missing or unreadable").count();
+        // The tileset's brick colour (160, 70, 55): our own walls are another colour.
+        let bricks = pixels_of(&shot, [160, 70, 55]);
+        println!("{name}: {bricks} pixels of the tileset's brick colour");
+        if name == "tiled_own_art.png" {
+            assert_eq!(said, 0, "{stderr}");
+            assert!(bricks > 2_000, "{bricks} brick pixels in {}", shot.display());
+        } else {
+            assert_eq!(said, 1, "said once: {stderr}");
+            assert!(stderr.contains("grass.png"), "{stderr}");
+            assert!(bricks < 50, "{bricks} brick pixels in {}", shot.display());
+        }
+    }
+}
+
+/// Pixels of a colour (within 2 per channel) in a PNG.
+fn pixels_of(png: &std::path::Path, rgb: [u8; 3]) -> usize {
+    use bevy::image::{CompressedImageFormats, Image, ImageSampler, ImageType};
+    let bytes = std::fs::read(png).unwrap();
+    let image = Image::from_buffer(
+        &bytes,
+        ImageType::Extension("png"),
+        CompressedImageFormats::NONE,
+        true,
+        ImageSampler::Default,
+        bevy::asset::RenderAssetUsages::default(),
+    )
+    .unwrap();
+    let rgba = image.try_into_dynamic().unwrap().to_rgba8();
+    rgba.pixels()
+        .filter(|p| (0..3).all(|c| p.0[c].abs_diff(rgb[c]) <= 2))
+        .count()
+}

@@ -332,7 +332,9 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
         ..Default::default()
     };
     config.sim.sec_per_step = 10;
-    let mut sim = simulacra::SimPlugin::load(&path.display().to_string(), None, config)
+    config.saves.dir = dir.join("saves").display().to_string();
+    config.saves.autosave_minutes = 0;
+    let mut sim = simulacra::SimPlugin::load(&path.display().to_string(), None, config.clone())
         .expect("the scenario loads on the Tiled map");
     assert!(sim.map.art.is_some(), "the scenario's map: names the .tmx");
     sim.scenario.start = simulacra::sim::time::GameTime::parse("2023-02-13 09:00").unwrap();
@@ -355,4 +357,11 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     for (who, t) in &end {
         assert!(map.walkable(*t), "{who} stands on a wall at {t}");
     }
+    // A save writes the town as a map file of ours, which names the Tiled file: resumed, the
+    // town still has its art.
+    let saved = simulacra::save::save_named(app.world_mut(), "tiled").expect("saves");
+    let again = simulacra::SimPlugin::from_save(&saved, config).expect("the save loads");
+    let art = again.map.art.as_deref().expect("the resumed town keeps its art");
+    assert_eq!(art.layers, map.art.as_deref().unwrap().layers);
+    assert!(art.notes.is_empty(), "{:?}", art.notes);
 }

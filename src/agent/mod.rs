@@ -390,6 +390,11 @@ pub fn resident_bundle(
     };
     let mut stream = MemoryStream::default();
     if cog.ablation.memory() {
+        // Memories carried over with their own times and scores come first (they are older);
+        // their evidence ids are their places in that list, which are their ids here.
+        for (kind, created, node) in &p.memory_nodes {
+            stream.add(*kind, node.clone(), *created);
+        }
         for m in &p.memories {
             stream.add(
                 NodeKind::Thought,

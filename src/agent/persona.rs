@@ -3,6 +3,7 @@
 //! player's avatar persona. Validated against the map; errors name the file, line and field.
 
 use crate::data_error::{DataError, SourceLines, read_ron};
+use crate::memory::stream::{NewNode, NodeId, NodeKind};
 use crate::sim::map::objects::edit_distance;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::time::{GameTime, parse_clock};
@@ -101,6 +102,46 @@ pub struct PersonaSpec {
     /// home, work and haunts: the original's spatial memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_places: Vec<String>,
+    /// Memories they start with, each with its time and importance (the original's
+    /// `associative_memory/nodes.json`, oldest first); their embeddings are made by our embedder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_nodes: Vec<SeedNode>,
+}
+
+/// A memory a resident starts with, as the original keeps one (a node of `nodes.json`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedNode {
+    /// `Event`, `Thought` or `Chat`.
+    pub kind: NodeKind,
+    /// When it was formed, "YYYY-MM-DD HH:MM[:SS]", no later than the scenario's start.
+    pub created: String,
+    /// When it stops being retrieved, if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<String>,
+    /// 1 (mundane) to 10 (poignant): the original's poignancy.
+    pub importance: u8,
+    /// Subject of the triple.
+    pub subject: String,
+    /// Predicate.
+    pub predicate: String,
+    /// Object.
+    pub object: String,
+    /// The memory in words.
+    pub description: String,
+    /// The text to embed, when not the description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_key: Option<String>,
+    /// Keywords.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    /// Earlier entries of `memory_nodes` (counted from 1) it rests on (a thought) or sums up (an
+    /// event about a chat).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<usize>,
+    /// A chat's lines, as (speaker, line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chat: Vec<(String, String)>,
 }
 
 /// A resident after validation: times parsed, addresses resolved against the map.
@@ -136,6 +177,10 @@ pub struct Persona {
     pub spawn: Tile,
     /// Seed memories, one statement each.
     pub memories: Vec<String>,
+    /// Memories with their own times and importance, oldest first: (kind, created, node); a
+    /// node's evidence ids are positions in this list counted from 1 (the ids they get in a
+    /// stream that starts with them).
+    pub memory_nodes: Vec<(NodeKind, GameTime, NewNode)>,
 }
 
 impl Persona {
@@ -373,7 +418,68 @@ pub fn validate_scenario(
                 "needs at least one seed memory".into(),
             ));
         }
+        let mut memory_nodes = Vec::new();
+        let nodes_at = lines.find_from("memory_nodes", at).map(|(_, o)| o).unwrap_or(at);
+        for (k, n) in spec.memory_nodes.iter().enumerate() {
+            let f = |name: &str| field(&format!("memory_nodes[{k}].{name}"));
+            let line = lines.line_of_quoted(&n.description, nodes_at);
+            let time = |value: &str, name: &str| {
+                GameTime::parse(value).ok_or_else(|| {
+                    err(
+                        line,
+                        f(name),
+                        format!("bad date-time {value:?}; write \"YYYY-MM-DD HH:MM\""),
+                    )
+                })
+            };
+            let created = time(&n.created, "created")?;
+            if created > start {
+                return Err(err(
+                    line,
+                    f("created"),
+                    format!("{} is after the scenario's start {}", n.created, file.start),
+                ));
+            }
+            let expiry = n.expiry.as_deref().map(|e| time(e, "expiry")).transpose()?;
+            if !(1..=10).contains(&n.importance) {
+                return Err(err(
+                    line,
+                    f("importance"),
+                    format!("importance {} is not 1..=10", n.importance),
+                ));
+            }
+            if let Some(e) = n.evidence.iter().find(|e| **e == 0 || **e > k) {
+                return Err(err(
+                    line,
+                    f("evidence"),
+                    format!(
+                        "evidence {e} is not an earlier entry of memory_nodes (1 to {k})"
+                    ),
+                ));
+            }
+            if n.description.trim().is_empty() {
+                return Err(err(line, f("description"), "is empty".into()));
+            }
+            memory_nodes.push((
+                n.kind,
+                created,
+                NewNode {
+                    subject: n.subject.clone(),
+                    predicate: n.predicate.clone(),
+                    object: n.object.clone(),
+                    description: n.description.clone(),
+                    embedding_key: n.embedding_key.clone(),
+                    expiry,
+                    importance: Some(n.importance),
+                    keywords: n.keywords.clone(),
+                    evidence: n.evidence.iter().map(|e| NodeId(*e as u32)).collect(),
+                    chat: n.chat.clone(),
+                    embedding: None,
+                },
+            ));
+        }
         residents.push(Persona {
+            memory_nodes,
             first_name: spec
                 .name
                 .split_whitespace()

@@ -219,6 +219,7 @@ mod tests {
             memories: "m".into(),
             plan_requirement: None,
             known_places: Vec::new(),
+            memory_nodes: Vec::new(),
         };
         Persona {
             first_name: "Test".into(),
@@ -236,6 +237,7 @@ mod tests {
             known_places: Vec::new(),
             spawn: Tile::new(0, 0),
             memories: vec!["m".into()],
+            memory_nodes: Vec::new(),
         }
     }
 

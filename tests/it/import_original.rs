@@ -351,10 +351,27 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
         mina.known_places
             .contains(&"Hart family's house:kitchen".to_string())
     );
-    // Mina's nodes become seed memories; Theo has none, so his own words seed him, reported.
+    // Mina's nodes become memories with their times, importance, kinds, evidence and chat
+    // lines; Theo has none, so his own words seed him, reported.
+    let nodes = &mina.memory_nodes;
+    assert_eq!(nodes.len(), 6, "{nodes:?}");
+    use simulacra::memory::stream::NodeKind;
+    let support = &nodes[4];
+    assert_eq!(support.kind, NodeKind::Thought);
+    assert!(support.description.contains("support her brother"));
+    assert_eq!(support.created, "2023-02-12 22:00:00");
+    assert_eq!(support.importance, 6);
+    assert_eq!(support.evidence, [4, 3], "node_4 and node_3 in the original");
+    assert_eq!(nodes[2].kind, NodeKind::Chat);
+    assert_eq!(nodes[2].chat.len(), 3);
+    assert_eq!(nodes[3].evidence, [3], "the chat event points at its chat");
     assert!(
-        mina.memories.contains("support her brother"),
-        "{}",
+        text.contains("Mina Hart: 6 memories from nodes.json with their times and importance (3 events, 2 thoughts, 1 chats)"),
+        "{text}"
+    );
+    assert!(
+        mina.memories.contains("science writer"),
+        "her own words seed her too: {}",
         mina.memories
     );
     assert!(
@@ -404,6 +421,27 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
     let mut q = world.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
     for (id, stream) in q.iter(world) {
         assert!(stream.len() > 1, "{} remembers nothing", id.name);
+        if id.name == "Mina Hart" {
+            // The carried-over thought, as the original had it, embedded again by ours.
+            let n = stream
+                .nodes()
+                .iter()
+                .find(|n| n.description.contains("support her brother"))
+                .expect("Mina remembers wanting to support Theo");
+            assert_eq!(n.created, simulacra::sim::time::GameTime::parse("2023-02-12 22:00").unwrap());
+            assert_eq!((n.importance, n.scored), (6, true));
+            let evidence: Vec<&str> = n
+                .evidence
+                .iter()
+                .filter_map(|e| stream.get(*e))
+                .map(|e| e.description.as_str())
+                .collect();
+            assert_eq!(
+                evidence,
+                ["Mina Hart is chatting with Theo Hart", "conversing about Theo's new song for the open evening at Corner Cafe"]
+            );
+            assert!(n.embedding.is_some(), "embedded by our embedder");
+        }
     }
 
     fn positions(app: &mut bevy::prelude::App) -> Vec<(String, (i32, i32))> {
@@ -458,4 +496,58 @@ fn a_persona_living_off_the_map_is_refused_with_the_file_and_field() {
         "{e}"
     );
     assert!(e.message.contains("attic"), "{e}");
+}
+
+#[test]
+fn memories_carried_over_from_the_original_are_checked_with_the_file_line_and_field() {
+    use simulacra::agent::original::{import_people, scenario_text};
+    let map = load_map(&tiny_town()).unwrap();
+    let (scenario, _) = import_people(&tiny_base(), &map, &tiny_town().display().to_string())
+        .expect("imports");
+    let good = scenario_text(&scenario, "test");
+    let dir = crate::temp_dir("memory-nodes");
+    let load = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let config = simulacra::config::GameConfig {
+            llm: simulacra::llm::config::LlmConfig::scripted(Vec::new()),
+            ..Default::default()
+        };
+        simulacra::SimPlugin::load(&path.display().to_string(), None, config).map(|_| ())
+    };
+    load("good.ron", &good).expect("the imported scenario loads");
+    let line = good
+        .lines()
+        .position(|l| l.contains("memory_nodes"))
+        .unwrap()
+        + 1;
+    for (name, from, to, field, words) in [
+        (
+            "evidence.ron",
+            "evidence: [4, 3]",
+            "evidence: [4, 9]",
+            "residents[0].memory_nodes[4].evidence",
+            "earlier entry",
+        ),
+        (
+            "importance.ron",
+            "importance: 6",
+            "importance: 11",
+            "residents[0].memory_nodes[4].importance",
+            "1..=10",
+        ),
+        (
+            "created.ron",
+            "created: \"2023-02-12 22:00:00\"",
+            "created: \"2023-02-14 22:00:00\"",
+            "residents[0].memory_nodes[4].created",
+            "after the scenario's start",
+        ),
+    ] {
+        assert!(good.contains(from), "{from}");
+        let e = load(name, &good.replacen(from, to, 1)).expect_err(name);
+        assert_eq!(e.field, field, "{e}");
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
 }

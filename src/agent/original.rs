@@ -6,8 +6,8 @@
 //! in `docs/design/original-formats.md` §2.
 
 use super::persona::{Lifestyle, PersonaSpec, PlayerSpec, ScenarioFile, SeedNode, WorkSpec};
-use crate::memory::stream::NodeKind;
 use crate::data_error::DataError;
+use crate::memory::stream::NodeKind;
 use crate::sim::map::{Tile, WorldMap};
 use serde_json::Value;
 use std::path::Path;
@@ -635,7 +635,7 @@ pub fn import_people(
         // seed statements are their own words (learned, currently).
         let nodes_path = dir.join("associative_memory/nodes.json");
         let memory_nodes = if nodes_path.is_file() {
-            read_nodes(&nodes_path, &scenario_start, &name, &mut report)?
+            read_nodes(&nodes_path, &scenario_start, name, &mut report)?
         } else {
             Vec::new()
         };
@@ -763,7 +763,13 @@ fn read_nodes(
     let (mut dropped, mut clamped, mut late) = (0usize, 0usize, 0usize);
     let mut out: Vec<SeedNode> = Vec::new();
     for (i, (_, key, n)) in list.iter().enumerate() {
-        let s = |f: &str| n.get(f).and_then(Value::as_str).unwrap_or("").trim().to_string();
+        let s = |f: &str| {
+            n.get(f)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
         let kind = match s("type").as_str() {
             "event" => NodeKind::Event,
             "thought" => NodeKind::Thought,
@@ -789,8 +795,8 @@ fn read_nodes(
                 )),
             }
         };
-        let mut created = time("created")?
-            .ok_or_else(|| bad(key, "created", "is missing".into()))?;
+        let mut created =
+            time("created")?.ok_or_else(|| bad(key, "created", "is missing".into()))?;
         if crate::sim::time::GameTime::parse(&created) > crate::sim::time::GameTime::parse(start) {
             created = start.to_string();
             late += 1;

@@ -419,7 +419,10 @@ pub fn validate_scenario(
             ));
         }
         let mut memory_nodes = Vec::new();
-        let nodes_at = lines.find_from("memory_nodes", at).map(|(_, o)| o).unwrap_or(at);
+        let nodes_at = lines
+            .find_from("memory_nodes", at)
+            .map(|(_, o)| o)
+            .unwrap_or(at);
         for (k, n) in spec.memory_nodes.iter().enumerate() {
             let f = |name: &str| field(&format!("memory_nodes[{k}].{name}"));
             let line = lines.line_of_quoted(&n.description, nodes_at);
@@ -452,9 +455,7 @@ pub fn validate_scenario(
                 return Err(err(
                     line,
                     f("evidence"),
-                    format!(
-                        "evidence {e} is not an earlier entry of memory_nodes (1 to {k})"
-                    ),
+                    format!("evidence {e} is not an earlier entry of memory_nodes (1 to {k})"),
                 ));
             }
             if n.description.trim().is_empty() {

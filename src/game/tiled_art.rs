@@ -118,7 +118,11 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
                 outside += 1;
                 continue; // left transparent
             }
-            let (h, v, d) = (g & FLIP_H != 0, g & FLIP_V != 0, g & FLIP_D != 0 && tw == th);
+            let (h, v, d) = (
+                g & FLIP_H != 0,
+                g & FLIP_V != 0,
+                g & FLIP_D != 0 && tw == th,
+            );
             let page_w = PAGE_SIDE * tw;
             let (cx, cy) = ((index % PAGE_SIDE) * tw, (index / PAGE_SIDE) * th);
             let out = &mut pages[page];

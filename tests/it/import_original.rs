@@ -361,7 +361,11 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
     assert!(support.description.contains("support her brother"));
     assert_eq!(support.created, "2023-02-12 22:00:00");
     assert_eq!(support.importance, 6);
-    assert_eq!(support.evidence, [4, 3], "node_4 and node_3 in the original");
+    assert_eq!(
+        support.evidence,
+        [4, 3],
+        "node_4 and node_3 in the original"
+    );
     assert_eq!(nodes[2].kind, NodeKind::Chat);
     assert_eq!(nodes[2].chat.len(), 3);
     assert_eq!(nodes[3].evidence, [3], "the chat event points at its chat");
@@ -428,7 +432,10 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
                 .iter()
                 .find(|n| n.description.contains("support her brother"))
                 .expect("Mina remembers wanting to support Theo");
-            assert_eq!(n.created, simulacra::sim::time::GameTime::parse("2023-02-12 22:00").unwrap());
+            assert_eq!(
+                n.created,
+                simulacra::sim::time::GameTime::parse("2023-02-12 22:00").unwrap()
+            );
             assert_eq!((n.importance, n.scored), (6, true));
             let evidence: Vec<&str> = n
                 .evidence
@@ -438,7 +445,10 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
                 .collect();
             assert_eq!(
                 evidence,
-                ["Mina Hart is chatting with Theo Hart", "conversing about Theo's new song for the open evening at Corner Cafe"]
+                [
+                    "Mina Hart is chatting with Theo Hart",
+                    "conversing about Theo's new song for the open evening at Corner Cafe"
+                ]
             );
             assert!(n.embedding.is_some(), "embedded by our embedder");
         }
@@ -502,8 +512,8 @@ fn a_persona_living_off_the_map_is_refused_with_the_file_and_field() {
 fn memories_carried_over_from_the_original_are_checked_with_the_file_line_and_field() {
     use simulacra::agent::original::{import_people, scenario_text};
     let map = load_map(&tiny_town()).unwrap();
-    let (scenario, _) = import_people(&tiny_base(), &map, &tiny_town().display().to_string())
-        .expect("imports");
+    let (scenario, _) =
+        import_people(&tiny_base(), &map, &tiny_town().display().to_string()).expect("imports");
     let good = scenario_text(&scenario, "test");
     let dir = crate::temp_dir("memory-nodes");
     let load = |name: &str, text: &str| {

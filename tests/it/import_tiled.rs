@@ -42,7 +42,10 @@ fn a_tiled_town_as_json_and_as_tmx_is_the_same_town_as_its_matrix_folder() {
     assert_eq!(json.source, tmj());
     let text = report.to_string();
     assert!(text.contains("special_blocks"), "{text}");
-    assert!(text.contains("art: 6 layer(s) drawn (1 above people)"), "{text}");
+    assert!(
+        text.contains("art: 6 layer(s) drawn (1 above people)"),
+        "{text}"
+    );
 
     // The art: every visible layer that is not a block layer, bottom first, by name (the
     // trailing space of "Interior Furniture L2 " is the_ville's and is kept).
@@ -62,7 +65,11 @@ fn a_tiled_town_as_json_and_as_tmx_is_the_same_town_as_its_matrix_folder() {
     let above: Vec<bool> = art.layers.iter().map(|l| l.above_people).collect();
     assert_eq!(above, [false, false, false, false, false, true]);
     assert_eq!((art.tile_width, art.tile_height), (32, 32));
-    assert!(art.missing_images().is_empty(), "{:?}", art.missing_images());
+    assert!(
+        art.missing_images().is_empty(),
+        "{:?}",
+        art.missing_images()
+    );
     // Flip bits stay on art tiles (the window flips them); the ground alternates.
     let ground = &art.layers[0].gids;
     assert_eq!(ground[0], 1);
@@ -89,12 +96,18 @@ fn a_tiled_town_is_a_map_wherever_a_map_is_asked_for_and_keeps_its_art_in_our_fo
     // A folder that holds one Tiled map and its special_blocks/ is the explicit way.
     let dir = crate::temp_dir("tiled-folder");
     std::fs::copy(tmj(), dir.join("town.tmj")).unwrap();
-    copy_dir(&fixture().join("matrix/special_blocks"), &dir.join("special_blocks"));
+    copy_dir(
+        &fixture().join("matrix/special_blocks"),
+        &dir.join("special_blocks"),
+    );
     let from_folder = load_map(&dir).expect("the folder holding the map and its legends");
     assert_same_town(&town, &from_folder);
     // The visuals folder holds two maps: which one is meant is asked.
     let e = load_map(&fixture().join("visuals")).expect_err("two Tiled maps");
-    assert!(e.message.contains("tiny_town.tmj") && e.message.contains("tiny_town.tmx"), "{e}");
+    assert!(
+        e.message.contains("tiny_town.tmj") && e.message.contains("tiny_town.tmx"),
+        "{e}"
+    );
 
     // `simulacra import map town.tmj --out maps/x.ron` writes our format, which names the
     // Tiled file for its art (relative to the written file when they share a folder near by),
@@ -112,7 +125,10 @@ fn a_tiled_town_is_a_map_wherever_a_map_is_asked_for_and_keeps_its_art_in_our_fo
     // Written elsewhere (a save), the Tiled file is named by its absolute path.
     let elsewhere = simulacra::sim::map::write_ron(&map, "save");
     assert!(
-        elsewhere.contains(&format!("art: \"{}\"", root.join("visuals/tiny_town.tmj").display())),
+        elsewhere.contains(&format!(
+            "art: \"{}\"",
+            root.join("visuals/tiny_town.tmj").display()
+        )),
         "{elsewhere}"
     );
     let file = out.join("tiny.ron");
@@ -206,7 +222,10 @@ fn malformed_tiled_maps_name_the_file_the_layer_and_the_cell() {
     });
     let e = refused(&p);
     assert_eq!(e.field, "layer 'Sector Blocks'", "{e}");
-    assert!(e.message.contains("599 cells") && e.message.contains("600"), "{e}");
+    assert!(
+        e.message.contains("599 cells") && e.message.contains("600"),
+        "{e}"
+    );
     let text = std::fs::read_to_string(&p).unwrap();
     let line = text
         .lines()
@@ -221,7 +240,10 @@ fn malformed_tiled_maps_name_the_file_the_layer_and_the_cell() {
     });
     let e = refused(&p);
     assert_eq!(e.field, "layer 'Wall', cell 31 (x 1, y 1)", "{e}");
-    assert!(e.message.contains("5000") && e.message.contains("no tileset"), "{e}");
+    assert!(
+        e.message.contains("5000") && e.message.contains("no tileset"),
+        "{e}"
+    );
 
     // A block tile whose id is not in its legend.
     let p = tiled_copy("unknown-id", false, |v| {
@@ -254,7 +276,8 @@ fn malformed_tiled_maps_name_the_file_the_layer_and_the_cell() {
     });
     let e = refused(&p);
     assert!(
-        e.file.ends_with("special_blocks/spawning_location_blocks.csv"),
+        e.file
+            .ends_with("special_blocks/spawning_location_blocks.csv"),
         "{e}"
     );
     assert!(e.message.contains("layer 'Spawning Blocks'"), "{e}");
@@ -321,8 +344,7 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     use simulacra::agent::{GridPos, Identity, Resident};
     let map = load_map(&tmx()).unwrap();
     let base = data_root().join("tests/fixtures/original/tiny_base");
-    let (scenario, _) =
-        import_people(&base, &map, &tmx().display().to_string()).expect("imports");
+    let (scenario, _) = import_people(&base, &map, &tmx().display().to_string()).expect("imports");
     assert_eq!(scenario.residents.len(), 2);
     let dir = crate::temp_dir("tiled-scenario");
     let path = dir.join("tiny.ron");
@@ -342,8 +364,10 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     let positions = |app: &mut bevy::prelude::App| {
         let world = app.world_mut();
         let mut q = world.query_filtered::<(&Identity, &GridPos), With<Resident>>();
-        let mut v: Vec<(String, Tile)> =
-            q.iter(world).map(|(i, p)| (i.name.clone(), p.tile)).collect();
+        let mut v: Vec<(String, Tile)> = q
+            .iter(world)
+            .map(|(i, p)| (i.name.clone(), p.tile))
+            .collect();
         v.sort();
         v
     };
@@ -353,7 +377,10 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     let end = positions(&mut app);
     assert_eq!(end.len(), 2);
     assert_ne!(start, end, "nobody moved in an hour");
-    let map = app.world().resource::<simulacra::sim::map::WorldMap>().clone();
+    let map = app
+        .world()
+        .resource::<simulacra::sim::map::WorldMap>()
+        .clone();
     for (who, t) in &end {
         assert!(map.walkable(*t), "{who} stands on a wall at {t}");
     }
@@ -361,7 +388,11 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     // town still has its art.
     let saved = simulacra::save::save_named(app.world_mut(), "tiled").expect("saves");
     let again = simulacra::SimPlugin::from_save(&saved, config).expect("the save loads");
-    let art = again.map.art.as_deref().expect("the resumed town keeps its art");
+    let art = again
+        .map
+        .art
+        .as_deref()
+        .expect("the resumed town keeps its art");
     assert_eq!(art.layers, map.art.as_deref().unwrap().layers);
     assert!(art.notes.is_empty(), "{:?}", art.notes);
 }

@@ -129,12 +129,19 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
     .unwrap();
     for e in std::fs::read_dir(fixture.join("tiny_town/matrix/special_blocks")).unwrap() {
         let e = e.unwrap();
-        std::fs::copy(e.path(), bare.join("matrix/special_blocks").join(e.file_name())).unwrap();
+        std::fs::copy(
+            e.path(),
+            bare.join("matrix/special_blocks").join(e.file_name()),
+        )
+        .unwrap();
     }
     let shots = simulacra::config::data_root().join("out/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     for (map, name) in [
-        (fixture.join("tiny_town/visuals/tiny_town.tmj"), "tiled_own_art.png"),
+        (
+            fixture.join("tiny_town/visuals/tiny_town.tmj"),
+            "tiled_own_art.png",
+        ),
         (bare.join("visuals/tiny_town.tmj"), "tiled_our_art.png"),
     ] {
         let scenario = dir.join(format!("{name}.ron"));
@@ -158,7 +165,13 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
             .arg("play")
             .arg("--scenario")
             .arg(&scenario)
-            .args(["--scripted-llm", "--start", "2023-02-13 09:00", "--frames", "20"])
+            .args([
+                "--scripted-llm",
+                "--start",
+                "2023-02-13 09:00",
+                "--frames",
+                "20",
+            ])
             .arg("--screenshot")
             .arg(&shot)
             .output()
@@ -171,7 +184,11 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
         println!("{name}: {bricks} pixels of the tileset's brick colour");
         if name == "tiled_own_art.png" {
             assert_eq!(said, 0, "{stderr}");
-            assert!(bricks > 2_000, "{bricks} brick pixels in {}", shot.display());
+            assert!(
+                bricks > 2_000,
+                "{bricks} brick pixels in {}",
+                shot.display()
+            );
         } else {
             assert_eq!(said, 1, "said once: {stderr}");
             assert!(stderr.contains("grass.png"), "{stderr}");

@@ -3,7 +3,7 @@
 
 use super::objects::{OBJECT_KINDS, added_kind, closest_kind};
 use super::{
-    Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, TiledArt, Tile, WorldMap,
+    Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, TiledArt, WorldMap,
 };
 use crate::data_error::{DataError, SourceLines, read_ron};
 use serde::{Deserialize, Serialize};
@@ -730,10 +730,7 @@ pub fn write_ron_beside(map: &WorldMap, comment: &str, dir: Option<&Path>) -> St
             .iter()
             .map(|k| k.name.to_string())
             .collect(),
-        art: map
-            .art
-            .as_ref()
-            .map(|a| art_reference(&a.source, dir)),
+        art: map.art.as_ref().map(|a| art_reference(&a.source, dir)),
         legend: LEGEND.iter().copied().collect(),
         terrain,
         sectors,

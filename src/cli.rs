@@ -26,8 +26,9 @@ pub enum Command {
     Run(RunArgs),
     /// Play a save's recorded day in the window, without the model: pause, scrub and speed up.
     Replay(ReplayArgs),
-    /// Validate a scenario, its map and the config, and report the first problem.
-    Check(WorldArgs),
+    /// Validate a scenario, its map and the config, and report the first problem; `--probe` also
+    /// contacts every configured LLM backend.
+    Check(CheckArgs),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -218,6 +219,18 @@ impl WorldArgs {
     }
 }
 
+/// `check` options.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// World selection.
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// Contact every configured LLM backend and say what it found: reachable, models, the
+    /// dialect a server takes shaped requests in, embeddings and their size, round-trip times.
+    #[arg(long)]
+    pub probe: bool,
+}
+
 /// `play` options.
 #[derive(Args, Debug, Clone)]
 pub struct PlayArgs {
@@ -363,6 +376,23 @@ pub enum BenchCommand {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// The same shaped requests through the embedded llama.cpp backend and through a real
+    /// OpenAI-compatible server on the same model (llama-cpp-python's, started from set-up's
+    /// virtual environment, or the one at `--server`): valid answers and throughput.
+    Server {
+        /// The GGUF model (both sides).
+        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
+        model: String,
+        /// Shaped requests (the six kinds in turn).
+        #[arg(long, default_value_t = 100)]
+        requests: usize,
+        /// CPU threads, for both sides (default: all cores).
+        #[arg(long)]
+        threads: Option<u32>,
+        /// A running server's base URL (…/v1) instead of starting llama-cpp-python's.
+        #[arg(long)]
+        server: Option<String>,
+    },
     /// Retrieval speed over many memories, embedder throughput, and retrieval quality
     /// (recall@5) of each available embedder on a labelled set.
     Retrieval {
@@ -463,7 +493,12 @@ pub fn main_with(cli: Cli) -> i32 {
             }
             Err(e) => fail(e.to_string()),
         },
-        Command::Check(world) => match world.load() {
+        Command::Check(CheckArgs { world, probe }) => match world.load() {
+            Ok(sim) if probe => {
+                let (report, ok) = crate::llm::probe::probe(&sim.config.llm);
+                print!("{report}");
+                if ok { 0 } else { 1 }
+            }
             Ok(sim) => {
                 println!(
                     "ok: {} ({} residents) on {} ({}×{} tiles, {} sectors, {} arenas); {} prompt templates in {}",
@@ -691,6 +726,22 @@ pub fn main_with(cli: Cli) -> i32 {
             }
             Err(e) => fail(e),
         },
+        Command::Bench(BenchCommand::Server {
+            model,
+            requests,
+            threads,
+            server,
+        }) => {
+            let threads = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get() as u32)
+                    .unwrap_or(2)
+            });
+            match crate::llm::bench_server::run(&model, requests, threads, server.as_deref()) {
+                Ok(()) => 0,
+                Err(e) => fail(e),
+            }
+        }
         Command::Bench(BenchCommand::Retrieval {
             set,
             memories,

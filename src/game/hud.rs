@@ -141,12 +141,7 @@ pub fn update_hud(
         Health::Down => "DOWN (agents use their routine)",
         Health::Starting => "starting",
     };
-    let names: Vec<&str> = llm
-        .status
-        .backends
-        .iter()
-        .map(|b| b.name.as_str())
-        .collect();
+    let names: Vec<String> = llm.status.backends.iter().map(|b| b.label()).collect();
     if let Some(r) = replay {
         let s = format!(
             "{} {} | {} | {}  (step {}; recorded {} to {})\nReplay of {}: no model runs; what people did, where and what they said",

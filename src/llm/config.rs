@@ -145,10 +145,78 @@ pub struct OpenAiConfig {
     pub embedding_model: Option<String>,
     /// Environment variable holding the API key (never the key itself).
     pub api_key_env: Option<String>,
-    /// Send `response_format` with a JSON schema (llama-server, vLLM, OpenAI, recent Ollama).
-    pub json_schema: bool,
+    /// How the server is asked to constrain an answer's shape: `Auto` (the default) finds out
+    /// per endpoint, or pin one form.
+    pub dialect: Dialect,
+    /// Older configs: `false` is `dialect: PromptOnly`, `true` leaves `dialect` as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub json_schema: Option<bool>,
     /// Requests in flight per endpoint.
     pub concurrency: u32,
+}
+
+impl OpenAiConfig {
+    /// The dialect in force, with the older `json_schema: false` read as `PromptOnly`.
+    pub fn effective_dialect(&self) -> Dialect {
+        match (self.dialect, self.json_schema) {
+            (Dialect::Auto, Some(false)) => Dialect::PromptOnly,
+            (d, _) => d,
+        }
+    }
+}
+
+/// How an OpenAI-compatible server is asked to constrain an answer's shape. Servers differ and
+/// several silently ignore a form they do not know, so `Auto` tries them in the order below,
+/// moves on when a server rejects a form (an HTTP error naming it) or keeps ignoring it
+/// (answers that do not validate), and remembers the result per endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, Default)]
+pub enum Dialect {
+    /// Find out per endpoint (the order of the variants below).
+    #[default]
+    Auto,
+    /// `response_format: {"type": "json_schema", "json_schema": {"schema": …}}`: OpenAI,
+    /// llama.cpp's llama-server, vLLM, Ollama's `/v1`.
+    JsonSchema,
+    /// A top-level GBNF `grammar`, the very grammar the embedded backend samples with:
+    /// llama-server, llama-cpp-python's server.
+    Grammar,
+    /// `response_format: {"type": "json_object", "schema": …}`: llama-cpp-python, llama-server.
+    JsonObject,
+    /// vLLM's `structured_outputs: {"grammar": …}` (vLLM 0.10.2 and later).
+    VllmStructured,
+    /// vLLM's older `guided_grammar` field (before 0.12).
+    VllmGuided,
+    /// Ollama's own `/api/chat` with `format: <schema>`.
+    OllamaFormat,
+    /// Nothing enforced: the shape is asked for in the prompt and the answer validated.
+    PromptOnly,
+}
+
+impl Dialect {
+    /// The forms `Auto` tries, best first.
+    pub const ORDER: [Dialect; 7] = [
+        Dialect::JsonSchema,
+        Dialect::Grammar,
+        Dialect::JsonObject,
+        Dialect::VllmStructured,
+        Dialect::VllmGuided,
+        Dialect::OllamaFormat,
+        Dialect::PromptOnly,
+    ];
+
+    /// A short name (the HUD, the summary, `check --probe`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Dialect::Auto => "auto",
+            Dialect::JsonSchema => "json_schema",
+            Dialect::Grammar => "grammar (GBNF)",
+            Dialect::JsonObject => "json_object+schema",
+            Dialect::VllmStructured => "vllm structured_outputs",
+            Dialect::VllmGuided => "vllm guided_grammar",
+            Dialect::OllamaFormat => "ollama format",
+            Dialect::PromptOnly => "prompt only",
+        }
+    }
 }
 
 impl Default for OpenAiConfig {
@@ -159,7 +227,8 @@ impl Default for OpenAiConfig {
             model: "default".into(),
             embedding_model: None,
             api_key_env: None,
-            json_schema: true,
+            dialect: Dialect::Auto,
+            json_schema: None,
             concurrency: 8,
         }
     }

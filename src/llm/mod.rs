@@ -5,9 +5,12 @@
 
 pub mod backend;
 pub mod bench;
+pub mod bench_server;
 pub mod config;
 pub mod metrics;
+pub mod probe;
 pub mod runtime;
+pub mod server;
 pub mod shape;
 pub mod types;
 
@@ -217,9 +220,9 @@ impl Llm {
         }
     }
 
-    /// Model identity of the embedder (stored with vectors).
-    pub fn embedding_model(&self) -> &str {
-        &self.runtime.embedding_model
+    /// Model identity of the embedder now in use (stored with vectors).
+    pub fn embedding_model(&self) -> String {
+        self.runtime.embedding_model.lock().unwrap().clone()
     }
 }
 

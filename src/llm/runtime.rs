@@ -92,6 +92,18 @@ pub struct BackendStatus {
     pub in_flight: usize,
     /// Requests waiting for it.
     pub queued: usize,
+    /// A word or two beside the name (a server's dialect).
+    pub note: Option<String>,
+}
+
+impl BackendStatus {
+    /// The name, with its note: "server [grammar (GBNF)]".
+    pub fn label(&self) -> String {
+        match &self.note {
+            Some(n) => format!("{} [{n}]", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// The runtime's state for the HUD.
@@ -134,8 +146,9 @@ pub struct LlmRuntime {
     pub stats: Arc<Mutex<LlmStats>>,
     /// Health and queues.
     pub status: Arc<Mutex<RuntimeStatus>>,
-    /// Model identity of the embedding backend.
-    pub embedding_model: String,
+    /// Model identity of the embeddings now made (it changes when a server turns out to
+    /// pool per-token vectors, or to have no embeddings and the local embedder takes over).
+    pub embedding_model: Arc<Mutex<String>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -166,10 +179,13 @@ impl LlmRuntime {
             .map(|(p, b)| (p.clone(), route(b)))
             .collect();
         let embed_backend = config.embedding_backend.as_deref().map(route).unwrap_or(0);
-        let embedding_model = backends
-            .get(embed_backend)
-            .map(|b| b.model_id())
-            .unwrap_or_default();
+        let embed_fallback = local_embedder(config, &names, embed_backend);
+        let embedding_model = Arc::new(Mutex::new(
+            backends
+                .get(embed_backend)
+                .map(|b| b.embedding_model_id())
+                .unwrap_or_default(),
+        ));
         let recorder = config.record.as_ref().and_then(|p| {
             if let Some(dir) = std::path::Path::new(p).parent() {
                 let _ = std::fs::create_dir_all(dir);
@@ -188,6 +204,8 @@ impl LlmRuntime {
             backends,
             routes,
             embed_backend,
+            embed_fallback,
+            embedding_model: embedding_model.clone(),
             queues: (0..n).map(|_| BinaryHeap::new()).collect(),
             jobs: HashMap::new(),
             running: (0..n).map(|_| HashSet::new()).collect(),
@@ -314,6 +332,9 @@ struct Router {
     backends: Vec<Box<dyn Backend>>,
     routes: HashMap<String, usize>,
     embed_backend: usize,
+    /// The local embedder that takes over when the embedding backend has no embeddings.
+    embed_fallback: Option<usize>,
+    embedding_model: Arc<Mutex<String>>,
     queues: Vec<BinaryHeap<QueueEntry>>,
     jobs: HashMap<u64, Job>,
     running: Vec<HashSet<u64>>,
@@ -628,6 +649,12 @@ impl Router {
                     .unwrap()
                     .purpose(&job.sub.purpose)
                     .prompt_tokens += prompt_tokens as u64;
+                if done.backend == self.embed_backend {
+                    let mut current = self.embedding_model.lock().unwrap();
+                    if *current != model {
+                        *current = model.clone();
+                    }
+                }
                 let job = self.jobs.remove(&done.id).expect("present");
                 self.answer(
                     job,
@@ -687,6 +714,27 @@ impl Router {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };
+        if err.kind == ErrorKind::Unsupported && matches!(job.sub.kind, WorkKind::Embed { .. }) {
+            let from = job.backend;
+            if from == self.embed_backend {
+                self.switch_embedder(&err.message);
+            }
+            if self.embed_backend != from
+                && let Some(job) = self.jobs.get_mut(&id)
+            {
+                // Not a failure of this request: it moves to the embedder that can do it.
+                job.backend = self.embed_backend;
+                job.attempts = 0;
+                job.started = None;
+                job.cancelled = Arc::default();
+                let (b, p) = (job.backend, job.sub.priority);
+                self.enqueue(b, id, p);
+                return;
+            }
+        }
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
         let attempts = job.attempts;
         {
             let mut st = self.stats.lock().unwrap();
@@ -709,6 +757,26 @@ impl Router {
         }
         let job = self.jobs.remove(&id).expect("present");
         self.fallback(job, err.message);
+    }
+
+    /// The embedding backend has no embeddings: says so once, and the local embedder (if one is
+    /// configured) makes them from now on.
+    fn switch_embedder(&mut self, why: &str) {
+        let from = self.backends[self.embed_backend].name().to_string();
+        match self.embed_fallback.take() {
+            Some(to) => {
+                self.embed_backend = to;
+                let model = self.backends[to].embedding_model_id();
+                eprintln!(
+                    "llm: backend '{from}' makes no embeddings ({why}); embeddings now come from '{}' ({model})",
+                    self.backends[to].name()
+                );
+                *self.embedding_model.lock().unwrap() = model;
+            }
+            None => eprintln!(
+                "llm: backend '{from}' makes no embeddings ({why}) and no local embedder is configured (add a Bert backend): memories are retrieved by recency and importance only"
+            ),
+        }
     }
 
     fn fallback(&mut self, job: Job, reason: String) {
@@ -754,11 +822,31 @@ impl Router {
                     detail,
                     in_flight: self.running[i].len(),
                     queued: self.queues[i].len(),
+                    note: b.note(),
                 }
             })
             .collect();
         self.status.lock().unwrap().backends = backends;
     }
+}
+
+/// The configured local embedder to fall back on: the first Bert backend, else the first Llama
+/// one, else a Scripted one (bag of words), that is not the embedding backend itself.
+fn local_embedder(config: &LlmConfig, names: &[String], embed_backend: usize) -> Option<usize> {
+    let index = |b: &BackendConfig| names.iter().position(|n| n == b.name());
+    let of_kind = |kind: u8| {
+        config.backends.iter().find(|b| {
+            index(b) != Some(embed_backend)
+                && kind
+                    == match b {
+                        BackendConfig::Bert(_) => 0,
+                        BackendConfig::Llama(_) => 1,
+                        BackendConfig::Scripted(_) => 2,
+                        _ => 3,
+                    }
+        })
+    };
+    (0..3).find_map(of_kind).and_then(index)
 }
 
 fn cacheable(kind: &WorkKind) -> bool {

@@ -308,3 +308,358 @@ fn requests_spread_over_several_endpoints_and_survive_one_failing() {
         "the recovered endpoint takes work again"
     );
 }
+
+/// A fake server whose answers a closure writes from the path and body; it keeps every request.
+struct ScriptedServer {
+    url: String,
+    requests: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+type Handler = dyn Fn(&str, &str) -> (u16, String) + Send + Sync;
+
+impl ScriptedServer {
+    fn start(handler: impl Fn(&str, &str) -> (u16, String) + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let reqs = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (h, r) = (handler.clone(), reqs.clone());
+                std::thread::spawn(move || serve_scripted(stream, &*h, &r));
+            }
+        });
+        Self { url, requests }
+    }
+    /// Requests whose path ends so.
+    fn hits(&self, path_end: &str) -> Vec<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p.ends_with(path_end))
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+}
+
+fn serve_scripted(
+    mut stream: TcpStream,
+    handler: &Handler,
+    requests: &std::sync::Mutex<Vec<(String, String)>>,
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let (mut len, mut path) = (0usize, String::new());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if path.is_empty() {
+            path = line.split_whitespace().nth(1).unwrap_or_default().to_string();
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; len];
+    let _ = reader.read_exact(&mut body);
+    let body = String::from_utf8_lossy(&body).to_string();
+    requests.lock().unwrap().push((path.clone(), body.clone()));
+    let (status, payload) = handler(&path, &body);
+    let resp = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    );
+    let _ = stream.write_all(resp.as_bytes());
+}
+
+fn chat_answer(content: &str) -> (u16, String) {
+    (
+        200,
+        serde_json::json!({"choices":[{"message":{"role":"assistant","content":content},"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":10,"completion_tokens":2}})
+        .to_string(),
+    )
+}
+
+/// What llama-cpp-python 0.3.36 answers `response_format: {"type": "json_schema"}` with.
+const LLAMA_CPP_PYTHON_500: &str = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions","type":"internal_server_error","param":null,"code":null}}"#;
+
+/// A server like llama-cpp-python's: `json_schema` refused with HTTP 500, a GBNF `grammar`
+/// honoured, embeddings one vector per token.
+fn like_llama_cpp_python() -> ScriptedServer {
+    ScriptedServer::start(|path, body| {
+        if path.ends_with("/embeddings") {
+            return (200, r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[[1.0,4.0],[5.0,4.0]]}],"usage":{"prompt_tokens":2,"total_tokens":2}}"#.into());
+        }
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        if v["response_format"]["type"] == "json_schema" {
+            return (500, LLAMA_CPP_PYTHON_500.into());
+        }
+        if let Some(g) = v["grammar"].as_str() {
+            return chat_answer(if g.contains("\"yes\"") { "yes" } else { "7" });
+        }
+        chat_answer("Seven, I think, or maybe eight.")
+    })
+}
+
+fn server_config(url: &str) -> LlmConfig {
+    LlmConfig {
+        backends: vec![BackendConfig::OpenAi(OpenAiConfig {
+            name: "fake".into(),
+            endpoints: vec![url.to_string()],
+            model: "test".into(),
+            concurrency: 4,
+            ..Default::default()
+        })],
+        embedding_backend: None,
+        timeout_s: 2.0,
+        retries: 2,
+        backoff_ms: 10,
+        down_after: 3,
+        probe_after_s: 30.0,
+        cache: false,
+        ..Default::default()
+    }
+}
+
+fn ask(rt: &LlmRuntime, shape: OutputShape) -> Reply {
+    let id = rt.next_id();
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: "test".into(),
+        kind: WorkKind::Chat {
+            messages: vec![ChatMessage::user("How poignant, 1 to 10?")],
+            shape,
+            sampling: Sampling::default(),
+        },
+        priority: Priority::Normal,
+        fallback: None,
+    });
+    let r = rt.recv_timeout(Duration::from_secs(20)).expect("a reply");
+    assert_eq!(r.id, id);
+    r
+}
+
+fn embed_one(rt: &LlmRuntime, text: &str) -> Reply {
+    let id = rt.next_id();
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: "embed".into(),
+        kind: WorkKind::Embed { text: text.into() },
+        priority: Priority::Normal,
+        fallback: None,
+    });
+    rt.recv_timeout(Duration::from_secs(20)).expect("a reply")
+}
+
+fn status(rt: &LlmRuntime) -> simulacra::llm::runtime::BackendStatus {
+    // The router publishes its status on its next turn.
+    std::thread::sleep(Duration::from_millis(250));
+    rt.status.lock().unwrap().backends[0].clone()
+}
+
+#[test]
+fn dialect_a_server_that_refuses_json_schema_is_asked_with_the_embedded_grammar() {
+    let server = like_llama_cpp_python();
+    let rt = LlmRuntime::start(&server_config(&server.url));
+    let r = ask(&rt, OutputShape::Integer { min: 1, max: 10 });
+    assert_eq!(r.value, LlmValue::Integer(7));
+    assert_eq!(r.source, ReplySource::Model("fake".into()));
+    let chats = server.hits("/chat/completions");
+    assert_eq!(chats.len(), 2, "json_schema refused, then grammar at once");
+    let second: serde_json::Value = serde_json::from_str(&chats[1]).unwrap();
+    assert_eq!(
+        second["grammar"].as_str(),
+        simulacra::llm::shape::grammar(&OutputShape::Integer { min: 1, max: 10 })
+            .unwrap()
+            .as_deref(),
+        "the very grammar the embedded backend samples with"
+    );
+    // Remembered: later shaped requests go in the grammar at once; plain text has no form.
+    for _ in 0..4 {
+        assert_eq!(
+            ask(&rt, OutputShape::YesNo).source,
+            ReplySource::Model("fake".into())
+        );
+    }
+    assert_eq!(server.hits("/chat/completions").len(), 6);
+    let text = ask(&rt, OutputShape::Text);
+    assert_eq!(text.value, LlmValue::Text("Seven, I think, or maybe eight.".into()));
+    let last: serde_json::Value =
+        serde_json::from_str(server.hits("/chat/completions").last().unwrap()).unwrap();
+    assert!(last.get("grammar").is_none() && last.get("response_format").is_none());
+    let st = rt.stats.lock().unwrap().total();
+    assert_eq!((st.failures, st.retries, st.fallbacks), (0, 0, 0));
+    let b = status(&rt);
+    assert_eq!(b.health, Health::Ok);
+    assert_eq!(b.note.as_deref(), Some("grammar (GBNF)"));
+    assert!(
+        b.detail.contains("ruled out json_schema: Input should be 'text' or 'json_object'"),
+        "{}",
+        b.detail
+    );
+    // Per-token embeddings are mean-pooled, normalised, and say so in their identity.
+    let r = embed_one(&rt, "hello");
+    let LlmValue::Embedding(e) = r.value else { panic!("{:?}", r.source) };
+    assert_eq!(e.vector, vec![0.6, 0.8]);
+    assert_eq!(e.model, "openai:test (mean of token vectors)");
+    assert_eq!(*rt.embedding_model.lock().unwrap(), e.model);
+}
+
+#[test]
+fn dialect_refusals_of_the_form_never_mark_the_endpoint_down() {
+    // Every form refused (HTTP 400 naming the field, as OpenAI does) but plain prompts answered.
+    let server = ScriptedServer::start(|path, body| {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let field = ["response_format", "grammar", "structured_outputs", "guided_grammar", "guided_json"]
+            .into_iter()
+            .find(|f| v.get(*f).is_some());
+        match field {
+            Some(f) => (400, format!(r#"{{"error":{{"message":"Unrecognized request argument supplied: {f}","type":"invalid_request_error"}}}}"#)),
+            None if path.ends_with("/api/chat") => (404, "404 page not found".into()),
+            None => chat_answer("yes"),
+        }
+    });
+    let rt = LlmRuntime::start(&server_config(&server.url));
+    for _ in 0..5 {
+        let r = ask(&rt, OutputShape::YesNo);
+        assert_eq!(r.value, LlmValue::Bool(true), "{:?}", r.source);
+    }
+    let b = status(&rt);
+    assert_eq!(b.health, Health::Ok);
+    assert_eq!(b.note.as_deref(), Some("prompt only"));
+    // The first request went down the list once; the others asked in words at once.
+    assert_eq!(server.hits("/chat/completions").len(), 5 + 5);
+    assert_eq!(server.hits("/api/chat").len(), 1);
+    let prompt: serde_json::Value =
+        serde_json::from_str(server.hits("/chat/completions").last().unwrap()).unwrap();
+    assert!(prompt["messages"][0]["content"].as_str().unwrap().contains("yes or no"));
+}
+
+#[test]
+fn dialect_a_pinned_form_that_is_refused_fails_that_request_alone() {
+    let server = ScriptedServer::start(|_, body| {
+        if body.contains("\"grammar\"") {
+            (400, r#"{"error":{"message":"Unrecognized request argument supplied: grammar"}}"#.into())
+        } else {
+            chat_answer("fine")
+        }
+    });
+    let mut cfg = server_config(&server.url);
+    if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
+        o.dialect = simulacra::llm::config::Dialect::Grammar;
+    }
+    let rt = LlmRuntime::start(&cfg);
+    for _ in 0..4 {
+        let r = ask(&rt, OutputShape::YesNo);
+        assert!(
+            matches!(r.source, ReplySource::Fallback(ref why) if why.contains("pinned dialect grammar")),
+            "{:?}",
+            r.source
+        );
+    }
+    assert_eq!(server.hits("/chat/completions").len(), 4, "no retries of a refused form");
+    // Free text still goes through: the server is not down.
+    assert_eq!(ask(&rt, OutputShape::Text).value, LlmValue::Text("fine".into()));
+    assert_eq!(status(&rt).health, Health::Ok);
+}
+
+#[test]
+fn dialect_a_form_the_server_ignores_is_dropped_after_a_few_invalid_answers() {
+    // Takes every field and ignores all but vLLM's old guided_grammar (as vLLM ≥ 0.12 would
+    // ignore that one too, and Ollama ignores unknown forms): 200s with unconstrained text.
+    let server = ScriptedServer::start(|_, body| {
+        if body.contains("\"guided_grammar\"") {
+            chat_answer("yes")
+        } else {
+            chat_answer("Well, it depends on the day.")
+        }
+    });
+    let rt = LlmRuntime::start(&server_config(&server.url));
+    let mut fallbacks = 0;
+    for _ in 0..8 {
+        if ask(&rt, OutputShape::YesNo).is_fallback() {
+            fallbacks += 1;
+        }
+    }
+    let b = status(&rt);
+    assert_eq!(b.note.as_deref(), Some("vllm guided_grammar"), "{}", b.detail);
+    assert_eq!(b.health, Health::Ok, "ignored forms are no sign the server is down");
+    assert!(b.detail.contains("seems to ignore it"), "{}", b.detail);
+    // 4 forms × 3 invalid answers before the one honoured; each request tries 3 times.
+    assert!(fallbacks <= 4, "{fallbacks}");
+    for _ in 0..4 {
+        assert_eq!(ask(&rt, OutputShape::YesNo).value, LlmValue::Bool(true));
+    }
+}
+
+#[test]
+fn embeddings_an_endpoint_without_them_says_so_once_and_the_local_embedder_takes_over() {
+    let server = ScriptedServer::start(|path, _| {
+        if path.ends_with("/embeddings") {
+            (500, r#"{"error":{"message":"Llama model must be created with embedding=True to call this method","type":"internal_server_error"}}"#.into())
+        } else {
+            chat_answer("7")
+        }
+    });
+    let mut cfg = server_config(&server.url);
+    cfg.backends.push(BackendConfig::Scripted(Default::default()));
+    if let BackendConfig::Scripted(s) = &mut cfg.backends[1] {
+        s.name = "local".into();
+    }
+    cfg.embedding_backend = Some("fake".into());
+    let rt = LlmRuntime::start(&cfg);
+    assert_eq!(*rt.embedding_model.lock().unwrap(), "openai:test");
+    for text in ["a party at the cafe", "the election", "a lost cat"] {
+        let r = embed_one(&rt, text);
+        let LlmValue::Embedding(e) = &r.value else { panic!() };
+        assert_eq!(r.source, ReplySource::Model("local".into()), "{:?}", r.source);
+        assert!(!e.vector.is_empty());
+        assert_eq!(e.model, *rt.embedding_model.lock().unwrap());
+    }
+    assert!(rt.embedding_model.lock().unwrap().starts_with("scripted:"));
+    assert_eq!(server.hits("/embeddings").len(), 1, "asked once");
+    let st = rt.stats.lock().unwrap().total();
+    assert_eq!((st.failures, st.fallbacks), (0, 0));
+    // Chat still goes to the server, which is up.
+    assert_eq!(
+        ask(&rt, OutputShape::Integer { min: 1, max: 10 }).source,
+        ReplySource::Model("fake".into())
+    );
+    let b = status(&rt);
+    assert_eq!(b.health, Health::Ok);
+    assert!(b.detail.contains("no embeddings (HTTP 500"), "{}", b.detail);
+}
+
+#[test]
+fn https_is_built_in() {
+    // A plain-HTTP server behind an https:// URL: the client speaks TLS to it (and fails the
+    // handshake) rather than refusing the scheme, so https:// servers are reachable.
+    let server = FakeServer::start();
+    let https = server.url.replace("http://", "https://");
+    let client = simulacra::llm::backend::openai::http_client(Duration::from_secs(2)).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let err = rt
+        .block_on(simulacra::llm::backend::openai::send(&client, &format!("{https}/models"), None, None))
+        .unwrap_err();
+    let simulacra::llm::backend::openai::HttpError::Transport(msg) = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        !msg.contains("scheme") && !msg.to_lowercase().contains("builder"),
+        "{msg}"
+    );
+    assert!(
+        msg.to_lowercase().contains("tls") || msg.contains("corrupt") || msg.contains("InvalidContentType") || msg.contains("handshake"),
+        "a TLS failure: {msg}"
+    );
+}

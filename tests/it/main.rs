@@ -7,6 +7,7 @@ mod import_tiled;
 mod llm_openai;
 mod llm_real;
 mod llm_runtime;
+mod llm_server;
 mod memory;
 mod memory_real;
 mod plan_day;

@@ -2,6 +2,7 @@
 //! channel to the runtime's router thread.
 
 pub mod bert;
+pub mod dialect;
 pub mod llama;
 pub mod openai;
 pub mod replay;
@@ -96,6 +97,9 @@ pub enum ErrorKind {
     Down,
     /// Will fail again however often it is tried (missing model, bad request, prompt too long).
     Fatal,
+    /// The backend cannot do this kind of work at all (a server without embeddings); another
+    /// backend may.
+    Unsupported,
 }
 
 impl BackendError {
@@ -108,7 +112,7 @@ impl BackendError {
     }
     /// Worth retrying?
     pub fn retryable(&self) -> bool {
-        self.kind != ErrorKind::Fatal
+        !matches!(self.kind, ErrorKind::Fatal | ErrorKind::Unsupported)
     }
 }
 
@@ -145,12 +149,21 @@ pub trait Backend: Send {
     fn name(&self) -> &str;
     /// Identity of the model (part of cache keys and embedding records).
     fn model_id(&self) -> String;
+    /// Identity recorded with its embeddings (a server's may change once it is known how the
+    /// server pools them).
+    fn embedding_model_id(&self) -> String {
+        self.model_id()
+    }
     /// Most requests it takes at once.
     fn capacity(&self) -> usize;
     /// Starts work; the result comes on `done` later (or at once).
     fn start(&mut self, work: Work, done: Sender<WorkDone>);
     /// Current health and a detail line.
     fn health(&self) -> (Health, String);
+    /// A word or two for the HUD beside the name (a server's dialect).
+    fn note(&self) -> Option<String> {
+        None
+    }
     /// Whether it could take work now (an endpoint is up or due for a probe).
     fn available(&self) -> bool {
         !matches!(self.health().0, Health::Down)

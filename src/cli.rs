@@ -392,6 +392,9 @@ pub enum BenchCommand {
         /// A running server's base URL (…/v1) instead of starting llama-cpp-python's.
         #[arg(long)]
         server: Option<String>,
+        /// Only the requests of one kind (integer, choice, yes/no, lines, integers, json).
+        #[arg(long)]
+        only: Option<String>,
     },
     /// Retrieval speed over many memories, embedder throughput, and retrieval quality
     /// (recall@5) of each available embedder on a labelled set.
@@ -731,13 +734,20 @@ pub fn main_with(cli: Cli) -> i32 {
             requests,
             threads,
             server,
+            only,
         }) => {
             let threads = threads.unwrap_or_else(|| {
                 std::thread::available_parallelism()
                     .map(|n| n.get() as u32)
                     .unwrap_or(2)
             });
-            match crate::llm::bench_server::run(&model, requests, threads, server.as_deref()) {
+            match crate::llm::bench_server::run(
+                &model,
+                requests,
+                threads,
+                server.as_deref(),
+                only.as_deref(),
+            ) {
                 Ok(()) => 0,
                 Err(e) => fail(e),
             }

@@ -170,7 +170,11 @@ pub fn value_matches(s: &OutputShape, v: &LlmValue) -> bool {
 }
 
 /// Submits every case at once and waits for every reply.
-pub fn run_cases(rt: &LlmRuntime, cases: &[ShapedCase], wait: Duration) -> Result<ShapesRun, String> {
+pub fn run_cases(
+    rt: &LlmRuntime,
+    cases: &[ShapedCase],
+    wait: Duration,
+) -> Result<ShapesRun, String> {
     let before = rt.stats.lock().unwrap().total();
     let start = Instant::now();
     let ids: Vec<u64> = cases
@@ -195,9 +199,14 @@ pub fn run_cases(rt: &LlmRuntime, cases: &[ShapedCase], wait: Duration) -> Resul
     let mut got: Vec<Reply> = Vec::new();
     while got.len() < ids.len() {
         let left = wait.saturating_sub(start.elapsed());
-        let r = rt
-            .recv_timeout(left)
-            .ok_or_else(|| format!("{} of {} replies after {} s", got.len(), ids.len(), wait.as_secs()))?;
+        let r = rt.recv_timeout(left).ok_or_else(|| {
+            format!(
+                "{} of {} replies after {} s",
+                got.len(),
+                ids.len(),
+                wait.as_secs()
+            )
+        })?;
         got.push(r);
     }
     let wall = start.elapsed();
@@ -238,10 +247,13 @@ fn row(label: &str, cases: &[ShapedCase], r: &ShapesRun, how: &str) -> String {
     let per_kind: Vec<String> = KINDS
         .iter()
         .map(|k| {
-            let (ok, all) = cases.iter().zip(&r.replies).filter(|(c, _)| c.kind == *k).fold(
-                (0, 0),
-                |(ok, all), (_, rep)| (ok + usize::from(!rep.is_fallback()), all + 1),
-            );
+            let (ok, all) = cases
+                .iter()
+                .zip(&r.replies)
+                .filter(|(c, _)| c.kind == *k)
+                .fold((0, 0), |(ok, all), (_, rep)| {
+                    (ok + usize::from(!rep.is_fallback()), all + 1)
+                });
             format!("{k} {ok}/{all}")
         })
         .collect();
@@ -259,8 +271,24 @@ fn row(label: &str, cases: &[ShapedCase], r: &ShapesRun, how: &str) -> String {
 }
 
 /// Runs the benchmark and prints the table.
-pub fn run(model: &str, requests: usize, threads: u32, server: Option<&str>) -> Result<(), String> {
+pub fn run(
+    model: &str,
+    requests: usize,
+    threads: u32,
+    server: Option<&str>,
+    only: Option<&str>,
+) -> Result<(), String> {
     let cases = shaped_cases(requests);
+    let cases: Vec<ShapedCase> = match only {
+        Some(kind) => cases.into_iter().filter(|c| c.kind == kind).collect(),
+        None => cases,
+    };
+    if cases.is_empty() {
+        return Err(format!(
+            "--only {only:?}: the kinds are {}",
+            KINDS.join(", ")
+        ));
+    }
     let model_path = super::backend::llama::resolve_model(model);
     super::backend::llama::check_model_file(&model_path)?;
     println!(
@@ -277,8 +305,6 @@ pub fn run(model: &str, requests: usize, threads: u32, server: Option<&str>) -> 
             backends: vec![BackendConfig::Llama(LlamaConfig {
                 model: model.to_string(),
                 threads: Some(threads),
-                slots: 8,
-                context: 8192,
                 ..Default::default()
             })],
             embedding_backend: None,
@@ -291,14 +317,17 @@ pub fn run(model: &str, requests: usize, threads: u32, server: Option<&str>) -> 
         run_cases(&rt, &shaped_cases(1), Duration::from_secs(300))?;
         let r = run_cases(&rt, &cases, Duration::from_secs(1800))?;
         if r.invalid(&cases) > 0 {
-            return Err(format!("{} embedded answers failed validation", r.invalid(&cases)));
+            return Err(format!(
+                "{} embedded answers failed validation",
+                r.invalid(&cases)
+            ));
         }
         r
     };
     print!(
         "{}",
         row(
-            &format!("embedded llama.cpp (8 slots)"),
+            "embedded llama.cpp (Llama, default settings)",
             &cases,
             &embedded,
             "GBNF grammar in the sampler"
@@ -327,10 +356,14 @@ pub fn run(model: &str, requests: usize, threads: u32, server: Option<&str>) -> 
     let r = run_cases(&rt, &cases, Duration::from_secs(1800))?;
     let invalid = r.invalid(&cases);
     let st = rt.status.lock().unwrap().clone();
+    // The dialect part of the status line ("dialect grammar (GBNF); ruled out …").
     let how = st
         .backends
         .first()
-        .map(|b| b.detail.clone())
+        .map(|b| {
+            let d = b.detail.split("dialect ").nth(1).unwrap_or(&b.detail);
+            format!("dialect {}", d.split("; embeddings").next().unwrap_or(d))
+        })
         .unwrap_or_default();
     let label = match started {
         Some(_) => format!("llama-cpp-python {LLAMA_CPP_PYTHON} server (OpenAi)"),

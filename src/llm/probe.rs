@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 fn probe_requests() -> Vec<(Vec<ChatMessage>, OutputShape, u32)> {
     vec![
         (
-            vec![ChatMessage::user("Is the sky blue on a clear day? Answer yes or no.")],
+            vec![ChatMessage::user(
+                "Is the sky blue on a clear day? Answer yes or no.",
+            )],
             OutputShape::YesNo,
             4,
         ),
@@ -169,17 +171,12 @@ fn probe_in_process(b: BackendConfig, chat: bool, out: &mut String) -> bool {
             }
         }
     }
-    let started_embed = Instant::now();
     match ask(WorkKind::Embed {
         text: "Isabella is planning a party at the cafe.".into(),
     }) {
         Some((r, took)) => match (&r.value, &r.source) {
             (LlmValue::Embedding(e), ReplySource::Model(_)) => {
-                let first = if chat {
-                    String::new()
-                } else {
-                    format!(" (loading included: {})", ms(started_embed.elapsed()))
-                };
+                let first = if chat { "" } else { " (loading included)" };
                 let _ = writeln!(
                     out,
                     "  embeddings: yes, {}d, identity {}, {}{first}",
@@ -317,16 +314,24 @@ async fn probe_endpoint(
                 return false;
             }
         }
-        Ok(Err(e)) => {
-            let why = match e {
-                HttpError::Transport(m) | HttpError::NotJson(m) => m,
-                HttpError::Status(..) => unreachable!(),
-            };
+        Ok(Err(HttpError::NotJson(why))) => {
+            let _ = writeln!(
+                out,
+                "    reachable: yes, but GET /models in {} did not answer JSON ({why}): is this an OpenAI-compatible base URL (…/v1)?",
+                ms(rtt)
+            );
+            return false;
+        }
+        Ok(Err(HttpError::Transport(why))) => {
             let _ = writeln!(out, "    reachable: NO ({why})");
             return false;
         }
         Err(_) => {
-            let _ = writeln!(out, "    reachable: NO (no answer in {} s)", limit.as_secs());
+            let _ = writeln!(
+                out,
+                "    reachable: NO (no answer in {} s)",
+                limit.as_secs()
+            );
             return false;
         }
     }
@@ -383,7 +388,14 @@ async fn probe_endpoint(
     let t0 = Instant::now();
     let e = tokio::time::timeout(
         limit,
-        openai::embed(client, base, key, model, &talk, "Isabella is planning a party."),
+        openai::embed(
+            client,
+            base,
+            key,
+            model,
+            &talk,
+            "Isabella is planning a party.",
+        ),
     )
     .await;
     let took = t0.elapsed();

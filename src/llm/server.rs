@@ -18,7 +18,9 @@ pub fn venv_dir() -> PathBuf {
     match std::env::var_os("SIMULACRA_VENV") {
         Some(v) if !v.is_empty() => PathBuf::from(v),
         _ => {
-            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default();
             home.join(".cache/simulacra/venv")
         }
     }
@@ -74,7 +76,10 @@ fn http_get(port: u16, path: &str) -> Option<(String, String)> {
     let mut out = String::new();
     s.read_to_string(&mut out).ok()?;
     let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    Some((head.lines().next().unwrap_or("").to_string(), body.to_string()))
+    Some((
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    ))
 }
 
 /// The last lines of a log file.
@@ -111,8 +116,7 @@ impl LocalServer {
                 "simulacra-llama-cpp-python-{}-{port}.log",
                 std::process::id()
             ));
-            let out = std::fs::File::create(&log)
-                .map_err(|e| format!("{}: {e}", log.display()))?;
+            let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
             let err = out
                 .try_clone()
                 .map_err(|e| format!("{}: {e}", log.display()))?;

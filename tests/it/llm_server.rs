@@ -46,7 +46,9 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
     let mut other = Vec::new();
     for kind in [
         WorkKind::Chat {
-            messages: vec![ChatMessage::user("Say hello to Isabella in one short sentence.")],
+            messages: vec![ChatMessage::user(
+                "Say hello to Isabella in one short sentence.",
+            )],
             shape: OutputShape::Text,
             sampling: Sampling::greedy(24),
         },
@@ -77,7 +79,9 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
                 .iter()
                 .zip(&run.replies)
                 .filter(|(c, _)| c.kind == *k)
-                .fold((0, 0), |(ok, all), (_, r)| (ok + usize::from(!r.is_fallback()), all + 1));
+                .fold((0, 0), |(ok, all), (_, r)| {
+                    (ok + usize::from(!r.is_fallback()), all + 1)
+                });
             format!("{k} {ok}/{all}")
         })
         .collect();
@@ -96,7 +100,11 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
             println!("fail-safe for a {} request: {why}", c.kind);
         }
     }
-    assert_eq!(run.invalid(&cases), 0, "every model answer matches its shape");
+    assert_eq!(
+        run.invalid(&cases),
+        0,
+        "every model answer matches its shape"
+    );
     assert_eq!(
         stats.fallbacks as usize,
         cases.len() - run.answered(),
@@ -112,21 +120,36 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
     assert_eq!(backend.health, Health::Ok, "{}", backend.detail);
     // Negotiated as the user would have needed: json_schema refused (HTTP 500), the
     // embedded backend's own grammar accepted and confirmed.
-    assert_eq!(backend.note.as_deref(), Some("grammar (GBNF)"), "{}", backend.detail);
+    assert_eq!(
+        backend.note.as_deref(),
+        Some("grammar (GBNF)"),
+        "{}",
+        backend.detail
+    );
     assert!(
-        backend.detail.contains("ruled out json_schema: Input should be 'text' or 'json_object'"),
+        backend
+            .detail
+            .contains("ruled out json_schema: Input should be 'text' or 'json_object'"),
         "{}",
         backend.detail
     );
     let LlmValue::Text(hello) = &other[0].value else {
         panic!("{:?}", other[0])
     };
-    assert!(!other[0].is_fallback() && !hello.is_empty(), "{:?}", other[0].source);
+    assert!(
+        !other[0].is_fallback() && !hello.is_empty(),
+        "{:?}",
+        other[0].source
+    );
     let LlmValue::Embedding(e) = &other[1].value else {
         panic!("{:?}", other[1])
     };
     assert!(!other[1].is_fallback(), "{:?}", other[1].source);
-    assert_eq!(e.dim(), 576, "SmolLM2-135M's width, mean-pooled from per-token vectors");
+    assert_eq!(
+        e.dim(),
+        576,
+        "SmolLM2-135M's width, mean-pooled from per-token vectors"
+    );
     assert_eq!(e.model, "openai:default (mean of token vectors)");
     let norm: f32 = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-3, "{norm}");

@@ -122,9 +122,7 @@ pub fn chat_request(
     });
     let is_json = matches!(shape_, OutputShape::Json(_));
     let schema = || shape::wrapped_schema(shape_).ok_or("free text has no schema");
-    let grammar = || {
-        shape::grammar(shape_)?.ok_or_else(|| "free text has no grammar".to_string())
-    };
+    let grammar = || shape::grammar(shape_)?.ok_or_else(|| "free text has no grammar".to_string());
     let mut wrapped = false;
     match dialect {
         None | Some(Dialect::PromptOnly) | Some(Dialect::Auto) => {}
@@ -400,8 +398,7 @@ impl Negotiation {
         if self.pinned || d == Dialect::PromptOnly {
             return false;
         }
-        if d == Dialect::JsonSchema && self.strict && why.to_ascii_lowercase().contains("schema")
-        {
+        if d == Dialect::JsonSchema && self.strict && why.to_ascii_lowercase().contains("schema") {
             // OpenAI's "Invalid schema for response_format": our schema, not the form, was
             // refused; strict mode off keeps the form.
             let lower = why.to_ascii_lowercase();
@@ -479,9 +476,14 @@ pub fn short(why: &str) -> String {
     // `detail`), else the text as it is.
     let v: Option<Value> = serde_json::from_str(why).ok();
     let message = v.as_ref().and_then(|v| {
-        [&v["error"]["message"], &v["message"], &v["error"], &v["detail"]]
-            .into_iter()
-            .find_map(|m| m.as_str())
+        [
+            &v["error"]["message"],
+            &v["message"],
+            &v["error"],
+            &v["detail"],
+        ]
+        .into_iter()
+        .find_map(|m| m.as_str())
     });
     let one: String = message
         .unwrap_or(why)
@@ -531,8 +533,15 @@ mod tests {
         let r = chat_request(Some(Dialect::JsonObject), true, "m", &msgs(), &shape_, &s).unwrap();
         assert_eq!(r.body["response_format"]["type"], "json_object");
         assert!(r.body["response_format"]["schema"].is_object());
-        let r =
-            chat_request(Some(Dialect::VllmStructured), true, "m", &msgs(), &shape_, &s).unwrap();
+        let r = chat_request(
+            Some(Dialect::VllmStructured),
+            true,
+            "m",
+            &msgs(),
+            &shape_,
+            &s,
+        )
+        .unwrap();
         assert!(r.body["structured_outputs"]["grammar"].is_string());
         let r = chat_request(Some(Dialect::VllmGuided), true, "m", &msgs(), &shape_, &s).unwrap();
         assert!(r.body["guided_grammar"].is_string());
@@ -549,8 +558,17 @@ mod tests {
         );
         let r = chat_request(None, true, "m", &msgs(), &OutputShape::Text, &s).unwrap();
         assert_eq!(r.body["messages"][0]["content"], "Rate it.");
-        let json_shape = OutputShape::Json(json!({"type": "object", "properties": {"a": {"type": "integer"}}}));
-        let r = chat_request(Some(Dialect::VllmGuided), true, "m", &msgs(), &json_shape, &s).unwrap();
+        let json_shape =
+            OutputShape::Json(json!({"type": "object", "properties": {"a": {"type": "integer"}}}));
+        let r = chat_request(
+            Some(Dialect::VllmGuided),
+            true,
+            "m",
+            &msgs(),
+            &json_shape,
+            &s,
+        )
+        .unwrap();
         assert!(r.body["guided_json"].is_object());
     }
 
@@ -572,30 +590,66 @@ mod tests {
         // The same body for a request without that form is the server's failure.
         assert_eq!(classify(500, lcp, None), Verdict::ServerError);
         assert_eq!(
-            classify(400, r#"{"error":{"message":"Unrecognized request argument supplied: grammar","type":"invalid_request_error"}}"#, Some(Dialect::Grammar)),
+            classify(
+                400,
+                r#"{"error":{"message":"Unrecognized request argument supplied: grammar","type":"invalid_request_error"}}"#,
+                Some(Dialect::Grammar)
+            ),
             Verdict::FormRejected
         );
         assert_eq!(
-            classify(400, r#"{"error":{"code":400,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"invalid_request_error"}}"#, js),
+            classify(
+                400,
+                r#"{"error":{"code":400,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"invalid_request_error"}}"#,
+                js
+            ),
             Verdict::FormRejected
         );
-        assert_eq!(classify(500, r#"{"error":"boom"}"#, js), Verdict::ServerError);
         assert_eq!(
-            classify(503, r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#, js),
+            classify(500, r#"{"error":"boom"}"#, js),
             Verdict::ServerError
         );
         assert_eq!(
-            classify(400, r#"{"error":{"message":"This model's maximum context length is 2048 tokens (response_format)","type":"invalid_request_error","code":"context_length_exceeded"}}"#, js),
+            classify(
+                503,
+                r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#,
+                js
+            ),
+            Verdict::ServerError
+        );
+        assert_eq!(
+            classify(
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 2048 tokens (response_format)","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+                js
+            ),
             Verdict::RequestRefused
         );
-        assert_eq!(classify(401, "invalid api key", js), Verdict::RequestRefused);
-        assert_eq!(classify(404, "model not found", js), Verdict::RequestRefused);
-        assert_eq!(classify(404, "404 page not found", Some(Dialect::OllamaFormat)), Verdict::FormRejected);
+        assert_eq!(
+            classify(401, "invalid api key", js),
+            Verdict::RequestRefused
+        );
+        assert_eq!(
+            classify(404, "model not found", js),
+            Verdict::RequestRefused
+        );
+        assert_eq!(
+            classify(404, "404 page not found", Some(Dialect::OllamaFormat)),
+            Verdict::FormRejected
+        );
         assert_eq!(classify(400, "bad seed", None), Verdict::RequestRefused);
-        assert!(no_embeddings(500, r#"{"error":{"message":"Llama model must be created with embedding=True to call this method"}}"#));
-        assert!(no_embeddings(501, "This server does not support embeddings. Start it with `--embeddings`"));
+        assert!(no_embeddings(
+            500,
+            r#"{"error":{"message":"Llama model must be created with embedding=True to call this method"}}"#
+        ));
+        assert!(no_embeddings(
+            501,
+            "This server does not support embeddings. Start it with `--embeddings`"
+        ));
         assert!(!no_embeddings(500, "boom"));
-        assert!(pooling_none("Pooling type 'none' is not OAI compatible. Please use a different pooling type"));
+        assert!(pooling_none(
+            "Pooling type 'none' is not OAI compatible. Please use a different pooling type"
+        ));
     }
 
     #[test]
@@ -604,7 +658,10 @@ mod tests {
         assert_eq!(short(lcp), "Input should be 'text' or 'json_object'");
         assert_eq!(short("HTTP 400:  bad\n thing"), "HTTP 400: bad thing");
         let body = serde_json::json!({"error": {"message": lcp, "type": "internal_server_error"}});
-        assert_eq!(short(&body.to_string()), "Input should be 'text' or 'json_object'");
+        assert_eq!(
+            short(&body.to_string()),
+            "Input should be 'text' or 'json_object'"
+        );
         assert_eq!(short(r#"{"detail":"Not Found"}"#), "Not Found");
     }
 
@@ -624,7 +681,10 @@ mod tests {
     fn negotiation_moves_on_rejections_and_on_ignored_forms() {
         let mut n = Negotiation::new(Dialect::Auto);
         assert_eq!(n.current(), Dialect::JsonSchema);
-        assert!(n.reject(Dialect::JsonSchema, "Input should be 'text' or 'json_object'"));
+        assert!(n.reject(
+            Dialect::JsonSchema,
+            "Input should be 'text' or 'json_object'"
+        ));
         assert_eq!(n.current(), Dialect::Grammar);
         // A late rejection of a form already dropped changes nothing.
         n.reject(Dialect::JsonSchema, "again");
@@ -641,7 +701,11 @@ mod tests {
         assert_eq!(n.current(), Dialect::Grammar);
         assert!(n.answered(Dialect::Grammar, false, false).is_some());
         assert_eq!(n.current(), Dialect::JsonObject);
-        assert!(n.describe().contains("ruled out json_schema"), "{}", n.describe());
+        assert!(
+            n.describe().contains("ruled out json_schema"),
+            "{}",
+            n.describe()
+        );
         // Down to the floor, which stays.
         for d in Dialect::ORDER {
             n.reject(d, "no");
@@ -649,7 +713,10 @@ mod tests {
         assert_eq!(n.current(), Dialect::PromptOnly);
         // OpenAI's strict-schema complaint keeps the form, without strict.
         let mut n = Negotiation::new(Dialect::Auto);
-        assert!(n.reject(Dialect::JsonSchema, "Invalid schema for response_format 'answer'"));
+        assert!(n.reject(
+            Dialect::JsonSchema,
+            "Invalid schema for response_format 'answer'"
+        ));
         assert_eq!((n.current(), n.strict), (Dialect::JsonSchema, false));
         // A pinned form is never dropped.
         let mut n = Negotiation::new(Dialect::Grammar);

@@ -66,13 +66,13 @@ impl Embeddings {
     /// In words.
     pub fn describe(&self) -> String {
         match self {
-            Embeddings::Unknown => "embeddings not asked yet".into(),
+            Embeddings::Unknown => "not asked yet".into(),
             Embeddings::Yes {
                 dim,
                 per_token,
                 route,
             } => format!(
-                "embeddings {dim}d{}{}",
+                "{dim}d{}{}",
                 if *per_token {
                     " (token vectors, mean-pooled here)"
                 } else {
@@ -84,7 +84,7 @@ impl Embeddings {
                     ""
                 }
             ),
-            Embeddings::No(why) => format!("no embeddings ({why})"),
+            Embeddings::No(why) => format!("no ({why})"),
         }
     }
 }
@@ -147,7 +147,8 @@ pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String>
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
                 eprintln!(
-                    "llm: no root certificates on this system ({e}): https:// servers cannot be verified; install ca-certificates (./scripts/setup.sh does) or set SSL_CERT_FILE. http:// servers work."
+                    "llm: no root certificates on this system ({}): https:// servers cannot be verified; install ca-certificates (./scripts/setup.sh does) or set SSL_CERT_FILE. http:// servers work.",
+                    error_chain(&e)
                 )
             });
             builder()
@@ -437,7 +438,7 @@ impl Backend for OpenAiBackend {
             .map(|e| {
                 let t = e.talk.lock().unwrap();
                 let what = format!(
-                    "dialect {}; {}",
+                    "dialect {}; embeddings {}",
                     t.negotiation.describe(),
                     t.embeddings.describe()
                 );
@@ -519,7 +520,8 @@ pub async fn send(
             String::from_utf8_lossy(&bytes).to_string(),
         ));
     }
-    serde_json::from_slice(&bytes).map_err(|e| HttpError::NotJson(format!("{url}: answer is not JSON: {e}")))
+    serde_json::from_slice(&bytes)
+        .map_err(|e| HttpError::NotJson(format!("{url}: answer is not JSON: {e}")))
 }
 
 /// An error with its causes (reqwest's own text hides the TLS or connection reason).
@@ -550,7 +552,9 @@ fn transport_error(e: HttpError) -> BackendError {
     match e {
         HttpError::Transport(m) => BackendError::new(ErrorKind::Http, m),
         HttpError::NotJson(m) => BackendError::new(ErrorKind::Malformed, m),
-        HttpError::Status(s, b) => BackendError::new(ErrorKind::Http, format!("HTTP {s}: {}", dialect::short(&b))),
+        HttpError::Status(s, b) => {
+            BackendError::new(ErrorKind::Http, format!("HTTP {s}: {}", dialect::short(&b)))
+        }
     }
 }
 
@@ -664,7 +668,10 @@ pub async fn embed(
         match send(client, &url, key, Some(&body)).await {
             Ok(v) => {
                 let (e, tokens) = match route {
-                    EmbedRoute::OpenAi => (&v["data"][0]["embedding"], v["usage"]["prompt_tokens"].as_u64()),
+                    EmbedRoute::OpenAi => (
+                        &v["data"][0]["embedding"],
+                        v["usage"]["prompt_tokens"].as_u64(),
+                    ),
                     // `[{"index": 0, "embedding": [[…], …]}]`
                     EmbedRoute::LlamaServer => (&v[0]["embedding"], None),
                 };

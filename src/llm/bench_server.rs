@@ -297,7 +297,7 @@ pub fn run(
     );
     println!(
         "{:<44} {:>9} {:>6} {:>8} {:>7} {:>7} {:>6} {:>9}  how shapes are enforced",
-        "backend", "answered", "valid", "failsafe", "retries", "wall s", "req/s", "gen tok/s"
+        "backend", "answered", "rate", "failsafe", "retries", "wall s", "req/s", "gen tok/s"
     );
     // The embedded backend.
     let embedded = {

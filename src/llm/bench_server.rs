@@ -242,6 +242,36 @@ pub fn server_config(url: &str) -> LlmConfig {
     }
 }
 
+/// Why answers were retried, per kind of request: "lines 5 (last: …)".
+fn retried(rt: &LlmRuntime) -> String {
+    let st = rt.stats.lock().unwrap();
+    let parts: Vec<String> = st
+        .by_purpose
+        .iter()
+        .filter(|(_, p)| p.retries > 0)
+        .map(|(purpose, p)| {
+            // "invalid answer \"…\": 2 lines, 3 wanted": the reason is what matters here.
+            let last = p.last_error.as_deref().unwrap_or("");
+            let why: String = last
+                .rsplit_once("\": ")
+                .map_or(last, |(_, reason)| reason)
+                .chars()
+                .take(100)
+                .collect();
+            format!(
+                "{} {} (last: {why})",
+                purpose.trim_start_matches("bench "),
+                p.retries
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("    retried: {}\n", parts.join("; "))
+    }
+}
+
 fn row(label: &str, cases: &[ShapedCase], r: &ShapesRun, how: &str) -> String {
     let n = cases.len();
     let per_kind: Vec<String> = KINDS
@@ -299,8 +329,8 @@ pub fn run(
         "{:<44} {:>9} {:>6} {:>8} {:>7} {:>7} {:>6} {:>9}  how shapes are enforced",
         "backend", "answered", "rate", "failsafe", "retries", "wall s", "req/s", "gen tok/s"
     );
-    // The embedded backend.
-    let embedded = {
+    // The embedded backend (dropped before the server starts, so they never share the cores).
+    {
         let cfg = LlmConfig {
             backends: vec![BackendConfig::Llama(LlamaConfig {
                 model: model.to_string(),
@@ -322,17 +352,17 @@ pub fn run(
                 r.invalid(&cases)
             ));
         }
-        r
-    };
-    print!(
-        "{}",
-        row(
-            "embedded llama.cpp (Llama, default settings)",
-            &cases,
-            &embedded,
-            "GBNF grammar in the sampler"
-        )
-    );
+        print!(
+            "{}{}",
+            row(
+                "embedded llama.cpp (Llama, default settings)",
+                &cases,
+                &r,
+                "GBNF grammar in the sampler"
+            ),
+            retried(&rt)
+        );
+    }
     // The server.
     let started;
     let (url, _guard) = match server {
@@ -369,7 +399,7 @@ pub fn run(
         Some(_) => format!("llama-cpp-python {LLAMA_CPP_PYTHON} server (OpenAi)"),
         None => format!("{url} (OpenAi)"),
     };
-    print!("{}", row(&label, &cases, &r, &how));
+    print!("{}{}", row(&label, &cases, &r, &how), retried(&rt));
     if let Some(s) = started {
         println!(
             "the server was started with --n_threads {threads} --n_threads_batch {threads} and answered in {:.1} s",

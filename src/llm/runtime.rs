@@ -205,6 +205,7 @@ impl LlmRuntime {
             routes,
             embed_backend,
             embed_fallback,
+            embedder_told: false,
             embedding_model: embedding_model.clone(),
             queues: (0..n).map(|_| BinaryHeap::new()).collect(),
             jobs: HashMap::new(),
@@ -334,6 +335,8 @@ struct Router {
     embed_backend: usize,
     /// The local embedder that takes over when the embedding backend has no embeddings.
     embed_fallback: Option<usize>,
+    /// Whether the embedding backend's lack of embeddings was reported.
+    embedder_told: bool,
     embedding_model: Arc<Mutex<String>>,
     queues: Vec<BinaryHeap<QueueEntry>>,
     jobs: HashMap<u64, Job>,
@@ -762,6 +765,10 @@ impl Router {
     /// The embedding backend has no embeddings: says so once, and the local embedder (if one is
     /// configured) makes them from now on.
     fn switch_embedder(&mut self, why: &str) {
+        if self.embedder_told {
+            return;
+        }
+        self.embedder_told = true;
         let from = self.backends[self.embed_backend].name().to_string();
         match self.embed_fallback.take() {
             Some(to) => {

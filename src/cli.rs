@@ -437,6 +437,17 @@ pub fn main_with(cli: Cli) -> i32 {
         },
         Command::Replay(args) => match replay_setup(&args) {
             Ok((sim, replay)) => {
+                let clock = &sim.load.as_ref().expect("a save").0.world.clock;
+                let at = |step: u64| clock.start.plus_secs(step as i64 * clock.sec_per_step as i64);
+                println!(
+                    "replaying {} from {}, {} (step {}; recorded from step {} to {})",
+                    replay.name,
+                    at(replay.step()).date_string(),
+                    at(replay.step()).clock_12h(),
+                    replay.step(),
+                    replay.first,
+                    replay.last
+                );
                 let window = PlayArgs {
                     world: WorldArgs::default(),
                     screenshot: args.screenshot.clone(),

@@ -215,3 +215,51 @@ fn pixels_of(png: &std::path::Path, rgb: [u8; 3]) -> usize {
         .filter(|p| (0..3).all(|c| p.0[c].abs_diff(rgb[c]) <= 2))
         .count()
 }
+
+/// A whole recorded day of 25 residents replayed in the window at two times, without the model:
+/// the replay starts where asked, and the two moments look different.
+#[test]
+fn a_recorded_day_of_25_residents_replays_in_the_window() {
+    if !have_display() {
+        return;
+    }
+    let dir = crate::temp_dir("window-replay");
+    let config = dir.join("config.ron");
+    std::fs::write(
+        &config,
+        format!("(saves: (dir: {:?}, autosave_minutes: 0))", dir.join("saves").display().to_string()),
+    )
+    .unwrap();
+    let run = Command::new(crate::simulacra_bin())
+        .args(["run", "--scripted-llm", "--routine", "--quiet", "--steps", "8640", "--save", "day"])
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("run the day");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let out_dir = simulacra::config::data_root().join("out/screenshots");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut shots = Vec::new();
+    for (from, name) in [("08:30", "replay_0830.png"), ("18:00", "replay_1800.png")] {
+        let shot = out_dir.join(name);
+        let _ = std::fs::remove_file(&shot);
+        let output = Command::new(crate::simulacra_bin())
+            .args(["replay", "day", "--paused", "--frames", "20", "--from", from])
+            .arg("--config")
+            .arg(&config)
+            .arg("--screenshot")
+            .arg(&shot)
+            .output()
+            .expect("start the replay");
+        check_shot(&output, &shot);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let at = if from == "08:30" { "08:30 AM" } else { "06:00 PM" };
+        assert!(
+            stdout.contains(&format!("replaying day from February 13, 2023, {at}")),
+            "{stdout}"
+        );
+        shots.push(std::fs::read(&shot).unwrap());
+    }
+    assert_ne!(shots[0], shots[1], "the two moments look different");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -60,12 +60,13 @@ impl Plugin for GamePlugin {
                     log::toggle_log,
                     hud::toggle_night_skip,
                     console::panel_keys,
-                    saves::save_keys,
                     replay::replay_keys,
                 )
                     .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
                 console::edit_object_on_click
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                // Function keys type no text: they work while a text field has the keyboard.
+                saves::save_keys,
                 feed_script,
                 echo_script,
                 console::open_console_on_error,

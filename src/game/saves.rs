@@ -56,6 +56,7 @@ pub fn saves_ui(
     mut panels: ResMut<Panels>,
     mut queue: ResMut<ConsoleQueue>,
     ctx_save: Option<Res<SaveContext>>,
+    scenario: Res<crate::ScenarioRes>,
 ) -> Result {
     if !menu.open {
         return Ok(());
@@ -112,7 +113,13 @@ pub fn saves_ui(
                         );
                     });
                     ui.horizontal(|ui| {
-                        if ui.small_button("load").clicked() {
+                        let here = e.meta.scenario == scenario.0.name;
+                        let load = ui
+                            .add_enabled(here, egui::Button::new("load").small())
+                            .on_disabled_hover_text(format!(
+                                "another town: start it with `simulacra play --load {name}`"
+                            ));
+                        if load.clicked() {
                             command = Some(format!("load {name}"));
                         }
                         if ui.small_button("fork…").clicked() {

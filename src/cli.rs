@@ -175,7 +175,7 @@ pub struct WorldArgs {
     /// Continue a saved simulation: a name in the saves folder, `latest` (the newest save or
     /// autosave there) or a path to a save folder. Its scenario, map and settings are used;
     /// the LLM backends are this machine's.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["scenario", "map", "start", "routine"])]
     pub load: Option<String>,
 }
 
@@ -646,7 +646,8 @@ pub fn main_with(cli: Cli) -> i32 {
             world.scripted_llm = true;
             world.routine = true;
             match world.load() {
-                Ok(sim) => {
+                Ok(mut sim) => {
+                    sim.config.saves.autosave_minutes = 0; // nothing but steps is timed
                     let n = sim.scenario.residents.len();
                     let rates = crate::headless::bench_steps(sim, steps, rounds);
                     let best = rates.iter().cloned().fold(0.0, f64::max);
@@ -684,17 +685,14 @@ pub fn main_with(cli: Cli) -> i32 {
             for scenario in scenarios {
                 let world = WorldArgs {
                     scenario: scenario.clone(),
-                    map: None,
                     config: config.clone(),
-                    scripted_llm: false,
-                    routine: false,
-                    start: None,
-                    load: None,
+                    ..WorldArgs::default()
                 };
-                let sim = match world.load() {
+                let mut sim = match world.load() {
                     Ok(s) => s,
                     Err(e) => return fail(e),
                 };
+                sim.config.saves.autosave_minutes = 0; // nothing but the day is timed
                 let r = crate::headless::bench_day(sim, from, warmup, hours);
                 let chat = r.stats.chat_total();
                 let d = r.agents as f64 * r.game_hours;

@@ -45,7 +45,14 @@ impl GameConfig {
     /// Loads a config file; checks values that serde cannot.
     pub fn load(path: &Path) -> Result<Self, DataError> {
         let (cfg, src): (GameConfig, String) = read_ron(path)?;
-        let lines = crate::data_error::SourceLines::new(&src);
+        cfg.validate(path, &src)?;
+        Ok(cfg)
+    }
+
+    /// Checks values that serde cannot (`src`: the file's text, for line numbers).
+    pub fn validate(&self, path: &Path, src: &str) -> Result<(), DataError> {
+        let cfg = self;
+        let lines = crate::data_error::SourceLines::new(src);
         if cfg.sim.sec_per_step == 0 || 86_400 % cfg.sim.sec_per_step != 0 {
             return Err(DataError::new(
                 path,
@@ -64,7 +71,7 @@ impl GameConfig {
         }
         cfg.llm.validate(path, &lines)?;
         cfg.cognition.validate(path, &lines)?;
-        Ok(cfg)
+        Ok(())
     }
 
     /// The config named on the command line, or the bundled `config/simulacra.ron`, or defaults.

@@ -86,7 +86,8 @@ pub fn run_commands(
         run_console_line(&mut app, &line);
         let log = &app.world().resource::<crate::play::ConsoleLog>().lines;
         let mut out = std::io::stdout().lock();
-        for (kind, text) in &log[shown..] {
+        // A load puts back the console of its save: what it holds is printed from where it ends.
+        for (kind, text) in &log[shown.min(log.len())..] {
             let _ = match kind {
                 crate::play::LineKind::Input => writeln!(out, "> {text}"),
                 crate::play::LineKind::Output => writeln!(out, "{text}"),
@@ -104,6 +105,7 @@ pub fn run_commands(
 fn save_at_end(app: &mut App, save: Option<&str>) -> Result<(), String> {
     crate::save::finish_autosave(app.world_mut());
     let Some(name) = save else { return Ok(()) };
+    crate::save::disk::check_user_name(name)?;
     app.update(); // a run of no steps still spawns the people (and applies a load)
     let dir = crate::save::save_named(app.world_mut(), name)?;
     eprintln!("saved {}", dir.display());

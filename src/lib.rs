@@ -51,6 +51,8 @@ pub struct SimPlugin {
     pub prompts: cognition::prompts::Prompts,
     /// A save to continue from (applied once the people are spawned), and its folder.
     pub load: Option<std::sync::Arc<(save::SaveData, PathBuf)>>,
+    /// The scenario file's text as read at start (saves keep it, whatever happens to the file).
+    pub scenario_text: String,
 }
 
 impl SimPlugin {
@@ -96,6 +98,7 @@ impl SimPlugin {
             config,
             prompts,
             load: None,
+            scenario_text: src,
         })
     }
 
@@ -122,21 +125,30 @@ impl SimPlugin {
         Ok(sim)
     }
 
-    /// The name autosaves of this run take: the scenario's, or the save it continues.
+    /// The name autosaves of this run take (`auto-<base>-<step>`): a new game's is the scenario's
+    /// name and the wall-clock time it began, so two games never share autosaves; a game
+    /// continued from a save keeps that save's name (an autosave's base: the run goes on).
     pub fn save_base(&self) -> String {
-        let name = match &self.load {
-            Some(l) => l.0.meta.name.clone(),
-            None => self.scenario.name.clone(),
-        };
-        let name = name
-            .strip_prefix("auto-")
-            .and_then(|r| r.rsplit_once('-').map(|(b, _)| b.to_string()))
-            .unwrap_or(name);
-        let clean: String = name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-            .collect();
-        if clean.is_empty() { "run".into() } else { clean }
+        match &self.load {
+            Some(l) => {
+                let name = &l.0.meta.name;
+                name.strip_prefix("auto-")
+                    .and_then(|r| r.rsplit_once('-').map(|(b, _)| b.to_string()))
+                    .unwrap_or_else(|| save::disk::slug(name))
+            }
+            None => {
+                let secs = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(0);
+                let t = sim::time::GameTime(secs);
+                let (y, mo, d) = t.ymd();
+                let (h, mi, se) = t.hms();
+                let mut name = save::disk::slug(&self.scenario.name);
+                name.truncate(40);
+                format!("{name}-{y:04}{mo:02}{d:02}-{h:02}{mi:02}{se:02}")
+            }
+        }
     }
 }
 
@@ -200,9 +212,11 @@ impl Plugin for SimPlugin {
         play::plugin(app);
         save::plugin(
             app,
-            self.config.saves.clone(),
-            self.config.clone(),
-            self.save_base(),
+            save::SaveContext::new(
+                self.config.clone(),
+                self.save_base(),
+                self.scenario_text.clone(),
+            ),
         );
         if let Some(l) = &self.load {
             app.insert_resource(save::LoadOnStart(Box::new(l.0.clone()), l.1.clone()));

@@ -55,8 +55,12 @@ pub fn skip_nights(
     mut skip: ResMut<NightSkip>,
     mut pace: ResMut<SimPace>,
     gate: Res<StepGate>,
+    replay: Option<Res<crate::save::replay::Replay>>,
     people: Query<&CurrentAction, With<Resident>>,
 ) {
+    if replay.is_some() {
+        return; // a replay's speed is the viewer's
+    }
     let all_asleep = !people.is_empty() && people.iter().all(CurrentAction::is_asleep);
     let want = skip.enabled && all_asleep && gate.waiting == 0 && !pace.paused;
     if want && !skip.active {
@@ -142,37 +146,29 @@ pub fn update_hud(
         Health::Starting => "starting",
     };
     let names: Vec<String> = llm.status.backends.iter().map(|b| b.label()).collect();
-    if let Some(r) = replay {
-        let s = format!(
-            "{} {} | {} | {}  (step {}; recorded {} to {})\nReplay of {}: no model runs; what people did, where and what they said",
-            clock.now.weekday(),
-            clock.now.date_string(),
-            clock.now.clock_12h(),
-            speed,
-            clock.step,
-            r.first,
-            r.last,
-            r.name
-        );
-        if text.0 != s {
-            text.0 = s;
-        }
-        return;
-    }
-    let mut s = format!(
-        "{} {} | {} | {}  (step {})\nLLM {}: {health} | queue {} | running {} | {} calls, {} cached, {} fail-safe",
+    let when = format!(
+        "{} {} | {} | {}  (step {}",
         clock.now.weekday(),
         clock.now.date_string(),
         clock.now.clock_12h(),
         speed,
-        clock.step,
-        names.join("+"),
-        llm.status.queued(),
-        llm.status.in_flight(),
-        llm.totals.calls,
-        llm.totals.cache_hits,
-        llm.totals.fallbacks,
+        clock.step
     );
+    let mut s = match replay {
+        Some(r) => format!(
+            "{when}; recorded {} to {})\nReplay of {}: no model runs; what people did, where and what they said",
+            r.first, r.last, r.name
+        ),
+        None => format!(
+            "{when})\nLLM {}: {health} | queue {} | running {} | {} calls, {} cached, {} fail-safe",
+            names.join("+"),
+            llm.status.queued(),
+            llm.status.in_flight(),
+            llm.totals.calls,
+            llm.totals.cache_hits,
+            llm.totals.fallbacks,
+        ),
+    };
     if llm.status.overall() == Health::Down
         && let Some(b) = llm
             .status

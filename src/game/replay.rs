@@ -66,11 +66,7 @@ pub fn replay_ui(
             ui.label(egui::RichText::new(format!("Replay of {}", replay.name)).strong());
             let label = if pace.paused { "▶ play" } else { "⏸ pause" };
             if ui.button(label).clicked() {
-                if pace.paused && replay.step() >= replay.last {
-                    let first = replay.first as i64;
-                    replay.seek(first); // at the end: play again from the start
-                }
-                pace.paused = !pace.paused;
+                pace.paused = !pace.paused; // at the end, playing starts again from the start
             }
             let mut step = replay.step();
             let (first, last) = (replay.first, replay.last);

@@ -107,7 +107,10 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
         Command::Help => Ok(help_text()),
         Command::Save(name) => {
             let name = match name {
-                Some(n) => n,
+                Some(n) => {
+                    crate::save::disk::check_user_name(&n)?;
+                    n
+                }
                 None => {
                     let base = world
                         .get_resource::<crate::save::SaveContext>()
@@ -120,19 +123,10 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
         }
         Command::Load(name) => crate::save::load_named(world, &name),
         Command::Fork(from, to) => {
-            let root = world
-                .get_resource::<crate::save::SaveContext>()
-                .ok_or("this app cannot save")?
-                .root();
+            let root = crate::save::save_root(world)?;
             crate::save::disk::fork(&root, &from, &to).map(|d| format!("forked {from} → {}", d.display()))
         }
-        Command::Saves => {
-            let root = world
-                .get_resource::<crate::save::SaveContext>()
-                .ok_or("this app cannot save")?
-                .root();
-            Ok(crate::save::disk::describe(&root))
-        }
+        Command::Saves => Ok(crate::save::disk::describe(&crate::save::save_root(world)?)),
         Command::Run(n) => {
             world.resource_mut::<SimPace>().requested += n;
             Ok(format!("running {n} steps"))

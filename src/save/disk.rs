@@ -34,14 +34,32 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// A save named on the command line: a path to a save folder, or a name in the saves folder.
-/// `latest` is the save written last there (of `scenario` when given: the newest save of the
-/// game being played).
-pub fn resolve(root: &Path, name: &str, scenario: Option<&str>) -> PathBuf {
-    let p = Path::new(name);
-    if p.join("meta.ron").exists() || name.contains('/') {
-        return p.to_path_buf();
+/// A name a player gives a save: a good name, and not one the game uses itself (`latest`
+/// always means the newest save; `auto-…` saves are removed as newer autosaves come).
+pub fn check_user_name(name: &str) -> Result<(), String> {
+    check_name(name)?;
+    if name == "latest" || name.starts_with("auto-") {
+        return Err(format!(
+            "{name:?} is kept for the game's own use (`latest` names the newest save, `auto-` the autosaves): choose another name"
+        ));
     }
+    Ok(())
+}
+
+/// A name made safe for a folder or file: ASCII letters, digits, `-` and `_` kept, anything else
+/// `_` ("run" when nothing is left).
+pub fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if s.is_empty() { "run".into() } else { s }
+}
+
+/// A save named on the command line or in the console: a name in the saves folder, or a path
+/// to a save folder. `latest` is the save written last there (of `scenario` when given: the
+/// newest save of the game being played).
+pub fn resolve(root: &Path, name: &str, scenario: Option<&str>) -> PathBuf {
     if name == "latest"
         && let Some(newest) = list(root)
             .into_iter()
@@ -50,7 +68,12 @@ pub fn resolve(root: &Path, name: &str, scenario: Option<&str>) -> PathBuf {
     {
         return newest.dir;
     }
-    root.join(name)
+    let in_root = root.join(name);
+    let p = Path::new(name);
+    if !name.contains('/') && (in_root.exists() || !p.join("meta.ron").exists()) {
+        return in_root;
+    }
+    p.to_path_buf()
 }
 
 /// A save found in the saves folder.
@@ -64,9 +87,44 @@ pub struct SaveEntry {
     pub written: std::time::SystemTime,
 }
 
-/// The saves in a folder whose `meta.ron` reads, oldest written first (folders being written
-/// or set aside, whose names start with a dot, are not saves).
+/// The hidden folders a save leaves while it is written: `.<name>.<kind>-<20-digit time>-<pid>`
+/// (`tmp` being written, `old` the save it replaces, `del` being removed). Returns (name, kind,
+/// time) for one of ours.
+fn hidden_part(file_name: &str) -> Option<(&str, &str, u128)> {
+    let rest = file_name.strip_prefix('.')?;
+    // The kind is at the last `.<kind>-` (a save's name may hold dots and dashes itself).
+    let i = rest.rfind('.')?;
+    let (save, tail) = (&rest[..i], &rest[i + 1..]);
+    let (kind, tail) = tail.split_once('-')?;
+    let (time, pid) = tail.split_once('-')?;
+    let well_formed = matches!(kind, "tmp" | "old" | "del")
+        && time.len() == 20
+        && time.bytes().all(|b| b.is_ascii_digit())
+        && !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit());
+    well_formed.then(|| Some((save, kind, time.parse().ok()?)))?
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// The saves in a folder whose `meta.ron` reads, oldest written first. A save cut off between
+/// setting the old one aside and putting the new one in place is put back first; folders being
+/// written, set aside or removed (their names start with a dot) are not saves.
 pub fn list(root: &Path) -> Vec<SaveEntry> {
+    let Ok(rd) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    for n in &names {
+        if let Some((save, "old", _)) = hidden_part(n) {
+            recover(&root.join(save));
+        }
+    }
     let Ok(rd) = fs::read_dir(root) else {
         return Vec::new();
     };
@@ -120,22 +178,27 @@ pub fn autosave_name(base: &str, step: u64) -> String {
     format!("auto-{base}-{step:09}")
 }
 
-/// Removes all but the newest `keep` autosaves of `base`.
+/// Removes all but the `keep` autosaves of `base` written last. A folder to remove is first
+/// renamed to a hidden one, so a kill in the middle never leaves half a save among the saves.
 pub fn prune_autosaves(root: &Path, base: &str, keep: usize) -> Result<(), String> {
     let prefix = format!("auto-{base}-");
-    let mut autos: Vec<(String, PathBuf)> = fs::read_dir(root)
-        .map_err(|e| format!("{}: {e}", root.display()))?
-        .flatten()
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().to_string();
-            let rest = n.strip_prefix(&prefix)?;
-            (rest.len() == 9 && rest.chars().all(|c| c.is_ascii_digit())).then(|| (n, e.path()))
+    let mut autos: Vec<SaveEntry> = list(root)
+        .into_iter()
+        .filter(|s| {
+            s.dir
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .and_then(|n| n.strip_prefix(&prefix).map(str::to_string))
+                .is_some_and(|rest| rest.len() == 9 && rest.bytes().all(|b| b.is_ascii_digit()))
         })
         .collect();
-    autos.sort();
     let drop = autos.len().saturating_sub(keep.max(1));
-    for (_, p) in autos.into_iter().take(drop) {
-        fs::remove_dir_all(&p).map_err(|e| format!("{}: cannot remove: {e}", p.display()))?;
+    for s in autos.drain(..drop) {
+        let name = s.dir.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let gone = root.join(format!(".{name}.del-{:020}-{}", now_nanos(), std::process::id()));
+        fs::rename(&s.dir, &gone)
+            .map_err(|e| format!("{}: cannot remove: {e}", s.dir.display()))?;
+        fs::remove_dir_all(&gone).map_err(|e| format!("{}: cannot remove: {e}", gone.display()))?;
     }
     Ok(())
 }
@@ -155,12 +218,25 @@ fn sync_dir(path: &Path) {
     }
 }
 
-/// Temporary and set-aside folders of earlier saves that were cut off.
+/// Hidden folders left by saves that were cut off: this save's own temporary and set-aside
+/// folders (once the save itself stands), folders being removed, and any other save's
+/// temporary folder older than ten minutes (no save takes that long; a kill left it).
 fn clean_leftovers(parent: &Path, name: &str) {
     let Ok(rd) = fs::read_dir(parent) else { return };
+    let stands = parent.join(name).exists();
+    let now = now_nanos();
     for e in rd.flatten() {
         let n = e.file_name().to_string_lossy().to_string();
-        if n.starts_with(&format!(".{name}.tmp-")) {
+        let Some((save, kind, time)) = hidden_part(&n) else {
+            continue;
+        };
+        let stale = now.saturating_sub(time) > 600 * 1_000_000_000;
+        let remove = match kind {
+            "del" => true,
+            "tmp" => save == name || stale,
+            _ => save == name && stands,
+        };
+        if remove {
             let _ = fs::remove_dir_all(e.path());
         }
     }
@@ -176,11 +252,10 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
     fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     recover(dir);
     clean_leftovers(&parent, &name);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let tmp = parent.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+    let hidden = |kind: &str| {
+        parent.join(format!(".{name}.{kind}-{:020}-{}", now_nanos(), std::process::id()))
+    };
+    let tmp = hidden("tmp");
     fs::create_dir_all(tmp.join("agents")).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let header = format!(
         "written by {} (save format {FORMAT})",
@@ -208,11 +283,16 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
     sync_dir(&tmp.join("agents"));
     sync_dir(&tmp);
     if dir.exists() {
-        let aside = parent.join(format!(".{name}.old-{}-{nanos}", std::process::id()));
+        // Two renames: the old save aside, the new one in. A kill between them leaves the old
+        // one aside, and `recover` puts it back at the next read, list or write.
+        let aside = hidden("old");
         fs::rename(dir, &aside).map_err(|e| format!("{}: cannot move aside: {e}", dir.display()))?;
-        fs::rename(&tmp, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if let Err(e) = fs::rename(&tmp, dir) {
+            let _ = fs::rename(&aside, dir);
+            return Err(format!("{}: {e}", dir.display()));
+        }
         sync_dir(&parent);
-        let _ = fs::remove_dir_all(&aside);
+        clean_leftovers(&parent, &name);
     } else {
         fs::rename(&tmp, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         sync_dir(&parent);
@@ -221,7 +301,7 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
 }
 
 /// A save replaced while the program was killed between moving the old one aside and putting
-/// the new one in place: puts the old one back.
+/// the new one in place: puts back the one set aside last.
 fn recover(dir: &Path) {
     if dir.exists() {
         return;
@@ -229,16 +309,21 @@ fn recover(dir: &Path) {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return;
     };
-    let prefix = format!(".{}.old-", name.to_string_lossy());
+    let name = name.to_string_lossy().to_string();
     let Ok(rd) = fs::read_dir(parent) else { return };
-    let mut aside: Vec<PathBuf> = rd
+    let newest = rd
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path())
-        .collect();
-    aside.sort();
-    if let Some(last) = aside.pop() {
-        let _ = fs::rename(last, dir);
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            match hidden_part(&n) {
+                Some((save, "old", time)) if save == name => Some((time, e.path())),
+                _ => None,
+            }
+        })
+        .max_by_key(|(time, _)| *time);
+    if let Some((_, path)) = newest {
+        let _ = fs::rename(path, dir);
+        sync_dir(parent);
     }
 }
 
@@ -273,15 +358,64 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
             }
         ));
     }
-    let meta: Meta = parse_ron(&meta_path, &text).map_err(|e| e.to_string())?;
+    // Past the version check every problem is this save's own; a save written by another
+    // build of the same format says which.
+    let by = if head.written_by == super::program() {
+        String::new()
+    } else {
+        format!(" (the save was written by {})", head.written_by)
+    };
+    let meta: Meta = parse_ron(&meta_path, &text).map_err(|e| format!("{e}{by}"))?;
+    read_parts(dir, meta).map_err(|e| format!("{e}{by}"))
+}
+
+/// The parts after `meta.ron`, each checked, and the parts checked against each other.
+fn read_parts(dir: &Path, meta: Meta) -> Result<SaveData, String> {
+    /// More steps than a century of game time at one second a step: a damaged number.
+    const MOST_STEPS: u64 = 100 * 366 * 86_400;
+    let meta_path = dir.join("meta.ron");
     let scenario_text = read_text(&dir.join("scenario.ron"))?;
     let map_text = read_text(&dir.join("map.ron"))?;
     let config_path = dir.join("config.ron");
-    let config: GameConfig =
-        parse_ron(&config_path, &read_text(&config_path)?).map_err(|e| e.to_string())?;
+    let config_text = read_text(&config_path)?;
+    let config: GameConfig = parse_ron(&config_path, &config_text).map_err(|e| e.to_string())?;
+    config
+        .validate(&config_path, &config_text)
+        .map_err(|e| e.to_string())?;
     let world_path = dir.join("world.ron");
     let world: WorldSave =
         parse_ron(&world_path, &read_text(&world_path)?).map_err(|e| e.to_string())?;
+    let clock = &world.clock;
+    if clock.step != meta.step {
+        return Err(format!(
+            "{}: clock.step is {} where meta.ron says step {}: the parts are of different saves",
+            world_path.display(),
+            clock.step,
+            meta.step
+        ));
+    }
+    if meta.step > MOST_STEPS {
+        return Err(format!("{}: step: {} steps is not a number a run reaches", meta_path.display(), meta.step));
+    }
+    if clock.sec_per_step != meta.sec_per_step || clock.sec_per_step != config.sim.sec_per_step {
+        return Err(format!(
+            "{}: clock.sec_per_step is {} where meta.ron says {} and config.ron {}: the parts are of different saves",
+            world_path.display(),
+            clock.sec_per_step,
+            meta.sec_per_step,
+            config.sim.sec_per_step
+        ));
+    }
+    if clock.start.plus_secs(clock.step as i64 * clock.sec_per_step as i64) != clock.now {
+        return Err(format!(
+            "{}: clock.now is {} but {} steps of {} s from {} end at another time",
+            world_path.display(),
+            clock.now.iso(),
+            clock.step,
+            clock.sec_per_step,
+            clock.start.iso()
+        ));
+    }
     let mut agents = Vec::new();
     for (i, name) in meta.agents.iter().enumerate() {
         let p = dir.join("agents").join(agent_file(i, name));
@@ -297,6 +431,21 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
                 "{}: name: it holds {} where meta.ron lists {name}",
                 p.display(),
                 a.name
+            ));
+        }
+        if let Some(m) = &a.mind
+            && let Some((i, n)) = m
+                .memory
+                .nodes()
+                .iter()
+                .enumerate()
+                .find(|(i, n)| n.id.0 as usize != i + 1)
+        {
+            return Err(format!(
+                "{}: memory: the memory at place {} has id {} (ids run 1, 2, 3, … in order)",
+                p.display(),
+                i + 1,
+                n.id.0
             ));
         }
         agents.push(a);
@@ -321,11 +470,11 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
     let mv_path = dir.join("movement.jsonl");
     let movement = MovementLog::from_jsonl(&read_text(&mv_path)?)
         .map_err(|(line, e)| format!("{}:{line}: {e}", mv_path.display()))?;
-    if world.clock.step != meta.step {
+    if let Some(f) = movement.frames.iter().find(|f| f.step >= meta.step) {
         return Err(format!(
-            "{}: clock.step is {} where meta.ron says step {}: the parts are of different saves",
-            world_path.display(),
-            world.clock.step,
+            "{}: a frame of step {} in a save made at step {}: the parts are of different saves",
+            mv_path.display(),
+            f.step,
             meta.step
         ));
     }
@@ -343,7 +492,7 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
 
 /// Copies a save under a new name (the copy is written atomically like a save).
 pub fn fork(root: &Path, from: &str, to: &str) -> Result<PathBuf, String> {
-    check_name(to)?;
+    check_user_name(to)?;
     let src = resolve(root, from, None);
     let mut data = read_save(&src)?;
     data.meta.name = to.to_string();
@@ -490,10 +639,24 @@ mod tests {
     }
 
     #[test]
+    fn hidden_folders_are_told_apart_by_their_exact_form() {
+        let t = "00000001700000000000";
+        assert_eq!(hidden_part(&format!(".day.old-{t}-42")), Some(("day", "old", 1_700_000_000_000)));
+        assert_eq!(hidden_part(&format!(".a.old-x.tmp-{t}-7")).map(|h| (h.0, h.1)), Some(("a.old-x", "tmp")));
+        assert_eq!(hidden_part(&format!(".a.b-c.del-{t}-7")).map(|h| h.0), Some("a.b-c"));
+        for bad in [".day.old-12-42", "day.old-00000001700000000000-42", ".day.new-00000001700000000000-1", ".day.old-00000001700000000000-"] {
+            assert_eq!(hidden_part(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn names_are_checked() {
         assert!(check_name("my-day_1.2").is_ok());
         for bad in ["", ".hidden", "a/b", "a b", "..", "x\n"] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+        assert!(check_user_name("latest").is_err() && check_user_name("auto-x-000000001").is_err());
+        assert!(check_user_name("my-day").is_ok());
+        assert_eq!(slug("the Ville, 3 residents"), "the_Ville__3_residents");
     }
 }

@@ -204,7 +204,8 @@ pub struct SaveData {
 pub struct SaveSettings {
     /// Where saves live (relative: to the current folder).
     pub dir: String,
-    /// Autosave every this many game minutes (0: never).
+    /// Autosave every this many game minutes (0: never; the shipped `config/simulacra.ron` says
+    /// 60, a config that leaves it out, as tests and benches do, never autosaves).
     pub autosave_minutes: u32,
     /// Autosaves kept (older ones are removed).
     pub autosave_keep: usize,
@@ -214,7 +215,7 @@ impl Default for SaveSettings {
     fn default() -> Self {
         Self {
             dir: "saves".into(),
-            autosave_minutes: 60,
+            autosave_minutes: 0,
             autosave_keep: 3,
         }
     }
@@ -229,6 +230,9 @@ pub struct SaveContext {
     pub config: GameConfig,
     /// Autosaves are `auto-<base>-<step>`.
     pub base: String,
+    /// The scenario file's text as the run read it (saves keep it; the file may since have
+    /// changed or, for a loaded save, been removed).
+    pub scenario_text: String,
     /// Step of the last autosave (or of the load).
     pub last_autosave: u64,
     /// The last autosave's problem, if it failed (reported once in the console).
@@ -236,47 +240,45 @@ pub struct SaveContext {
 }
 
 impl SaveContext {
+    /// The context of a run.
+    pub fn new(config: GameConfig, base: String, scenario_text: String) -> Self {
+        Self {
+            settings: config.saves.clone(),
+            config,
+            base,
+            scenario_text,
+            last_autosave: 0,
+            last_error: None,
+        }
+    }
+
     /// The saves folder.
     pub fn root(&self) -> PathBuf {
         PathBuf::from(&self.settings.dir)
     }
 }
 
-/// A model identity for `meta.ron`: the chat backends' kinds and models, and the backend that
-/// makes embeddings (the one `embedding_backend` names, else the first).
-fn model_identity(cfg: &GameConfig) -> (String, String) {
+/// The chat models of a run for `meta.ron`: each chat backend's kind and model (no endpoint
+/// addresses, which may carry credentials).
+fn chat_models(cfg: &GameConfig) -> String {
     use crate::llm::config::BackendConfig as B;
-    let describe = |b: &B| match b {
-        B::Llama(c) => format!("llama.cpp:{}", c.model),
-        B::OpenAi(c) => format!("openai:{}@{}", c.model, c.endpoints.join(",")),
-        B::Scripted(c) => format!("scripted:{}", c.name),
-        B::Replay(c) => format!("replay:{}", c.file),
-        B::Bert(c) => format!("bert:{}", c.model),
-    };
-    let backends = &cfg.llm.backends;
-    let chat: Vec<String> = backends
+    cfg.llm
+        .backends
         .iter()
-        .filter(|b| !matches!(b, B::Bert(_)))
-        .map(describe)
-        .collect();
-    let embedder = cfg
-        .llm
-        .embedding_backend
-        .as_deref()
-        .and_then(|n| backends.iter().find(|b| b.name() == n))
-        .or(backends.first())
-        .map(describe)
-        .unwrap_or_default();
-    (chat.join(" + "), embedder)
+        .filter_map(|b| match b {
+            B::Llama(c) => Some(format!("llama.cpp:{}", c.model)),
+            B::OpenAi(c) => Some(format!("openai:{}", c.model)),
+            B::Scripted(c) => Some(format!("scripted:{}", c.name)),
+            B::Replay(c) => Some(format!("replay:{}", c.file)),
+            B::Bert(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// File name of an agent's part.
 pub fn agent_file(i: usize, name: &str) -> String {
-    let slug: String = name
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
-        .collect();
-    format!("{i:02}-{slug}.ron")
+    format!("{i:02}-{}.ron", disk::slug(name).to_lowercase())
 }
 
 /// Takes the whole simulation out of a world (answers that have arrived are taken in first).
@@ -289,12 +291,7 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
         .ok_or("this app cannot save (no save settings)")?
         .clone();
     let scenario = world.resource::<crate::ScenarioRes>().0.clone();
-    let scenario_text = std::fs::read_to_string(&scenario.source).map_err(|e| {
-        format!(
-            "cannot read the scenario {} to keep it in the save: {e}",
-            scenario.source.display()
-        )
-    })?;
+    let scenario_text = ctx.scenario_text.clone();
     let map = world.resource::<crate::sim::map::WorldMap>();
     let map_text = crate::sim::map::write_ron(map, "the town of this save");
     let clock = world.resource::<SimClock>().clone();
@@ -368,7 +365,9 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
         let key = |c: &SavedConversation| (c.conversation.started, c.conversation.names.clone());
         key(a).cmp(&key(b)).then(a.entity.cmp(&b.entity))
     });
-    let (chat_model, embedder) = model_identity(&ctx.config);
+    let chat_model = chat_models(&ctx.config);
+    // The identity the vectors carry (a memory embedded by another model is embedded again).
+    let embedder = world.resource::<Llm>().embedding_model();
     let seed = crate::llm::Sampling::default().seed;
     let meta = Meta {
         format: FORMAT,
@@ -486,6 +485,18 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     let names: Vec<String> = people.iter().map(|p| p.1.clone()).collect();
     check_people(data, &names, dir)?;
 
+    // The work of the state being replaced is not wanted any more: free the model of it.
+    let mut pq = world.query::<&Pending>();
+    let mut stale: Vec<LlmHandle> = pq.iter(world).flat_map(|p| p.jobs().iter().map(|j| j.handle)).collect();
+    if let Some(iv) = &world.resource::<Interviews>().open
+        && let Some((_, asking)) = &iv.question
+    {
+        stale.push(match asking {
+            crate::play::interview::Asking::Embedding(h) | crate::play::interview::Asking::Answering(h) => *h,
+        });
+    }
+    world.resource_scope(|_, mut llm: Mut<Llm>| stale.into_iter().for_each(|h| llm.cancel(h)));
+
     // Conversations are spawned anew; the old ones go.
     let mut cq = world.query_filtered::<Entity, With<Conversation>>();
     let old: Vec<Entity> = cq.iter(world).collect();
@@ -513,7 +524,11 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     for (i, a) in data.agents.iter().enumerate() {
         let e = map.get(saved(a.entity));
         let mut ent = world.entity_mut(e);
-        ent.insert((a.pos, a.facing, a.action.clone(), a.walk.clone()));
+        ent.insert((a.pos, a.facing, a.action.clone()));
+        if a.mind.is_some() {
+            // Residents walk their paths; the avatar is walked by the player and has none.
+            ent.insert(a.walk.clone());
+        }
         match a.talking {
             Some(mut t) => {
                 t.remap(&map);
@@ -592,7 +607,6 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     if let Some(q) = reask {
         crate::play::interview::ask(world, &q)?;
     }
-    world.insert_resource(w.console.clone());
     world.insert_resource(ConsoleQueue(w.console_queue.iter().cloned().collect()));
     world.insert_resource(w.avatar_route.clone());
     world.insert_resource(data.movement.clone());
@@ -616,6 +630,12 @@ pub fn load_on_start(world: &mut World) {
     let Some(LoadOnStart(data, dir)) = world.remove_resource::<LoadOnStart>() else {
         return;
     };
+    // The console as it was (a game loaded into a running one keeps its own console instead);
+    // lines said before the load (notes about the town's art) stay after it.
+    let now = std::mem::take(&mut world.resource_mut::<ConsoleLog>().lines);
+    let mut console = data.world.console.clone();
+    console.lines.extend(now);
+    world.insert_resource(console);
     match restore(world, &data, &dir) {
         Ok(()) => world.resource_mut::<ConsoleLog>().out(format!(
             "loaded {} ({}, step {})",
@@ -630,10 +650,7 @@ pub fn load_on_start(world: &mut World) {
 /// Saves the world as `name` under the saves folder; returns where.
 pub fn save_named(world: &mut World, name: &str) -> Result<PathBuf, String> {
     disk::check_name(name)?;
-    let root = world
-        .get_resource::<SaveContext>()
-        .ok_or("this app cannot save (no save settings)")?
-        .root();
+    let root = save_root(world)?;
     let data = capture(world, name)?;
     let dir = root.join(name);
     disk::write_save(&dir, &data)?;
@@ -642,23 +659,33 @@ pub fn save_named(world: &mut World, name: &str) -> Result<PathBuf, String> {
 
 /// Loads a save into the running world (its people must be the scenario's).
 pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
-    let root = world
-        .get_resource::<SaveContext>()
-        .ok_or("this app cannot load (no save settings)")?
-        .root();
+    let root = save_root(world)?;
     let scenario = &world.resource::<crate::ScenarioRes>().0;
     let dir = disk::resolve(&root, name, Some(&scenario.name));
     let data = disk::read_save(&dir)?;
     let scenario = &world.resource::<crate::ScenarioRes>().0;
-    if data.meta.scenario != scenario.name || data.meta.map != scenario.map {
-        return Err(format!(
-            "{} is of scenario {} on {}, and this game runs {} on {}: start it with `simulacra play --load {name}`",
-            dir.display(),
-            data.meta.scenario,
-            data.meta.map,
-            scenario.name,
-            scenario.map
-        ));
+    let elsewhere = |what: &str| {
+        format!(
+            "{} was made {what}: start it with `simulacra play --load {name}`",
+            dir.display()
+        )
+    };
+    if data.meta.scenario != scenario.name {
+        return Err(elsewhere(&format!(
+            "with the people of {}, and this game has those of {}",
+            data.meta.scenario, scenario.name
+        )));
+    }
+    let map = world.resource::<crate::sim::map::WorldMap>();
+    if crate::sim::map::write_ron(map, "the town of this save") != data.map_text {
+        return Err(elsewhere(&format!("in another town than this game's ({})", map.world)));
+    }
+    let ours = &world.resource::<SaveContext>().config;
+    let same = |a: &GameConfig| {
+        (ron::to_string(&a.sim).ok(), ron::to_string(&a.cognition).ok())
+    };
+    if same(ours) != same(&data.config) {
+        return Err(elsewhere("with other settings (sim or cognition in its config.ron)"));
     }
     restore(world, &data, &dir)?;
     Ok(format!(
@@ -667,6 +694,14 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
         data.meta.now,
         data.meta.step
     ))
+}
+
+/// The saves folder of the running game.
+pub fn save_root(world: &World) -> Result<PathBuf, String> {
+    Ok(world
+        .get_resource::<SaveContext>()
+        .ok_or("this app cannot save or load (no save settings)")?
+        .root())
 }
 
 /// An autosave being written on a thread of its own (the frame only takes the state).
@@ -775,17 +810,11 @@ pub fn finish_autosave(world: &mut World) {
 }
 
 /// The save plugin: movement log, autosave, loading at start.
-pub(crate) fn plugin(app: &mut App, settings: SaveSettings, config: GameConfig, base: String) {
+pub(crate) fn plugin(app: &mut App, context: SaveContext) {
     replay::plugin(app);
     app.init_resource::<MovementLog>()
         .init_resource::<AutosaveWriter>()
-        .insert_resource(SaveContext {
-            settings,
-            config,
-            base,
-            last_autosave: 0,
-            last_error: None,
-        })
+        .insert_resource(context)
         .add_systems(Startup, load_on_start.after(crate::agent::spawn_people))
         .add_systems(
             crate::sim::SimStep,

@@ -37,7 +37,7 @@ impl Replay {
     /// before it.
     pub fn new(name: &str, log: MovementLog, from: u64, end: u64) -> Option<Self> {
         let (first, last) = log.span()?;
-        let (first, last) = (first + 1, end.max(last + 1));
+        let (first, last) = (first.saturating_add(1), end.max(last.saturating_add(1)));
         Some(Self {
             name: name.to_string(),
             log,
@@ -90,6 +90,10 @@ pub fn advance_replay(time: Res<Time<Real>>, mut replay: ResMut<Replay>, mut pac
         Speed::Times(n) => n as f64,
         Speed::Max => 256.0,
     };
+    if replay.position >= replay.last as f64 {
+        // Played again after it ended: from the start.
+        replay.position = replay.first as f64;
+    }
     let dt = time.delta_secs_f64().min(0.25);
     let next = replay.position + dt * pace.steps_per_second_at_1x as f64 * times;
     if next >= replay.last as f64 {
@@ -126,7 +130,9 @@ pub fn show_replay_step(
     // One step forward walks; anything else (a seek) jumps.
     let walked = before.is_some_and(|b| b + 1 == step);
     clock.step = step;
-    clock.now = clock.start.plus_secs(step as i64 * clock.sec_per_step as i64);
+    clock.now = clock
+        .start
+        .plus_secs((step as i64).saturating_mul(clock.sec_per_step as i64));
     for (e, id, mut pos, mut action, facing, speech) in &mut people {
         let Some(look) = scene.people.get(&id.name) else {
             continue;

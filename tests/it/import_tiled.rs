@@ -96,7 +96,7 @@ fn a_tiled_town_is_a_map_wherever_a_map_is_asked_for_and_keeps_its_art_in_our_fo
     // A folder that holds one Tiled map and its special_blocks/ is the explicit way.
     let dir = crate::temp_dir("tiled-folder");
     std::fs::copy(tmj(), dir.join("town.tmj")).unwrap();
-    copy_dir(
+    crate::copy_dir(
         &fixture().join("matrix/special_blocks"),
         &dir.join("special_blocks"),
     );
@@ -113,7 +113,7 @@ fn a_tiled_town_is_a_map_wherever_a_map_is_asked_for_and_keeps_its_art_in_our_fo
     // Tiled file for its art (relative to the written file when they share a folder near by),
     // so the converted town and a save of it keep their pictures.
     let root = crate::temp_dir("tiled-import");
-    copy_dir(&fixture(), &root);
+    crate::copy_dir(&fixture(), &root);
     let out = root.join("maps");
     std::fs::create_dir_all(&out).unwrap();
     let (map, _) = load_map_reporting(&root.join("visuals/tiny_town.tmj")).unwrap();
@@ -152,12 +152,12 @@ fn a_tiled_town_is_a_map_wherever_a_map_is_asked_for_and_keeps_its_art_in_our_fo
 /// JSON map changed by `edit`; returns the map's path.
 fn tiled_copy(name: &str, images: bool, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
     let dir = crate::temp_dir(&format!("tiled-{name}"));
-    copy_dir(
+    crate::copy_dir(
         &fixture().join("matrix/special_blocks"),
         &dir.join("matrix/special_blocks"),
     );
     if images {
-        copy_dir(
+        crate::copy_dir(
             &fixture().join("visuals/map_assets"),
             &dir.join("visuals/map_assets"),
         );
@@ -169,18 +169,6 @@ fn tiled_copy(name: &str, images: bool, edit: impl Fn(&mut serde_json::Value)) -
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     path
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 fn layer<'a>(v: &'a mut serde_json::Value, name: &str) -> &'a mut serde_json::Value {
@@ -307,7 +295,7 @@ fn malformed_tiled_maps_name_the_file_the_layer_and_the_cell() {
 
     // A .tmx with a short layer is refused, not a panic (the tiled crate would index past it).
     let dir = crate::temp_dir("tiled-tmx-ragged");
-    copy_dir(
+    crate::copy_dir(
         &fixture().join("matrix/special_blocks"),
         &dir.join("matrix/special_blocks"),
     );

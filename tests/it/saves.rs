@@ -308,18 +308,6 @@ fn small_save(dir: &Path, name: &str) -> std::path::PathBuf {
     save_named(app.world_mut(), name).unwrap()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
     use simulacra::save::disk::read_save;
@@ -394,6 +382,26 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
             vec!["world.ron:", "next Tuesday"],
         ),
         (
+            "zero-step",
+            Box::new(move |d: &Path| replace(&d.join("world.ron"), "sec_per_step: 10,", "sec_per_step: 0,")),
+            vec!["world.ron", "sec_per_step is 0", "different saves"],
+        ),
+        (
+            "bad-config",
+            Box::new(move |d: &Path| replace(&d.join("config.ron"), "vision_radius: 8,", "vision_radius: 100000,")),
+            vec!["config.ron:", "vision_radius"],
+        ),
+        (
+            "future-frame",
+            Box::new(|d: &Path| {
+                let f = d.join("movement.jsonl");
+                let mut t = std::fs::read_to_string(&f).unwrap();
+                t.push_str("{\"step\":18446744073709551615,\"time\":\"2023-02-13 07:00:00\",\"changes\":[]}\n");
+                std::fs::write(&f, t).unwrap();
+            }),
+            vec!["movement.jsonl", "a frame of step 18446744073709551615", "made at step 360"],
+        ),
+        (
             "stranger",
             Box::new(move |d: &Path| {
                 replace(&d.join("meta.ron"), "\"Klaus Mueller\"", "\"Klaus Mann\"");
@@ -417,7 +425,7 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
     ];
     for (name, damage, expect) in cases {
         let d = dir.join(name);
-        copy_dir(&good, &d);
+        crate::copy_dir(&good, &d);
         damage(&d);
         let config = sim_from_seven("the_ville_n3", &dir).config;
         let err = match SimPlugin::from_save(&d, config) {
@@ -596,16 +604,19 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The 3-person scenario from 07:00 autosaving every 30 game minutes, keeping 2.
+fn autosaving(dir: &Path) -> SimPlugin {
+    let mut sim = sim_from_seven("the_ville_n3", dir);
+    sim.config.saves.autosave_minutes = 30;
+    sim.config.saves.autosave_keep = 2;
+    sim
+}
+
 #[test]
 fn autosaves_are_kept_few_and_a_run_resumes_from_the_latest_as_if_never_stopped() {
     use simulacra::save::disk::{list, resolve};
     let dir = temp_dir("autosave");
-    let with_autosave = || {
-        let mut sim = sim_from_seven("the_ville_n3", &dir);
-        sim.config.saves.autosave_minutes = 30;
-        sim.config.saves.autosave_keep = 2;
-        sim
-    };
+    let with_autosave = || autosaving(&dir);
     let mut straight = headless_app(with_autosave());
     run_steps(&mut straight, 800);
     simulacra::save::finish_autosave(straight.world_mut());
@@ -626,5 +637,128 @@ fn autosaves_are_kept_few_and_a_run_resumes_from_the_latest_as_if_never_stopped(
     run_steps(&mut resumed, 80);
     let b = capture(resumed.world_mut(), "resumed").unwrap();
     assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn after_a_load_the_avatar_is_walked_by_the_player_alone() {
+    use simulacra::agent::avatar::{Avatar, AvatarMove};
+    use simulacra::agent::{GridPos, WalkPath};
+    let dir = temp_dir("avatar-after-load");
+    let mut app = headless_app(sim_from_seven("the_ville_n3", &dir));
+    run_steps(&mut app, 30);
+    let saved = save_named(app.world_mut(), "a").unwrap();
+    drop(app);
+    let config = sim_from_seven("the_ville_n3", &dir).config;
+    let mut app = headless_app(SimPlugin::from_save(&saved, config).unwrap());
+    app.update();
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<(Entity, Has<WalkPath>), With<Avatar>>();
+    let (avatar, has_walk) = q.single(world).unwrap();
+    assert!(!has_walk, "the avatar has no walk of its own");
+    // Walk it 12 tiles along the street, through other places; steps run between the moves.
+    let start = world.get::<GridPos>(avatar).unwrap().tile;
+    for _ in 0..12 {
+        app.world_mut().write_message(AvatarMove { dx: 1, dy: 0 });
+        run_steps(&mut app, 1);
+    }
+    run_steps(&mut app, 30);
+    let end = app.world().get::<GridPos>(avatar).unwrap().tile;
+    assert!(end.x > start.x && end.y == start.y, "the avatar stays where it was walked: {start} → {end}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_game_continued_from_its_autosave_keeps_saving_after_that_autosave_is_gone() {
+    use simulacra::save::disk::{list, resolve};
+    let dir = temp_dir("autosave-continued");
+    let with_autosave = || autosaving(&dir);
+    // Two games of one scenario never share autosaves.
+    let (a, b) = (headless_app(with_autosave()), {
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        headless_app(with_autosave())
+    });
+    let base = |app: &App| app.world().resource::<simulacra::save::SaveContext>().base.clone();
+    assert_ne!(base(&a), base(&b));
+    drop(b);
+    let mut first = a;
+    run_steps(&mut first, 400);
+    simulacra::save::finish_autosave(first.world_mut());
+    drop(first);
+    let latest = resolve(&dir, "latest", None);
+    assert!(latest.to_string_lossy().ends_with("-000000360"), "{}", latest.display());
+    let mut second = headless_app(SimPlugin::from_save(&latest, with_autosave().config).unwrap());
+    run_steps(&mut second, 400);
+    simulacra::save::finish_autosave(second.world_mut());
+    let names: Vec<String> = list(&dir)
+        .iter()
+        .map(|s| s.dir.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].ends_with("-000000540") && names[1].ends_with("-000000720"), "{names:?}");
+    assert!(!latest.exists(), "the autosave it was loaded from was pruned");
+    assert!(save_named(second.world_mut(), "still-saves").is_ok());
+    assert!(second.world().resource::<simulacra::save::SaveContext>().last_error.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_console_session_that_loads_a_save_goes_on_from_it() {
+    let dir = temp_dir("console-load");
+    let file = dir.join("session.txt");
+    std::fs::write(&file, "save a\nrun 10\nprint time\nload a\nprint time\nsaves\nsave latest\nrun 5\n").unwrap();
+    let out = simulacra::headless::run_commands(sim_from_seven("the_ville_n3", &dir), &file, None, None);
+    assert!(out.is_ok(), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_save_of_another_town_or_other_settings_is_not_loaded_into_a_running_game() {
+    let dir = temp_dir("foreign-load");
+    let mut app = headless_app(sim_from_seven("the_ville_n3", &dir));
+    run_steps(&mut app, 20);
+    save_named(app.world_mut(), "mine").unwrap();
+    drop(app);
+    // The same people with another rule for cognition.
+    let mut other = sim_from_seven("the_ville_n3", &dir);
+    other.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+    let mut app = headless_app(other);
+    run_steps(&mut app, 20);
+    let e = simulacra::save::load_named(app.world_mut(), "mine").unwrap_err();
+    assert!(e.contains("other settings") && e.contains("simulacra play --load mine"), "{e}");
+    // The same game loads it.
+    let mut app = headless_app(sim_from_seven("the_ville_n3", &dir));
+    run_steps(&mut app, 5);
+    assert!(simulacra::save::load_named(app.world_mut(), "mine").is_ok());
+    assert_eq!(app.world().resource::<simulacra::sim::clock::SimClock>().step, 20);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_save_cut_off_between_its_two_renames_comes_back_as_the_newest_set_aside() {
+    use simulacra::save::disk::{list, read_save};
+    let dir = temp_dir("renames");
+    let mut app = headless_app(sim_from_seven("the_ville_n3", &dir));
+    run_steps(&mut app, 10);
+    let s = save_named(app.world_mut(), "s").unwrap();
+    run_steps(&mut app, 10);
+    let t = save_named(app.world_mut(), "t").unwrap();
+    // A stale copy set aside long ago, and the real previous save set aside just now (its
+    // process id is shorter, so a sort by name would pick the stale one).
+    std::fs::rename(&s, dir.join(".s.old-00000000000000000001-99999")).unwrap();
+    std::fs::rename(&t, dir.join(".s.old-00000000000000000002-7")).unwrap();
+    let shown = list(&dir);
+    assert_eq!(shown.len(), 1, "the save cut off is listed again");
+    assert_eq!(shown[0].meta.step, 20, "the one set aside last came back");
+    assert_eq!(read_save(&dir.join("s")).unwrap().meta.step, 20);
+    // The next save of that name clears what was left.
+    save_named(app.world_mut(), "s").unwrap();
+    let hidden: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

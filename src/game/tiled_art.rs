@@ -62,7 +62,9 @@ fn decode_png(path: &std::path::Path) -> Result<(u32, u32, Vec<u8>), String> {
 }
 
 /// Copies the tiles the art uses into pages. `Err` lists images that are missing or cannot be
-/// decoded (the caller then draws our own art).
+/// decoded (the caller then draws our own art). Only tilesets the art can draw are read
+/// ([`TiledArt::drawable`]: tiles of at most 256 pixels, so a page stays within 4,096 pixels a
+/// side); a tile that does not lie wholly inside its image is left out and counted in a note.
 pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
     let (tw, th) = (art.tile_width, art.tile_height);
     let mut notes = Vec::new();
@@ -86,14 +88,12 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
     if !missing.is_empty() {
         return Err(missing);
     }
-    let total: usize = by_tileset.values().map(BTreeSet::len).sum();
-    let n_pages = total.div_ceil(PAGE_TILES as usize);
-    let mut pages: Vec<Vec<u8>> = (0..n_pages)
-        .map(|p| {
-            let tiles = (total - p * PAGE_TILES as usize).min(PAGE_TILES as usize) as u32;
-            vec![0u8; (PAGE_SIDE * tw * tiles.div_ceil(PAGE_SIDE) * th * 4) as usize]
-        })
-        .collect();
+    // Drawable tiles are at most MAX_DRAWN_TILE pixels a side, so these stay small.
+    let page_w = PAGE_SIDE * tw;
+    let page_bytes = (page_w * PAGE_SIDE * th * 4) as usize;
+    // Pages are added as tiles that lie in their images arrive, so a map that claims many
+    // tiles its images do not have costs nothing.
+    let mut pages: Vec<Vec<u8>> = Vec::new();
     let mut slots = BTreeMap::new();
     let mut next = 0u32;
     let mut failed = Vec::new();
@@ -109,21 +109,22 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
         };
         let mut outside = 0usize;
         for g in gids {
+            let local = (g & crate::sim::map::original::GID_MASK) - ts.first_gid;
+            let Some((ox, oy)) = ts.tile_origin(local, iw, ih) else {
+                outside += 1;
+                continue; // not drawn
+            };
             let (page, index) = ((next / PAGE_TILES) as usize, next % PAGE_TILES);
             next += 1;
-            slots.insert(*g, (page, index));
-            let local = (g & crate::sim::map::original::GID_MASK) - ts.first_gid;
-            let (ox, oy) = ts.tile_origin(local);
-            if ox + tw > iw || oy + th > ih {
-                outside += 1;
-                continue; // left transparent
+            if page == pages.len() {
+                pages.push(vec![0u8; page_bytes]);
             }
+            slots.insert(*g, (page, index));
             let (h, v, d) = (
                 g & FLIP_H != 0,
                 g & FLIP_V != 0,
                 g & FLIP_D != 0 && tw == th,
             );
-            let page_w = PAGE_SIDE * tw;
             let (cx, cy) = ((index % PAGE_SIDE) * tw, (index / PAGE_SIDE) * th);
             let out = &mut pages[page];
             for dy in 0..th {
@@ -140,7 +141,8 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
                     if d {
                         std::mem::swap(&mut x, &mut y);
                     }
-                    let s = (((oy + y) * iw + ox + x) * 4) as usize;
+                    // Inside the image (tile_origin checked it), so within its pixels.
+                    let s = ((oy + y) as usize * iw as usize + (ox + x) as usize) * 4;
                     let mut p = [px[s], px[s + 1], px[s + 2], px[s + 3]];
                     if ts.transparent == Some([p[0], p[1], p[2]]) {
                         p = [0, 0, 0, 0];
@@ -160,13 +162,18 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
     if !failed.is_empty() {
         return Err(failed);
     }
+    // The last page only as tall as its rows of tiles.
+    let on_last = next - (pages.len() as u32).saturating_sub(1) * PAGE_TILES;
+    if let Some(last) = pages.last_mut() {
+        last.truncate((on_last.div_ceil(PAGE_SIDE) * th * page_w * 4) as usize);
+    }
     let pages = pages
         .into_iter()
         .map(|data| {
-            let h = (data.len() as u32 / 4) / (PAGE_SIDE * tw);
+            let h = (data.len() as u32 / 4) / page_w;
             Image::new(
                 Extent3d {
-                    width: PAGE_SIDE * tw,
+                    width: page_w,
                     height: h,
                     depth_or_array_layers: 1,
                 },
@@ -256,5 +263,95 @@ pub fn spawn_art(
                 },
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::map::tiled_map::{ArtLayer, ArtTileset};
+    use std::path::PathBuf;
+
+    /// The fixture's block tileset: 320×256 pixels, 10 × 8 tiles of 32.
+    fn blocks(first_gid: u32, columns: u32, margin: u32) -> ArtTileset {
+        ArtTileset {
+            name: "blocks".into(),
+            first_gid,
+            // More than the picture holds, as a damaged or hand-edited file may say.
+            tile_count: 100_000,
+            columns,
+            tile_width: 32,
+            tile_height: 32,
+            margin,
+            spacing: 0,
+            image: Some(PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/original/tiny_town/visuals/map_assets/blocks/blocks_1.png"
+            ))),
+            // Unknown: only the decoded image's own size limits the tiles.
+            image_width: 0,
+            image_height: 0,
+            transparent: None,
+        }
+    }
+
+    #[test]
+    fn tiles_outside_their_image_are_left_out_and_nothing_overflows() {
+        let art = TiledArt {
+            source: PathBuf::from("/x.tmj"),
+            width: 6,
+            height: 1,
+            tile_width: 32,
+            tile_height: 32,
+            tilesets: vec![blocks(1, 10, 0), blocks(200_000, u32::MAX, u32::MAX - 5)],
+            layers: vec![ArtLayer {
+                name: "ground".into(),
+                above_people: false,
+                opacity: 1.0,
+                // In the image: the first and last tile (also flipped); past it: the 81st and
+                // the 500th; the second tileset's geometry overflows.
+                gids: vec![1, FLIP_H | 1, 80, 81, 500, 200_001],
+            }],
+            notes: Vec::new(),
+        };
+        let atlas = build_atlas(&art).expect("the image is there");
+        let mut used: Vec<u32> = atlas.slots.keys().copied().collect();
+        used.sort();
+        assert_eq!(used, vec![1, 80, FLIP_H | 1]);
+        assert_eq!(atlas.pages.len(), 1);
+        // One row of three tiles: a page 16 tiles wide and one tall.
+        assert_eq!(
+            (atlas.pages[0].width(), atlas.pages[0].height()),
+            (16 * 32, 32)
+        );
+        let notes = atlas.notes.join(" | ");
+        assert!(
+            notes.contains("2 tile(s)") && notes.contains("1 tile(s)"),
+            "{notes}"
+        );
+        assert!(notes.contains("320×256"), "{notes}");
+    }
+
+    #[test]
+    fn tiles_too_large_for_a_page_are_not_drawn() {
+        let mut ts = blocks(1, 1, 0);
+        (ts.tile_width, ts.tile_height) = (320, 256);
+        let art = TiledArt {
+            source: PathBuf::from("/x.tmj"),
+            width: 1,
+            height: 1,
+            tile_width: 320,
+            tile_height: 256,
+            tilesets: vec![ts],
+            layers: vec![ArtLayer {
+                name: "ground".into(),
+                above_people: false,
+                opacity: 1.0,
+                gids: vec![1],
+            }],
+            notes: Vec::new(),
+        };
+        let atlas = build_atlas(&art).expect("nothing to read");
+        assert!(atlas.slots.is_empty() && atlas.pages.is_empty());
     }
 }

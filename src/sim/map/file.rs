@@ -2,10 +2,11 @@
 //! Every check names the file, the line and the field of the mistake.
 
 use super::objects::{OBJECT_KINDS, added_kind, closest_kind};
+use super::tiled_map::absolute;
 use super::{
     Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, TiledArt, WorldMap,
 };
-use crate::data_error::{DataError, SourceLines, read_ron};
+use crate::data_error::{DataError, SourceLines};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
@@ -90,7 +91,8 @@ pub(crate) const NONE: u16 = u16::MAX;
 
 /// Loads and validates a town file.
 pub(crate) fn load_ron_map(path: &Path) -> Result<WorldMap, DataError> {
-    let (_, src): (MapFile, String) = read_ron(path)?;
+    let src = std::fs::read_to_string(path)
+        .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
     parse_map(path, &src)
 }
 
@@ -101,7 +103,7 @@ fn art_named(path: &Path, art: &str, map: &WorldMap) -> TiledArt {
     let dir = path.parent().unwrap_or(Path::new(""));
     let file = dir.join(art);
     let empty = |why: String| TiledArt {
-        source: std::path::absolute(&file).unwrap_or_else(|_| file.clone()),
+        source: absolute(&file),
         width: map.width,
         height: map.height,
         tile_width: 32,
@@ -741,10 +743,9 @@ pub fn write_ron_beside(map: &WorldMap, comment: &str, dir: Option<&Path>) -> St
 /// How a map file in `dir` names the Tiled file `source`: relative when `dir` is an ancestor of
 /// it or a sibling's ancestor (`../visuals/town.tmj`), otherwise absolute.
 fn art_reference(source: &Path, dir: Option<&Path>) -> String {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let source = abs(source);
+    let source = absolute(source);
     if let Some(dir) = dir {
-        let dir = abs(if dir.as_os_str().is_empty() {
+        let dir = absolute(if dir.as_os_str().is_empty() {
             Path::new(".")
         } else {
             dir

@@ -5,9 +5,10 @@
 //! folder exported from it ([`original`]). The other tile layers are the town's own art,
 //! kept as plain data ([`TiledArt`]) for the window to draw; nothing here decodes an image.
 //!
-//! Readers: `.tmx` (and `.tsx` tilesets) with the `tiled` crate, plus a pass of `quick-xml`
-//! for what that crate keeps private or does not check (each tileset's `firstgid`, and each
-//! layer's raw gids, so a short layer is an error rather than a panic); `.tmj`/`.json` with
+//! Readers: `.tmx` (and `.tsx` tilesets) with the `tiled` crate, after a pass of `quick-xml`
+//! for what that crate keeps private or does not check (the map's size, before any layer is
+//! unpacked; each tileset's `firstgid`; each layer's raw gids, so a short layer is an error
+//! rather than a panic); `.tmj`/`.json` with
 //! serde structs for Tiled's documented JSON format (no maintained crate reads it). See
 //! `docs/design/original-formats.md` §1.6.
 
@@ -103,13 +104,22 @@ pub struct ArtTileset {
 }
 
 impl ArtTileset {
-    /// The top-left pixel of a tile (by its id within the tileset) in the image.
-    pub fn tile_origin(&self, local: u32) -> (u32, u32) {
-        let c = self.columns.max(1);
-        (
-            self.margin + (local % c) * (self.tile_width + self.spacing),
-            self.margin + (local / c) * (self.tile_height + self.spacing),
-        )
+    /// The top-left pixel of a tile (by its id within the tileset) in an image of `iw`×`ih`
+    /// pixels, if the whole tile lies inside it. The geometry comes from the file, so the
+    /// arithmetic is checked: a tile past any limit is outside.
+    pub fn tile_origin(&self, local: u32, iw: u32, ih: u32) -> Option<(u32, u32)> {
+        let c = u64::from(self.columns.max(1));
+        let (col, row) = (u64::from(local) % c, u64::from(local) / c);
+        let at = |i: u64, tile: u32, image: u32| -> Option<u32> {
+            let step = u64::from(tile) + u64::from(self.spacing);
+            let o = u64::from(self.margin).checked_add(i.checked_mul(step)?)?;
+            // o + tile ≤ image ≤ u32::MAX, so o fits.
+            (o + u64::from(tile) <= u64::from(image)).then_some(o as u32)
+        };
+        Some((
+            at(col, self.tile_width, iw)?,
+            at(row, self.tile_height, ih)?,
+        ))
     }
 }
 
@@ -125,6 +135,10 @@ pub struct ArtLayer {
     /// Gids, row-major from the top-left, with Tiled's flip bits; 0 where empty.
     pub gids: Vec<u32>,
 }
+
+/// The largest tile side drawn, in pixels: the window copies the tiles into pages of 16 × 16
+/// tiles, which then stay within 4,096 pixels a side (a texture every adapter takes).
+pub const MAX_DRAWN_TILE: u32 = 256;
 
 /// Tiled's flip bits: horizontal, vertical, diagonal (an x/y swap, applied first).
 pub const FLIP_H: u32 = 0x8000_0000;
@@ -163,9 +177,48 @@ impl TiledArt {
         (0..used.len()).filter(|i| used[*i]).collect()
     }
 
-    /// Whether a tileset's tiles can be drawn on this map's grid: one image, the map's tile size.
+    /// Whether a tileset's tiles can be drawn on this map's grid (see [`TiledArt::not_drawn`]).
     pub fn drawable(&self, ts: &ArtTileset) -> bool {
-        ts.image.is_some() && ts.tile_width == self.tile_width && ts.tile_height == self.tile_height
+        self.not_drawn(ts).is_none()
+    }
+
+    /// Why a tileset's tiles cannot be drawn, if they cannot: they must come from one image, at
+    /// the map's tile size, no larger than [`MAX_DRAWN_TILE`], and its margin and spacing must
+    /// leave room for them in the image (as the map gives its size).
+    pub fn not_drawn(&self, ts: &ArtTileset) -> Option<String> {
+        if ts.image.is_none() {
+            return Some("is a collection of single images; its tiles are not drawn".into());
+        }
+        if (ts.tile_width, ts.tile_height) != (self.tile_width, self.tile_height) {
+            return Some(format!(
+                "has {}×{} tiles on a map of {}×{}; its tiles are not drawn",
+                ts.tile_width, ts.tile_height, self.tile_width, self.tile_height
+            ));
+        }
+        if ts.tile_width > MAX_DRAWN_TILE || ts.tile_height > MAX_DRAWN_TILE {
+            return Some(format!(
+                "has tiles of {}×{} pixels; tiles over {MAX_DRAWN_TILE} pixels a side are not drawn",
+                ts.tile_width, ts.tile_height
+            ));
+        }
+        let (iw, ih) = (u64::from(ts.image_width), u64::from(ts.image_height));
+        if iw > 0 && ih > 0 {
+            let (tw, th) = (u64::from(ts.tile_width), u64::from(ts.tile_height));
+            let (m, sp) = (u64::from(ts.margin), u64::from(ts.spacing));
+            if m + tw > iw || m + th > ih {
+                return Some(format!(
+                    "has a margin of {m} pixels, which leaves no room for a {tw}×{th} tile in its {iw}×{ih} image; its tiles are not drawn"
+                ));
+            }
+            let columns = u64::from(ts.columns.max(1));
+            let rows = u64::from(ts.tile_count).div_ceil(columns);
+            if (columns > 1 && m + 2 * tw + sp > iw) || (rows > 1 && m + 2 * th + sp > ih) {
+                return Some(format!(
+                    "has a spacing of {sp} pixels, which leaves no room for a second tile in its {iw}×{ih} image; its tiles are not drawn"
+                ));
+            }
+        }
+        None
     }
 
     /// The image files the layers need that are not there (the window then draws our own art).
@@ -309,7 +362,8 @@ fn check_map(
 /// `#rrggbb` or `#aarrggbb` as RGB.
 fn parse_colour(s: &str) -> Option<[u8; 3]> {
     let h = s.trim().trim_start_matches('#');
-    let h = if h.len() == 8 { &h[2..] } else { h };
+    // `get`, not slicing: the text may hold characters of several bytes.
+    let h = if h.len() == 8 { h.get(2..)? } else { h };
     if h.len() != 6 {
         return None;
     }
@@ -317,11 +371,14 @@ fn parse_colour(s: &str) -> Option<[u8; 3]> {
     Some([b(0)?, b(2)?, b(4)?])
 }
 
-/// Layer data as text (CSV, or base64 with optional zlib/gzip compression) to gids.
+/// Layer data as text (CSV, or base64 with optional zlib/gzip compression) to gids. `cells` is
+/// the map's width × height: packed data is unpacked no further than that many tile ids (and
+/// one byte more, to know it holds more), so a small file cannot unpack to gigabytes.
 fn decode_text(
     text: &str,
     encoding: Option<&str>,
     compression: Option<&str>,
+    cells: usize,
 ) -> Result<Vec<u32>, String> {
     match encoding {
         Some("csv") => text
@@ -339,22 +396,23 @@ fn decode_text(
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(cleaned.as_bytes())
                 .map_err(|e| format!("the base64 data cannot be decoded: {e}"))?;
+            let limit = cells.saturating_mul(4);
+            let unpack = |what: &str, reader: &mut dyn Read| -> Result<Vec<u8>, String> {
+                let mut out = Vec::new();
+                Read::take(reader, limit as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| format!("the {what} data cannot be unpacked: {e}"))?;
+                if out.len() > limit {
+                    return Err(format!(
+                        "the {what} data unpacks to more than the {limit} bytes of the map's {cells} cells (4 bytes each); it is damaged or not this map's"
+                    ));
+                }
+                Ok(out)
+            };
             let bytes = match compression.unwrap_or("") {
                 "" => raw,
-                "zlib" => {
-                    let mut out = Vec::new();
-                    flate2::read::ZlibDecoder::new(&raw[..])
-                        .read_to_end(&mut out)
-                        .map_err(|e| format!("the zlib data cannot be unpacked: {e}"))?;
-                    out
-                }
-                "gzip" => {
-                    let mut out = Vec::new();
-                    flate2::read::GzDecoder::new(&raw[..])
-                        .read_to_end(&mut out)
-                        .map_err(|e| format!("the gzip data cannot be unpacked: {e}"))?;
-                    out
-                }
+                "zlib" => unpack("zlib", &mut flate2::read::ZlibDecoder::new(&raw[..]))?,
+                "gzip" => unpack("gzip", &mut flate2::read::GzDecoder::new(&raw[..]))?,
                 other => {
                     return Err(format!(
                         "layer data compressed with {other:?} cannot be read (zlib, gzip or none can); in Tiled set Map > Map Properties > Tile Layer Format to CSV and save again"
@@ -512,15 +570,19 @@ fn read_tmj(path: &Path, src: &str) -> Result<Doc, DataError> {
     Ok(doc)
 }
 
+/// A path made absolute (against the working folder), or as it is when that fails.
+pub(super) fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// The folder of a file, made absolute (so image paths stay right from any working folder).
 fn absolute_dir(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let dir = if dir.as_os_str().is_empty() {
+    absolute(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
-    };
-    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+    })
 }
 
 fn json_tileset(path: &Path, dir: &Path, i: usize, t: &JTileset) -> Result<ArtTileset, DataError> {
@@ -637,6 +699,7 @@ fn json_layers(
                         text,
                         Some(l.encoding.as_deref().unwrap_or("base64")),
                         l.compression.as_deref(),
+                        (doc.width * doc.height) as usize,
                     )
                     .map_err(|m| DataError::new(path, 0, field(), m))?,
                     _ => {
@@ -693,7 +756,7 @@ fn tiled_tileset(ts: &::tiled::Tileset, first_gid: u32) -> ArtTileset {
         tile_height: ts.tile_height,
         margin: ts.margin,
         spacing: ts.spacing,
-        image: img.map(|i| std::path::absolute(&i.source).unwrap_or_else(|_| i.source.clone())),
+        image: img.map(|i| absolute(&i.source)),
         image_width: img.map(|i| i.width.max(0) as u32).unwrap_or(0),
         image_height: img.map(|i| i.height.max(0) as u32).unwrap_or(0),
         transparent: img
@@ -702,16 +765,23 @@ fn tiled_tileset(ts: &::tiled::Tileset, first_gid: u32) -> ArtTileset {
     }
 }
 
-/// What the tiled crate does not give: the `firstgid` of each tileset of the map, and the raw
-/// gids of each tile layer (in document order, groups included).
+/// What the tiled crate does not give or does not check, read before it runs: the map's size
+/// (checked first, as [`check_map`] does), the `firstgid` of each tileset of the map, and the
+/// raw gids of each tile layer (in document order, groups included), unpacked no further than
+/// the map's size holds.
 fn tmx_raw(path: &Path, src: &str) -> Result<(Vec<u32>, Vec<Vec<u32>>), DataError> {
     use quick_xml::events::Event;
     let err = |m: String| DataError::new(path, 0, "", m);
     let xml = |e: quick_xml::Error| err(format!("not a Tiled map in XML: {e}"));
     let mut reader = quick_xml::Reader::from_str(src);
     let mut depth = 0usize;
+    // Cells of the map (width × height), once its `<map>` element is read and checked.
+    let mut cells: Option<usize> = None;
     let mut first_gids = Vec::new();
     let mut layers: Vec<Vec<u32>> = Vec::new();
+    // The `<layer>` being read: its depth and name. Only its own `<data>` holds its gids (an
+    // image layer's or a tileset's `<image>` may hold a `<data>` too).
+    let mut layer: Option<(usize, String)> = None;
     // The <data> being read: encoding, compression, text.
     let mut data: Option<(Option<String>, Option<String>, String)> = None;
     let attr =
@@ -725,24 +795,51 @@ fn tmx_raw(path: &Path, src: &str) -> Result<(Vec<u32>, Vec<Vec<u32>>), DataErro
                 })
                 .transpose()
         };
+    // A whole-number attribute of `<map>`.
+    let number = |e: &quick_xml::events::BytesStart, name: &str| -> Result<i64, DataError> {
+        let v = attr(e, name)?
+            .ok_or_else(|| DataError::new(path, 0, name, "is missing from the <map> element"))?;
+        v.trim()
+            .parse::<i64>()
+            .map_err(|_| DataError::new(path, 0, name, format!("{v:?} is not a whole number")))
+    };
     loop {
         let ev = reader.read_event().map_err(xml)?;
         match ev {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(ev, Event::Empty(_));
                 match e.name().as_ref() {
+                    b"map" if depth == 0 => {
+                        let orientation = attr(e, "orientation")?;
+                        let infinite = attr(e, "infinite")?.is_some_and(|v| v.trim() == "1");
+                        let (w, h) = (number(e, "width")?, number(e, "height")?);
+                        let tile = |v: i64| v.clamp(0, u32::MAX.into()) as u32;
+                        let (tw, th) = (number(e, "tilewidth")?, number(e, "tileheight")?);
+                        check_map(
+                            path,
+                            orientation.as_deref().unwrap_or("orthogonal"),
+                            infinite,
+                            w,
+                            h,
+                            tile(tw),
+                            tile(th),
+                        )?;
+                        cells = Some((w * h) as usize);
+                    }
                     b"tileset" if depth == 1 => {
                         let v = attr(e, "firstgid")?.unwrap_or_default();
                         first_gids.push(v.trim().parse::<u32>().map_err(|_| {
                             err(format!("a tileset's firstgid {v:?} is not a whole number"))
                         })?);
                     }
-                    b"layer" => layers.push(Vec::new()),
-                    b"data" if !layers.is_empty() => {
-                        data = Some((attr(e, "encoding")?, attr(e, "compression")?, String::new()));
-                        if empty {
-                            data = None;
+                    b"layer" => {
+                        layers.push(Vec::new());
+                        if !empty {
+                            layer = Some((depth, attr(e, "name")?.unwrap_or_default()));
                         }
+                    }
+                    b"data" if !empty && layer.as_ref().is_some_and(|(d, _)| depth == d + 1) => {
+                        data = Some((attr(e, "encoding")?, attr(e, "compression")?, String::new()));
                     }
                     _ => {}
                 }
@@ -765,23 +862,40 @@ fn tmx_raw(path: &Path, src: &str) -> Result<(Vec<u32>, Vec<Vec<u32>>), DataErro
                 if e.name().as_ref() == b"data"
                     && let Some((enc, comp, text)) = data.take()
                 {
-                    let gids =
-                        decode_text(&text, enc.as_deref(), comp.as_deref()).map_err(|m| {
-                            DataError::new(path, 0, format!("layer {}", layers.len()), m)
-                        })?;
+                    let name = layer.as_ref().map(|(_, n)| n.as_str()).unwrap_or_default();
+                    let field = format!("layer '{name}'");
+                    let Some(cells) = cells else {
+                        return Err(DataError::new(
+                            path,
+                            0,
+                            field,
+                            "comes before the <map> element's size",
+                        ));
+                    };
+                    let gids = decode_text(&text, enc.as_deref(), comp.as_deref(), cells)
+                        .map_err(|m| DataError::new(path, 0, field, m))?;
                     if let Some(l) = layers.last_mut() {
                         *l = gids;
                     }
+                }
+                if layer.as_ref().is_some_and(|(d, _)| *d == depth) {
+                    layer = None;
                 }
             }
             Event::Eof => break,
             _ => {}
         }
     }
+    if cells.is_none() {
+        return Err(err("not a Tiled map: no <map> element".into()));
+    }
     Ok((first_gids, layers))
 }
 
 fn read_tmx(path: &Path, src: &str) -> Result<Doc, DataError> {
+    // First our own pass: the tiled crate unpacks every layer before anyone sees the map's
+    // size, so a huge size or an unpacking bomb is refused here, before it runs.
+    let (first_gids, raw) = tmx_raw(path, src)?;
     let map = ::tiled::Loader::new()
         .load_tmx_map(path)
         .map_err(|e| DataError::new(path, 0, "", format!("not a Tiled map: {e}")))?;
@@ -801,7 +915,6 @@ fn read_tmx(path: &Path, src: &str) -> Result<Doc, DataError> {
         map.tile_width,
         map.tile_height,
     )?;
-    let (first_gids, raw) = tmx_raw(path, src)?;
     if first_gids.len() != map.tilesets().len() {
         return Err(DataError::new(
             path,
@@ -1063,7 +1176,7 @@ pub fn load_tiled(path: &Path) -> Result<(WorldMap, ImportReport), DataError> {
 /// The art of a map: every visible tile layer that is not a block layer, bottom first, with
 /// each gid checked against the tilesets.
 fn art_of(doc: &Doc) -> Result<TiledArt, DataError> {
-    let source = std::path::absolute(&doc.path).unwrap_or_else(|_| doc.path.clone());
+    let source = absolute(&doc.path);
     let mut art = TiledArt {
         source,
         width: doc.width,
@@ -1101,7 +1214,7 @@ fn art_of(doc: &Doc) -> Result<TiledArt, DataError> {
                             .map(|t| format!(
                                 "{}–{}",
                                 t.first_gid,
-                                t.first_gid + t.tile_count.max(1) - 1
+                                t.first_gid.saturating_add(t.tile_count.max(1) - 1)
                             ))
                             .collect::<Vec<_>>()
                             .join(", ")
@@ -1132,16 +1245,8 @@ fn art_of(doc: &Doc) -> Result<TiledArt, DataError> {
     }
     for i in art.used_tilesets() {
         let ts = &art.tilesets[i];
-        if ts.image.is_none() {
-            art.notes.push(format!(
-                "tileset '{}' is a collection of single images; its tiles are not drawn",
-                ts.name
-            ));
-        } else if !art.drawable(ts) {
-            art.notes.push(format!(
-                "tileset '{}' has {}×{} tiles on a map of {}×{}; its tiles are not drawn",
-                ts.name, ts.tile_width, ts.tile_height, art.tile_width, art.tile_height
-            ));
+        if let Some(why) = art.not_drawn(ts) {
+            art.notes.push(format!("tileset '{}' {why}", ts.name));
         }
     }
     Ok(art)
@@ -1157,26 +1262,216 @@ mod tests {
         assert_eq!(parse_colour("ff00ff"), Some([255, 0, 255]));
         assert_eq!(parse_colour("#80ff00ff"), Some([255, 0, 255]));
         assert_eq!(parse_colour("#f0f"), None);
+        // Eight bytes whose third is inside a character: no panic, no colour.
+        assert_eq!(parse_colour("#aébcdef"), None);
+        assert_eq!(parse_colour("ééé"), None);
         assert_eq!(
-            decode_text("1, 2,\n3", Some("csv"), None).unwrap(),
+            decode_text("1, 2,\n3", Some("csv"), None, 3).unwrap(),
             vec![1, 2, 3]
         );
         // 1 and 2 as little-endian u32s, base64 ("AQAAAAIAAAA="), then zlib-packed.
         assert_eq!(
-            decode_text("AQAAAAIAAAA=", Some("base64"), None).unwrap(),
+            decode_text("AQAAAAIAAAA=", Some("base64"), None, 2).unwrap(),
             vec![1, 2]
         );
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         std::io::Write::write_all(&mut z, &[1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
         let packed = base64::engine::general_purpose::STANDARD.encode(z.finish().unwrap());
         assert_eq!(
-            decode_text(&packed, Some("base64"), Some("zlib")).unwrap(),
+            decode_text(&packed, Some("base64"), Some("zlib"), 2).unwrap(),
             vec![1, 2]
         );
-        let e = decode_text(&packed, Some("base64"), Some("zstd")).unwrap_err();
+        let e = decode_text(&packed, Some("base64"), Some("zstd"), 2).unwrap_err();
         assert!(e.contains("zstd") && e.contains("CSV"), "{e}");
-        let e = decode_text("AQAAAAI=", Some("base64"), None).unwrap_err();
+        let e = decode_text("AQAAAAI=", Some("base64"), None, 2).unwrap_err();
         assert!(e.contains("5 bytes"), "{e}");
+    }
+
+    /// `bytes` zero bytes, packed with zlib and gzip, as base64.
+    fn bombs(bytes: usize) -> [(String, &'static str); 2] {
+        let zeros = vec![0u8; bytes];
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut z, &zeros).unwrap();
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut g, &zeros).unwrap();
+        let b64 = |v: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(v);
+        [
+            (b64(z.finish().unwrap()), "zlib"),
+            (b64(g.finish().unwrap()), "gzip"),
+        ]
+    }
+
+    #[test]
+    fn packed_layer_data_unpacks_no_further_than_the_map_holds() {
+        // 64 MiB of zeros packs into some 64 kB; a 2×2 map holds 16 bytes of tile ids.
+        for (packed, how) in bombs(64 << 20) {
+            assert!(packed.len() < 200_000, "{}", packed.len());
+            let e = decode_text(&packed, Some("base64"), Some(how), 4).unwrap_err();
+            assert!(
+                e.contains(how) && e.contains("more than the 16 bytes") && e.contains("4 cells"),
+                "{e}"
+            );
+        }
+        // Exactly the map's size unpacks.
+        for (packed, how) in bombs(16) {
+            assert_eq!(
+                decode_text(&packed, Some("base64"), Some(how), 4).unwrap(),
+                vec![0; 4]
+            );
+        }
+    }
+
+    /// A one-layer `.tmx` of `w`×`h` tiles whose layer holds `data` (a whole `<data>` element),
+    /// with `more` after the layer.
+    fn tmx_text(w: &str, h: &str, data: &str, more: &str) -> String {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<map version="1.8" orientation="orthogonal" width="{w}" height="{h}" tilewidth="32" tileheight="32" infinite="0">
+ <tileset firstgid="1" name="t" tilewidth="32" tileheight="32" tilecount="4" columns="2">
+  <image source="t.png" width="64" height="64"/>
+ </tileset>
+ <layer id="1" name="Ground" width="{w}" height="{h}">
+  {data}
+ </layer>
+ {more}
+</map>"#
+        )
+    }
+
+    #[test]
+    fn a_tmx_map_is_checked_before_its_layers_are_unpacked() {
+        let path = Path::new("town.tmx");
+        let csv = r#"<data encoding="csv">1,2,3,4</data>"#;
+        let (gids, layers) = tmx_raw(path, &tmx_text("2", "2", csv, "")).unwrap();
+        assert_eq!((gids, layers), (vec![1], vec![vec![1, 2, 3, 4]]));
+        // A size past the limit, or none, is refused before any layer is read.
+        let e = tmx_raw(path, &tmx_text("100000", "2", csv, "")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.file.as_path()), ("width", path), "{e}");
+        assert!(e.message.contains("100000"), "{e}");
+        let e = tmx_raw(path, &tmx_text("2", "two", csv, "")).unwrap_err();
+        assert_eq!(e.field, "height", "{e}");
+        let e = tmx_raw(
+            path,
+            &tmx_text("2", "2", csv, "").replace("infinite=\"0\"", "infinite=\"1\""),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "infinite", "{e}");
+        // A packed layer that unpacks past the map's size names the file and the layer.
+        for (packed, how) in bombs(64 << 20) {
+            let data = format!(r#"<data encoding="base64" compression="{how}">{packed}</data>"#);
+            let e = tmx_raw(path, &tmx_text("2", "2", &data, "")).unwrap_err();
+            assert_eq!(
+                (e.field.as_str(), e.file.as_path()),
+                ("layer 'Ground'", path),
+                "{e}"
+            );
+            assert!(e.message.contains("more than the 16 bytes"), "{e}");
+        }
+        // read_doc refuses the file before the tiled crate unpacks it.
+        let dir = std::env::temp_dir().join(format!("simulacra-tmx-bomb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("town.tmx");
+        let [(packed, _), _] = bombs(64 << 20);
+        let data = format!(r#"<data encoding="base64" compression="zlib">{packed}</data>"#);
+        std::fs::write(&file, tmx_text("2", "2", &data, "")).unwrap();
+        let e = read_doc(&file).err().expect("refused");
+        assert_eq!(
+            (e.field.as_str(), e.file.as_path()),
+            ("layer 'Ground'", file.as_path()),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn only_a_tile_layer_s_own_data_holds_its_gids() {
+        // An image layer after the tile layer with an embedded image (`<data>` in `<image>`).
+        let path = Path::new("town.tmx");
+        let csv = r#"<data encoding="csv">1,2,3,4</data>"#;
+        let more = r#"<imagelayer id="2" name="Sky"><image format="png"><data encoding="base64">AAAAAAAA</data></image></imagelayer>"#;
+        let (_, layers) = tmx_raw(path, &tmx_text("2", "2", csv, more)).unwrap();
+        assert_eq!(layers, vec![vec![1, 2, 3, 4]]);
+        // Nor does a tileset's embedded image before any layer count.
+        let text = tmx_text("2", "2", csv, "").replace(
+            r#"<image source="t.png" width="64" height="64"/>"#,
+            r#"<image format="png" width="64" height="64"><data encoding="base64">AAAA</data></image>"#,
+        );
+        let (_, layers) = tmx_raw(path, &text).unwrap();
+        assert_eq!(layers, vec![vec![1, 2, 3, 4]]);
+    }
+
+    fn tileset(columns: u32, margin: u32, spacing: u32, image: (u32, u32)) -> ArtTileset {
+        ArtTileset {
+            name: "t".into(),
+            first_gid: 1,
+            tile_count: 16,
+            columns,
+            tile_width: 32,
+            tile_height: 32,
+            margin,
+            spacing,
+            image: Some(PathBuf::from("/nonexistent/t.png")),
+            image_width: image.0,
+            image_height: image.1,
+            transparent: None,
+        }
+    }
+
+    #[test]
+    fn tile_geometry_from_the_file_cannot_overflow() {
+        let ts = tileset(4, 1, 2, (136, 136));
+        assert_eq!(ts.tile_origin(0, 136, 136), Some((1, 1)));
+        assert_eq!(ts.tile_origin(5, 136, 136), Some((35, 35)));
+        assert_eq!(ts.tile_origin(15, 136, 136), Some((103, 103)));
+        // Past the image (the map claims more tiles than the picture has): outside.
+        assert_eq!(ts.tile_origin(16, 136, 136), None);
+        assert_eq!(ts.tile_origin(15, 134, 136), None);
+        // Values that overflow u32 (and u64) arithmetic: outside, not a panic or a wrap.
+        let huge = tileset(u32::MAX, u32::MAX - 5, u32::MAX, (0, 0));
+        assert_eq!(huge.tile_origin(u32::MAX - 1, u32::MAX, u32::MAX), None);
+        let wide = tileset(1, 0, u32::MAX, (0, 0));
+        assert_eq!(wide.tile_origin(u32::MAX, u32::MAX, u32::MAX), None);
+        assert_eq!(wide.tile_origin(0, u32::MAX, u32::MAX), Some((0, 0)));
+    }
+
+    #[test]
+    fn tilesets_that_cannot_be_drawn_say_why() {
+        let art = |ts: ArtTileset, tile: u32| TiledArt {
+            source: PathBuf::from("/x.tmj"),
+            width: 1,
+            height: 1,
+            tile_width: tile,
+            tile_height: tile,
+            tilesets: vec![ts],
+            layers: Vec::new(),
+            notes: Vec::new(),
+        };
+        let why = |ts: ArtTileset| {
+            let a = art(ts, 32);
+            a.not_drawn(&a.tilesets[0])
+        };
+        assert_eq!(why(tileset(4, 0, 0, (128, 128))), None);
+        assert_eq!(why(tileset(4, 1, 2, (136, 136))), None);
+        // The image's size unknown (0): only the tiles' own checks apply when drawn.
+        assert_eq!(why(tileset(4, 5000, 0, (0, 0))), None);
+        let m = why(tileset(4, u32::MAX, 0, (128, 128))).unwrap();
+        assert!(m.contains("margin of 4294967295"), "{m}");
+        let m = why(tileset(4, 0, u32::MAX, (128, 128))).unwrap();
+        assert!(m.contains("spacing of 4294967295"), "{m}");
+        // One column and one row: the spacing never matters.
+        let mut one = tileset(1, 0, 500, (32, 32));
+        one.tile_count = 1;
+        assert_eq!(why(one), None);
+        // Tiles too large for a page within 4,096 pixels.
+        let mut big = tileset(2, 0, 0, (1024, 1024));
+        (big.tile_width, big.tile_height) = (512, 512);
+        let a = art(big, 512);
+        let m = a.not_drawn(&a.tilesets[0]).unwrap();
+        assert!(m.contains("512×512") && m.contains("256"), "{m}");
+        let mut edge = tileset(2, 0, 0, (512, 512));
+        (edge.tile_width, edge.tile_height) = (256, 256);
+        let a = art(edge, 256);
+        assert_eq!(a.not_drawn(&a.tilesets[0]), None);
     }
 
     #[test]
@@ -1216,6 +1511,6 @@ mod tests {
         assert_eq!(art.tileset_of(0), None);
         assert_eq!(art.used_tilesets(), vec![1]);
         assert_eq!(art.missing_images().len(), 1);
-        assert_eq!(ts("c", 1, 16).tile_origin(5), (32, 32));
+        assert_eq!(ts("c", 1, 16).tile_origin(5, 128, 128), Some((32, 32)));
     }
 }

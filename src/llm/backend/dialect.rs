@@ -14,10 +14,15 @@ use crate::llm::config::Dialect;
 use crate::llm::shape;
 use crate::llm::types::{ChatMessage, OutputShape, Sampling};
 use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 
 /// Answers in a row under one form that failed validation (answers cut off at their token
 /// budget aside) before the server is taken to ignore that form.
 pub const IGNORED_AFTER: u32 = 3;
+
+/// How long a ruled-out form stays out before it is tried again: a server may have been
+/// restarted, upgraded or over a passing fault (a crash inside its structured-output code).
+pub const RETRY_AFTER: Duration = Duration::from_secs(600);
 
 /// Where a chat request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,12 +253,31 @@ const LENGTH_WORDS: [&str; 5] = [
     "context window",
 ];
 
+/// Words by which an error refuses what it names (pydantic's "Input should be 'text' or
+/// 'json_object'" / `literal_error`, OpenAI's "Unrecognized request argument", vLLM's
+/// "Extra inputs are not permitted"). A 5xx that names a form without one of them is a
+/// failure that merely mentions the form (a crash inside the structured-output code, a
+/// traceback that echoes the request).
+const REFUSAL_WORDS: [&str; 10] = [
+    "input should be",
+    "not supported",
+    "unsupported",
+    "unknown",
+    "unrecognized",
+    "invalid",
+    "literal_error",
+    "extra inputs",
+    "must be one of",
+    "not permitted",
+];
+
 /// Reads an HTTP error status and body for a request sent in `dialect` (`None`: free text).
 pub fn classify(status: u16, body: &str, dialect: Option<Dialect>) -> Verdict {
     let b = body.to_ascii_lowercase();
     let too_long = LENGTH_WORDS.iter().any(|w| b.contains(w));
     let words = dialect.map(form_words).unwrap_or(&[]);
     let names_form = words.iter().any(|w| b.contains(w));
+    let refuses = REFUSAL_WORDS.iter().any(|w| b.contains(w));
     match status {
         408 | 429 | 503 => Verdict::ServerError,
         401 | 403 => Verdict::RequestRefused,
@@ -262,9 +286,9 @@ pub fn classify(status: u16, body: &str, dialect: Option<Dialect>) -> Verdict {
         400..=499 if too_long => Verdict::RequestRefused,
         400..=499 if names_form => Verdict::FormRejected,
         400..=499 => Verdict::RequestRefused,
-        // A 5xx is a failure unless its body says the form was invalid (llama-cpp-python
+        // A 5xx is a failure unless its body says the form was refused (llama-cpp-python
         // reports every validation error as HTTP 500; old llama-server builds too).
-        500..=599 if names_form && !too_long => Verdict::FormRejected,
+        500..=599 if names_form && refuses && !too_long => Verdict::FormRejected,
         _ => Verdict::ServerError,
     }
 }
@@ -347,13 +371,13 @@ pub fn pool_embedding(e: &Value) -> Result<Pooled, String> {
 }
 
 /// One endpoint's negotiation: the forms still in the running, what ruled the others out, and
-/// the evidence about the current one.
+/// the evidence about the current one. A ruled-out form is tried again after [`RETRY_AFTER`].
 #[derive(Debug, Clone)]
 pub struct Negotiation {
     pinned: bool,
     candidates: Vec<Dialect>,
-    /// Forms ruled out, with why.
-    pub ruled_out: Vec<(Dialect, String)>,
+    /// Forms ruled out, with why and when.
+    pub ruled_out: Vec<(Dialect, String, Instant)>,
     /// `strict: true` with `JsonSchema` (turned off when a server finds our schema not strict
     /// enough).
     pub strict: bool,
@@ -409,11 +433,34 @@ impl Negotiation {
         }
         if let Some(i) = self.candidates.iter().position(|c| *c == d) {
             self.candidates.remove(i);
-            self.ruled_out.push((d, short(why)));
+            self.ruled_out.push((d, short(why), Instant::now()));
             if i == 0 {
                 self.invalid_streak = 0;
                 self.confirmed = 0;
             }
+        }
+        true
+    }
+
+    /// Puts the forms ruled out at least [`RETRY_AFTER`] before `now` back in the running, in
+    /// their place in [`Dialect::ORDER`]. Returns whether any came back.
+    pub fn retry_due(&mut self, now: Instant) -> bool {
+        let due = |at: &Instant| now.saturating_duration_since(*at) >= RETRY_AFTER;
+        if !self.ruled_out.iter().any(|(_, _, at)| due(at)) {
+            return false;
+        }
+        let before = self.current();
+        for (d, _, _) in self.ruled_out.iter().filter(|(_, _, at)| due(at)) {
+            if !self.candidates.contains(d) {
+                self.candidates.push(*d);
+            }
+        }
+        self.ruled_out.retain(|(_, _, at)| !due(at));
+        let rank = |d: &Dialect| Dialect::ORDER.iter().position(|o| o == d);
+        self.candidates.sort_by_key(rank);
+        if self.current() != before {
+            self.invalid_streak = 0;
+            self.confirmed = 0;
         }
         true
     }
@@ -462,7 +509,7 @@ impl Negotiation {
             let gone: Vec<String> = self
                 .ruled_out
                 .iter()
-                .map(|(d, why)| format!("{}: {why}", d.label()))
+                .map(|(d, why, _)| format!("{}: {why}", d.label()))
                 .collect();
             s.push_str(&format!("; ruled out {}", gone.join("; ")));
         }
@@ -609,6 +656,28 @@ mod tests {
             classify(500, r#"{"error":"boom"}"#, js),
             Verdict::ServerError
         );
+        // A crash that merely mentions the form (a traceback echoing the request) is the
+        // server's failure, not a refusal of the form.
+        assert_eq!(
+            classify(
+                500,
+                r#"{"error":{"message":"CUDA error: out of memory\n  File \"server.py\", in create_chat_completion(response_format=...)","type":"internal_server_error"}}"#,
+                js
+            ),
+            Verdict::ServerError
+        );
+        assert_eq!(
+            classify(
+                502,
+                "upstream crashed while compiling the grammar",
+                Some(Dialect::Grammar)
+            ),
+            Verdict::ServerError
+        );
+        assert_eq!(
+            classify(500, "grammar: unknown rule 'root'", Some(Dialect::Grammar)),
+            Verdict::FormRejected
+        );
         assert_eq!(
             classify(
                 503,
@@ -678,6 +747,45 @@ mod tests {
     }
 
     #[test]
+    fn ruled_out_forms_are_tried_again_after_a_while() {
+        let mut n = Negotiation::new(Dialect::Auto);
+        n.reject(
+            Dialect::JsonSchema,
+            "Input should be 'text' or 'json_object'",
+        );
+        n.reject(Dialect::JsonObject, "Input should be 'text'");
+        for _ in 0..3 {
+            n.answered(Dialect::Grammar, true, false);
+        }
+        assert_eq!((n.current(), n.confirmed), (Dialect::Grammar, 3));
+        let now = Instant::now();
+        assert!(!n.retry_due(now), "not yet");
+        assert!(!n.retry_due(now + RETRY_AFTER / 2), "not yet");
+        assert_eq!(n.ruled_out.len(), 2);
+        // After the wait both come back, in their places: json_schema first again, unconfirmed.
+        assert!(n.retry_due(now + RETRY_AFTER));
+        assert!(n.ruled_out.is_empty());
+        assert_eq!((n.current(), n.confirmed), (Dialect::JsonSchema, 0));
+        assert!(
+            n.describe().contains("not yet confirmed"),
+            "{}",
+            n.describe()
+        );
+        // Refused again: out again, and the next form is the grammar, then json_object.
+        n.reject(
+            Dialect::JsonSchema,
+            "Input should be 'text' or 'json_object'",
+        );
+        assert_eq!(n.current(), Dialect::Grammar);
+        n.reject(Dialect::Grammar, "unknown field grammar");
+        assert_eq!(n.current(), Dialect::JsonObject);
+        assert!(
+            !n.retry_due(now + RETRY_AFTER),
+            "each form waits from its own refusal"
+        );
+    }
+
+    #[test]
     fn negotiation_moves_on_rejections_and_on_ignored_forms() {
         let mut n = Negotiation::new(Dialect::Auto);
         assert_eq!(n.current(), Dialect::JsonSchema);
@@ -720,6 +828,7 @@ mod tests {
         assert_eq!((n.current(), n.strict), (Dialect::JsonSchema, false));
         // A pinned form is never dropped.
         let mut n = Negotiation::new(Dialect::Grammar);
+        assert!(!n.retry_due(Instant::now() + RETRY_AFTER));
         assert!(!n.reject(Dialect::Grammar, "no"));
         for _ in 0..5 {
             n.answered(Dialect::Grammar, false, false);

@@ -3,13 +3,13 @@
 //! caller always gets its reply or its fail-safe; nothing panics.
 
 use simulacra::llm::backend::{Health, WorkKind};
-use simulacra::llm::config::{BackendConfig, LlmConfig, OpenAiConfig};
+use simulacra::llm::config::{BackendConfig, LlmConfig};
 use simulacra::llm::runtime::{LlmRuntime, Reply, ReplySource, Submission};
 use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 const OK: u8 = 0;
@@ -22,120 +22,68 @@ const REFUSE: u8 = 4;
 struct FakeServer {
     url: String,
     mode: Arc<AtomicU8>,
-    hits: Arc<AtomicU32>,
-    last_body: Arc<std::sync::Mutex<String>>,
+    server: ScriptedServer,
 }
 
 impl FakeServer {
     fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let mode = Arc::new(AtomicU8::new(OK));
-        let hits = Arc::new(AtomicU32::new(0));
-        let last_body = Arc::new(std::sync::Mutex::new(String::new()));
-        let (m, h, lb) = (mode.clone(), hits.clone(), last_body.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().take(500) {
-                let Ok(stream) = stream else { continue };
-                let (m, h, lb) = (m.clone(), h.clone(), lb.clone());
-                std::thread::spawn(move || serve(stream, &m, &h, &lb));
-            }
+        let m = mode.clone();
+        let server = ScriptedServer::start_raw(move |path, body| {
+            Some(match m.load(Ordering::SeqCst) {
+                REFUSE => return None,
+                FAIL_500 => (500, "{\"error\":\"boom\"}".to_string()),
+                HANG => {
+                    std::thread::sleep(Duration::from_secs(3));
+                    (200, String::new())
+                }
+                MALFORMED => (200, "{\"choices\": [ this is not json".to_string()),
+                _ if path.ends_with("/embeddings") => (
+                    200,
+                    "{\"data\":[{\"embedding\":[3.0,4.0]}],\"usage\":{\"prompt_tokens\":2}}"
+                        .to_string(),
+                ),
+                // Answer the schema's wrapped form, as a server enforcing it would.
+                _ => {
+                    let content = if body.contains("json_schema") {
+                        "{\"value\": 7}"
+                    } else {
+                        "7"
+                    };
+                    (200, serde_json::json!({"choices":[{"message":{"role":"assistant","content":content}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}).to_string())
+                }
+            })
         });
         Self {
-            url,
+            url: server.url.clone(),
             mode,
-            hits,
-            last_body,
+            server,
         }
     }
     fn set(&self, mode: u8) {
         self.mode.store(mode, Ordering::SeqCst);
     }
+    /// Requests answered (or hung up on).
+    fn hits(&self) -> usize {
+        self.server.requests.lock().unwrap().len()
+    }
+    fn last_body(&self) -> String {
+        let r = self.server.requests.lock().unwrap();
+        r.last().map(|(_, b)| b.clone()).unwrap_or_default()
+    }
 }
 
-fn serve(
-    mut stream: TcpStream,
-    mode: &AtomicU8,
-    hits: &AtomicU32,
-    last_body: &std::sync::Mutex<String>,
-) {
-    let mode = mode.load(Ordering::SeqCst);
-    if mode == REFUSE {
-        return; // close at once: the client sees a broken connection
-    }
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut len = 0usize;
-    let mut path = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if path.is_empty() {
-            path = line
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or_default()
-                .to_string();
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; len];
-    let _ = reader.read_exact(&mut body);
-    hits.fetch_add(1, Ordering::SeqCst);
-    *last_body.lock().unwrap() = String::from_utf8_lossy(&body).to_string();
-    let (status, payload) = match mode {
-        FAIL_500 => (
-            "500 Internal Server Error",
-            "{\"error\":\"boom\"}".to_string(),
-        ),
-        HANG => {
-            std::thread::sleep(Duration::from_secs(3));
-            ("200 OK", String::new())
-        }
-        MALFORMED => ("200 OK", "{\"choices\": [ this is not json".to_string()),
-        _ if path.ends_with("/embeddings") => (
-            "200 OK",
-            "{\"data\":[{\"embedding\":[3.0,4.0]}],\"usage\":{\"prompt_tokens\":2}}".to_string(),
-        ),
-        _ => {
-            // Answer the schema's wrapped form, as a server enforcing it would.
-            let content = if String::from_utf8_lossy(&body).contains("json_schema") {
-                "{\"value\": 7}"
-            } else {
-                "7"
-            };
-            ("200 OK", serde_json::json!({"choices":[{"message":{"role":"assistant","content":content}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}).to_string())
-        }
-    };
-    let resp = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
-        payload.len()
-    );
-    let _ = stream.write_all(resp.as_bytes());
-}
-
+/// Fast rests and timeouts for the fake servers above.
 fn config(urls: Vec<String>) -> LlmConfig {
+    let mut cfg = server_config(&urls[0]);
+    if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
+        o.endpoints = urls;
+    }
     LlmConfig {
-        backends: vec![BackendConfig::OpenAi(OpenAiConfig {
-            name: "fake".into(),
-            endpoints: urls,
-            model: "test".into(),
-            concurrency: 4,
-            ..Default::default()
-        })],
         timeout_s: 0.5,
-        retries: 2,
         backoff_ms: 20,
-        down_after: 3,
         probe_after_s: 0.3,
-        cache: false,
-        ..Default::default()
+        ..cfg
     }
 }
 
@@ -167,7 +115,7 @@ fn normal_reply_with_a_json_schema() {
     let r = importance(&rt);
     assert_eq!(r.value, LlmValue::Integer(7));
     assert_eq!(r.source, ReplySource::Model("fake".into()));
-    let body = server.last_body.lock().unwrap().clone();
+    let body = server.last_body();
     assert!(
         body.contains("\"response_format\"") && body.contains("\"maximum\":10"),
         "{body}"
@@ -206,11 +154,7 @@ fn http_500s_are_retried_then_answered_with_the_fail_safe() {
         "{:?}",
         r.source
     );
-    assert_eq!(
-        server.hits.load(Ordering::SeqCst),
-        3,
-        "one try and two retries"
-    );
+    assert_eq!(server.hits(), 3, "one try and two retries");
     let st = rt.stats.lock().unwrap().by_purpose["importance"].clone();
     assert_eq!((st.failures, st.retries, st.fallbacks), (3, 2, 1));
 }
@@ -293,20 +237,14 @@ fn requests_spread_over_several_endpoints_and_survive_one_failing() {
         let r = importance(&rt);
         assert_eq!(r.value, LlmValue::Integer(7), "{:?}", r.source);
     }
-    assert!(a.hits.load(Ordering::SeqCst) >= 5);
-    assert!(
-        b.hits.load(Ordering::SeqCst) >= 1,
-        "the second endpoint was tried"
-    );
+    assert!(a.hits() >= 5);
+    assert!(b.hits() >= 1, "the second endpoint was tried");
     b.set(OK);
     std::thread::sleep(Duration::from_millis(400));
     for _ in 0..6 {
         importance(&rt);
     }
-    assert!(
-        b.hits.load(Ordering::SeqCst) >= 4,
-        "the recovered endpoint takes work again"
-    );
+    assert!(b.hits() >= 4, "the recovered endpoint takes work again");
 }
 
 /// A fake server whose answers a closure writes from the path and body; it keeps every request.
@@ -315,10 +253,16 @@ struct ScriptedServer {
     requests: Arc<std::sync::Mutex<Vec<(String, String)>>>,
 }
 
-type Handler = dyn Fn(&str, &str) -> (u16, String) + Send + Sync;
+/// Status and body for a request's path and body; `None` hangs up without an answer.
+type Handler = dyn Fn(&str, &str) -> Option<(u16, String)> + Send + Sync;
 
 impl ScriptedServer {
     fn start(handler: impl Fn(&str, &str) -> (u16, String) + Send + Sync + 'static) -> Self {
+        Self::start_raw(move |path, body| Some(handler(path, body)))
+    }
+    fn start_raw(
+        handler: impl Fn(&str, &str) -> Option<(u16, String)> + Send + Sync + 'static,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -328,7 +272,7 @@ impl ScriptedServer {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let (h, r) = (handler.clone(), reqs.clone());
-                std::thread::spawn(move || serve_scripted(stream, &*h, &r));
+                std::thread::spawn(move || serve(stream, &*h, &r));
             }
         });
         Self { url, requests }
@@ -345,7 +289,8 @@ impl ScriptedServer {
     }
 }
 
-fn serve_scripted(
+/// Reads one HTTP request (its path and body), keeps it, and writes the handler's answer.
+fn serve(
     mut stream: TcpStream,
     handler: &Handler,
     requests: &std::sync::Mutex<Vec<(String, String)>>,
@@ -375,7 +320,10 @@ fn serve_scripted(
     let _ = reader.read_exact(&mut body);
     let body = String::from_utf8_lossy(&body).to_string();
     requests.lock().unwrap().push((path.clone(), body.clone()));
-    let (status, payload) = handler(&path, &body);
+    // `None`: close at once, so the client sees a broken connection.
+    let Some((status, payload)) = handler(&path, &body) else {
+        return;
+    };
     let resp = format!(
         "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
         payload.len()
@@ -413,23 +361,22 @@ fn like_llama_cpp_python() -> ScriptedServer {
     })
 }
 
+/// The benchmark's configuration for one server (an `OpenAi` backend with default settings,
+/// cache off), named and timed for these tests.
 fn server_config(url: &str) -> LlmConfig {
+    let mut cfg = simulacra::llm::bench_server::server_config(url);
+    if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
+        o.name = "fake".into();
+        o.model = "test".into();
+        o.concurrency = 4;
+    }
     LlmConfig {
-        backends: vec![BackendConfig::OpenAi(OpenAiConfig {
-            name: "fake".into(),
-            endpoints: vec![url.to_string()],
-            model: "test".into(),
-            concurrency: 4,
-            ..Default::default()
-        })],
-        embedding_backend: None,
         timeout_s: 2.0,
         retries: 2,
         backoff_ms: 10,
         down_after: 3,
         probe_after_s: 30.0,
-        cache: false,
-        ..Default::default()
+        ..cfg
     }
 }
 
@@ -645,6 +592,57 @@ fn dialect_a_form_the_server_ignores_is_dropped_after_a_few_invalid_answers() {
     for _ in 0..4 {
         assert_eq!(ask(&rt, OutputShape::YesNo).value, LlmValue::Bool(true));
     }
+}
+
+#[test]
+fn dialect_an_endpoint_that_answers_404_to_everything_is_marked_down_with_its_error() {
+    // A base URL without its /v1: no route is there, whatever the form.
+    let server = ScriptedServer::start(|_, _| (404, r#"{"detail":"Not Found"}"#.into()));
+    let rt = LlmRuntime::start(&server_config(&server.url));
+    let r = ask(&rt, OutputShape::Integer { min: 1, max: 10 });
+    assert!(r.is_fallback(), "{:?}", r.source);
+    // One try and two retries, each a failure of the endpoint: down after three.
+    assert_eq!(server.hits("/chat/completions").len(), 3);
+    let b = status(&rt);
+    assert_eq!(b.health, Health::Down, "{}", b.detail);
+    assert!(
+        b.detail.contains("0/1 endpoints up")
+            && b.detail.contains("last error")
+            && b.detail.contains("HTTP 404: Not Found"),
+        "{}",
+        b.detail
+    );
+    // Resting: the next request is not sent.
+    assert!(ask(&rt, OutputShape::YesNo).is_fallback());
+    assert_eq!(server.hits("/chat/completions").len(), 3);
+}
+
+#[test]
+fn dialect_a_request_refused_for_its_length_fails_alone_and_its_error_is_shown() {
+    let server = ScriptedServer::start(|_, _| {
+        (
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 2048 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#.into(),
+        )
+    });
+    let rt = LlmRuntime::start(&server_config(&server.url));
+    for _ in 0..5 {
+        assert!(ask(&rt, OutputShape::YesNo).is_fallback());
+    }
+    assert_eq!(
+        server.hits("/chat/completions").len(),
+        5,
+        "a refused request is not retried"
+    );
+    let b = status(&rt);
+    assert_eq!(b.health, Health::Ok, "{}", b.detail);
+    assert!(
+        b.detail.contains("1 endpoint(s) up")
+            && b.detail.contains("last error")
+            && b.detail.contains("maximum context length"),
+        "{}",
+        b.detail
+    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! form it takes (negotiated per endpoint, `dialect.rs`), and embeddings, pooled or per token.
 //! Requests are spread over the endpoints that are up; an endpoint that fails repeatedly rests
 //! and is then probed again. A refusal of a request's form is not a failure of the server and
-//! never counts toward resting it. HTTPS through rustls (ring). The API key is read only from
+//! never counts toward resting it, nor does a refusal of one request (too long); a route the
+//! server does not have (404/405 to every request: a wrong base URL) does. HTTPS through rustls (ring). The API key is read only from
 //! the environment variable the config names and is never logged.
 
 use super::dialect::{self, ChatRoute, Negotiation, Verdict};
@@ -99,13 +100,17 @@ pub fn embedding_identity(model: &str, per_token: bool) -> String {
     }
 }
 
+/// How long an endpoint's last error is shown in its health line while it is up.
+const RECENT_ERROR: Duration = Duration::from_secs(60);
+
 struct Endpoint {
     url: String,
     in_flight: usize,
     failures: u32,
     down_until: Option<Instant>,
     probing: bool,
-    last_error: Option<String>,
+    /// The last error and when it came.
+    last_error: Option<(String, Instant)>,
     talk: Arc<Mutex<Talk>>,
 }
 
@@ -403,11 +408,11 @@ impl Backend for OpenAiBackend {
             WorkOutcome::Failed(err)
                 if matches!(err.kind, ErrorKind::Fatal | ErrorKind::Unsupported) =>
             {
-                e.last_error = Some(err.message.clone());
+                e.last_error = Some((err.message.clone(), Instant::now()));
             }
             WorkOutcome::Failed(err) => {
                 e.failures += 1;
-                e.last_error = Some(err.message.clone());
+                e.last_error = Some((err.message.clone(), Instant::now()));
                 if e.failures >= self.down_after {
                     e.down_until = Some(Instant::now() + self.probe_after);
                 }
@@ -432,13 +437,29 @@ impl Backend for OpenAiBackend {
             .filter(|e| e.down_until.is_none())
             .count();
         let n = self.endpoints.len();
+        let now = Instant::now();
         let talk: Vec<String> = self
             .endpoints
             .iter()
             .map(|e| {
                 let t = e.talk.lock().unwrap();
+                // The last error is shown while the endpoint rests, and for a minute after
+                // it came while it is up: requests can fail one by one (too long, refused)
+                // without the endpoint ever resting.
+                let error = match &e.last_error {
+                    Some((m, at))
+                        if e.down_until.is_some()
+                            || now.saturating_duration_since(*at) < RECENT_ERROR =>
+                    {
+                        format!(
+                            "; last error {:.0} s ago: {m}",
+                            now.saturating_duration_since(*at).as_secs_f64()
+                        )
+                    }
+                    _ => String::new(),
+                };
                 let what = format!(
-                    "dialect {}; embeddings {}",
+                    "dialect {}; embeddings {}{error}",
                     t.negotiation.describe(),
                     t.embeddings.describe()
                 );
@@ -452,12 +473,7 @@ impl Backend for OpenAiBackend {
         let mut detail = if up == n {
             format!("{n} endpoint(s) up; {}", talk.join(" | "))
         } else {
-            let why = self
-                .endpoints
-                .iter()
-                .find_map(|e| e.last_error.clone())
-                .unwrap_or_default();
-            format!("{up}/{n} endpoints up; {why}; {}", talk.join(" | "))
+            format!("{up}/{n} endpoints up; {}", talk.join(" | "))
         };
         if detail.len() > 600 {
             detail = detail.chars().take(600).collect();
@@ -577,7 +593,8 @@ pub async fn chat(
     // Each rejection drops a form (or strict mode once), so this ends; the bound is a guard.
     for _ in 0..=Dialect::ORDER.len() + 1 {
         let (current, strict) = {
-            let t = talk.lock().unwrap();
+            let mut t = talk.lock().unwrap();
+            t.negotiation.retry_due(Instant::now());
             (t.negotiation.current(), t.negotiation.strict)
         };
         let d = shaped.then_some(current);
@@ -607,6 +624,14 @@ pub async fn chat(
             }
             Err(HttpError::Status(status, body)) => {
                 let msg = status_message(&url, status, &body);
+                // A route the server does not have (404/405 on every request: a wrong base
+                // URL, or no such model) fails every request alike, so it counts toward
+                // resting the endpoint; other refusals of one request (too long) do not.
+                let refused = if matches!(status, 404 | 405) {
+                    ErrorKind::Http
+                } else {
+                    ErrorKind::Fatal
+                };
                 match dialect::classify(status, &body, d) {
                     Verdict::FormRejected => {
                         let d = d.expect("a form was sent");
@@ -619,13 +644,11 @@ pub async fn chat(
                             format!("in the pinned dialect {}", d.label())
                         };
                         return Err(BackendError::new(
-                            ErrorKind::Fatal,
+                            refused,
                             format!("{msg} (refused {what})"),
                         ));
                     }
-                    Verdict::RequestRefused => {
-                        return Err(BackendError::new(ErrorKind::Fatal, msg));
-                    }
+                    Verdict::RequestRefused => return Err(BackendError::new(refused, msg)),
                     Verdict::ServerError => return Err(BackendError::new(ErrorKind::Http, msg)),
                 }
             }

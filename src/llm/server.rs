@@ -50,6 +50,8 @@ pub struct LocalServer {
     pub log: PathBuf,
     /// Seconds from start until `/v1/models` answered.
     pub startup: Duration,
+    /// Leave the log when dropped (a start that failed names it in its error).
+    keep_log: bool,
 }
 
 /// A port nobody listens on now.
@@ -97,11 +99,44 @@ threading.Thread(target=watch, daemon=True).start()\n\
 sys.argv = ['llama_cpp.server'] + sys.argv[1:]\n\
 runpy.run_module('llama_cpp.server', run_name='__main__')\n";
 
+/// Where a starting server stands, from what can be seen of it.
+#[derive(Debug, PartialEq, Eq)]
+enum Readiness {
+    /// Ours answers on its port.
+    Ready,
+    /// Not yet (loading the model, or something else answers while ours has not bound).
+    Waiting,
+}
+
+/// Whether our server is ready: `/v1/models` on the port answered 200, our child still runs,
+/// and its log says uvicorn runs on that very port. Any server on the port answers the first
+/// (a port found free can be taken before our child binds it, and it loads the model before
+/// binding); only ours writes the last.
+fn readiness(status_line: Option<&str>, child_running: bool, log: &str, port: u16) -> Readiness {
+    let answered = status_line.is_some_and(|s| s.contains(" 200"));
+    let ours = log.contains(&format!("Uvicorn running on http://127.0.0.1:{port} "));
+    if answered && child_running && ours {
+        Readiness::Ready
+    } else {
+        Readiness::Waiting
+    }
+}
+
 impl LocalServer {
     /// Starts `python -m llama_cpp.server --model MODEL --host 127.0.0.1 --port PORT
     /// --embedding true EXTRA…` and waits until `/v1/models` answers (up to `ready_within`).
+    /// When it cannot, its log is kept and named in the error.
     pub fn start(model: &Path, extra: &[&str], ready_within: Duration) -> Result<Self, String> {
         let python = venv_python()?;
+        Self::start_with(&python, model, extra, ready_within)
+    }
+
+    fn start_with(
+        python: &Path,
+        model: &Path,
+        extra: &[&str],
+        ready_within: Duration,
+    ) -> Result<Self, String> {
         if !model.exists() {
             return Err(format!(
                 "{} is missing: run ./scripts/setup.sh",
@@ -109,6 +144,14 @@ impl LocalServer {
             ));
         }
         let mut last_err = String::new();
+        // Logs of tries that failed: the last is kept for the error, the others are removed.
+        let mut failed_logs: Vec<PathBuf> = Vec::new();
+        let remove = |logs: &[PathBuf]| {
+            for l in logs {
+                let _ = std::fs::remove_file(l);
+            }
+        };
+        let started_all = Instant::now();
         // A port found free may be taken before the server binds it: then another one.
         for _ in 0..3 {
             let port = free_port()?;
@@ -121,7 +164,7 @@ impl LocalServer {
                 .try_clone()
                 .map_err(|e| format!("{}: {e}", log.display()))?;
             let started = Instant::now();
-            let child = Command::new(&python)
+            let child = Command::new(python)
                 .arg("-c")
                 .arg(WATCHED_SERVER)
                 .arg("--model")
@@ -140,32 +183,63 @@ impl LocalServer {
                 port,
                 log,
                 startup: Duration::ZERO,
+                keep_log: false,
             };
             loop {
-                if let Some((status, _)) = http_get(port, "/v1/models")
-                    && status.contains(" 200")
+                let answer = http_get(port, "/v1/models");
+                let exited = me.child.try_wait().ok().flatten();
+                let log_text = match &answer {
+                    Some(_) => std::fs::read_to_string(&me.log).unwrap_or_default(),
+                    None => String::new(),
+                };
+                if readiness(
+                    answer.as_ref().map(|(s, _)| s.as_str()),
+                    exited.is_none(),
+                    &log_text,
+                    port,
+                ) == Readiness::Ready
                 {
                     me.startup = started.elapsed();
+                    remove(&failed_logs);
                     return Ok(me);
                 }
-                if let Ok(Some(st)) = me.child.try_wait() {
+                if let Some(st) = exited {
                     last_err = format!(
-                        "llama-cpp-python's server exited ({st}) before answering; its log ({}):\n{}",
+                        "llama-cpp-python's server exited ({st}) before answering{}; its log ({}):\n{}",
+                        if answer.is_some() {
+                            format!(" (another program answers on port {port})")
+                        } else {
+                            String::new()
+                        },
                         me.log.display(),
                         tail(&me.log, 15)
                     );
+                    me.keep_log = true;
+                    failed_logs.push(me.log.clone());
                     break;
                 }
-                if started.elapsed() > ready_within {
+                if started_all.elapsed() > ready_within {
+                    remove(&failed_logs);
+                    me.keep_log = true;
                     return Err(format!(
-                        "llama-cpp-python's server did not answer /v1/models within {} s; its log ({}):\n{}",
+                        "llama-cpp-python's server did not answer /v1/models within {} s{}; its log ({}):\n{}",
                         ready_within.as_secs(),
+                        if answer.is_some() {
+                            format!(
+                                " (something answers on port {port}, but the log does not say our server runs there)"
+                            )
+                        } else {
+                            String::new()
+                        },
                         me.log.display(),
                         tail(&me.log, 15)
                     ));
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
+        }
+        if let Some((_, earlier)) = failed_logs.split_last() {
+            remove(earlier);
         }
         Err(last_err)
     }
@@ -180,6 +254,123 @@ impl Drop for LocalServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
+        if !self.keep_log {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A folder for one test, with a stand-in model file and a stand-in "python" running `script`.
+    fn stand_in(name: &str, script: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "simulacra-server-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("model.gguf");
+        std::fs::write(&model, "not a model").unwrap();
+        let python = dir.join("python");
+        std::fs::write(&python, script.replace("DIR", &dir.display().to_string())).unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (dir, python, model)
+    }
+
+    /// The log path an error names.
+    fn named_log(err: &str) -> PathBuf {
+        let start = err.find("its log (").expect("the error names the log") + 9;
+        let end = start + err[start..].find(')').unwrap();
+        PathBuf::from(&err[start..end])
+    }
+
+    #[test]
+    fn only_our_own_server_on_its_port_is_ready() {
+        let ok = Some("HTTP/1.1 200 OK");
+        let log = "INFO:     Uvicorn running on http://127.0.0.1:41557 (Press CTRL+C to quit)";
+        assert_eq!(readiness(ok, true, log, 41557), Readiness::Ready);
+        // Someone else answers while ours loads its model, or after ours has exited.
+        assert_eq!(readiness(ok, true, "loading…", 41557), Readiness::Waiting);
+        assert_eq!(readiness(ok, false, log, 41557), Readiness::Waiting);
+        // Another port's line (a prefix of ours) is not ours.
+        assert_eq!(readiness(ok, true, log, 4155), Readiness::Waiting);
+        assert_eq!(readiness(None, true, log, 41557), Readiness::Waiting);
+        assert_eq!(
+            readiness(Some("HTTP/1.1 503 Service Unavailable"), true, log, 41557),
+            Readiness::Waiting
+        );
+    }
+
+    #[test]
+    fn a_server_that_exits_leaves_its_log_for_the_error() {
+        let (dir, python, model) = stand_in(
+            "exits",
+            "#!/bin/sh\necho 'ERROR: [Errno 98] error while attempting to bind: address already in use' >&2\nexit 1\n",
+        );
+        let err = LocalServer::start_with(&python, &model, &[], Duration::from_secs(20))
+            .err()
+            .expect("the stand-in never answers");
+        assert!(err.contains("exited") && err.contains("Errno 98"), "{err}");
+        let log = named_log(&err);
+        let text =
+            std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        assert!(text.contains("Errno 98"), "{text}");
+        let _ = std::fs::remove_file(&log);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn another_program_answering_on_the_port_is_not_taken_for_ours() {
+        // The stand-in never binds; it says which port it was given, and a foreign "server"
+        // takes that port and answers /v1/models with 200.
+        let (dir, python, model) = stand_in(
+            "foreign",
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --port ]; then echo \"$2\" > DIR/port.tmp; mv DIR/port.tmp DIR/port; fi\n  shift\ndone\nexec sleep 30\n",
+        );
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let foreign = {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let port: u16 = loop {
+                    if let Some(p) = std::fs::read_to_string(dir.join("port"))
+                        .ok()
+                        .and_then(|t| t.trim().parse().ok())
+                    {
+                        break p;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                };
+                let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+                l.set_nonblocking(true).unwrap();
+                let mut answered = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match l.accept() {
+                        Ok((mut s, _)) => {
+                            s.set_nonblocking(false).unwrap();
+                            let mut buf = [0u8; 1024];
+                            let _ = s.read(&mut buf);
+                            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+                            answered += 1;
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+                answered
+            })
+        };
+        let err = LocalServer::start_with(&python, &model, &[], Duration::from_secs(2))
+            .err()
+            .expect("a foreign server is not ours");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(foreign.join().unwrap() > 0, "the foreign server was asked");
+        assert!(err.contains("something answers on port"), "{err}");
+        let log = named_log(&err);
+        assert!(log.is_file(), "{err}");
+        let _ = std::fs::remove_file(log);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

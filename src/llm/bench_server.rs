@@ -321,9 +321,13 @@ pub fn run(
     }
     let model_path = super::backend::llama::resolve_model(model);
     super::backend::llama::check_model_file(&model_path)?;
+    let kinds = match only {
+        Some(kind) => format!("{kind} only, of {requests}"),
+        None => KINDS.join(", "),
+    };
     println!(
-        "{requests} shaped requests ({}), all submitted at once, greedy, cache off; model {model}; {threads} thread(s)",
-        KINDS.join(", ")
+        "{} shaped requests ({kinds}), all submitted at once, greedy, cache off; model {model}; {threads} thread(s)",
+        cases.len()
     );
     println!(
         "{:<44} {:>9} {:>6} {:>8} {:>7} {:>7} {:>6} {:>9}  how shapes are enforced",

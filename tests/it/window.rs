@@ -145,7 +145,7 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
         (bare.join("visuals/tiny_town.tmj"), "tiled_our_art.png"),
     ] {
         let scenario = dir.join(format!("{name}.ron"));
-        let import = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+        let import = Command::new(crate::simulacra_bin())
             .args(["import", "scenario"])
             .arg(fixture.join("tiny_base"))
             .arg("--map")
@@ -161,7 +161,7 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
         );
         let shot = shots.join(name);
         let _ = std::fs::remove_file(&shot);
-        let output = Command::new(env!("CARGO_BIN_EXE_simulacra"))
+        let output = Command::new(crate::simulacra_bin())
             .arg("play")
             .arg("--scenario")
             .arg(&scenario)

@@ -128,7 +128,11 @@ pub struct ReplayArgs {
 
 impl ReplayArgs {
     /// The step `--from` names in a simulation that began at `start`.
-    pub fn from_step(&self, start: crate::sim::time::GameTime, sec_per_step: u32) -> Result<u64, String> {
+    pub fn from_step(
+        &self,
+        start: crate::sim::time::GameTime,
+        sec_per_step: u32,
+    ) -> Result<u64, String> {
         let Some(text) = self.from.as_deref().map(str::trim) else {
             return Ok(0);
         };
@@ -144,7 +148,9 @@ impl ReplayArgs {
                 format!("--from: {text:?} is neither a step, a time (12:30) nor a date-time (\"2023-02-13 12:30\")")
             })?;
         if at < start {
-            return Err(format!("--from: {at} is before the simulation began ({start})"));
+            return Err(format!(
+                "--from: {at} is before the simulation began ({start})"
+            ));
         }
         Ok(((at.0 - start.0) / sec_per_step.max(1) as i64) as u64)
     }
@@ -202,7 +208,8 @@ impl WorldArgs {
             config.llm = LlmConfig::scripted(Vec::new());
         }
         if let Some(name) = &self.load {
-            let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name, None);
+            let dir =
+                crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name, None);
             return SimPlugin::from_save(&dir, config);
         }
         if self.routine {
@@ -438,7 +445,11 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Replay(args) => match replay_setup(&args) {
             Ok((sim, replay)) => {
                 let clock = &sim.load.as_ref().expect("a save").0.world.clock;
-                let at = |step: u64| clock.start.plus_secs(step as i64 * clock.sec_per_step as i64);
+                let at = |step: u64| {
+                    clock
+                        .start
+                        .plus_secs(step as i64 * clock.sec_per_step as i64)
+                };
                 println!(
                     "replaying {} from {}, {} (step {}; recorded from step {} to {})",
                     replay.name,
@@ -490,9 +501,11 @@ pub fn main_with(cli: Cli) -> i32 {
             Err(e) => fail(e),
         },
         Command::Fork { from, to, config } => {
-            match GameConfig::load_or_default(config.as_deref()).map_err(|e| e.to_string()).and_then(
-                |c| crate::save::disk::fork(std::path::Path::new(&c.saves.dir), &from, &to),
-            ) {
+            match GameConfig::load_or_default(config.as_deref())
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    crate::save::disk::fork(std::path::Path::new(&c.saves.dir), &from, &to)
+                }) {
                 Ok(dir) => {
                     println!("forked {from} → {}", dir.display());
                     0
@@ -502,7 +515,10 @@ pub fn main_with(cli: Cli) -> i32 {
         }
         Command::Saves { config } => match GameConfig::load_or_default(config.as_deref()) {
             Ok(c) => {
-                println!("{}", crate::save::disk::describe(std::path::Path::new(&c.saves.dir)));
+                println!(
+                    "{}",
+                    crate::save::disk::describe(std::path::Path::new(&c.saves.dir))
+                );
                 0
             }
             Err(e) => fail(e.to_string()),
@@ -780,7 +796,8 @@ pub fn main_with(cli: Cli) -> i32 {
 
 /// `replay`: the save loaded with no model, and its recording from `--from`.
 fn replay_setup(args: &ReplayArgs) -> Result<(SimPlugin, crate::save::replay::Replay), String> {
-    let mut config = GameConfig::load_or_default(args.config.as_deref()).map_err(|e| e.to_string())?;
+    let mut config =
+        GameConfig::load_or_default(args.config.as_deref()).map_err(|e| e.to_string())?;
     let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), &args.save, None);
     config.llm = LlmConfig::scripted(Vec::new());
     let sim = SimPlugin::from_save(&dir, config)?;
@@ -795,11 +812,11 @@ fn replay_setup(args: &ReplayArgs) -> Result<(SimPlugin, crate::save::replay::Re
         from,
         data.world.clock.step,
     )
-        .ok_or_else(|| {
-            format!(
-                "{}: movement.jsonl is empty: the save was made before any step ran",
-                dir.display()
-            )
-        })?;
+    .ok_or_else(|| {
+        format!(
+            "{}: movement.jsonl is empty: the save was made before any step ran",
+            dir.display()
+        )
+    })?;
     Ok((sim, replay))
 }

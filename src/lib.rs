@@ -117,7 +117,12 @@ impl SimPlugin {
             cfg,
         )
         .map_err(|e| format!("{} (in the save {})", e, dir.display()))?;
-        let mut names: Vec<String> = sim.scenario.residents.iter().map(|p| p.spec.name.clone()).collect();
+        let mut names: Vec<String> = sim
+            .scenario
+            .residents
+            .iter()
+            .map(|p| p.spec.name.clone())
+            .collect();
         names.push(sim.scenario.player.name.clone());
         save::check_people(&data, &names, dir)?;
         sim.scenario.start = data.world.clock.start;

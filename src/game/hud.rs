@@ -107,7 +107,11 @@ pub fn spawn_hud(mut commands: Commands, replay: Option<Res<crate::save::replay:
         },
         BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.7)),
         children![(
-            Text::new(if replay.is_some() { REPLAY_CONTROLS } else { CONTROLS }),
+            Text::new(if replay.is_some() {
+                REPLAY_CONTROLS
+            } else {
+                CONTROLS
+            }),
             TextFont {
                 font_size: FontSize::Px(13.0),
                 ..default()

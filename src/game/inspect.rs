@@ -340,11 +340,16 @@ fn talks_of<'a>(name: &str, log: &'a ConversationLog) -> Vec<Talk<'a>> {
         } else {
             continue;
         };
-        let current = open.iter().find(|(e, _)| *e == l.conversation).map(|(_, i)| *i);
+        let current = open
+            .iter()
+            .find(|(e, _)| *e == l.conversation)
+            .map(|(_, i)| *i);
         let same = current.filter(|&i| {
             let t = &talks[i];
             t.with == with.as_str()
-                && t.lines.last().is_some_and(|last| l.at.0 - last.at.0 <= 3600)
+                && t.lines
+                    .last()
+                    .is_some_and(|last| l.at.0 - last.at.0 <= 3600)
         });
         match same {
             Some(i) => talks[i].lines.push(l),
@@ -374,27 +379,29 @@ fn talks_tab(ui: &mut egui::Ui, name: &str, log: &ConversationLog) {
         })
         .small(),
     );
-    egui::ScrollArea::vertical().id_salt("talks").show(ui, |ui| {
-        for (i, t) in talks.iter().enumerate().rev() {
-            let first = t.lines[0].at;
-            let n = t.lines.len();
-            let head = format!(
-                "{} with {} ({n} line{})",
-                short_time(first),
-                t.with,
-                if n == 1 { "" } else { "s" }
-            );
-            egui::CollapsingHeader::new(head)
-                .id_salt(("talk", i))
-                .default_open(i + 1 == talks.len())
-                .show(ui, |ui| {
-                    for l in &t.lines {
-                        let (h, m, _) = l.at.hms();
-                        ui.label(format!("{h:02}:{m:02} {}: {}", l.speaker, l.text));
-                    }
-                });
-        }
-    });
+    egui::ScrollArea::vertical()
+        .id_salt("talks")
+        .show(ui, |ui| {
+            for (i, t) in talks.iter().enumerate().rev() {
+                let first = t.lines[0].at;
+                let n = t.lines.len();
+                let head = format!(
+                    "{} with {} ({n} line{})",
+                    short_time(first),
+                    t.with,
+                    if n == 1 { "" } else { "s" }
+                );
+                egui::CollapsingHeader::new(head)
+                    .id_salt(("talk", i))
+                    .default_open(i + 1 == talks.len())
+                    .show(ui, |ui| {
+                        for l in &t.lines {
+                            let (h, m, _) = l.at.hms();
+                            ui.label(format!("{h:02}:{m:02} {}: {}", l.speaker, l.text));
+                        }
+                    });
+            }
+        });
 }
 
 fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {

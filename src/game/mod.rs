@@ -259,7 +259,9 @@ pub fn run_game(
             .set(WindowPlugin {
                 primary_window: Some(Window {
                     title: match &replay {
-                        Some((r, _)) => format!("Simulacra: {} (replay of {})", sim.map.world, r.name),
+                        Some((r, _)) => {
+                            format!("Simulacra: {} (replay of {})", sim.map.world, r.name)
+                        }
                         None => format!("Simulacra: {}", sim.map.world),
                     },
                     resolution: WindowResolution::new(1280, 720),

@@ -62,34 +62,32 @@ pub fn replay_ui(
         .anchor(egui::Align2::CENTER_BOTTOM, [0.0, -40.0])
         .fixed_size([width, 24.0])
         .show(ctx, |ui| {
-        ui.horizontal(|ui| {
-            ui.label(egui::RichText::new(format!("Replay of {}", replay.name)).strong());
-            let label = if pace.paused { "▶ play" } else { "⏸ pause" };
-            if ui.button(label).clicked() {
-                pace.paused = !pace.paused; // at the end, playing starts again from the start
-            }
-            let mut step = replay.step();
-            let (first, last) = (replay.first, replay.last);
-            let width = (ui.available_width() - 330.0).max(120.0);
-            ui.spacing_mut().slider_width = width;
-            let start = clock.start;
-            let sec = clock.sec_per_step as i64;
-            let slider = egui::Slider::new(&mut step, first..=last)
-                .show_value(false)
-                .custom_formatter(move |v, _| {
-                    start.plus_secs(v as i64 * sec).clock_12h()
-                });
-            if ui.add(slider).changed() {
-                replay.seek(step as i64);
-            }
-            ui.label(format!(
-                "{} {} · step {} · {}",
-                clock.now.date_string(),
-                clock.now.clock_12h(),
-                clock.step,
-                pace.speed.label()
-            ));
-        });
+            ui.horizontal(|ui| {
+                ui.label(egui::RichText::new(format!("Replay of {}", replay.name)).strong());
+                let label = if pace.paused { "▶ play" } else { "⏸ pause" };
+                if ui.button(label).clicked() {
+                    pace.paused = !pace.paused; // at the end, playing starts again from the start
+                }
+                let mut step = replay.step();
+                let (first, last) = (replay.first, replay.last);
+                let width = (ui.available_width() - 330.0).max(120.0);
+                ui.spacing_mut().slider_width = width;
+                let start = clock.start;
+                let sec = clock.sec_per_step as i64;
+                let slider = egui::Slider::new(&mut step, first..=last)
+                    .show_value(false)
+                    .custom_formatter(move |v, _| start.plus_secs(v as i64 * sec).clock_12h());
+                if ui.add(slider).changed() {
+                    replay.seek(step as i64);
+                }
+                ui.label(format!(
+                    "{} {} · step {} · {}",
+                    clock.now.date_string(),
+                    clock.now.clock_12h(),
+                    clock.step,
+                    pace.speed.label()
+                ));
+            });
         });
     Ok(())
 }

@@ -84,53 +84,67 @@ pub fn saves_ui(
                 save.settings.autosave_keep
             ));
             if let Some(e) = &save.last_error {
-                ui.colored_label(egui::Color32::LIGHT_RED, format!("last autosave failed: {e}"));
+                ui.colored_label(
+                    egui::Color32::LIGHT_RED,
+                    format!("last autosave failed: {e}"),
+                );
             }
             ui.horizontal(|ui| {
                 ui.label("name");
                 ui.text_edit_singleline(&mut menu.name);
                 if ui.button("Save").clicked() {
                     let name = menu.name.trim().to_string();
-                    command = Some(if name.is_empty() { "save".into() } else { format!("save {name}") });
+                    command = Some(if name.is_empty() {
+                        "save".into()
+                    } else {
+                        format!("save {name}")
+                    });
                 }
             });
             ui.separator();
-            egui::ScrollArea::vertical().max_height(320.0).show(ui, |ui| {
-                if menu.entries.is_empty() {
-                    ui.label("No saves yet.");
-                }
-                let mut fork = None;
-                for e in menu.entries.iter().rev() {
-                    let name = e.dir.file_name().unwrap_or_default().to_string_lossy().to_string();
-                    ui.horizontal(|ui| {
-                        ui.label(egui::RichText::new(&name).strong());
-                        ui.label(
-                            egui::RichText::new(format!(
-                                "{} · {} · step {}",
-                                e.meta.scenario, e.meta.now, e.meta.step
-                            ))
-                            .small(),
-                        );
-                    });
-                    ui.horizontal(|ui| {
-                        let here = e.meta.scenario == scenario.0.name;
-                        let load = ui
-                            .add_enabled(here, egui::Button::new("load").small())
-                            .on_disabled_hover_text(format!(
-                                "another town: start it with `simulacra play --load {name}`"
-                            ));
-                        if load.clicked() {
-                            command = Some(format!("load {name}"));
-                        }
-                        if ui.small_button("fork…").clicked() {
-                            fork = Some((name.clone(), format!("{name}-fork")));
-                        }
-                    });
-                }
-                if fork.is_some() {
-                    menu.fork = fork;
-                }
-            });
+            egui::ScrollArea::vertical()
+                .max_height(320.0)
+                .show(ui, |ui| {
+                    if menu.entries.is_empty() {
+                        ui.label("No saves yet.");
+                    }
+                    let mut fork = None;
+                    for e in menu.entries.iter().rev() {
+                        let name = e
+                            .dir
+                            .file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                            .to_string();
+                        ui.horizontal(|ui| {
+                            ui.label(egui::RichText::new(&name).strong());
+                            ui.label(
+                                egui::RichText::new(format!(
+                                    "{} · {} · step {}",
+                                    e.meta.scenario, e.meta.now, e.meta.step
+                                ))
+                                .small(),
+                            );
+                        });
+                        ui.horizontal(|ui| {
+                            let here = e.meta.scenario == scenario.0.name;
+                            let load = ui
+                                .add_enabled(here, egui::Button::new("load").small())
+                                .on_disabled_hover_text(format!(
+                                    "another town: start it with `simulacra play --load {name}`"
+                                ));
+                            if load.clicked() {
+                                command = Some(format!("load {name}"));
+                            }
+                            if ui.small_button("fork…").clicked() {
+                                fork = Some((name.clone(), format!("{name}-fork")));
+                            }
+                        });
+                    }
+                    if fork.is_some() {
+                        menu.fork = fork;
+                    }
+                });
             let mut fork_cmd = None;
             let mut cancel = false;
             if let Some((from, to)) = &mut menu.fork {

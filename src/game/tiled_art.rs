@@ -287,8 +287,9 @@ mod tests {
             // From the folder the tests run in, not a path fixed at build time (a shared target
             // folder may hold a binary built from another checkout).
             image: Some(
-                crate::config::data_root()
-                    .join("tests/fixtures/original/tiny_town/visuals/map_assets/blocks/blocks_1.png"),
+                crate::config::data_root().join(
+                    "tests/fixtures/original/tiny_town/visuals/map_assets/blocks/blocks_1.png",
+                ),
             ),
             // Unknown: only the decoded image's own size limits the tiles.
             image_width: 0,

@@ -113,9 +113,18 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("say <text>", "say a line in your conversation"),
     ("bye", "leave your conversation"),
-    ("save [name]", "save the simulation (saves/<name>/; no name: scenario and step)"),
-    ("load <name>", "continue a save of this scenario (`latest`: the newest)"),
-    ("fork <save> <new name>", "copy a save to try another course from it"),
+    (
+        "save [name]",
+        "save the simulation (saves/<name>/; no name: scenario and step)",
+    ),
+    (
+        "load <name>",
+        "continue a save of this scenario (`latest`: the newest)",
+    ),
+    (
+        "fork <save> <new name>",
+        "copy a save to try another course from it",
+    ),
     ("saves", "list the saves"),
     ("help", "this list"),
 ];
@@ -256,7 +265,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             let (what, file) = split_word(rest);
             if what.eq_ignore_ascii_case("history") && !file.trim().is_empty() {
                 Command::LoadHistory(PathBuf::from(file.trim()))
-            } else if !what.is_empty() && file.trim().is_empty() && !what.eq_ignore_ascii_case("history") {
+            } else if !what.is_empty()
+                && file.trim().is_empty()
+                && !what.eq_ignore_ascii_case("history")
+            {
                 Command::Load(what.to_string())
             } else {
                 return need("load <save name> or load history <file.csv>");

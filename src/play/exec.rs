@@ -124,7 +124,8 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
         Command::Load(name) => crate::save::load_named(world, &name),
         Command::Fork(from, to) => {
             let root = crate::save::save_root(world)?;
-            crate::save::disk::fork(&root, &from, &to).map(|d| format!("forked {from} → {}", d.display()))
+            crate::save::disk::fork(&root, &from, &to)
+                .map(|d| format!("forked {from} → {}", d.display()))
         }
         Command::Saves => Ok(crate::save::disk::describe(&crate::save::save_root(world)?)),
         Command::Run(n) => {

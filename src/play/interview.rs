@@ -18,8 +18,7 @@ use bevy::prelude::*;
 use serde_json::{Value, json};
 
 /// Where a question is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Asking {
     /// Its embedding is being made.
     Embedding(LlmHandle),

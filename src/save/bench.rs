@@ -52,13 +52,15 @@ fn best_median(v: &mut [f64]) -> (f64, f64) {
 
 /// Runs the benchmark; returns the report.
 pub fn run(b: &SaveBench) -> Result<String, String> {
-    let mut config =
-        GameConfig::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
+    let mut config = GameConfig::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
     let embedder = crate::config::data_root().join("models/all-MiniLM-L6-v2/model.safetensors");
     let real_vectors = embedder.exists();
     config.llm = LlmConfig::scripted(Vec::new());
     if real_vectors {
-        config.llm.backends.push(BackendConfig::Bert(BertConfig::default()));
+        config
+            .llm
+            .backends
+            .push(BackendConfig::Bert(BertConfig::default()));
         config.llm.embedding_backend = Some(BertConfig::default().name);
     }
     config.saves.autosave_minutes = 0;
@@ -70,7 +72,10 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
     let (sim, what) = match &b.load {
         Some(name) => {
             let dir = super::disk::resolve(&root, name, None);
-            (SimPlugin::from_save(&dir, config.clone())?, format!("the save {}", dir.display()))
+            (
+                SimPlugin::from_save(&dir, config.clone())?,
+                format!("the save {}", dir.display()),
+            )
         }
         None => (
             SimPlugin::load(&b.scenario, None, config.clone()).map_err(|e| e.to_string())?,
@@ -82,7 +87,11 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
     if b.load.is_none() {
         for done in (0..b.steps).step_by(720) {
             run_steps(&mut app, 720.min(b.steps - done));
-            eprint!("\rsimulating: step {} of {}", done + 720.min(b.steps - done), b.steps);
+            eprint!(
+                "\rsimulating: step {} of {}",
+                done + 720.min(b.steps - done),
+                b.steps
+            );
         }
         eprintln!();
     } else {
@@ -117,7 +126,11 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
         .filter_map(|a| a.mind.as_ref())
         .map(|m| m.memory.len())
         .sum();
-    let dim = data.embeddings.first().map(|e| e.2.vector.len()).unwrap_or(0);
+    let dim = data
+        .embeddings
+        .first()
+        .map(|e| e.2.vector.len())
+        .unwrap_or(0);
     let total = size_of(&dir);
     let parts: Vec<String> = [
         "agents",
@@ -153,6 +166,10 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
     out.push_str(&format!(
         "  load: {lb:.0} ms best, {lm:.0} ms median to a running simulation (app built, save read and checked, state put in); reading and checking alone {rb:.0} / {rm:.0} ms\n"
     ));
-    out.push_str(&format!("  on disk: {} in all: {}\n", kb(total), parts.join(", ")));
+    out.push_str(&format!(
+        "  on disk: {} in all: {}\n",
+        kb(total),
+        parts.join(", ")
+    ));
     Ok(out)
 }

@@ -51,7 +51,13 @@ pub fn check_user_name(name: &str) -> Result<(), String> {
 pub fn slug(name: &str) -> String {
     let s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() { "run".into() } else { s }
 }
@@ -119,7 +125,10 @@ pub fn list(root: &Path) -> Vec<SaveEntry> {
     let Ok(rd) = fs::read_dir(root) else {
         return Vec::new();
     };
-    let names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    let names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
     for n in &names {
         if let Some((save, "old", _)) = hidden_part(n) {
             recover(&root.join(save));
@@ -194,8 +203,17 @@ pub fn prune_autosaves(root: &Path, base: &str, keep: usize) -> Result<(), Strin
         .collect();
     let drop = autos.len().saturating_sub(keep.max(1));
     for s in autos.drain(..drop) {
-        let name = s.dir.file_name().unwrap_or_default().to_string_lossy().to_string();
-        let gone = root.join(format!(".{name}.del-{:020}-{}", now_nanos(), std::process::id()));
+        let name = s
+            .dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let gone = root.join(format!(
+            ".{name}.del-{:020}-{}",
+            now_nanos(),
+            std::process::id()
+        ));
         fs::rename(&s.dir, &gone)
             .map_err(|e| format!("{}: cannot remove: {e}", s.dir.display()))?;
         fs::remove_dir_all(&gone).map_err(|e| format!("{}: cannot remove: {e}", gone.display()))?;
@@ -253,15 +271,19 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
     recover(dir);
     clean_leftovers(&parent, &name);
     let hidden = |kind: &str| {
-        parent.join(format!(".{name}.{kind}-{:020}-{}", now_nanos(), std::process::id()))
+        parent.join(format!(
+            ".{name}.{kind}-{:020}-{}",
+            now_nanos(),
+            std::process::id()
+        ))
     };
     let tmp = hidden("tmp");
     fs::create_dir_all(tmp.join("agents")).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let header = format!(
-        "written by {} (save format {FORMAT})",
-        data.meta.written_by
-    );
-    write_synced(&tmp.join("meta.ron"), ron_text(&data.meta, 2, &header).as_bytes())?;
+    let header = format!("written by {} (save format {FORMAT})", data.meta.written_by);
+    write_synced(
+        &tmp.join("meta.ron"),
+        ron_text(&data.meta, 2, &header).as_bytes(),
+    )?;
     write_synced(&tmp.join("scenario.ron"), data.scenario_text.as_bytes())?;
     write_synced(&tmp.join("map.ron"), data.map_text.as_bytes())?;
     write_synced(
@@ -270,7 +292,12 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
     )?;
     write_synced(
         &tmp.join("world.ron"),
-        ron_text(&data.world, 4, "object states, conversations, the player's chat").as_bytes(),
+        ron_text(
+            &data.world,
+            4,
+            "object states, conversations, the player's chat",
+        )
+        .as_bytes(),
     )?;
     for (i, a) in data.agents.iter().enumerate() {
         write_synced(
@@ -278,15 +305,22 @@ pub fn write_save(dir: &Path, data: &SaveData) -> Result<(), String> {
             ron_text(a, 5, &a.name).as_bytes(),
         )?;
     }
-    write_synced(&tmp.join("embeddings.bin"), &encode_embeddings(&data.embeddings))?;
-    write_synced(&tmp.join("movement.jsonl"), data.movement.to_jsonl().as_bytes())?;
+    write_synced(
+        &tmp.join("embeddings.bin"),
+        &encode_embeddings(&data.embeddings),
+    )?;
+    write_synced(
+        &tmp.join("movement.jsonl"),
+        data.movement.to_jsonl().as_bytes(),
+    )?;
     sync_dir(&tmp.join("agents"));
     sync_dir(&tmp);
     if dir.exists() {
         // Two renames: the old save aside, the new one in. A kill between them leaves the old
         // one aside, and `recover` puts it back at the next read, list or write.
         let aside = hidden("old");
-        fs::rename(dir, &aside).map_err(|e| format!("{}: cannot move aside: {e}", dir.display()))?;
+        fs::rename(dir, &aside)
+            .map_err(|e| format!("{}: cannot move aside: {e}", dir.display()))?;
         if let Err(e) = fs::rename(&tmp, dir) {
             let _ = fs::rename(&aside, dir);
             return Err(format!("{}: {e}", dir.display()));
@@ -395,7 +429,11 @@ fn read_parts(dir: &Path, meta: Meta) -> Result<SaveData, String> {
         ));
     }
     if meta.step > MOST_STEPS {
-        return Err(format!("{}: step: {} steps is not a number a run reaches", meta_path.display(), meta.step));
+        return Err(format!(
+            "{}: step: {} steps is not a number a run reaches",
+            meta_path.display(),
+            meta.step
+        ));
     }
     if clock.sec_per_step != meta.sec_per_step || clock.sec_per_step != config.sim.sec_per_step {
         return Err(format!(
@@ -406,7 +444,11 @@ fn read_parts(dir: &Path, meta: Meta) -> Result<SaveData, String> {
             config.sim.sec_per_step
         ));
     }
-    if clock.start.plus_secs(clock.step as i64 * clock.sec_per_step as i64) != clock.now {
+    if clock
+        .start
+        .plus_secs(clock.step as i64 * clock.sec_per_step as i64)
+        != clock.now
+    {
         return Err(format!(
             "{}: clock.now is {} but {} steps of {} s from {} end at another time",
             world_path.display(),
@@ -451,7 +493,8 @@ fn read_parts(dir: &Path, meta: Meta) -> Result<SaveData, String> {
         agents.push(a);
     }
     let emb_path = dir.join("embeddings.bin");
-    let bytes = fs::read(&emb_path).map_err(|e| format!("{}: cannot read: {e}", emb_path.display()))?;
+    let bytes =
+        fs::read(&emb_path).map_err(|e| format!("{}: cannot read: {e}", emb_path.display()))?;
     let embeddings = decode_embeddings(&bytes, agents.len())
         .map_err(|e| format!("{}: {e}", emb_path.display()))?;
     for (a, id, _) in &embeddings {
@@ -552,15 +595,19 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn take(&mut self, n: usize, what: &str) -> Result<&[u8], String> {
-        let end = self.at.checked_add(n).filter(|e| *e <= self.b.len()).ok_or_else(|| {
-            format!("cut off at byte {} while reading {what}", self.b.len())
-        })?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|e| *e <= self.b.len())
+            .ok_or_else(|| format!("cut off at byte {} while reading {what}", self.b.len()))?;
         let s = &self.b[self.at..end];
         self.at = end;
         Ok(s)
     }
     fn u32(&mut self, what: &str) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
     }
 }
 
@@ -573,7 +620,10 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
     if fnv(body) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
         return Err("checksum mismatch: the file is damaged".into());
     }
-    let mut r = Reader { b: body, at: MAGIC.len() };
+    let mut r = Reader {
+        b: body,
+        at: MAGIC.len(),
+    };
     let n_models = r.u32("the model count")? as usize;
     if n_models > 64 {
         return Err(format!("{n_models} models: damaged"));
@@ -593,7 +643,9 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
         let m = r.u32("a model index")? as usize;
         let dim = r.u32("a vector length")? as usize;
         if a as usize >= agents {
-            return Err(format!("vector {i} (byte {at}): agent {a}, but the save has {agents} people"));
+            return Err(format!(
+                "vector {i} (byte {at}): agent {a}, but the save has {agents} people"
+            ));
         }
         let model = models
             .get(m)
@@ -625,8 +677,22 @@ mod tests {
     #[test]
     fn embeddings_round_trip_and_damage_is_named() {
         let list = vec![
-            (0, NodeId(3), Embedding { model: "bert:x".into(), vector: vec![0.6, 0.8] }),
-            (1, NodeId(9), Embedding { model: "hash".into(), vector: vec![1.0, 0.0, 0.0] }),
+            (
+                0,
+                NodeId(3),
+                Embedding {
+                    model: "bert:x".into(),
+                    vector: vec![0.6, 0.8],
+                },
+            ),
+            (
+                1,
+                NodeId(9),
+                Embedding {
+                    model: "hash".into(),
+                    vector: vec![1.0, 0.0, 0.0],
+                },
+            ),
         ];
         let b = encode_embeddings(&list);
         assert_eq!(decode_embeddings(&b, 2).unwrap(), list);
@@ -634,17 +700,35 @@ mod tests {
         bad[20] ^= 0xff;
         assert!(decode_embeddings(&bad, 2).unwrap_err().contains("checksum"));
         assert!(decode_embeddings(&b[..b.len() - 3], 2).is_err());
-        assert!(decode_embeddings(b"garbage!garbage!", 2).unwrap_err().contains("magic"));
+        assert!(
+            decode_embeddings(b"garbage!garbage!", 2)
+                .unwrap_err()
+                .contains("magic")
+        );
         assert!(decode_embeddings(&b, 1).unwrap_err().contains("agent 1"));
     }
 
     #[test]
     fn hidden_folders_are_told_apart_by_their_exact_form() {
         let t = "00000001700000000000";
-        assert_eq!(hidden_part(&format!(".day.old-{t}-42")), Some(("day", "old", 1_700_000_000_000)));
-        assert_eq!(hidden_part(&format!(".a.old-x.tmp-{t}-7")).map(|h| (h.0, h.1)), Some(("a.old-x", "tmp")));
-        assert_eq!(hidden_part(&format!(".a.b-c.del-{t}-7")).map(|h| h.0), Some("a.b-c"));
-        for bad in [".day.old-12-42", "day.old-00000001700000000000-42", ".day.new-00000001700000000000-1", ".day.old-00000001700000000000-"] {
+        assert_eq!(
+            hidden_part(&format!(".day.old-{t}-42")),
+            Some(("day", "old", 1_700_000_000_000))
+        );
+        assert_eq!(
+            hidden_part(&format!(".a.old-x.tmp-{t}-7")).map(|h| (h.0, h.1)),
+            Some(("a.old-x", "tmp"))
+        );
+        assert_eq!(
+            hidden_part(&format!(".a.b-c.del-{t}-7")).map(|h| h.0),
+            Some("a.b-c")
+        );
+        for bad in [
+            ".day.old-12-42",
+            "day.old-00000001700000000000-42",
+            ".day.new-00000001700000000000-1",
+            ".day.old-00000001700000000000-",
+        ] {
             assert_eq!(hidden_part(bad), None, "{bad}");
         }
     }

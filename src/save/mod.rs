@@ -22,7 +22,9 @@ pub mod movement;
 pub mod replay;
 
 use crate::agent::avatar::{Avatar, AvatarRoute};
-use crate::agent::{CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, Scratch, WalkPath};
+use crate::agent::{
+    CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, Scratch, WalkPath,
+};
 use crate::cognition::converse::{Conversation, ConversationLog, LoggedLine, Speech, Talking};
 use crate::cognition::pending::Pending;
 use crate::cognition::remember::MemoryWork;
@@ -295,7 +297,11 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
     let map = world.resource::<crate::sim::map::WorldMap>();
     let map_text = crate::sim::map::write_ron(map, "the town of this save");
     let clock = world.resource::<SimClock>().clone();
-    let mut order: Vec<String> = scenario.residents.iter().map(|p| p.spec.name.clone()).collect();
+    let mut order: Vec<String> = scenario
+        .residents
+        .iter()
+        .map(|p| p.spec.name.clone())
+        .collect();
     order.push(scenario.player.name.clone());
 
     let mut agents = Vec::new();
@@ -330,7 +336,12 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
             )
         })
         .collect();
-    people.sort_by_key(|(_, a)| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
+    people.sort_by_key(|(_, a)| {
+        order
+            .iter()
+            .position(|n| *n == a.name)
+            .unwrap_or(usize::MAX)
+    });
     for (i, (e, mut a)) in people.into_iter().enumerate() {
         let ent = world.entity(e);
         if ent.contains::<Resident>() {
@@ -487,12 +498,16 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
 
     // The work of the state being replaced is not wanted any more: free the model of it.
     let mut pq = world.query::<&Pending>();
-    let mut stale: Vec<LlmHandle> = pq.iter(world).flat_map(|p| p.jobs().iter().map(|j| j.handle)).collect();
+    let mut stale: Vec<LlmHandle> = pq
+        .iter(world)
+        .flat_map(|p| p.jobs().iter().map(|j| j.handle))
+        .collect();
     if let Some(iv) = &world.resource::<Interviews>().open
         && let Some((_, asking)) = &iv.question
     {
         stale.push(match asking {
-            crate::play::interview::Asking::Embedding(h) | crate::play::interview::Asking::Answering(h) => *h,
+            crate::play::interview::Asking::Embedding(h)
+            | crate::play::interview::Asking::Answering(h) => *h,
         });
     }
     world.resource_scope(|_, mut llm: Mut<Llm>| stale.into_iter().for_each(|h| llm.cancel(h)));
@@ -517,7 +532,9 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     for (c, e) in data.world.conversations.iter().zip(conv_entities) {
         let mut conv = c.conversation.clone();
         conv.remap(&map);
-        world.entity_mut(e).insert((Name::new("conversation"), conv));
+        world
+            .entity_mut(e)
+            .insert((Name::new("conversation"), conv));
     }
 
     let mut handle = u64::MAX;
@@ -643,7 +660,9 @@ pub fn load_on_start(world: &mut World) {
             data.meta.now,
             data.meta.step
         )),
-        Err(e) => world.resource_mut::<ConsoleLog>().err(format!("load failed: {e}")),
+        Err(e) => world
+            .resource_mut::<ConsoleLog>()
+            .err(format!("load failed: {e}")),
     }
 }
 
@@ -678,14 +697,22 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
     }
     let map = world.resource::<crate::sim::map::WorldMap>();
     if crate::sim::map::write_ron(map, "the town of this save") != data.map_text {
-        return Err(elsewhere(&format!("in another town than this game's ({})", map.world)));
+        return Err(elsewhere(&format!(
+            "in another town than this game's ({})",
+            map.world
+        )));
     }
     let ours = &world.resource::<SaveContext>().config;
     let same = |a: &GameConfig| {
-        (ron::to_string(&a.sim).ok(), ron::to_string(&a.cognition).ok())
+        (
+            ron::to_string(&a.sim).ok(),
+            ron::to_string(&a.cognition).ok(),
+        )
     };
     if same(ours) != same(&data.config) {
-        return Err(elsewhere("with other settings (sim or cognition in its config.ron)"));
+        return Err(elsewhere(
+            "with other settings (sim or cognition in its config.ron)",
+        ));
     }
     restore(world, &data, &dir)?;
     Ok(format!(

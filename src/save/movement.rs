@@ -232,7 +232,10 @@ impl MovementLog {
             }
             let f: Frame = serde_json::from_str(line).map_err(|e| (i + 1, e.to_string()))?;
             if frames.last().is_some_and(|p: &Frame| p.step >= f.step) {
-                return Err((i + 1, format!("step {} is not after the one before", f.step)));
+                return Err((
+                    i + 1,
+                    format!("step {} is not after the one before", f.step),
+                ));
             }
             frames.push(f);
         }
@@ -289,13 +292,44 @@ mod tests {
     fn only_changes_are_kept_and_any_step_can_be_rebuilt() {
         let mut log = MovementLog::default();
         let none = BTreeMap::new();
-        let stove: BTreeMap<String, String> = [("v:h:k:stove".to_string(), "burning".to_string())].into();
-        log.record(1, GameTime(10), vec![("A".into(), look(1, "walking"))], &none);
-        log.record(2, GameTime(20), vec![("A".into(), look(1, "walking"))], &none);
-        log.record(3, GameTime(30), vec![("A".into(), look(2, "walking"))], &none);
-        log.record(4, GameTime(40), vec![("A".into(), look(2, "walking"))], &stove);
-        log.record(5, GameTime(50), vec![("A".into(), look(2, "walking"))], &stove);
-        log.record(6, GameTime(60), vec![("A".into(), look(2, "walking"))], &none);
+        let stove: BTreeMap<String, String> =
+            [("v:h:k:stove".to_string(), "burning".to_string())].into();
+        log.record(
+            1,
+            GameTime(10),
+            vec![("A".into(), look(1, "walking"))],
+            &none,
+        );
+        log.record(
+            2,
+            GameTime(20),
+            vec![("A".into(), look(1, "walking"))],
+            &none,
+        );
+        log.record(
+            3,
+            GameTime(30),
+            vec![("A".into(), look(2, "walking"))],
+            &none,
+        );
+        log.record(
+            4,
+            GameTime(40),
+            vec![("A".into(), look(2, "walking"))],
+            &stove,
+        );
+        log.record(
+            5,
+            GameTime(50),
+            vec![("A".into(), look(2, "walking"))],
+            &stove,
+        );
+        log.record(
+            6,
+            GameTime(60),
+            vec![("A".into(), look(2, "walking"))],
+            &none,
+        );
         assert_eq!(log.frames.len(), 4, "a step without change leaves no frame");
         assert_eq!(
             log.frames[1].changes,
@@ -314,7 +348,10 @@ mod tests {
         assert_eq!(back, log);
         let bad = "{\"step\":1,\"time\":0,\"changes\":[]}\n{\"step\":oops}\n";
         let back_text = log.to_jsonl();
-        assert!(back_text.contains("\"objects\":[{\"at\":\"v:h:k:stove\",\"state\":\"\"}]"), "{back_text}");
+        assert!(
+            back_text.contains("\"objects\":[{\"at\":\"v:h:k:stove\",\"state\":\"\"}]"),
+            "{back_text}"
+        );
         assert_eq!(MovementLog::from_jsonl(bad).unwrap_err().0, 2);
     }
 }

@@ -81,7 +81,11 @@ impl Replay {
 }
 
 /// Steps the replay's position with the pace (paused, 1×, 2×, …; max is 256×).
-pub fn advance_replay(time: Res<Time<Real>>, mut replay: ResMut<Replay>, mut pace: ResMut<SimPace>) {
+pub fn advance_replay(
+    time: Res<Time<Real>>,
+    mut replay: ResMut<Replay>,
+    mut pace: ResMut<SimPace>,
+) {
     if pace.paused {
         pace.progress = 1.0;
         return;
@@ -147,7 +151,10 @@ pub fn show_replay_step(
             }
             *pos = GridPos { tile, prev };
         }
-        if action.description != look.action || action.emoji != look.emoji || action.address != look.at {
+        if action.description != look.action
+            || action.emoji != look.emoji
+            || action.address != look.at
+        {
             action.description.clone_from(&look.action);
             action.emoji.clone_from(&look.emoji);
             action.address.clone_from(&look.at);

@@ -57,7 +57,10 @@ impl<'de> Deserialize<'de> for GameTime {
                 })
             }
             // The form earlier files wrote: a newtype around the seconds, `(1676246400)`.
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<GameTime, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<GameTime, A::Error> {
                 let secs: i64 = a
                     .next_element()?
                     .ok_or_else(|| serde::de::Error::custom("an empty time"))?;
@@ -221,13 +224,18 @@ mod tests {
     #[test]
     fn files_write_a_readable_time_and_read_the_older_forms() {
         let t = GameTime::from_ymd_hms(2023, 2, 13, 7, 5, 9);
-        assert_eq!(serde_json::to_string(&t).unwrap(), "\"2023-02-13 07:05:09\"");
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2023-02-13 07:05:09\""
+        );
         assert_eq!(ron::to_string(&t).unwrap(), "\"2023-02-13 07:05:09\"");
         for text in ["\"2023-02-13 07:05:09\"", "(1676271909)", "1676271909"] {
             assert_eq!(ron::from_str::<GameTime>(text).unwrap(), t, "{text}");
         }
         assert_eq!(serde_json::from_str::<GameTime>("1676271909").unwrap(), t);
-        let e = ron::from_str::<GameTime>("\"yesterday\"").unwrap_err().to_string();
+        let e = ron::from_str::<GameTime>("\"yesterday\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("yesterday"), "{e}");
     }
 

@@ -22,7 +22,11 @@ fn sim_from_seven(scenario: &str, dir: &Path) -> SimPlugin {
 
 /// Names for the entities of a save: people by name, conversations by their place in order.
 fn labels(d: &SaveData) -> HashMap<u64, String> {
-    let mut m: HashMap<u64, String> = d.agents.iter().map(|a| (a.entity, a.name.clone())).collect();
+    let mut m: HashMap<u64, String> = d
+        .agents
+        .iter()
+        .map(|a| (a.entity, a.name.clone()))
+        .collect();
     for (i, c) in d.world.conversations.iter().enumerate() {
         m.insert(c.entity, format!("conversation {i}"));
     }
@@ -30,7 +34,9 @@ fn labels(d: &SaveData) -> HashMap<u64, String> {
 }
 
 fn label(m: &HashMap<u64, String>, e: Entity) -> String {
-    m.get(&e.to_bits()).cloned().unwrap_or_else(|| "gone".into())
+    m.get(&e.to_bits())
+        .cloned()
+        .unwrap_or_else(|| "gone".into())
 }
 
 fn job_text(m: &HashMap<u64, String>, j: &Job) -> String {
@@ -58,8 +64,10 @@ fn assert_same(a: &SaveData, b: &SaveData) {
         assert_eq!(x.walk, y.walk, "{n}: walk");
         assert_eq!(x.speech, y.speech, "{n}: speech");
         assert_eq!(
-            x.talking.map(|t| (label(&la, t.conversation), label(&la, t.partner))),
-            y.talking.map(|t| (label(&lb, t.conversation), label(&lb, t.partner))),
+            x.talking
+                .map(|t| (label(&la, t.conversation), label(&la, t.partner))),
+            y.talking
+                .map(|t| (label(&lb, t.conversation), label(&lb, t.partner))),
             "{n}: talking"
         );
         let (Some(p), Some(q)) = (&x.mind, &y.mind) else {
@@ -90,7 +98,11 @@ fn assert_same(a: &SaveData, b: &SaveData) {
                 .map(|j| (job_text(m, &j.job), j.due, j.request.clone()))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(jobs(&la, &p.pending), jobs(&lb, &q.pending), "{n}: LLM work in flight");
+        assert_eq!(
+            jobs(&la, &p.pending),
+            jobs(&lb, &q.pending),
+            "{n}: LLM work in flight"
+        );
     }
     assert_eq!(a.embeddings, b.embeddings, "memory vectors");
     let convs = |d: &SaveData, m: &HashMap<u64, String>| {
@@ -118,7 +130,15 @@ fn assert_same(a: &SaveData, b: &SaveData) {
         d.world
             .log
             .iter()
-            .map(|l| (l.at, label(m, l.conversation), l.speaker.clone(), l.listener.clone(), l.text.clone()))
+            .map(|l| {
+                (
+                    l.at,
+                    label(m, l.conversation),
+                    l.speaker.clone(),
+                    l.listener.clone(),
+                    l.text.clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(log(a, &la), log(b, &lb), "the town's conversation log");
@@ -152,7 +172,11 @@ fn a_run_saved_and_loaded_halfway_equals_the_straight_run() {
         "step {}: {} lines said, {} memories, {} LLM jobs in flight at the end",
         a.world.clock.step,
         talks,
-        a.agents.iter().filter_map(|x| x.mind.as_ref()).map(|m| m.memory.len()).sum::<usize>(),
+        a.agents
+            .iter()
+            .filter_map(|x| x.mind.as_ref())
+            .map(|m| m.memory.len())
+            .sum::<usize>(),
         in_flight
     );
     assert_eq!(a.world.clock.step, 1000);
@@ -202,7 +226,9 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
     for _ in 0..120 {
         run_steps(&mut app, 5);
         seen.push((
-            app.world().resource::<simulacra::sim::clock::SimClock>().clone(),
+            app.world()
+                .resource::<simulacra::sim::clock::SimClock>()
+                .clone(),
             scene(&mut app),
             objects(&app),
         ));
@@ -213,7 +239,10 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
         seen.iter().any(|s| s.1.iter().any(|p| p.5.is_some())),
         "someone speaks in the recorded steps"
     );
-    assert!(seen.iter().any(|s| !s.2.is_empty()), "some object is in use");
+    assert!(
+        seen.iter().any(|s| !s.2.is_empty()),
+        "some object is in use"
+    );
 
     let config = sim_from_seven("the_ville_n25", &dir).config;
     let sim = SimPlugin::from_save(&saved, config).unwrap();
@@ -224,7 +253,10 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
     start(&mut replay, r);
     // Forward, backward, and to every sampled step: each shows what the run showed then.
     let n = seen.len();
-    let order: Vec<usize> = (0..n).map(|i| (i * 37 + 11) % n).chain([0, n - 1, n / 2]).collect();
+    let order: Vec<usize> = (0..n)
+        .map(|i| (i * 37 + 11) % n)
+        .chain([0, n - 1, n / 2])
+        .collect();
     for i in order {
         let (clock, people, objs) = &seen[i];
         replay
@@ -232,8 +264,15 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
             .resource_mut::<Replay>()
             .seek(clock.step as i64);
         replay.update();
-        let now = replay.world().resource::<simulacra::sim::clock::SimClock>().clone();
-        assert_eq!((now.step, now.now), (clock.step, clock.now), "the replay's clock");
+        let now = replay
+            .world()
+            .resource::<simulacra::sim::clock::SimClock>()
+            .clone();
+        assert_eq!(
+            (now.step, now.now),
+            (clock.step, clock.now),
+            "the replay's clock"
+        );
         assert_eq!(&scene(&mut replay), people, "people at step {}", clock.step);
         assert_eq!(&objects(&replay), objs, "objects at step {}", clock.step);
     }
@@ -246,7 +285,13 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
         replay.update();
     }
     let (clock, people, _) = &seen[79];
-    assert_eq!(replay.world().resource::<simulacra::sim::clock::SimClock>().step, clock.step);
+    assert_eq!(
+        replay
+            .world()
+            .resource::<simulacra::sim::clock::SimClock>()
+            .step,
+        clock.step
+    );
     assert_eq!(&scene(&mut replay), people, "played to step 400");
     // No step runs, and commands that would change the town are refused.
     run_steps(&mut replay, 0);
@@ -314,7 +359,10 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
     let dir = temp_dir("damaged");
     let good = small_save(&dir, "good");
     let data = read_save(&good).unwrap();
-    assert!(!data.embeddings.is_empty(), "the save has vectors to damage");
+    assert!(
+        !data.embeddings.is_empty(),
+        "the save has vectors to damage"
+    );
     let agent = good.join("agents").join("00-isabella_rodriguez.ron");
     assert!(agent.exists());
     let replace = |file: &Path, from: &str, to: &str| {
@@ -336,7 +384,12 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
         (
             "newer",
             Box::new(move |d: &Path| replace(&d.join("meta.ron"), "format: 1,", "format: 7,")),
-            vec!["meta.ron", "save format 7", "newer version", "reads format 1"],
+            vec![
+                "meta.ron",
+                "save format 7",
+                "newer version",
+                "reads format 1",
+            ],
         ),
         (
             "older",
@@ -374,7 +427,9 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
             Box::new(move |d: &Path| {
                 let f = d.join("world.ron");
                 let t = std::fs::read_to_string(&f).unwrap();
-                let i = t.find("\"2023-02-13 08:00:00\"").expect("a time in world.ron");
+                let i = t
+                    .find("\"2023-02-13 08:00:00\"")
+                    .expect("a time in world.ron");
                 let mut t = t;
                 t.replace_range(i..i + 21, "\"next Tuesday\"");
                 std::fs::write(&f, t).unwrap();
@@ -383,12 +438,24 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
         ),
         (
             "zero-step",
-            Box::new(move |d: &Path| replace(&d.join("world.ron"), "sec_per_step: 10,", "sec_per_step: 0,")),
+            Box::new(move |d: &Path| {
+                replace(
+                    &d.join("world.ron"),
+                    "sec_per_step: 10,",
+                    "sec_per_step: 0,",
+                )
+            }),
             vec!["world.ron", "sec_per_step is 0", "different saves"],
         ),
         (
             "bad-config",
-            Box::new(move |d: &Path| replace(&d.join("config.ron"), "vision_radius: 8,", "vision_radius: 100000,")),
+            Box::new(move |d: &Path| {
+                replace(
+                    &d.join("config.ron"),
+                    "vision_radius: 8,",
+                    "vision_radius: 100000,",
+                )
+            }),
             vec!["config.ron:", "vision_radius"],
         ),
         (
@@ -399,7 +466,11 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
                 t.push_str("{\"step\":18446744073709551615,\"time\":\"2023-02-13 07:00:00\",\"changes\":[]}\n");
                 std::fs::write(&f, t).unwrap();
             }),
-            vec!["movement.jsonl", "a frame of step 18446744073709551615", "made at step 360"],
+            vec![
+                "movement.jsonl",
+                "a frame of step 18446744073709551615",
+                "made at step 360",
+            ],
         ),
         (
             "stranger",
@@ -410,7 +481,11 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
                     d.join("agents/02-klaus_mann.ron"),
                 )
                 .unwrap();
-                replace(&d.join("agents/02-klaus_mann.ron"), "name: \"Klaus Mueller\"", "name: \"Klaus Mann\"");
+                replace(
+                    &d.join("agents/02-klaus_mann.ron"),
+                    "name: \"Klaus Mueller\"",
+                    "name: \"Klaus Mann\"",
+                );
             }),
             vec!["02-klaus_mann.ron", "Klaus Mann is not in the scenario"],
         ),
@@ -454,7 +529,12 @@ fn damaged_or_foreign_saves_are_refused_naming_the_file_and_the_problem() {
     let config = sim_from_seven("the_ville_n3", &dir).config;
     let mut app = headless_app(SimPlugin::from_save(&good, config).unwrap());
     run_steps(&mut app, 10);
-    assert_eq!(app.world().resource::<simulacra::sim::clock::SimClock>().step, 370);
+    assert_eq!(
+        app.world()
+            .resource::<simulacra::sim::clock::SimClock>()
+            .step,
+        370
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -471,7 +551,10 @@ fn digest(dir: &Path) -> Vec<(String, u64)> {
             } else {
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 std::fs::read(&p).unwrap().hash(&mut h);
-                out.push((p.strip_prefix(dir).unwrap().display().to_string(), h.finish()));
+                out.push((
+                    p.strip_prefix(dir).unwrap().display().to_string(),
+                    h.finish(),
+                ));
             }
         }
     }
@@ -500,7 +583,10 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
     let config = dir.join("config.ron");
     std::fs::write(
         &config,
-        format!("(saves: (dir: {:?}, autosave_minutes: 0))", saves.display().to_string()),
+        format!(
+            "(saves: (dir: {:?}, autosave_minutes: 0))",
+            saves.display().to_string()
+        ),
     )
     .unwrap();
     let mut seed = std::time::SystemTime::now()
@@ -515,7 +601,8 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
         seed ^= seed << 17;
         seed % n.max(1)
     };
-    let mut finished: Vec<(std::path::PathBuf, Vec<(String, u64)>)> = vec![(base.clone(), digest(&base))];
+    let mut finished: Vec<(std::path::PathBuf, Vec<(String, u64)>)> =
+        vec![(base.clone(), digest(&base))];
     let mut save_ms = Vec::new();
     let (mut cut_short, mut partial_before) = (0, 0);
     for round in 0..24 {
@@ -550,10 +637,18 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
         // moment within the next few saves.
         let t0 = Instant::now();
         let saved = |s: &Mutex<Vec<(Instant, String)>>| {
-            s.lock().unwrap().iter().filter(|l| l.1.starts_with("saved ")).map(|l| l.0).collect::<Vec<_>>()
+            s.lock()
+                .unwrap()
+                .iter()
+                .filter(|l| l.1.starts_with("saved "))
+                .map(|l| l.0)
+                .collect::<Vec<_>>()
         };
         while saved(&said).len() < 2 {
-            assert!(t0.elapsed() < Duration::from_secs(120), "the child saved nothing in 2 minutes");
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "the child saved nothing in 2 minutes"
+            );
             assert!(child.try_wait().unwrap().is_none(), "the child ended early");
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -573,15 +668,22 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
             .count();
         cut_short += usize::from(partial > partial_before);
         partial_before = partial;
-        let reported: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("saved ")).collect();
+        let reported: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("saved "))
+            .collect();
         // The newest save reported loads, and so does everything in the saves folder.
         let newest = Path::new(reported.last().unwrap());
-        read_save(newest).unwrap_or_else(|e| panic!("round {round}: the newest save {}: {e}", newest.display()));
+        read_save(newest)
+            .unwrap_or_else(|e| panic!("round {round}: the newest save {}: {e}", newest.display()));
         let all = list(&saves);
         for s in &all {
             read_save(&s.dir).unwrap_or_else(|e| panic!("round {round}: {}: {e}", s.dir.display()));
         }
-        assert!(all.iter().any(|s| s.dir.ends_with("same")), "round {round}: `same` is there");
+        assert!(
+            all.iter().any(|s| s.dir.ends_with("same")),
+            "round {round}: `same` is there"
+        );
         // Saves finished in earlier rounds are untouched (`same` is saved again each round).
         for (d, before) in &finished {
             assert_eq!(&digest(d), before, "round {round}: {} changed", d.display());
@@ -600,7 +702,10 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
         save_ms.iter().cloned().fold(f64::MAX, f64::min),
         save_ms.iter().cloned().fold(0.0, f64::max)
     );
-    assert!(cut_short >= 4, "only {cut_short} of 24 kills cut a save short");
+    assert!(
+        cut_short >= 4,
+        "only {cut_short} of 24 kills cut a save short"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -621,7 +726,13 @@ fn autosaves_are_kept_few_and_a_run_resumes_from_the_latest_as_if_never_stopped(
     run_steps(&mut straight, 800);
     simulacra::save::finish_autosave(straight.world_mut());
     let a = capture(straight.world_mut(), "straight").unwrap();
-    assert!(straight.world().resource::<simulacra::save::SaveContext>().last_error.is_none());
+    assert!(
+        straight
+            .world()
+            .resource::<simulacra::save::SaveContext>()
+            .last_error
+            .is_none()
+    );
     drop(straight);
     let names: Vec<String> = list(&dir)
         .iter()
@@ -629,8 +740,14 @@ fn autosaves_are_kept_few_and_a_run_resumes_from_the_latest_as_if_never_stopped(
         .collect();
     // Every 30 game minutes = 180 steps: 180, 360, 540, 720; the newest two are kept.
     assert_eq!(names.len(), 2, "{names:?}");
-    assert!(names[0].starts_with("auto-") && names[0].ends_with("-000000540"), "{names:?}");
-    assert!(names[1].starts_with("auto-") && names[1].ends_with("-000000720"), "{names:?}");
+    assert!(
+        names[0].starts_with("auto-") && names[0].ends_with("-000000540"),
+        "{names:?}"
+    );
+    assert!(
+        names[1].starts_with("auto-") && names[1].ends_with("-000000720"),
+        "{names:?}"
+    );
     let latest = resolve(&dir, "latest", None);
     assert!(latest.ends_with(&names[1]));
     let mut resumed = headless_app(SimPlugin::from_save(&latest, with_autosave().config).unwrap());
@@ -664,7 +781,10 @@ fn after_a_load_the_avatar_is_walked_by_the_player_alone() {
     }
     run_steps(&mut app, 30);
     let end = app.world().get::<GridPos>(avatar).unwrap().tile;
-    assert!(end.x > start.x && end.y == start.y, "the avatar stays where it was walked: {start} → {end}");
+    assert!(
+        end.x > start.x && end.y == start.y,
+        "the avatar stays where it was walked: {start} → {end}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -678,7 +798,12 @@ fn a_game_continued_from_its_autosave_keeps_saving_after_that_autosave_is_gone()
         std::thread::sleep(std::time::Duration::from_millis(1100));
         headless_app(with_autosave())
     });
-    let base = |app: &App| app.world().resource::<simulacra::save::SaveContext>().base.clone();
+    let base = |app: &App| {
+        app.world()
+            .resource::<simulacra::save::SaveContext>()
+            .base
+            .clone()
+    };
     assert_ne!(base(&a), base(&b));
     drop(b);
     let mut first = a;
@@ -686,7 +811,11 @@ fn a_game_continued_from_its_autosave_keeps_saving_after_that_autosave_is_gone()
     simulacra::save::finish_autosave(first.world_mut());
     drop(first);
     let latest = resolve(&dir, "latest", None);
-    assert!(latest.to_string_lossy().ends_with("-000000360"), "{}", latest.display());
+    assert!(
+        latest.to_string_lossy().ends_with("-000000360"),
+        "{}",
+        latest.display()
+    );
     let mut second = headless_app(SimPlugin::from_save(&latest, with_autosave().config).unwrap());
     run_steps(&mut second, 400);
     simulacra::save::finish_autosave(second.world_mut());
@@ -695,10 +824,22 @@ fn a_game_continued_from_its_autosave_keeps_saving_after_that_autosave_is_gone()
         .map(|s| s.dir.file_name().unwrap().to_string_lossy().to_string())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
-    assert!(names[0].ends_with("-000000540") && names[1].ends_with("-000000720"), "{names:?}");
-    assert!(!latest.exists(), "the autosave it was loaded from was pruned");
+    assert!(
+        names[0].ends_with("-000000540") && names[1].ends_with("-000000720"),
+        "{names:?}"
+    );
+    assert!(
+        !latest.exists(),
+        "the autosave it was loaded from was pruned"
+    );
     assert!(save_named(second.world_mut(), "still-saves").is_ok());
-    assert!(second.world().resource::<simulacra::save::SaveContext>().last_error.is_none());
+    assert!(
+        second
+            .world()
+            .resource::<simulacra::save::SaveContext>()
+            .last_error
+            .is_none()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -706,8 +847,13 @@ fn a_game_continued_from_its_autosave_keeps_saving_after_that_autosave_is_gone()
 fn a_console_session_that_loads_a_save_goes_on_from_it() {
     let dir = temp_dir("console-load");
     let file = dir.join("session.txt");
-    std::fs::write(&file, "save a\nrun 10\nprint time\nload a\nprint time\nsaves\nsave latest\nrun 5\n").unwrap();
-    let out = simulacra::headless::run_commands(sim_from_seven("the_ville_n3", &dir), &file, None, None);
+    std::fs::write(
+        &file,
+        "save a\nrun 10\nprint time\nload a\nprint time\nsaves\nsave latest\nrun 5\n",
+    )
+    .unwrap();
+    let out =
+        simulacra::headless::run_commands(sim_from_seven("the_ville_n3", &dir), &file, None, None);
     assert!(out.is_ok(), "{out:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -725,12 +871,20 @@ fn a_save_of_another_town_or_other_settings_is_not_loaded_into_a_running_game() 
     let mut app = headless_app(other);
     run_steps(&mut app, 20);
     let e = simulacra::save::load_named(app.world_mut(), "mine").unwrap_err();
-    assert!(e.contains("other settings") && e.contains("simulacra play --load mine"), "{e}");
+    assert!(
+        e.contains("other settings") && e.contains("simulacra play --load mine"),
+        "{e}"
+    );
     // The same game loads it.
     let mut app = headless_app(sim_from_seven("the_ville_n3", &dir));
     run_steps(&mut app, 5);
     assert!(simulacra::save::load_named(app.world_mut(), "mine").is_ok());
-    assert_eq!(app.world().resource::<simulacra::sim::clock::SimClock>().step, 20);
+    assert_eq!(
+        app.world()
+            .resource::<simulacra::sim::clock::SimClock>()
+            .step,
+        20
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

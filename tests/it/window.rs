@@ -227,16 +227,32 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
     let config = dir.join("config.ron");
     std::fs::write(
         &config,
-        format!("(saves: (dir: {:?}, autosave_minutes: 0))", dir.join("saves").display().to_string()),
+        format!(
+            "(saves: (dir: {:?}, autosave_minutes: 0))",
+            dir.join("saves").display().to_string()
+        ),
     )
     .unwrap();
     let run = Command::new(crate::simulacra_bin())
-        .args(["run", "--scripted-llm", "--routine", "--quiet", "--steps", "8640", "--save", "day"])
+        .args([
+            "run",
+            "--scripted-llm",
+            "--routine",
+            "--quiet",
+            "--steps",
+            "8640",
+            "--save",
+            "day",
+        ])
         .arg("--config")
         .arg(&config)
         .output()
         .expect("run the day");
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let out_dir = simulacra::config::data_root().join("out/screenshots");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut shots = Vec::new();
@@ -244,7 +260,9 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
         let shot = out_dir.join(name);
         let _ = std::fs::remove_file(&shot);
         let output = Command::new(crate::simulacra_bin())
-            .args(["replay", "day", "--paused", "--frames", "20", "--from", from])
+            .args([
+                "replay", "day", "--paused", "--frames", "20", "--from", from,
+            ])
             .arg("--config")
             .arg(&config)
             .arg("--screenshot")
@@ -253,7 +271,11 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
             .expect("start the replay");
         check_shot(&output, &shot);
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let at = if from == "08:30" { "08:30 AM" } else { "06:00 PM" };
+        let at = if from == "08:30" {
+            "08:30 AM"
+        } else {
+            "06:00 PM"
+        };
         assert!(
             stdout.contains(&format!("replaying day from February 13, 2023, {at}")),
             "{stdout}"

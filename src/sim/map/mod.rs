@@ -37,9 +37,7 @@ pub fn load_map_reporting(
 
 /// The one Tiled map in a folder that holds no matrix folder (so `--map FOLDER` may name the
 /// folder holding a Tiled map and its `special_blocks/`); an error when there are several.
-fn tiled_in_folder(
-    dir: &std::path::Path,
-) -> Result<Option<PathBuf>, crate::data_error::DataError> {
+fn tiled_in_folder(dir: &std::path::Path) -> Result<Option<PathBuf>, crate::data_error::DataError> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())

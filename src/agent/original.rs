@@ -110,6 +110,20 @@ pub fn parse_time_words(text: &str) -> Option<u32> {
     Some(h * 60 + m)
 }
 
+/// Words before the wake-up time in a lifestyle, tried in order.
+const WAKE_CUES: &[&str] = &[
+    "wakes up",
+    "wake up",
+    "awakes up",
+    "awake up",
+    "awakes",
+    "gets up",
+    "get up",
+    "rises",
+    "out of bed",
+    "wakes",
+];
+
 /// The time that follows one of `cues` ("wakes up around", "goes to bed at") in `text`.
 fn time_after(text: &str, cues: &[&str]) -> Option<u32> {
     time_at(text, cues).map(|(_, t, _)| t)
@@ -261,13 +275,28 @@ fn sectors_in(map: &WorldMap, text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// Whether two names are of one world, ignoring case and spaces at the ends: a town without
+/// `world_blocks.csv` is named from `maze_meta_info.json` ("the ville") while its people
+/// write "the Ville".
+fn same_world(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
+/// What a person's spatial memory holds under the map's world.
+fn world_of<'a>(map: &WorldMap, spatial: &'a Value) -> Option<&'a Value> {
+    spatial
+        .as_object()?
+        .iter()
+        .find(|(k, _)| same_world(k, &map.world))
+        .map(|(_, v)| v)
+}
+
 /// The arena of a sector to go to, and the object there to use: from the person's spatial
 /// memory when it lists the sector, else the map's first arena; the object is a counter to
 /// stand behind, a seat, a desk or a table when there is one.
 fn place_in(map: &WorldMap, spatial: &Value, sector: usize) -> String {
     let s = &map.sectors[sector];
-    let known: Vec<&str> = spatial
-        .get(map.world.as_str())
+    let known: Vec<&str> = world_of(map, spatial)
         .and_then(|w| w.get(s.name.as_str()))
         .and_then(Value::as_object)
         .map(|o| o.keys().map(String::as_str).collect())
@@ -386,7 +415,7 @@ pub fn import_people(
         // Home: living_area is "world:sector:arena".
         let living = text("living_area")?;
         let parts: Vec<&str> = living.split(':').collect();
-        let home = if parts.len() == 3 && parts[0] == map.world {
+        let home = if parts.len() == 3 && same_world(parts[0], &map.world) {
             format!("{}:{}", parts[1], parts[2])
         } else if parts.len() == 2 {
             living.clone()
@@ -419,19 +448,7 @@ pub fn import_people(
 
         // Lifestyle: wake, sleep and meal times from the text.
         let lifestyle_text = text("lifestyle")?;
-        let wake = time_after(
-            &lifestyle_text,
-            &[
-                "wakes up",
-                "wake up",
-                "awakes up",
-                "awake up",
-                "awakes",
-                "gets up",
-                "get up",
-                "rises",
-            ],
-        );
+        let wake = time_after(&lifestyle_text, WAKE_CUES);
         // A bare hour at bedtime ("goes to bed around 10") is in the evening.
         let sleep = time_after_bare(
             &lifestyle_text,
@@ -557,7 +574,7 @@ pub fn import_people(
         .filter(|s| *s != home_sector && Some(s) != work_sectors.first())
         .collect();
         if haunt_sectors.is_empty()
-            && let Some(world) = spatial.get(map.world.as_str()).and_then(Value::as_object)
+            && let Some(world) = world_of(map, &spatial).and_then(Value::as_object)
         {
             haunt_sectors = world
                 .keys()
@@ -580,7 +597,7 @@ pub fn import_people(
         // Every arena their spatial memory knows that the map has.
         let mut known_places: Vec<String> = Vec::new();
         let mut unknown_places = 0usize;
-        if let Some(world) = spatial.get(map.world.as_str()).and_then(Value::as_object) {
+        if let Some(world) = world_of(map, &spatial).and_then(Value::as_object) {
             for (sector, arenas) in world {
                 for arena in arenas.as_object().map(|o| o.keys()).into_iter().flatten() {
                     if map.arena_by_name(sector, arena).is_some() {
@@ -922,6 +939,10 @@ mod tests {
         assert_eq!(time_after(l, &["goes to bed"]), Some(0));
         assert_eq!(time_after(l, &["dinner around"]), Some(18 * 60));
         assert_eq!(time_after("He gets up at 6 am", &["gets up"]), Some(6 * 60));
+        assert!(same_world("the Ville", " the ville"));
+        assert!(!same_world("the Ville", "the Villa"));
+        let l = "Mohammed stays up late gaming most nights, dragging himself out of bed around 7am after hitting snooze";
+        assert_eq!(time_after(l, WAKE_CUES), Some(7 * 60));
         assert_eq!(
             time_after("She wakes up at around 6am.", &["wakes up"]),
             Some(6 * 60)

@@ -225,17 +225,14 @@ pub fn spawn_art(
             let Some(&(page, index)) = atlas.slots.get(g) else {
                 continue;
             };
-            let (x, row) = (i as i32 % map.width, i as i32 / map.width);
-            if !map.in_bounds(Tile::new(x, row)) {
+            let t = Tile::new(i as i32 % map.width, i as i32 / map.width);
+            if !map.in_bounds(t) {
                 continue;
             }
             let (entity, storage) = maps
                 .entry(page)
                 .or_insert_with(|| (commands.spawn_empty().id(), TileStorage::empty(size)));
-            let pos = TilePos {
-                x: x as u32,
-                y: (map.height - 1 - row) as u32,
-            };
+            let pos = super::town::tile_pos(map, t);
             let tile = commands
                 .spawn(TileBundle {
                     position: pos,

@@ -16,6 +16,14 @@ pub fn tile_to_world(map: &WorldMap, t: Tile) -> Vec2 {
     )
 }
 
+/// The tilemap position of a map tile (the tilemap's rows, like the world's y, grow upwards).
+pub fn tile_pos(map: &WorldMap, t: Tile) -> TilePos {
+    TilePos {
+        x: t.x as u32,
+        y: (map.height - 1 - t.y) as u32,
+    }
+}
+
 /// The tile under a world position.
 pub fn world_to_tile(map: &WorldMap, p: Vec2) -> Option<Tile> {
     let x = (p.x / TILE as f32 + 0.5).floor() as i32;
@@ -98,10 +106,7 @@ fn spawn_our_art(commands: &mut Commands, map: &WorldMap, images: &mut Assets<Im
                     })
                 };
                 let Some(index) = index else { continue };
-                let pos = TilePos {
-                    x: x as u32,
-                    y: (map.height - 1 - row) as u32,
-                };
+                let pos = tile_pos(map, t);
                 let tile = commands
                     .spawn(TileBundle {
                         position: pos,

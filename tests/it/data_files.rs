@@ -230,12 +230,57 @@ fn object_outside_its_arena_is_reported() {
     assert!(e.message.contains("outside its arena 'room'"), "{e}");
 }
 
+/// The town with a second place, a lawn on the street along the top row.
+fn with_lawn(town: &str) -> String {
+    let t = town.replace(
+        "    sectors: [\n",
+        "    sectors: [\n        (name: \"park\", rect: (0, 0, 6, 1), arenas: [ (name: \"lawn\", rect: (0, 0, 6, 1), objects: []) ]),\n",
+    );
+    assert!(t.contains("\"lawn\""));
+    t
+}
+
 #[test]
 fn unreachable_arena_is_reported() {
-    let bad = TINY.replace(".#__+.", ".#__#.");
+    // The street is the walkable region where the places are: with a lawn on it, the sealed
+    // room is the one that cannot be reached.
+    let bad = with_lawn(&TINY.replace(".#__+.", ".#__#."));
     let e = map_error("walled.ron", &bad);
     assert_eq!(e.line, line_of(&bad, "\"room\""), "{e}");
     assert!(e.message.contains("cannot be reached"), "{e}");
+}
+
+#[test]
+fn a_town_inside_a_larger_empty_margin_or_with_solid_buildings_loads() {
+    let dir = crate::temp_dir("margins");
+    // The walled-off field on the right is larger than the street around the house, but no
+    // place touches it: the street is where the places are.
+    let margin = TINY
+        .replace("width: 6,", "width: 16,")
+        .replace("\"......\",", "\"......#.........\",")
+        .replace("\".####.\",", "\".####.#.........\",")
+        .replace("\".#__+.\",", "\".#__+.#.........\",");
+    let map = load_map(&write(&dir, "margin.ron", &margin)).expect("loads");
+    assert_eq!(map.address(Tile::new(3, 2)).to_string(), "w:house:room");
+    // A sealed room with a floor is still refused, margin or not, when the street has places.
+    let sealed = with_lawn(&margin.replace(".#__+.#", ".#__#.#"));
+    let e = map_error("sealed.ron", &sealed);
+    assert!(e.message.contains("cannot be reached"), "{e}");
+    // A building drawn as one solid block: its place is reached at its edge.
+    let solid = TINY
+        .replace("\".#__+.\",", "\".####.\",")
+        .replace(
+            "(name: \"room\", rect: (2, 2, 2, 1), objects: [",
+            "(name: \"hall\", rect: (1, 1, 4, 3), objects: [",
+        )
+        .replace("(kind: \"bed\", rect: (2, 2, 1, 1)),", "");
+    let map = load_map(&write(&dir, "solid.ron", &solid)).expect("loads");
+    let goals = map.tiles_of("w:house:hall");
+    let path = simulacra::sim::path::path_to_any(&map, Tile::new(0, 0), goals, &|_| false)
+        .expect("a walk to the building's edge");
+    let end = *path.last().unwrap();
+    assert_eq!(map.address(end).to_string(), "w:house:hall");
+    assert!(path[..path.len() - 1].iter().all(|t| map.walkable(*t)));
 }
 
 #[test]

@@ -138,7 +138,15 @@ fn a_hand_made_matrix_town_loads_with_its_odd_shapes_shared_object_ids_and_spawn
 
 /// A copy of the fixture town, changed by `edit`, and the error it gives.
 fn broken(name: &str, edit: impl Fn(&Path)) -> DataError {
-    let dir = crate::temp_dir(&format!("broken-{name}"));
+    match load_matrix(&edited_town(&format!("broken-{name}"), edit)) {
+        Ok(_) => panic!("{name}: the broken town loaded"),
+        Err(e) => e,
+    }
+}
+
+/// A copy of the fixture town, changed by `edit`.
+fn edited_town(name: &str, edit: impl Fn(&Path)) -> PathBuf {
+    let dir = crate::temp_dir(name);
     for sub in ["maze", "special_blocks"] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
         for e in std::fs::read_dir(tiny_town().join(sub)).unwrap() {
@@ -152,10 +160,42 @@ fn broken(name: &str, edit: impl Fn(&Path)) -> DataError {
     )
     .unwrap();
     edit(&dir);
-    match load_matrix(&dir) {
-        Ok(_) => panic!("{name}: the broken town loaded"),
-        Err(e) => e,
-    }
+    dir
+}
+
+#[test]
+fn object_kinds_of_the_legend_painted_on_no_tile_are_left_out_and_reported() {
+    // Towns made from a copy of the original keep object kinds they no longer paint.
+    let dir = edited_town("unpainted-objects", |d| {
+        let legend = d.join("special_blocks/game_object_blocks.csv");
+        append(&legend, "32990, Tiny Town, <all>, harp");
+        append(&legend, "32991, Tiny Town, <all>, zither");
+    });
+    let (map, report) = load_matrix(&dir).expect("the town loads");
+    let (original, _) = load_matrix(&tiny_town()).unwrap();
+    assert_same_town(&original, &map);
+    assert_eq!(
+        map.kinds.len(),
+        original.kinds.len(),
+        "no kind added for them"
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("2 object kind(s)") && n.contains("harp, zither")),
+        "{report}"
+    );
+    // A town whose object layer is empty still loads: its arenas are the places.
+    let bare = edited_town("no-objects", |d| {
+        let p = d.join("maze/game_object_maze.csv");
+        let zeros: Vec<String> = cells(&p).iter().map(|_| "0".to_string()).collect();
+        write_cells(&p, &zeros);
+    });
+    let (map, _) = load_matrix(&bare).expect("a town without objects loads");
+    assert!(
+        (0..map.height).all(|y| (0..map.width).all(|x| map.object_at(Tile::new(x, y)).is_none()))
+    );
 }
 
 fn cells(path: &Path) -> Vec<String> {
@@ -389,10 +429,7 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
     let dir = crate::temp_dir("imported-scenario");
     let path = dir.join("tiny.ron");
     std::fs::write(&path, scenario_text(&scenario, "test")).unwrap();
-    let mut config = simulacra::config::GameConfig {
-        llm: simulacra::llm::config::LlmConfig::scripted(Vec::new()),
-        ..Default::default()
-    };
+    let mut config = crate::scripted_config();
     config.sim.sec_per_step = 10;
     let mut sim = simulacra::SimPlugin::load(&path.display().to_string(), None, config)
         .expect("the imported scenario loads");
@@ -519,11 +556,8 @@ fn memories_carried_over_from_the_original_are_checked_with_the_file_line_and_fi
     let load = |name: &str, text: &str| {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        let config = simulacra::config::GameConfig {
-            llm: simulacra::llm::config::LlmConfig::scripted(Vec::new()),
-            ..Default::default()
-        };
-        simulacra::SimPlugin::load(&path.display().to_string(), None, config).map(|_| ())
+        simulacra::SimPlugin::load(&path.display().to_string(), None, crate::scripted_config())
+            .map(|_| ())
     };
     load("good.ron", &good).expect("the imported scenario loads");
     let line = good

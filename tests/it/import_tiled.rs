@@ -337,10 +337,7 @@ fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     let dir = crate::temp_dir("tiled-scenario");
     let path = dir.join("tiny.ron");
     std::fs::write(&path, scenario_text(&scenario, "test")).unwrap();
-    let mut config = simulacra::config::GameConfig {
-        llm: simulacra::llm::config::LlmConfig::scripted(Vec::new()),
-        ..Default::default()
-    };
+    let mut config = crate::scripted_config();
     config.sim.sec_per_step = 10;
     config.saves.dir = dir.join("saves").display().to_string();
     config.saves.autosave_minutes = 0;

@@ -400,16 +400,7 @@ fn ask(rt: &LlmRuntime, shape: OutputShape) -> Reply {
 }
 
 fn embed_one(rt: &LlmRuntime, text: &str) -> Reply {
-    let id = rt.next_id();
-    rt.submit(Submission {
-        id,
-        agent: None,
-        purpose: "embed".into(),
-        kind: WorkKind::Embed { text: text.into() },
-        priority: Priority::Normal,
-        fallback: None,
-    });
-    rt.recv_timeout(Duration::from_secs(20)).expect("a reply")
+    crate::embed_reply(rt, text, Duration::from_secs(20))
 }
 
 fn status(rt: &LlmRuntime) -> simulacra::llm::runtime::BackendStatus {

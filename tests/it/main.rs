@@ -22,13 +22,38 @@ use simulacra::config::GameConfig;
 use simulacra::llm::config::LlmConfig;
 use std::path::PathBuf;
 
+/// Asks the runtime for one embedding of `text` and waits up to `wait` for its reply.
+pub fn embed_reply(
+    rt: &simulacra::llm::runtime::LlmRuntime,
+    text: &str,
+    wait: std::time::Duration,
+) -> simulacra::llm::runtime::Reply {
+    let id = rt.next_id();
+    rt.submit(simulacra::llm::runtime::Submission {
+        id,
+        agent: None,
+        purpose: "embed".into(),
+        kind: simulacra::llm::backend::WorkKind::Embed { text: text.into() },
+        priority: simulacra::llm::Priority::Normal,
+        fallback: None,
+    });
+    let r = rt.recv_timeout(wait).expect("a reply");
+    assert_eq!(r.id, id);
+    r
+}
+
+/// The default settings with the scripted LLM in place of the model.
+pub fn scripted_config() -> GameConfig {
+    GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    }
+}
+
 /// The bundled scenario with the scripted LLM (no model needed) and the daily routine as the
 /// plan (tests of the town, paths and memory that want predictable days).
 pub fn scripted_sim(scenario: &str) -> SimPlugin {
-    let mut config = GameConfig {
-        llm: LlmConfig::scripted(Vec::new()),
-        ..Default::default()
-    };
+    let mut config = scripted_config();
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
     SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
 }

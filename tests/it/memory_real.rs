@@ -7,10 +7,9 @@ use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::Resident;
 use simulacra::config::GameConfig;
-use simulacra::llm::backend::WorkKind;
 use simulacra::llm::config::{BackendConfig, BertConfig, LlamaConfig, LlmConfig};
-use simulacra::llm::runtime::{LlmRuntime, Submission};
-use simulacra::llm::{Embedding, Llm, LlmValue, Priority};
+use simulacra::llm::runtime::LlmRuntime;
+use simulacra::llm::{Embedding, Llm, LlmValue};
 use simulacra::memory::retrieve::{RetrievalParams, retrieve};
 use simulacra::memory::stream::{MemoryStream, NewNode, NodeKind};
 use simulacra::sim::clock::SimClock;
@@ -194,18 +193,7 @@ fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
         "Jennifer Moore is painting a watercolour",
     ];
     let embed = |text: &str| -> Embedding {
-        let id = rt.next_id();
-        rt.submit(Submission {
-            id,
-            agent: None,
-            purpose: "embed".into(),
-            kind: WorkKind::Embed { text: text.into() },
-            priority: Priority::Normal,
-            fallback: None,
-        });
-        let r = rt
-            .recv_timeout(Duration::from_secs(300))
-            .expect("an embedding");
+        let r = crate::embed_reply(&rt, text, Duration::from_secs(300));
         let LlmValue::Embedding(e) = r.value else {
             panic!("{:?}", r.source)
         };

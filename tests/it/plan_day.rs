@@ -9,8 +9,6 @@ use simulacra::agent::{
     CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, STAY_HERE, WalkPath,
 };
 use simulacra::cognition::converse::{Conversation, ConversationLog};
-use simulacra::config::GameConfig;
-use simulacra::llm::config::LlmConfig;
 use simulacra::memory::stream::{MemoryStream, NodeKind};
 use simulacra::sim::clock::SimClock;
 use simulacra::sim::map::WorldMap;
@@ -21,11 +19,7 @@ use std::hash::{Hash, Hasher};
 
 /// A scenario with the scripted backend planning (shape-valid answers chosen by the prompt's hash).
 pub fn planning_sim(scenario: &str) -> SimPlugin {
-    let config = GameConfig {
-        llm: LlmConfig::scripted(Vec::new()),
-        ..Default::default()
-    };
-    SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
+    SimPlugin::load(scenario, None, crate::scripted_config()).expect("bundled scenario loads")
 }
 
 type Snapshot = Vec<(String, (i32, i32), String, String)>;

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::data_error::{DataError, SourceLines};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -527,20 +527,26 @@ pub(crate) fn finish(
         })
         .collect();
 
-    // Reachability: the largest connected walkable region is "the street"; every arena must
-    // have a walkable tile in it, or agents sent there could never arrive.
+    // Reachability: "the street" is the connected walkable region that most arenas have a
+    // walkable tile in (then the largest: a town may be drawn inside a larger empty margin). Every arena must have a walkable tile on it, or agents sent there could never
+    // arrive; an arena with no walkable tile at all (a building drawn as one solid block) must
+    // have a tile beside it, as a walk may end on its goal.
     let mut comp = vec![u32::MAX; (w * h) as usize];
-    let mut sizes = Vec::new();
+    let mut sizes: Vec<(usize, usize)> = Vec::new(); // (arenas, tiles) per region
     for start in 0..(w * h) as usize {
         if blocked[start] || comp[start] != u32::MAX {
             continue;
         }
         let id = sizes.len() as u32;
+        let mut places: HashSet<u16> = HashSet::new();
         let mut n = 0usize;
         let mut q = VecDeque::from([start]);
         comp[start] = id;
         while let Some(i) = q.pop_front() {
             n += 1;
+            if town.cell_arena[i] != NONE {
+                places.insert(town.cell_arena[i]);
+            }
             let (x, y) = ((i as i32) % w, (i as i32) / w);
             for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
                 let (nx, ny) = (x + dx, y + dy);
@@ -553,18 +559,33 @@ pub(crate) fn finish(
                 }
             }
         }
-        sizes.push(n);
+        sizes.push((places.len(), n));
     }
     let main = sizes
         .iter()
         .enumerate()
-        .max_by_key(|(_, n)| **n)
+        .max_by_key(|(_, size)| **size)
         .map(|(i, _)| i as u32);
+    let on_street = |x: i32, y: i32| {
+        x >= 0 && y >= 0 && x < w && y < h && Some(comp[(y * w + x) as usize]) == main
+    };
     let mut reachable = vec![false; town.arenas.len()];
+    let mut solid = vec![true; town.arenas.len()];
+    let mut beside = vec![false; town.arenas.len()];
     for i in 0..(w * h) as usize {
-        if town.cell_arena[i] != NONE && Some(comp[i]) == main {
-            reachable[town.cell_arena[i] as usize] = true;
+        let a = town.cell_arena[i];
+        if a == NONE {
+            continue;
         }
+        let (x, y) = ((i as i32) % w, (i as i32) / w);
+        solid[a as usize] &= blocked[i];
+        reachable[a as usize] |= on_street(x, y);
+        beside[a as usize] |= [(1, 0), (-1, 0), (0, 1), (0, -1)]
+            .iter()
+            .any(|(dx, dy)| on_street(x + dx, y + dy));
+    }
+    for a in 0..reachable.len() {
+        reachable[a] |= solid[a] && beside[a];
     }
     if let Some(a) = reachable.iter().position(|r| !r) {
         let msg = format!(

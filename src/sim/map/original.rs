@@ -13,7 +13,7 @@ use super::file::{NONE, finish};
 use super::objects::{OBJECT_KINDS, ObjectKind, added_kind};
 use super::{Arena, CellTown, PlacedObject, Sector, SpawnPoint, Terrain, Tile, WorldMap};
 use crate::data_error::DataError;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -733,11 +733,27 @@ pub(crate) fn build_town(
         }
     }
 
-    // Objects: arena-agnostic names; a tile takes its arena from the arena layer.
+    // Objects: arena-agnostic names; a tile takes its arena from the arena layer. The object
+    // legend is a vocabulary shared by every arena, and towns made by copying the original's
+    // keep kinds they no longer paint: those are left out and said, not refused. (Two ids of
+    // one name are one kind: it is painted when either is.)
+    let painted_ids: HashSet<u32> = object_ids.iter().copied().filter(|id| *id != 0).collect();
+    let painted: HashSet<&str> = object_legend
+        .iter()
+        .filter(|r| painted_ids.contains(&r.id))
+        .map(|r| r.name())
+        .collect();
+    let mut unpainted: Vec<&str> = Vec::new();
     let mut kinds: Vec<ObjectKind> = OBJECT_KINDS.to_vec();
     let mut added: Vec<String> = Vec::new();
     let mut kind_of_id: HashMap<u32, u16> = HashMap::new();
     for r in object_legend {
+        if !painted.contains(r.name()) {
+            if !unpainted.contains(&r.name()) {
+                unpainted.push(r.name());
+            }
+            continue;
+        }
         let k = match kinds.iter().position(|k| k.name == r.name()) {
             Some(k) => k,
             None => {
@@ -750,7 +766,6 @@ pub(crate) fn build_town(
     }
     let mut cell_object = vec![NONE; n];
     let mut outside = 0usize;
-    let mut used: HashMap<u32, bool> = HashMap::new();
     for i in 0..n {
         let id = object_ids[i];
         if id == 0 {
@@ -759,15 +774,18 @@ pub(crate) fn build_town(
         let k = *kind_of_id
             .get(&id)
             .ok_or_else(|| unknown(Layer::Object, i, id))?;
-        used.insert(id, true);
         if cell_arena[i] == NONE {
             outside += 1;
             continue;
         }
         cell_object[i] = k;
     }
-    if let Some(r) = object_legend.iter().find(|r| !used.contains_key(&r.id)) {
-        return Err(unused(Layer::Object, r));
+    if !unpainted.is_empty() {
+        report.notes.push(format!(
+            "{} object kind(s) of special_blocks/game_object_blocks.csv painted on no tile were left out: {}",
+            unpainted.len(),
+            unpainted.join(", ")
+        ));
     }
     if outside > 0 {
         report.notes.push(format!(

@@ -265,6 +265,32 @@ struct DocLayer {
     line: usize,
 }
 
+impl Doc {
+    /// A tile layer as read (its position in the file is found later); an offset in pixels is
+    /// noted, as the layer is drawn on the grid.
+    fn push_tile_layer(
+        &mut self,
+        name: &str,
+        (dx, dy): (f64, f64),
+        visible: bool,
+        opacity: f32,
+        gids: Vec<u32>,
+    ) {
+        if dx != 0.0 || dy != 0.0 {
+            self.notes.push(format!(
+                "layer '{name}' is offset by ({dx}, {dy}) pixels in Tiled; it is drawn on the grid"
+            ));
+        }
+        self.layers.push(DocLayer {
+            name: name.to_string(),
+            visible,
+            opacity,
+            gids,
+            line: 0,
+        });
+    }
+}
+
 fn read_doc(path: &Path) -> Result<Doc, DataError> {
     let src = std::fs::read_to_string(path)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
@@ -711,19 +737,13 @@ fn json_layers(
                         ));
                     }
                 };
-                if l.offsetx != 0.0 || l.offsety != 0.0 {
-                    doc.notes.push(format!(
-                        "layer '{}' is offset by ({}, {}) pixels in Tiled; it is drawn on the grid",
-                        l.name, l.offsetx, l.offsety
-                    ));
-                }
-                doc.layers.push(DocLayer {
-                    name: l.name.clone(),
-                    visible: visible && l.visible,
-                    opacity: opacity * l.opacity,
+                doc.push_tile_layer(
+                    &l.name,
+                    (l.offsetx, l.offsety),
+                    visible && l.visible,
+                    opacity * l.opacity,
                     gids,
-                    line: 0,
-                });
+                );
             }
             "group" => json_layers(
                 path,
@@ -961,19 +981,13 @@ fn read_tmx(path: &Path, src: &str) -> Result<Doc, DataError> {
         for l in layers {
             match l.layer_type() {
                 ::tiled::LayerType::Tiles(_) => {
-                    if l.offset_x != 0.0 || l.offset_y != 0.0 {
-                        doc.notes.push(format!(
-                            "layer '{}' is offset by ({}, {}) pixels in Tiled; it is drawn on the grid",
-                            l.name, l.offset_x, l.offset_y
-                        ));
-                    }
-                    doc.layers.push(DocLayer {
-                        name: l.name.clone(),
-                        visible: visible && l.visible,
-                        opacity: opacity * l.opacity,
-                        gids: raw.next().unwrap_or_default(),
-                        line: 0,
-                    });
+                    doc.push_tile_layer(
+                        &l.name,
+                        (l.offset_x as f64, l.offset_y as f64),
+                        visible && l.visible,
+                        opacity * l.opacity,
+                        raw.next().unwrap_or_default(),
+                    );
                 }
                 ::tiled::LayerType::Group(g) => walk(
                     g.layers(),

@@ -119,7 +119,7 @@ pub struct Party<'a> {
 
 /// Game seconds it takes to say a line (30 words a minute, at least 10 s).
 pub fn speaking_secs(text: &str) -> i64 {
-    ((text.split_whitespace().count() as i64 * 2).max(10)).min(60)
+    (text.split_whitespace().count() as i64 * 2).clamp(10, 60)
 }
 
 /// Starts a conversation: `a` and `b` walk to meet halfway; both are "chatting" (and leave the objects they

@@ -49,7 +49,7 @@ pub fn newly_seen<'a>(
     for n in stream.nodes().iter().rev().take_while(|n| n.created == now) {
         if n.kind == NodeKind::Event
             && n.subject != me
-            && people.iter().any(|p| *p == n.subject)
+            && people.contains(&n.subject)
             && !out.contains(&n.subject.as_str())
         {
             out.insert(0, &n.subject);

@@ -314,7 +314,7 @@ pub fn recheck_embeddings(
     llm: Res<crate::llm::Llm>,
     mut agents: Query<(&MemoryStream, &mut MemoryWork)>,
 ) {
-    if clock.now.second_of_day() % 3600 != 0 {
+    if !clock.now.second_of_day().is_multiple_of(3600) {
         return;
     }
     let model = llm.embedding_model();

@@ -60,7 +60,10 @@ impl Canvas {
                 let h = (x as u32).wrapping_mul(374_761_393)
                     ^ (y as u32).wrapping_mul(668_265_263)
                     ^ seed.wrapping_mul(2_246_822_519);
-                if (h ^ (h >> 13)).wrapping_mul(1_274_126_177) % every == 0 {
+                if (h ^ (h >> 13))
+                    .wrapping_mul(1_274_126_177)
+                    .is_multiple_of(every)
+                {
                     self.set(ox + x, y, c);
                 }
             }

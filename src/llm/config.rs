@@ -390,7 +390,7 @@ impl LlmConfig {
                 format!("no backend named '{b}'"),
             ));
         }
-        if !(self.timeout_s > 0.0) {
+        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return Err(DataError::new(
                 path,
                 line("timeout_s"),

@@ -195,9 +195,7 @@ impl Llm {
     }
 
     fn accept(&mut self, reply: Reply, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
-        if self.pending.remove(&reply.id).is_none() {
-            return None; // cancelled
-        }
+        self.pending.remove(&reply.id)?;
         if reply.agent.is_some_and(|a| !entities.contains(a)) {
             return None;
         }

@@ -275,8 +275,10 @@ fn the_headless_game_keeps_stepping_while_the_real_model_answers() {
     let _model = crate::real_model_lock();
     use bevy::prelude::*;
     use simulacra::llm::{Llm, LlmReply, LlmRequest};
-    let mut config = simulacra::config::GameConfig::default();
-    config.llm = llama(4);
+    let config = simulacra::config::GameConfig {
+        llm: llama(4),
+        ..Default::default()
+    };
     let sim = simulacra::SimPlugin::load("the_ville_n3", None, config).unwrap();
     let mut app = simulacra::headless_app(sim);
     simulacra::run_steps(&mut app, 1);

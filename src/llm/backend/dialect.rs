@@ -199,7 +199,7 @@ pub fn read_answer(
             v["eval_count"].as_u64(),
         ),
     };
-    let content = content.ok_or_else(|| match req.route {
+    let content = content.ok_or(match req.route {
         ChatRoute::OpenAi => "no choices[0].message.content in the answer",
         ChatRoute::OllamaNative => "no message.content in the answer",
     })?;
@@ -363,7 +363,7 @@ pub fn pool_embedding(e: &Value) -> Result<Pooled, String> {
         Some(_) => (nums(arr)?, 0),
     };
     let n = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if !(n > 0.0) || !n.is_finite() {
+    if !n.is_finite() || n <= 0.0 {
         return Err("a zero or non-finite embedding".into());
     }
     vector.iter_mut().for_each(|x| *x /= n);

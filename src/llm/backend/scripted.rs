@@ -78,7 +78,7 @@ pub fn default_answer(shape: &OutputShape, h: u64) -> String {
             .get((h % o.len().max(1) as u64) as usize)
             .cloned()
             .unwrap_or_default(),
-        OutputShape::YesNo => if h % 2 == 0 { "yes" } else { "no" }.into(),
+        OutputShape::YesNo => if h.is_multiple_of(2) { "yes" } else { "no" }.into(),
         OutputShape::Lines(n) => (1..=*n)
             .map(|i| format!("item {i}"))
             .collect::<Vec<_>>()

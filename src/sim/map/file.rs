@@ -572,13 +572,12 @@ pub(crate) fn finish(
     let mut reachable = vec![false; town.arenas.len()];
     let mut solid = vec![true; town.arenas.len()];
     let mut beside = vec![false; town.arenas.len()];
-    for i in 0..(w * h) as usize {
-        let a = town.cell_arena[i];
+    for (i, (&a, &b)) in town.cell_arena.iter().zip(&blocked).enumerate() {
         if a == NONE {
             continue;
         }
         let (x, y) = ((i as i32) % w, (i as i32) / w);
-        solid[a as usize] &= blocked[i];
+        solid[a as usize] &= b;
         reachable[a as usize] |= on_street(x, y);
         beside[a as usize] |= [(1, 0), (-1, 0), (0, 1), (0, -1)]
             .iter()

@@ -480,11 +480,22 @@ pub fn plan_walks(
 fn goal_tiles(map: &WorldMap, address: &str, who: &str) -> Vec<Tile> {
     let tiles = map.tiles_of(address);
     let is_object = address.split(':').count() >= 4;
+    // Tiles a walk from the street can end on (a stray corner cut off from it is left out).
+    let reachable = || {
+        tiles
+            .iter()
+            .copied()
+            .filter(|t| map.reachable(*t))
+            .collect()
+    };
     let mut goals: Vec<Tile> = if is_object {
-        tiles.to_vec()
+        reachable()
     } else {
         map.stand_tiles(address)
     };
+    if goals.is_empty() {
+        goals = reachable();
+    }
     if goals.is_empty() {
         goals = tiles.to_vec();
     }

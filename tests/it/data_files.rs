@@ -262,6 +262,13 @@ fn a_town_inside_a_larger_empty_margin_or_with_solid_buildings_loads() {
         .replace("\".#__+.\",", "\".#__+.#.........\",");
     let map = load_map(&write(&dir, "margin.ron", &margin)).expect("loads");
     assert_eq!(map.address(Tile::new(3, 2)).to_string(), "w:house:room");
+    // Walks end on the street or beside it (the bed), never in the margin.
+    assert!(map.reachable(Tile::new(0, 0)) && map.reachable(Tile::new(3, 2)));
+    assert!(
+        map.reachable(Tile::new(2, 2)),
+        "the bed, beside the room's floor"
+    );
+    assert!(map.walkable(Tile::new(10, 0)) && !map.reachable(Tile::new(10, 0)));
     // A sealed room with a floor is still refused, margin or not, when the street has places.
     let sealed = with_lawn(&margin.replace(".#__+.#", ".#__#.#"));
     let e = map_error("sealed.ron", &sealed);

@@ -593,7 +593,13 @@ pub(crate) fn finish(
         );
         return Err(arena_error(&town, a, msg));
     }
-    Ok(WorldMap::assemble(path.to_path_buf(), town, blocked))
+    let street = comp.iter().map(|c| Some(*c) == main).collect();
+    Ok(WorldMap::assemble(
+        path.to_path_buf(),
+        town,
+        blocked,
+        street,
+    ))
 }
 
 fn sectors_name<'a>(done: &'a [Sector], current: &'a Sector, i: usize) -> &'a str {

@@ -301,6 +301,8 @@ pub struct WorldMap {
     pub height: i32,
     terrain: Vec<Terrain>,
     blocked: Vec<bool>,
+    /// Walkable tiles of the street: the connected walkable region most places are in.
+    street: Vec<bool>,
     cell_sector: Vec<u16>,
     cell_arena: Vec<u16>,
     cell_object: Vec<u16>,
@@ -322,7 +324,7 @@ pub struct WorldMap {
 }
 
 impl WorldMap {
-    fn assemble(source: PathBuf, town: CellTown, blocked: Vec<bool>) -> Self {
+    fn assemble(source: PathBuf, town: CellTown, blocked: Vec<bool>, street: Vec<bool>) -> Self {
         let CellTown {
             world,
             width,
@@ -344,6 +346,7 @@ impl WorldMap {
             height,
             terrain,
             blocked,
+            street,
             cell_sector,
             cell_arena,
             cell_object,
@@ -390,6 +393,14 @@ impl WorldMap {
     /// Whether a person may walk onto the tile (terrain and furniture).
     pub fn walkable(&self, t: Tile) -> bool {
         self.index(t).is_some_and(|i| !self.blocked[i])
+    }
+
+    /// Whether a walk from the street can end on the tile: it is on the street (the walkable
+    /// region most places are in), or blocked and beside it (a bed, a building's solid edge).
+    /// A stray walkable corner of a place cut off from the street is not.
+    pub fn reachable(&self, t: Tile) -> bool {
+        let on = |t: Tile| self.index(t).is_some_and(|i| self.street[i]);
+        on(t) || (!self.walkable(t) && self.in_bounds(t) && t.neighbours().into_iter().any(on))
     }
 
     /// The object kind at a tile, if any.
@@ -565,7 +576,7 @@ impl WorldMap {
         let walk: Vec<Tile> = tiles
             .iter()
             .copied()
-            .filter(|t| self.walkable(*t))
+            .filter(|t| self.walkable(*t) && self.reachable(*t))
             .collect();
         if !walk.is_empty() {
             return walk;
@@ -573,7 +584,11 @@ impl WorldMap {
         let mut out = Vec::new();
         for t in tiles {
             for n in t.neighbours() {
-                if self.walkable(n) && self.arena_at(n) == self.arena_at(*t) && !out.contains(&n) {
+                if self.walkable(n)
+                    && self.reachable(n)
+                    && self.arena_at(n) == self.arena_at(*t)
+                    && !out.contains(&n)
+                {
                     out.push(n);
                 }
             }

@@ -135,6 +135,23 @@ pub struct ShapesRun {
 }
 
 impl ShapesRun {
+    /// Model answers per kind of shape: "integer 17/17, choice 16/17, …".
+    pub fn by_kind(&self, cases: &[ShapedCase]) -> String {
+        KINDS
+            .iter()
+            .map(|k| {
+                let (ok, all) = cases
+                    .iter()
+                    .zip(&self.replies)
+                    .filter(|(c, _)| c.kind == *k)
+                    .fold((0, 0), |(ok, all), (_, rep)| {
+                        (ok + usize::from(!rep.is_fallback()), all + 1)
+                    });
+                format!("{k} {ok}/{all}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
     /// Answers the model gave (not the fail-safe).
     pub fn answered(&self) -> usize {
         self.replies.iter().filter(|r| !r.is_fallback()).count()
@@ -274,19 +291,6 @@ fn retried(rt: &LlmRuntime) -> String {
 
 fn row(label: &str, cases: &[ShapedCase], r: &ShapesRun, how: &str) -> String {
     let n = cases.len();
-    let per_kind: Vec<String> = KINDS
-        .iter()
-        .map(|k| {
-            let (ok, all) = cases
-                .iter()
-                .zip(&r.replies)
-                .filter(|(c, _)| c.kind == *k)
-                .fold((0, 0), |(ok, all), (_, rep)| {
-                    (ok + usize::from(!rep.is_fallback()), all + 1)
-                });
-            format!("{k} {ok}/{all}")
-        })
-        .collect();
     format!(
         "{label:<44} {:>4}/{n:<4} {:>5.1}% {:>8} {:>7} {:>7.1} {:>6.2} {:>9.1}  {how}\n    by shape: {}\n",
         r.answered(),
@@ -296,7 +300,7 @@ fn row(label: &str, cases: &[ShapedCase], r: &ShapesRun, how: &str) -> String {
         r.wall.as_secs_f64(),
         n as f64 / r.wall.as_secs_f64(),
         r.gen_tokens as f64 / r.wall.as_secs_f64(),
-        per_kind.join(", ")
+        r.by_kind(cases)
     )
 }
 

@@ -5,7 +5,7 @@
 //! errors, at least 90 % answered by the model. The server is stopped by the test, always.
 
 use simulacra::llm::backend::{Health, WorkKind};
-use simulacra::llm::bench_server::{KINDS, run_cases, server_config, shaped_cases};
+use simulacra::llm::bench_server::{run_cases, server_config, shaped_cases};
 use simulacra::llm::runtime::{LlmRuntime, ReplySource, Submission};
 use simulacra::llm::server::LocalServer;
 use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
@@ -72,25 +72,12 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
     let worst = watcher.join().unwrap();
     let backend = rt.status.lock().unwrap().backends[0].clone();
     let stats = rt.stats.lock().unwrap().total();
-    let per_kind: Vec<String> = KINDS
-        .iter()
-        .map(|k| {
-            let (ok, all) = cases
-                .iter()
-                .zip(&run.replies)
-                .filter(|(c, _)| c.kind == *k)
-                .fold((0, 0), |(ok, all), (_, r)| {
-                    (ok + usize::from(!r.is_fallback()), all + 1)
-                });
-            format!("{k} {ok}/{all}")
-        })
-        .collect();
     println!(
         "llama-cpp-python server up in {:.1} s; {} of {} shaped answers from the model ({}), {} retries, {:.1} s; status: {}",
         server.startup.as_secs_f64(),
         run.answered(),
         cases.len(),
-        per_kind.join(", "),
+        run.by_kind(&cases),
         run.retries,
         run.wall.as_secs_f64(),
         backend.detail

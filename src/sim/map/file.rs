@@ -528,9 +528,11 @@ pub(crate) fn finish(
         .collect();
 
     // Reachability: "the street" is the connected walkable region that most arenas have a
-    // walkable tile in (then the largest: a town may be drawn inside a larger empty margin). Every arena must have a walkable tile on it, or agents sent there could never
-    // arrive; an arena with no walkable tile at all (a building drawn as one solid block) must
-    // have a tile beside it, as a walk may end on its goal.
+    // walkable tile in (then the largest: a town may be drawn inside a larger empty margin).
+    // Every arena must have a walkable tile on it, or agents sent there could never arrive; an
+    // arena with no walkable tile at all (a building drawn as one solid block) must have a tile
+    // beside it, as a walk may end on its goal. (Stricter than `WorldMap::reachable`: a room
+    // with a floor is not reached through its walls.)
     let mut comp = vec![u32::MAX; (w * h) as usize];
     let mut sizes: Vec<(usize, usize)> = Vec::new(); // (arenas, tiles) per region
     for start in 0..(w * h) as usize {

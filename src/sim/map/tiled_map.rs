@@ -266,6 +266,27 @@ struct DocLayer {
 }
 
 impl Doc {
+    /// A map of `size` tiles of `tile` pixels, its layers still to read.
+    fn new(
+        path: &Path,
+        size: (i32, i32),
+        tile: (u32, u32),
+        tilesets: Vec<ArtTileset>,
+        world: Option<String>,
+    ) -> Self {
+        Doc {
+            path: path.to_path_buf(),
+            width: size.0,
+            height: size.1,
+            tile_width: tile.0,
+            tile_height: tile.1,
+            tilesets,
+            layers: Vec::new(),
+            notes: Vec::new(),
+            world,
+        }
+    }
+
     /// A tile layer as read (its position in the file is found later); an offset in pixels is
     /// noted, as the layer is drawn on the grid.
     fn push_tile_layer(
@@ -576,22 +597,19 @@ fn read_tmj(path: &Path, src: &str) -> Result<Doc, DataError> {
     for (i, t) in map.tilesets.iter().enumerate() {
         tilesets.push(json_tileset(path, &dir, i, t)?);
     }
-    let mut doc = Doc {
-        path: path.to_path_buf(),
-        width: map.width as i32,
-        height: map.height as i32,
-        tile_width: map.tilewidth,
-        tile_height: map.tileheight,
+    let world = map
+        .properties
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case("world"))
+        .and_then(|p| p.value.as_str())
+        .map(str::to_string);
+    let mut doc = Doc::new(
+        path,
+        (map.width as i32, map.height as i32),
+        (map.tilewidth, map.tileheight),
         tilesets,
-        layers: Vec::new(),
-        notes: Vec::new(),
-        world: map
-            .properties
-            .iter()
-            .find(|p| p.name.eq_ignore_ascii_case("world"))
-            .and_then(|p| p.value.as_str())
-            .map(str::to_string),
-    };
+        world,
+    );
     json_layers(path, &map.layers, true, 1.0, &mut doc)?;
     Ok(doc)
 }
@@ -959,17 +977,13 @@ fn read_tmx(path: &Path, src: &str) -> Result<Doc, DataError> {
         }
         _ => None,
     });
-    let mut doc = Doc {
-        path: path.to_path_buf(),
-        width: map.width as i32,
-        height: map.height as i32,
-        tile_width: map.tile_width,
-        tile_height: map.tile_height,
+    let mut doc = Doc::new(
+        path,
+        (map.width as i32, map.height as i32),
+        (map.tile_width, map.tile_height),
         tilesets,
-        layers: Vec::new(),
-        notes: Vec::new(),
         world,
-    };
+    );
     let mut raw = raw.into_iter();
     fn walk<'m>(
         layers: impl Iterator<Item = ::tiled::Layer<'m>>,

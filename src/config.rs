@@ -1,9 +1,12 @@
-//! The game's configuration file (`config/simulacra.ron`, documented in `config/README.md`) and
-//! where bundled data lives. Every field has a default, so a config may name only what it changes.
+//! The game's configuration file (`config/simulacra.ron`, documented in `config/README.md`): one
+//! section per layer (each layer's own settings type: `llm::config`, `cognition::config`), plus
+//! the clock's and the saves' settings. Every field has a default, so a config may name only what
+//! it changes. It sits below `save`, which writes the whole config into every save.
 
+use crate::data::data_root;
 use crate::data_error::{DataError, read_ron};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Everything configurable.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -16,7 +19,30 @@ pub struct GameConfig {
     /// Perception, memory, retrieval, reflection and pacing.
     pub cognition: crate::cognition::config::CognitionConfig,
     /// Where saves go and how often the game saves itself.
-    pub saves: crate::save::SaveSettings,
+    pub saves: SaveSettings,
+}
+
+/// Saving and loading settings (`saves` in the config).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SaveSettings {
+    /// Where saves live (relative: to the current folder).
+    pub dir: String,
+    /// Autosave every this many game minutes (0: never; the shipped `config/simulacra.ron` says
+    /// 60, a config that leaves it out, as tests and benches do, never autosaves).
+    pub autosave_minutes: u32,
+    /// Autosaves kept (older ones are removed).
+    pub autosave_keep: usize,
+}
+
+impl Default for SaveSettings {
+    fn default() -> Self {
+        Self {
+            dir: "saves".into(),
+            autosave_minutes: 0,
+            autosave_keep: 3,
+        }
+    }
 }
 
 /// Clock and pacing.
@@ -88,39 +114,4 @@ impl GameConfig {
             }
         }
     }
-}
-
-/// The folder holding `maps/`, `config/` and `models/`: `$SIMULACRA_HOME`, else the current
-/// folder when it has them, else the source folder this binary was built from.
-pub fn data_root() -> PathBuf {
-    if let Ok(p) = std::env::var("SIMULACRA_HOME") {
-        return PathBuf::from(p);
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    if cwd.join("maps").is_dir() && cwd.join("config").is_dir() {
-        return cwd;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A path from a config: absolute, or relative to the current folder when it exists there,
-/// else relative to the data folder.
-pub fn resolve_path(p: &str) -> PathBuf {
-    let path = Path::new(p);
-    if path.is_absolute() || path.exists() {
-        path.to_path_buf()
-    } else {
-        data_root().join(path)
-    }
-}
-
-/// A bundled name ("smallville") or a path ("my/town.ron") → a file path.
-pub fn resolve_data(kind_dir: &str, name_or_path: &str) -> PathBuf {
-    let p = Path::new(name_or_path);
-    if p.extension().is_some() || p.components().count() > 1 || p.exists() {
-        return p.to_path_buf();
-    }
-    data_root()
-        .join(kind_dir)
-        .join(format!("{name_or_path}.ron"))
 }

@@ -5,38 +5,28 @@
 //! tilemap, sprites, camera, HUD and input.
 
 pub mod agent;
+pub mod bench;
 pub mod cli;
 pub mod cognition;
 pub mod config;
+pub mod data;
 pub mod data_error;
 pub mod game;
 pub mod headless;
+pub mod import;
 pub mod llm;
 pub mod memory;
 pub mod play;
 pub mod save;
 pub mod sim;
 
+pub use agent::persona::ScenarioRes;
 use bevy::prelude::*;
-use config::{GameConfig, resolve_data};
+use config::GameConfig;
+use data::resolve_data;
 use data_error::DataError;
+pub use sim::AppSystems;
 use std::path::{Path, PathBuf};
-
-/// Frame-level ordering in `Update`: input first, then the simulation steps, then what reads
-/// their results (drawing, HUD). New sets go into this chain.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AppSystems {
-    /// Player input becomes messages.
-    Input,
-    /// LLM replies are delivered and simulation steps run.
-    Simulate,
-    /// Everything that shows the state.
-    Present,
-}
-
-/// The scenario being run.
-#[derive(Resource, Debug, Clone)]
-pub struct ScenarioRes(pub agent::persona::Scenario);
 
 /// The headless simulation: town, people, clock, pacing and the LLM runtime.
 #[derive(Clone)]
@@ -70,8 +60,9 @@ impl SimPlugin {
                 0,
                 "",
                 format!(
-                    "no such scenario; bundled ones: {}",
-                    bundled("config/scenarios")
+                    "no such scenario; bundled ones: {}{}",
+                    bundled("config/scenarios"),
+                    data::data_root_hint()
                 ),
             ));
         }
@@ -85,13 +76,17 @@ impl SimPlugin {
                 &map_path,
                 0,
                 "",
-                format!("no such map; bundled ones: {}", bundled("maps")),
+                format!(
+                    "no such map; bundled ones: {}{}",
+                    bundled("maps"),
+                    data::data_root_hint()
+                ),
             ));
         }
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
         let prompts =
-            cognition::prompts::Prompts::load(&config::resolve_path(&config.cognition.prompts))?;
+            cognition::prompts::Prompts::load(&data::resolve_path(&config.cognition.prompts))?;
         Ok(Self {
             map,
             scenario,
@@ -159,7 +154,7 @@ impl SimPlugin {
 
 /// Names of the bundled `.ron` files in a data folder, for error messages.
 fn bundled(dir: &str) -> String {
-    let mut names: Vec<String> = std::fs::read_dir(config::data_root().join(dir))
+    let mut names: Vec<String> = std::fs::read_dir(data::data_root().join(dir))
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| {

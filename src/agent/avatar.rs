@@ -147,7 +147,7 @@ pub(super) fn plugin(app: &mut App) {
             Update,
             (follow_route, move_avatar)
                 .chain()
-                .in_set(crate::AppSystems::Input),
+                .in_set(crate::sim::AppSystems::Input),
         );
 }
 

@@ -3,17 +3,14 @@
 //! Headless: no render types.
 
 pub mod avatar;
-pub mod original;
+pub mod conversation;
 pub mod persona;
 pub mod routine;
 pub mod schedule;
 
-use crate::cognition::config::CognitionConfig;
 use crate::memory::SpatialMemory;
-use crate::memory::reflect::ReflectionTrigger;
-use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::memory::stream::MemoryStream;
 use crate::sim::SimSystems;
-use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::path::path_to_any;
 use crate::sim::time::GameTime;
@@ -27,7 +24,7 @@ use std::sync::Arc;
 
 /// A simulated resident of the town.
 #[derive(Component, Debug, Clone)]
-#[require(GridPos, WalkPath, Facing, Scratch, MemoryStream, SpatialMemory)]
+#[require(GridPos, WalkPath, Facing, MemoryStream, SpatialMemory)]
 pub struct Resident {
     /// The validated persona (shared: it does not change during a run).
     pub persona: Arc<Persona>,
@@ -140,54 +137,6 @@ impl CurrentAction {
         } else {
             (name.to_string(), "is".into(), self.description.clone())
         }
-    }
-}
-
-/// Short-term state (the original's scratch): perception and reflection settings, the
-/// reflection counter and the conversation state, per agent. Defaults come from the
-/// `cognition` section of the config (the Smallville bootstrap values).
-#[derive(Component, Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scratch {
-    /// Square vision radius in tiles.
-    pub vision_radius: u32,
-    /// Events attended per step.
-    pub attention_bandwidth: usize,
-    /// Newest events kept for de-duplication.
-    pub retention: usize,
-    /// Recency decay per game hour since last access.
-    pub recency_decay: f32,
-    /// Counts importance down to the next reflection.
-    pub reflection: ReflectionTrigger,
-    /// Whom they are talking with.
-    #[serde(skip)]
-    pub chatting_with: Option<Entity>,
-    /// Person → until when a new conversation with them is not started (after a talk).
-    #[serde(default)]
-    pub chat_cooldown: std::collections::BTreeMap<String, GameTime>,
-    /// Person → until when a sighting of them is not considered again.
-    #[serde(default)]
-    pub react_cooldown: std::collections::BTreeMap<String, GameTime>,
-}
-
-impl Scratch {
-    /// The settings of a config.
-    pub fn from_config(c: &CognitionConfig) -> Self {
-        Self {
-            vision_radius: c.vision_radius,
-            attention_bandwidth: c.attention_bandwidth,
-            retention: c.retention,
-            recency_decay: c.retrieval.decay,
-            reflection: ReflectionTrigger::new(c.reflection_threshold),
-            chatting_with: None,
-            chat_cooldown: Default::default(),
-            react_cooldown: Default::default(),
-        }
-    }
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Self::from_config(&CognitionConfig::default())
     }
 }
 
@@ -330,31 +279,6 @@ impl Outlook {
     }
 }
 
-/// Spawns the residents and the avatar of a scenario.
-pub fn spawn_people(
-    mut commands: Commands,
-    scenario: Res<crate::ScenarioRes>,
-    clock: Res<SimClock>,
-    map: Res<WorldMap>,
-    cog: Res<crate::cognition::Cognition>,
-) {
-    let names: Vec<String> = scenario
-        .0
-        .residents
-        .iter()
-        .map(|p| p.spec.name.clone())
-        .chain([scenario.0.player.name.clone()])
-        .collect();
-    for p in &scenario.0.residents {
-        commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
-    }
-    commands.spawn(avatar::avatar_bundle(
-        &scenario.0.player,
-        clock.now,
-        &map.world,
-    ));
-}
-
 /// The names among `names` that a text mentions (full name, or first name as a word), plus
 /// `own`: keywords for a memory.
 pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
@@ -369,73 +293,6 @@ pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-/// The components of a resident: identity, position, the day's plan, and memory seeded from
-/// the scenario (the seed statements as thoughts; home, work and favourite places as known
-/// places).
-pub fn resident_bundle(
-    p: Persona,
-    now: GameTime,
-    map: &WorldMap,
-    cog: &CognitionConfig,
-    names: &[String],
-) -> impl Bundle {
-    let spawn = p.spawn;
-    let identity = Identity {
-        name: p.spec.name.clone(),
-        first_name: p.first_name.clone(),
-        age: p.spec.age,
-        description: p.spec.learned.clone(),
-    };
-    let mut stream = MemoryStream::default();
-    if cog.ablation.memory() {
-        // Memories carried over with their own times and scores come first (they are older);
-        // their evidence ids are their places in that list, which are their ids here.
-        for (kind, created, node) in &p.memory_nodes {
-            stream.add(*kind, node.clone(), *created);
-        }
-        for m in &p.memories {
-            stream.add(
-                NodeKind::Thought,
-                NewNode {
-                    subject: p.spec.name.clone(),
-                    predicate: "knows".into(),
-                    object: m.clone(),
-                    description: m.clone(),
-                    keywords: mentioned_names(m, &p.spec.name, names),
-                    ..default()
-                },
-                now,
-            );
-        }
-    }
-    let outlook = Outlook::of(&p);
-    let mut spatial = SpatialMemory::new(&map.world);
-    spatial.add_address(map, &p.home_sector);
-    if let Some((_, _, w)) = &p.work {
-        spatial.add_address(map, w);
-    }
-    for h in p.haunts.iter().chain(&p.known_places) {
-        spatial.add_address(map, h);
-    }
-    (
-        Name::new(p.spec.name.clone()),
-        Resident {
-            persona: Arc::new(p),
-        },
-        identity,
-        GridPos::at(spawn),
-        CurrentAction {
-            start: now,
-            ..default()
-        },
-        DayPlan::default(),
-        outlook,
-        Scratch::from_config(cog),
-        stream,
-        spatial,
-    )
 }
 
 /// Plans a walk for everyone whose action moved them to a new address.
@@ -502,9 +359,8 @@ fn goal_tiles(map: &WorldMap, address: &str, who: &str) -> Vec<Tile> {
     // Rotate by a per-person offset: spread, and the same in every run (entity ids are not:
     // they depend on what else was spawned first).
     if !goals.is_empty() {
-        let k = (crate::llm::backend::scripted::text_hash(who) as usize)
-            .wrapping_mul(2_654_435_761)
-            % goals.len();
+        let k =
+            (crate::sim::hash::text_hash(who) as usize).wrapping_mul(2_654_435_761) % goals.len();
         goals.rotate_left(k);
         goals.truncate(12);
     }
@@ -531,7 +387,9 @@ pub fn walk_one_tile(mut walkers: Query<(&mut GridPos, &mut WalkPath, Option<&mu
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_people).add_systems(
+    app.init_resource::<conversation::ConversationLog>()
+        .init_resource::<conversation::PlayerChat>();
+    app.add_systems(
         crate::sim::SimStep,
         (
             plan_walks.in_set(SimSystems::Act),

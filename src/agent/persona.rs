@@ -7,6 +7,7 @@ use crate::memory::stream::{NewNode, NodeId, NodeKind};
 use crate::sim::map::objects::edit_distance;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::time::{GameTime, parse_clock};
+use bevy::prelude::Resource;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -525,3 +526,7 @@ fn suggest(map: &WorldMap, value: &str) -> String {
     best.map(|(_, c)| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
 }
+
+/// The scenario being run.
+#[derive(Resource, Debug, Clone)]
+pub struct ScenarioRes(pub Scenario);

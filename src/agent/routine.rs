@@ -21,9 +21,7 @@ enum Slot {
 
 /// A small stable hash of a name, for per-person variety that is the same every run.
 fn name_hash(name: &str) -> u32 {
-    name.bytes().fold(2_166_136_261u32, |h, b| {
-        (h ^ b as u32).wrapping_mul(16_777_619)
-    })
+    crate::sim::hash::fnv1a_32(name.as_bytes())
 }
 
 /// Lays out one day (`day_index` varies the favourite place visited) as blocks covering

@@ -7,7 +7,6 @@
 use crate::agent::{
     ActionSource, CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, WalkPath,
 };
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
 use bevy::prelude::*;
@@ -55,7 +54,7 @@ pub fn follow_plans(
     mut objects: ResMut<ObjectStates>,
     mut agents: Query<
         (&Identity, &mut DayPlan, &mut CurrentAction),
-        (With<Resident>, Without<super::converse::Talking>),
+        (With<Resident>, Without<crate::agent::conversation::Talking>),
     >,
 ) {
     let minute = clock.now.minute_of_day();
@@ -118,18 +117,6 @@ pub fn set_object_states(
             );
         }
     }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            follow_plans.in_set(super::DecideSystems::Follow),
-            set_object_states
-                .in_set(SimSystems::Act)
-                .after(crate::agent::plan_walks),
-        ),
-    );
 }
 
 #[cfg(test)]

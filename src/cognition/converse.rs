@@ -9,246 +9,24 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered_found, one_line};
+use super::prompts::{identity_block, numbered_found, one_line};
+use super::scratch::Scratch;
+use crate::agent::conversation::{
+    Conversation, ConversationLog, PlayerChat, Speech, Talking, say_line,
+};
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
-    ActionSource, CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
-    Scratch, WalkPath, mentioned_names,
+    CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
+    mentioned_names,
 };
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
-use crate::sim::map::{Tile, WorldMap};
-use crate::sim::objects_state::ObjectStates;
-use crate::sim::path::path_to_any;
+use crate::sim::map::WorldMap;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde_json::{Value, json};
-
-/// Someone in a conversation (their plan waits meanwhile).
-#[derive(Component, Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Talking {
-    /// The conversation entity.
-    #[serde(with = "crate::save::entity_ref::entity_bits")]
-    pub conversation: Entity,
-    /// The other person.
-    #[serde(with = "crate::save::entity_ref::entity_bits")]
-    pub partner: Entity,
-}
-
-/// A conversation between two people (kept after it ends, for the log).
-#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Conversation {
-    /// The two people; the first started it.
-    #[serde(with = "crate::save::entity_ref::entity_pair_bits")]
-    pub people: [Entity; 2],
-    /// Their names.
-    pub names: [String; 2],
-    /// (speaker, line), in order.
-    pub lines: Vec<(String, String)>,
-    /// Index in `people` of who speaks next.
-    pub next: usize,
-    /// When it began.
-    pub started: GameTime,
-    /// When it ended.
-    pub ended: Option<GameTime>,
-    /// A speaker asked to end it; it ends at the next turn.
-    pub closing: bool,
-    /// Most lines.
-    pub max_lines: usize,
-    /// When the last line is done being said (the next may start then).
-    pub next_turn: GameTime,
-}
-
-impl Conversation {
-    /// Whether it is still going on.
-    pub fn active(&self) -> bool {
-        self.ended.is_none()
-    }
-}
-
-/// A line being said, shown over the speaker's head until `until`.
-#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Speech {
-    /// The words.
-    pub text: String,
-    /// Shown until then.
-    pub until: GameTime,
-}
-
-/// One line in the town's conversation log.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LoggedLine {
-    /// When it was said.
-    pub at: GameTime,
-    /// The conversation.
-    #[serde(with = "crate::save::entity_ref::entity_bits")]
-    pub conversation: Entity,
-    /// Who said it.
-    pub speaker: String,
-    /// To whom.
-    pub listener: String,
-    /// The words.
-    pub text: String,
-}
-
-/// Every line said in town, in order.
-#[derive(Resource, Debug, Default, Clone)]
-pub struct ConversationLog {
-    /// The lines.
-    pub lines: Vec<LoggedLine>,
-}
-
-/// One side of a conversation being started.
-pub struct Party<'a> {
-    /// The person.
-    pub entity: Entity,
-    /// Their name.
-    pub name: String,
-    /// Their action (becomes "chatting with …").
-    pub action: &'a mut CurrentAction,
-    /// Their walk (they meet halfway).
-    pub walk: &'a mut WalkPath,
-    /// Where they stand.
-    pub pos: GridPos,
-    /// Whether the simulation walks them (the player walks on their own).
-    pub walks: bool,
-}
-
-/// Game seconds it takes to say a line (30 words a minute, at least 10 s).
-pub fn speaking_secs(text: &str) -> i64 {
-    (text.split_whitespace().count() as i64 * 2).clamp(10, 60)
-}
-
-/// Starts a conversation: `a` and `b` walk to meet halfway; both are "chatting" (and leave the objects they
-/// were using).
-pub fn start_conversation(
-    commands: &mut Commands,
-    map: &WorldMap,
-    clock: &SimClock,
-    objects: &mut ObjectStates,
-    a: Party,
-    b: Party,
-    max_lines: usize,
-) -> Entity {
-    let now = clock.now;
-    for p in [&a, &b] {
-        if !p.action.address.is_empty() {
-            objects.clear_if_by(&p.action.address, &p.name);
-        }
-    }
-    let conv = commands
-        .spawn((
-            Name::new(format!("conversation of {} and {}", a.name, b.name)),
-            Conversation {
-                people: [a.entity, b.entity],
-                names: [a.name.clone(), b.name.clone()],
-                lines: Vec::new(),
-                next: 0,
-                started: now,
-                ended: None,
-                closing: false,
-                max_lines,
-                next_turn: now,
-            },
-        ))
-        .id();
-    commands.entity(a.entity).insert(Talking {
-        conversation: conv,
-        partner: b.entity,
-    });
-    commands.entity(b.entity).insert(Talking {
-        conversation: conv,
-        partner: a.entity,
-    });
-    for (me, other) in [(&a.name, &b.name), (&b.name, &a.name)] {
-        let action = if me == &a.name {
-            &mut *a.action
-        } else {
-            &mut *b.action
-        };
-        *action = CurrentAction {
-            description: format!("chatting with {other}"),
-            emoji: "💬".into(),
-            address: STAY_HERE.into(),
-            start: now,
-            duration_min: 0,
-            source: ActionSource::Reaction,
-            event: Some((me.clone(), "chat with".into(), other.clone())),
-            object_state: String::new(),
-        };
-    }
-    let goals: Vec<Tile> = b
-        .pos
-        .tile
-        .neighbours()
-        .into_iter()
-        .filter(|t| map.walkable(*t))
-        .collect();
-    let path = if a.pos.tile.manhattan(b.pos.tile) <= 1 {
-        Vec::new()
-    } else {
-        path_to_any(map, a.pos.tile, &goals, &|_| false).unwrap_or_default()
-    };
-    let (to_a, to_b) = if b.walks {
-        meeting_walks(&path)
-    } else {
-        (path, Vec::new())
-    };
-    a.walk.destination = None;
-    a.walk.tiles = to_a.into();
-    b.walk.destination = None;
-    b.walk.tiles = to_b.into();
-    conv
-}
-
-/// Says a line: it joins the conversation, the town's log and a speech bubble, and the turn
-/// passes to the other.
-pub fn say_line(
-    commands: &mut Commands,
-    log: &mut ConversationLog,
-    now: GameTime,
-    conversation: Entity,
-    conv: &mut Conversation,
-    speaker: Entity,
-    text: String,
-) {
-    let k = if conv.people[0] == speaker { 0 } else { 1 };
-    let listener = conv.names[1 - k].clone();
-    let name = conv.names[k].clone();
-    conv.lines.push((name.clone(), text.clone()));
-    conv.next = 1 - k;
-    let until = now.plus_secs(speaking_secs(&text));
-    conv.next_turn = until;
-    log.lines.push(LoggedLine {
-        at: now,
-        conversation,
-        speaker: name,
-        listener,
-        text: text.clone(),
-    });
-    commands.entity(speaker).insert(Speech {
-        text,
-        until: until.plus_secs(20),
-    });
-}
-
-/// How two people meet halfway along the path from one to (a tile beside) the other: the first
-/// walks the first half, the second walks back along the rest, and they end side by side. A path
-/// of two tiles or fewer is walked by the first alone.
-pub fn meeting_walks(path: &[Tile]) -> (Vec<Tile>, Vec<Tile>) {
-    let n = path.len();
-    if n <= 2 {
-        return (path.to_vec(), Vec::new());
-    }
-    let k = n / 2;
-    (
-        path[..k].to_vec(),
-        path[k..].iter().rev().copied().collect(),
-    )
-}
 
 /// The schema of a line: the words and whether the conversation ends.
 pub fn line_schema() -> Value {
@@ -294,7 +72,7 @@ pub fn transcript(lines: &[(String, String)]) -> String {
 pub fn converse(
     mut ask: Asker,
     mut commands: Commands,
-    mut chat: ResMut<crate::play::talk::PlayerChat>,
+    mut chat: ResMut<PlayerChat>,
     mut log: ResMut<ConversationLog>,
     mut convs: Query<(Entity, &mut Conversation)>,
     mut people: Query<(
@@ -572,7 +350,7 @@ pub fn apply_utterances(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     mut log: ResMut<ConversationLog>,
-    chat: Res<crate::play::talk::PlayerChat>,
+    chat: Res<PlayerChat>,
     mut convs: Query<&mut Conversation>,
     mut agents: Query<(Entity, &mut Pending)>,
 ) {
@@ -628,7 +406,7 @@ pub fn apply_utterances(
 pub fn apply_chat_memories(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    scenario: Res<crate::ScenarioRes>,
+    scenario: Res<crate::agent::persona::ScenarioRes>,
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
@@ -737,49 +515,5 @@ pub fn clear_speech(
         if s.until <= clock.now {
             commands.entity(e).remove::<Speech>();
         }
-    }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.init_resource::<ConversationLog>().add_systems(
-        crate::sim::SimStep,
-        (
-            (apply_chat_queries, apply_utterances, apply_chat_memories)
-                .chain()
-                .in_set(SimSystems::Apply)
-                .after(super::react::apply_reactions),
-            (converse, clear_speech)
-                .chain()
-                .in_set(super::DecideSystems::Converse),
-        ),
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn two_people_meet_halfway_side_by_side() {
-        let path: Vec<Tile> = (1..=7).map(|x| Tile::new(x, 0)).collect(); // a at 0, b at 8
-        let (a, b) = meeting_walks(&path);
-        assert_eq!(a.last(), Some(&Tile::new(3, 0)));
-        assert_eq!(
-            b,
-            vec![
-                Tile::new(7, 0),
-                Tile::new(6, 0),
-                Tile::new(5, 0),
-                Tile::new(4, 0)
-            ]
-        );
-        assert_eq!(a.len() + b.len(), path.len(), "each tile walked once");
-        let (a, b) = meeting_walks(&path[..2]);
-        assert_eq!(
-            (a.len(), b.len()),
-            (2, 0),
-            "a short way is walked by the first alone"
-        );
-        assert_eq!(meeting_walks(&[]), (vec![], vec![]));
     }
 }

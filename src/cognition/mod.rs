@@ -1,17 +1,26 @@
-//! Cognition: the systems that fill and read memory and decide what to do. Each step an agent
+//! Cognition: the systems that fill and read memory and decide what to do. Residents are
+//! spawned from the scenario ([`spawn`]) with a short-term [`scratch`]. Each step an agent
 //! perceives what is around it ([`perceive`]); new memories get an importance and an embedding
 //! ([`remember`]); when enough has happened it reflects ([`reflect`]). Each day it plans
-//! ([`plan`]), chooses where each activity happens ([`place`]), carries the plan out ([`act`]),
-//! reacts to people it meets ([`react`]) and talks with them ([`converse`]). Every LLM request is
-//! recorded on the agent ([`pending`]) and its answer applied in a later step by the matching
-//! `apply_*` system; nothing here waits for a model. Headless: no render types.
+//! ([`plan`]) and refines the next hours into subtasks ([`decompose`]), chooses where each
+//! activity happens ([`place`]) and what it looks like there ([`details`]), carries the plan out
+//! ([`act`]), reacts to people it meets ([`react`]) and to objects in an unusual state
+//! ([`react_object`]), talks with people ([`converse`]) and re-plans after a whisper
+//! ([`replan`]). Every LLM request is recorded on the agent ([`pending`]) and its answer applied
+//! in a later step by the matching `apply_*` system; nothing here waits for a model. Prompts are
+//! templates with helpers to fill them ([`prompts`]); settings are in [`config`]; a history file
+//! is loaded by [`history`]. The order of all these systems within a step is in [`sets`].
+//! Headless: no render types.
 //!
 //! To follow one decision from perception to the tile an agent walks to, read `perceive`,
-//! `react`, `plan`, `place` and `act` in that order (then `agent::plan_walks`).
+//! `react`, `plan`, `decompose`, `place`, `details` and `act` in that order (then
+//! `agent::plan_walks`).
 
 pub mod act;
 pub mod config;
 pub mod converse;
+pub mod decompose;
+pub mod details;
 pub mod history;
 pub mod pending;
 pub mod perceive;
@@ -23,9 +32,13 @@ pub mod react_object;
 pub mod reflect;
 pub mod remember;
 pub mod replan;
+pub mod scratch;
+pub mod sets;
+pub mod spawn;
 
 use bevy::prelude::*;
 use config::{CognitionConfig, Pacing};
+pub use sets::DecideSystems;
 
 /// The cognition settings in force.
 #[derive(Resource, Debug, Clone, Default)]
@@ -45,21 +58,6 @@ fn blocked_by(world: &mut World, step: u64) -> usize {
     pending::blocking_answers(world, step)
 }
 
-/// The parts of deciding, in order within [`SimSystems::Decide`](crate::sim::SimSystems).
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DecideSystems {
-    /// New days and subtasks.
-    Plan,
-    /// Places and details of the next activities.
-    Place,
-    /// The current action from the plan.
-    Follow,
-    /// Reactions to people seen.
-    React,
-    /// Conversations.
-    Converse,
-}
-
 /// Adds cognition to the headless simulation.
 pub(crate) fn plugin(
     app: &mut App,
@@ -67,18 +65,6 @@ pub(crate) fn plugin(
     prompts: prompts::Prompts,
     rules: place::PlaceRules,
 ) {
-    app.configure_sets(
-        crate::sim::SimStep,
-        (
-            DecideSystems::Plan,
-            DecideSystems::Place,
-            DecideSystems::Follow,
-            DecideSystems::React,
-            DecideSystems::Converse,
-        )
-            .chain()
-            .in_set(crate::sim::SimSystems::Decide),
-    );
     app.insert_resource(rules);
     app.insert_resource(Cognition(cfg))
         .insert_resource(prompts)
@@ -91,14 +77,9 @@ pub(crate) fn plugin(
         PreUpdate,
         pending::route_replies.after(crate::llm::deliver_llm_replies),
     );
+    scratch::plugin(app);
+    spawn::plugin(app);
     remember::plugin(app);
-    perceive::plugin(app);
-    reflect::plugin(app);
-    plan::plugin(app);
-    place::plugin(app);
-    act::plugin(app);
-    react::plugin(app);
-    react_object::plugin(app);
-    replan::plugin(app);
-    converse::plugin(app);
+    // Every system of the step, in order.
+    sets::plugin(app);
 }

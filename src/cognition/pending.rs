@@ -102,30 +102,44 @@ pub enum Job {
     /// Whether to talk to, wait for, or ignore someone just seen.
     React {
         /// Whom.
-        #[serde(with = "crate::save::entity_ref::entity_bits")]
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
         target: Entity,
         /// The options offered, in order.
-        options: Vec<super::react::Reaction>,
+        options: Vec<Reaction>,
     },
     /// The embedding of what the next line is about, to retrieve memories for it.
     ChatQuery {
         /// The conversation.
-        #[serde(with = "crate::save::entity_ref::entity_bits")]
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
     },
     /// The next line of a conversation.
     Utterance {
         /// The conversation.
-        #[serde(with = "crate::save::entity_ref::entity_bits")]
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
     },
     /// What a finished conversation leaves in memory: a summary, a planning thought, a memo.
     ChatMemory {
         /// The conversation.
-        #[serde(with = "crate::save::entity_ref::entity_bits")]
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
     },
+    /// The embedding of a question the player asks in an interview (applied by the play layer,
+    /// paused or not; due [`NEVER_DUE`]: game time does not wait for it).
+    InterviewQuery {
+        /// The question.
+        question: String,
+    },
+    /// The resident's answer to an interview question.
+    InterviewAnswer {
+        /// The question.
+        question: String,
+    },
 }
+
+/// The due step of work game time never waits for (the player's interviews).
+pub const NEVER_DUE: u64 = u64::MAX;
 
 impl Job {
     /// Whether the job belongs to a reflection in progress.
@@ -135,6 +149,17 @@ impl Job {
             Job::ReflectQuestions | Job::ReflectQuery { .. } | Job::ReflectInsights { .. }
         )
     }
+}
+
+/// What a resident may do about someone it sees (the options of a [`Job::React`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Reaction {
+    /// Start a conversation.
+    Talk,
+    /// Wait until they are done (both are heading for the same place).
+    Wait,
+    /// Carry on with the plan.
+    CarryOn,
 }
 
 /// One request in flight.
@@ -159,6 +184,19 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// Drops the jobs matching `pred` and returns their handles (to cancel with the runtime).
+    pub fn drop_where(&mut self, pred: impl Fn(&Job) -> bool) -> Vec<LlmHandle> {
+        let mut gone = Vec::new();
+        self.jobs.retain(|j| {
+            let drop = pred(&j.job);
+            if drop {
+                gone.push(j.handle);
+            }
+            !drop
+        });
+        gone
+    }
+
     /// Records a request.
     pub fn push(&mut self, handle: LlmHandle, request: LlmRequest, job: Job, due: u64) {
         self.jobs.push(PendingJob {

@@ -7,10 +7,10 @@
 //! the rest are scored later, together (see `remember`).
 
 use super::Cognition;
-use crate::agent::{CurrentAction, GridPos, Identity, Resident, Scratch};
+use super::scratch::Scratch;
+use crate::agent::{CurrentAction, GridPos, Identity, Resident};
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::objects_state::ObjectStates;
@@ -176,9 +176,10 @@ pub fn perceive(
         .collect();
     let first = !*started;
     *started = true;
+    let c = &cog.0;
     for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
         if first || pos.prev != pos.tile {
-            spatial.see_square(&map, pos.tile, scratch.vision_radius as i32);
+            spatial.see_square(&map, pos.tile, c.vision_radius as i32);
         }
         if action.is_asleep() {
             continue;
@@ -186,15 +187,15 @@ pub fn perceive(
         let events = events_in_view(
             &map,
             pos.tile,
-            scratch.vision_radius,
-            scratch.attention_bandwidth,
+            c.vision_radius,
+            c.attention_bandwidth,
             &seen,
             &objects,
         );
         if events.is_empty() {
             continue;
         }
-        let events = unseen(&stream, scratch.retention, events);
+        let events = unseen(&stream, c.retention, events);
         for e in events {
             let description = e.description();
             let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
@@ -221,10 +222,6 @@ pub fn perceive(
             }
         }
     }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(crate::sim::SimStep, perceive.in_set(SimSystems::Perceive));
 }
 
 #[cfg(test)]

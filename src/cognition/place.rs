@@ -1,25 +1,24 @@
-//! Where each activity happens and what it looks like. For the activities of the next hours,
-//! a resident chooses, from its own spatial memory, a sector, then an arena of that sector, then
-//! for each of the activity's blocks an object of that arena together with an emoji and what the
-//! object does meanwhile ("the stove is heating a pan"). Each choice is constrained to the places
+//! Where each activity happens. For the activities of the next hours, a resident chooses, from
+//! its own spatial memory, a sector, then an arena of that sector; then it asks what each of the
+//! activity's blocks looks like there (an object of that arena, an emoji, what the object does
+//! meanwhile; see [`details`](super::details)). Each choice is constrained to the places
 //! offered, so no invalid address can arise. The offers follow the town's rules: someone else's
 //! home or bedroom is never offered; a shop outside its opening hours is not a destination; the
 //! current area comes first (and the prompt asks to stay in it when it fits). Sleep needs no
 //! question: it happens in one's own bed.
 
 use super::Cognition;
+use super::details::request_details;
 use super::pending::{Asker, Job, Pending};
 use super::plan::is_sleep;
-use super::remember::{choice_tokens, identity_block, numbered};
+use super::prompts::{choice_tokens, identity_block};
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::SpatialMemory;
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The town's rules about places, derived from the scenario: whose home each home sector is,
@@ -170,96 +169,6 @@ pub fn arena_options(
         .collect()
 }
 
-/// The schema of an activity's details: for each of `n` blocks an object (one of `objects`),
-/// an emoji and what the object does meanwhile.
-pub fn details_schema(n: usize, objects: &[String]) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "steps": {
-                "type": "array", "minItems": n, "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "object": {"type": "string", "enum": objects},
-                        "emoji": {"type": "string", "minLength": 1, "maxLength": 4},
-                        "object_state": {"type": "string", "minLength": 2, "maxLength": 60}
-                    },
-                    "required": ["object", "emoji", "object_state"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["steps"],
-        "additionalProperties": false
-    })
-}
-
-/// An emoji for an action: the model's first pictograph (with its presentation selector),
-/// else one chosen from the action's words.
-pub fn emoji_for(model: Option<&str>, description: &str) -> String {
-    if let Some(e) = model {
-        // A pictograph: a character beyond the letters, digits and punctuation of text.
-        let chars: Vec<char> = e.trim().chars().collect();
-        if let Some(i) = chars.iter().position(|c| {
-            (*c as u32) >= 0x2190 && !c.is_alphanumeric() && *c != '\u{fe0f}' && *c != '\u{200d}'
-        }) {
-            let mut out = chars[i].to_string();
-            if chars.get(i + 1) == Some(&'\u{fe0f}') {
-                out.push('\u{fe0f}');
-            }
-            return out;
-        }
-    }
-    let d = description.to_lowercase();
-    let pick = [
-        (&["sleep", "nap", "bed"][..], "😴"),
-        (&["coffee", "cafe"][..], "☕"),
-        (
-            &["breakfast", "lunch", "dinner", "eat", "meal", "snack"][..],
-            "🍽",
-        ),
-        (&["cook", "bake", "kitchen"][..], "🍳"),
-        (&["shower", "bath", "brush", "wash", "ready"][..], "🚿"),
-        (
-            &["read", "study", "library", "book", "research", "homework"][..],
-            "📚",
-        ),
-        (&["write", "paper", "essay", "email"][..], "✍"),
-        (
-            &["work", "shift", "counter", "customer", "office"][..],
-            "💼",
-        ),
-        (&["walk", "park", "garden"][..], "🌳"),
-        (&["shop", "grocer", "store", "buy"][..], "🛒"),
-        (&["drink", "pub", "bar", "beer"][..], "🍺"),
-        (&["paint", "draw", "art"][..], "🎨"),
-        (&["music", "guitar", "piano", "sing"][..], "🎵"),
-        (&["exercise", "gym", "run", "lift"][..], "🏋"),
-        (&["chat", "talk", "call", "convers"][..], "💬"),
-        (&["computer", "code", "program", "stream"][..], "💻"),
-        (&["home", "relax", "rest"][..], "🏠"),
-    ];
-    pick.iter()
-        .find(|(words, _)| words.iter().any(|w| d.contains(w)))
-        .map(|(_, e)| e.to_string())
-        .unwrap_or_else(|| "🙂".into())
-}
-
-/// An object state as the model wrote it, or none ("idle", empty).
-pub fn clean_state(s: &str) -> String {
-    let t = super::remember::one_line(s)
-        .trim()
-        .trim_end_matches('.')
-        .to_string();
-    let l = t.to_lowercase();
-    if l.is_empty() || l == "idle" || l == "is idle" || l == "none" || l == "n/a" {
-        String::new()
-    } else {
-        t.chars().take(60).collect()
-    }
-}
-
 /// Decides sleep blocks at once (one's own bed, no question) and asks where the other
 /// activities of the next hours happen, and their details once the place is known.
 pub fn request_places(
@@ -307,7 +216,7 @@ pub fn request_places(
                     b.group,
                     b.start,
                     b.description.clone(),
-                    super::plan::refinable(b),
+                    super::decompose::refinable(b),
                 )
             })
             .collect();
@@ -402,55 +311,19 @@ pub fn request_places(
                     if blocks.is_empty() {
                         continue;
                     }
-                    let parts: Vec<&str> = arena.split(':').collect();
-                    let sector_addr = parts.iter().take(2).copied().collect::<Vec<_>>().join(":");
-                    let works_here = p
-                        .work
-                        .as_ref()
-                        .is_some_and(|(_, _, a)| a.starts_with(&format!("{sector_addr}:")));
-                    // Behind a counter stands whoever works there.
-                    let mut objects: Vec<String> = spatial
-                        .objects(
-                            parts.get(1).copied().unwrap_or(""),
-                            parts.get(2).copied().unwrap_or(""),
-                        )
-                        .filter(|o| works_here || !o.starts_with("behind the"))
-                        .map(str::to_string)
-                        .collect();
-                    if objects.is_empty() {
-                        objects.push("nothing in particular".into());
-                    }
-                    let steps = numbered(blocks.iter().map(|(_, d)| d.as_str()));
-                    let object_list = objects.join(", ");
-                    let place = parts[1..].join(", ");
-                    let messages = ask.prompts.render(
-                        "act_details",
-                        &[
-                            ("identity", &identity),
-                            ("name", &id.name),
-                            ("place", &place),
-                            ("steps", &steps),
-                            ("objects", &object_list),
-                        ],
-                    );
-                    let n = blocks.len();
-                    let req = LlmRequest::chat(
-                        "act_details",
-                        messages,
-                        OutputShape::Json(details_schema(n, &objects)),
-                    )
-                    .sampling(Sampling::greedy(30 + 45 * n as u32));
                     asked_details.push(activity);
-                    ask.ask(
+                    request_details(
+                        &mut ask,
                         agent,
+                        p,
+                        id,
+                        &identity,
+                        spatial,
                         &mut pending,
-                        req,
-                        Job::Details {
-                            day,
-                            activity,
-                            blocks: blocks.iter().map(|(i, _)| *i).collect(),
-                            objects,
-                        },
+                        day,
+                        activity,
+                        blocks,
+                        &arena,
                         due,
                     );
                 }
@@ -607,95 +480,6 @@ pub fn apply_arenas(
     }
 }
 
-/// Details arrived: each block gets its object (so its full address), emoji and object state.
-pub fn apply_details(
-    clock: Res<SimClock>,
-    cog: Res<Cognition>,
-    map: Res<WorldMap>,
-    mut agents: Query<(&mut DayPlan, &mut Pending)>,
-) {
-    for (mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Details { .. })
-        }) {
-            let Job::Details {
-                day,
-                activity,
-                blocks,
-                objects,
-            } = job
-            else {
-                continue;
-            };
-            if plan.day != Some(day) {
-                continue;
-            }
-            let Some(group) = plan
-                .blocks
-                .iter()
-                .find(|b| b.activity == activity)
-                .map(|b| b.group)
-            else {
-                continue;
-            };
-            let Some(arena) = plan.places.get(&group).cloned() else {
-                continue;
-            };
-            let steps: Vec<Value> = match &reply.value {
-                LlmValue::Json(v) => v
-                    .get("steps")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            for (k, bid) in blocks.iter().enumerate() {
-                let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *bid) else {
-                    continue;
-                };
-                let step = steps.get(k);
-                let object = step
-                    .and_then(|s| s.get("object"))
-                    .and_then(Value::as_str)
-                    .filter(|o| objects.iter().any(|x| x == o))
-                    .unwrap_or(objects[0].as_str());
-                let address = format!("{arena}:{object}");
-                b.address = if map.has_address(&address) {
-                    address
-                } else {
-                    arena.clone()
-                };
-                b.emoji = emoji_for(
-                    step.and_then(|s| s.get("emoji")).and_then(Value::as_str),
-                    &b.description,
-                );
-                b.object_state = if b.address == arena {
-                    String::new()
-                } else {
-                    clean_state(
-                        step.and_then(|s| s.get("object_state"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("in use"),
-                    )
-                };
-            }
-        }
-    }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            (apply_sectors, apply_arenas, apply_details)
-                .chain()
-                .in_set(SimSystems::Apply)
-                .after(super::plan::apply_decompositions),
-            request_places.in_set(super::DecideSystems::Place),
-        ),
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -761,31 +545,5 @@ mod tests {
             "John Lin",
             "w:Lin family's house:Mei and John Lin's bedroom"
         ));
-    }
-
-    #[test]
-    fn emoji_must_be_a_pictograph() {
-        assert_eq!(emoji_for(Some("🍳"), "cooking"), "🍳");
-        assert_eq!(emoji_for(Some("🌟🌟🌟🌟"), "x"), "🌟");
-        assert_eq!(emoji_for(Some("☕\u{fe0f} coffee"), "x"), "☕\u{fe0f}");
-        assert_eq!(emoji_for(Some("cook"), "cooking eggs"), "🍳");
-        assert_eq!(emoji_for(Some(""), "sleeping"), "😴");
-        assert_eq!(emoji_for(None, "pondering the universe"), "🙂");
-        assert_eq!(clean_state("Idle."), "");
-        assert_eq!(clean_state("heating a pan."), "heating a pan");
-    }
-
-    #[test]
-    fn the_details_schema_admits_only_offered_objects() {
-        let s = details_schema(2, &["stove".into(), "sink".into()]);
-        let ok = json!({"steps": [{"object": "stove", "emoji": "🍳", "object_state": "heating a pan"}, {"object": "sink", "emoji": "🧽", "object_state": "full of water"}]});
-        assert!(crate::llm::shape::validate_schema(&s, &ok, "$").is_ok());
-        let bad = json!({"steps": [{"object": "bed", "emoji": "🍳", "object_state": "heating a pan"}, {"object": "sink", "emoji": "🧽", "object_state": "full"}]});
-        assert!(crate::llm::shape::validate_schema(&s, &bad, "$").is_err());
-        assert!(
-            crate::llm::shape::grammar(&OutputShape::Json(s))
-                .unwrap()
-                .is_some()
-        );
     }
 }

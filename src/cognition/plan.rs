@@ -2,20 +2,20 @@
 //! model for its own day: on later days it first revises what it is up to from yesterday's
 //! memories; then a wake-up hour and the day in broad strokes (5–8 items); then an hourly
 //! schedule, stored as a memory. As the day goes on, the next two hours' activities are refined
-//! into 5–15-minute subtasks whose durations add up to the activity they refine. A day's
-//! answers are all due before the resident wakes, so the model works while everyone sleeps.
+//! into 5–15-minute subtasks whose durations add up to the activity they refine (see
+//! [`decompose`](super::decompose)). A day's answers are all due before the resident wakes, so
+//! the model works while everyone sleeps.
 
 use super::Cognition;
 use super::config::Planning;
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered, numbered_found, one_line, strip_list_marker};
+use super::prompts::{identity_block, numbered, numbered_found, one_line, strip_list_marker};
 use crate::agent::routine::daily_routine;
-use crate::agent::schedule::{Block, fit_durations};
+use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
@@ -29,11 +29,6 @@ pub fn is_sleep(activity: &str) -> bool {
         || a.contains("in bed")
         || a.contains("go to bed")
         || a.contains("going to bed")
-}
-
-/// Whether an activity is worth refining into subtasks (an hour or more, not sleep).
-pub fn refinable(b: &Block) -> bool {
-    !b.subtask && b.minutes() >= 60 && !is_sleep(&b.description)
 }
 
 /// The items of a broad plan that read like activities: at least two words, not the person's
@@ -132,26 +127,6 @@ pub fn hours_schema(labels: &[String]) -> Value {
         })
         .collect();
     json!({"type": "object", "properties": props, "required": labels, "additionalProperties": false})
-}
-
-/// The schema of a decomposition: 2–12 subtasks of 5, 10 or 15 minutes.
-pub fn decompose_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "subtasks": {
-                "type": "array", "minItems": 2, "maxItems": 8,
-                "items": {
-                    "type": "object",
-                    "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 60}, "minutes": {"type": "integer", "enum": [5, 10, 15]}},
-                    "required": ["task", "minutes"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["subtasks"],
-        "additionalProperties": false
-    })
 }
 
 /// The schema of a revised outlook.
@@ -505,7 +480,7 @@ pub fn apply_plan_days(
 pub fn apply_plan_hours(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    scenario: Res<crate::ScenarioRes>,
+    scenario: Res<crate::agent::persona::ScenarioRes>,
     mut agents: Query<(
         &Resident,
         &Identity,
@@ -596,185 +571,9 @@ pub fn add_plan_thought(
     );
 }
 
-/// Asks for the subtasks of the activities in the next hours that are worth refining.
-pub fn request_decompositions(
-    mut ask: Asker,
-    mut agents: Query<(
-        Entity,
-        &Resident,
-        &Identity,
-        &Outlook,
-        &DayPlan,
-        &mut Pending,
-    )>,
-) {
-    let now = ask.clock.now.minute_of_day();
-    let horizon = now + ask.cfg.0.prefetch_minutes;
-    for (agent, resident, id, outlook, plan, mut pending) in &mut agents {
-        if plan.source != PlanSource::Model {
-            continue;
-        }
-        let Some(day) = plan.day else { continue };
-        let wanted: Vec<Block> = plan
-            .blocks
-            .iter()
-            .filter(|b| b.end > now && b.start < horizon && refinable(b))
-            .cloned()
-            .collect();
-        for b in wanted {
-            if pending
-                .any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
-            {
-                continue;
-            }
-            let identity = identity_block(resident, outlook, ask.clock.now);
-            let schedule = plan
-                .hourly
-                .iter()
-                .map(|h| {
-                    format!(
-                        "{}–{} {}",
-                        minute_label(h.start),
-                        minute_label(h.end),
-                        h.description
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let (start, end, minutes) = (
-                minute_label(b.start),
-                minute_label(b.end),
-                b.minutes().to_string(),
-            );
-            let messages = ask.prompts.render(
-                "decompose",
-                &[
-                    ("identity", &identity),
-                    ("name", &id.name),
-                    ("activity", &b.description),
-                    ("start", &start),
-                    ("end", &end),
-                    ("minutes", &minutes),
-                    ("schedule", &schedule),
-                ],
-            );
-            let req =
-                LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema()))
-                    .sampling(Sampling::greedy(600));
-            let due = ask.steps_until(b.start);
-            ask.ask(
-                agent,
-                &mut pending,
-                req,
-                Job::Decompose {
-                    day,
-                    activity: b.activity,
-                },
-                due,
-            );
-        }
-    }
-}
-
-/// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it.
-pub fn apply_decompositions(
-    clock: Res<SimClock>,
-    cog: Res<Cognition>,
-    mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>,
-) {
-    for (id, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Decompose { .. })
-        }) {
-            let Job::Decompose { day, activity } = job else {
-                continue;
-            };
-            if plan.day != Some(day) {
-                continue;
-            }
-            let Some(i) = plan
-                .blocks
-                .iter()
-                .position(|b| b.activity == activity && !b.subtask)
-            else {
-                continue;
-            };
-            let block = plan.blocks[i].clone();
-            let tasks: Vec<(String, u32)> = match &reply.value {
-                LlmValue::Json(v) => v
-                    .get("subtasks")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|t| {
-                                Some((
-                                    clean_activity(t.get("task")?.as_str()?, &id.name),
-                                    t.get("minutes")?.as_u64()? as u32,
-                                ))
-                            })
-                            .filter(|(t, _)| t.len() >= 3)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            // No usable subtasks: the activity stays one block (marked refined all the same).
-            let tasks = if tasks.is_empty() {
-                vec![("continuing".to_string(), block.minutes())]
-            } else {
-                tasks
-            };
-            let fitted = fit_durations(&tasks, block.minutes());
-            let mut start = block.start;
-            let mut subs = Vec::new();
-            for (task, minutes) in fitted {
-                let nid = plan.new_id();
-                let description = if task == "continuing" {
-                    block.description.clone()
-                } else {
-                    format!("{} ({task})", block.description)
-                };
-                subs.push(Block {
-                    start,
-                    end: start + minutes,
-                    description,
-                    id: nid,
-                    activity,
-                    group: block.group,
-                    subtask: true,
-                    ..Default::default()
-                });
-                start += minutes;
-            }
-            plan.blocks.splice(i..=i, subs);
-            plan.current = None;
-        }
-    }
-}
-
 /// The time of day in the 12-hour style prompts use ("07:30 AM").
 pub fn clock_text(t: GameTime) -> String {
     t.clock_12h()
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            (
-                apply_revise_queries,
-                apply_revisions,
-                apply_plan_days,
-                apply_plan_hours,
-                apply_decompositions,
-            )
-                .chain()
-                .in_set(SimSystems::Apply),
-            (start_days, request_decompositions)
-                .chain()
-                .in_set(super::DecideSystems::Plan),
-        ),
-    );
 }
 
 #[cfg(test)]
@@ -877,10 +676,6 @@ mod tests {
         assert!(grammar(&OutputShape::Json(h.clone())).unwrap().is_some());
         assert!(validate_schema(&h, &json!({"07:00": "breakfast", "08:00": "work"}), "$").is_ok());
         assert!(validate_schema(&h, &json!({"07:00": "breakfast"}), "$").is_err());
-        let d = decompose_schema();
-        assert!(grammar(&OutputShape::Json(d.clone())).unwrap().is_some());
-        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "drink tea", "minutes": 15}]}), "$").is_ok());
-        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 7}, {"task": "drink tea", "minutes": 15}]}), "$").is_err());
         assert!(
             grammar(&OutputShape::Json(revise_schema()))
                 .unwrap()

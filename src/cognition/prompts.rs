@@ -7,7 +7,12 @@
 //! Templates are loaded and checked at start (and by `simulacra check`): a missing file, an
 //! unknown slot, a missing required slot or a template that does not begin with
 //! `{{identity}}` is reported with the file and line, like a bad map.
+//!
+//! The helpers that fill slots live here too: the identity block ([`identity_block`]), numbered
+//! lists ([`numbered`], [`numbered_found`]), one-line texts ([`one_line`]), list markers taken off a
+//! model's lines ([`strip_list_marker`]) and the token budget of a choice ([`choice_tokens`]).
 
+use crate::agent::{Outlook, Resident};
 use crate::data_error::DataError;
 use crate::llm::ChatMessage;
 use bevy::prelude::Resource;
@@ -350,6 +355,68 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
     })
 }
 
+/// The identity block that opens every prompt of an agent (stable across its requests within
+/// a day, so the prefix cache reuses it).
+pub fn identity_block(
+    resident: &Resident,
+    outlook: &Outlook,
+    now: crate::sim::time::GameTime,
+) -> String {
+    resident
+        .persona
+        .identity_header(&outlook.currently, &outlook.plan_requirement, now)
+}
+
+/// Tokens enough to write the longest of some options (a choice is written out in full).
+pub fn choice_tokens(options: &[String]) -> u32 {
+    options.iter().map(|o| o.len() as u32).max().unwrap_or(8) / 2 + 12
+}
+
+/// A numbered list, one item per line ("1. …").
+pub fn numbered<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| format!("{}. {}", i + 1, one_line(t)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A model's line without a leading list marker ("1. ", "2) ", "- ", "* ").
+pub fn strip_list_marker(s: &str) -> &str {
+    let t = s.trim_start();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    // "12. x" and "12) x" lose their number; "2023 was good" keeps it.
+    let rest = if digits > 0 {
+        t[digits..].strip_prefix(['.', ')']).unwrap_or(t)
+    } else {
+        t
+    };
+    let rest = rest
+        .strip_prefix("- ")
+        .or_else(|| rest.strip_prefix("* "))
+        .unwrap_or(rest);
+    rest.trim()
+}
+
+/// Retrieved memories as a numbered list of their descriptions, best first.
+pub fn numbered_found(
+    stream: &crate::memory::stream::MemoryStream,
+    found: &[crate::memory::retrieve::Scored],
+) -> String {
+    numbered(
+        found
+            .iter()
+            .filter_map(|s| stream.get(s.id))
+            .map(|n| n.description.as_str()),
+    )
+}
+
+/// A text on one line (line breaks become spaces), so it cannot break a prompt's layout.
+pub fn one_line(t: &str) -> String {
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,5 +486,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("closing"), "{e}");
+    }
+
+    #[test]
+    fn list_markers_and_line_breaks_are_removed() {
+        assert_eq!(
+            strip_list_marker("1. Isabella likes tea"),
+            "Isabella likes tea"
+        );
+        assert_eq!(strip_list_marker(" 12) x"), "x");
+        assert_eq!(strip_list_marker("- a"), "a");
+        assert_eq!(strip_list_marker("2023 was good"), "2023 was good");
+        assert_eq!(one_line("a\nb\t c"), "a b c");
+        assert_eq!(numbered(["a", "b\nc"]), "1. a\n2. b c");
     }
 }

@@ -7,31 +7,20 @@
 //! wait into the plan, the rest of the window still adding up.
 
 use super::Cognition;
-use super::converse::{Party, Talking, start_conversation};
-use super::pending::{Asker, Job, Pending};
-use super::remember::{choice_tokens, identity_block, numbered};
+use super::pending::{Asker, Job, Pending, Reaction};
+use super::prompts::{choice_tokens, identity_block, numbered};
+use super::scratch::Scratch;
 use crate::agent::avatar::Avatar;
+use crate::agent::conversation::{Party, Talking, start_conversation};
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
-    CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, Scratch, WalkPath,
+    CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, WalkPath,
 };
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
-
-/// What a resident may do about someone it sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Reaction {
-    /// Start a conversation.
-    Talk,
-    /// Wait until they are done (both are heading for the same place).
-    Wait,
-    /// Carry on with the plan.
-    CarryOn,
-}
 
 /// Whether an action is a wait.
 pub fn is_waiting(a: &CurrentAction) -> bool {
@@ -371,18 +360,6 @@ type TalkerItem<'w> = (
     &'w GridPos,
     bool,
 );
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            apply_reactions
-                .in_set(SimSystems::Apply)
-                .after(super::place::apply_details),
-            consider_reactions.in_set(super::DecideSystems::React),
-        ),
-    );
-}
 
 #[cfg(test)]
 mod tests {

@@ -7,15 +7,15 @@
 //! while asleep or talking; the fail-safe is to go and check on it.
 
 use super::Cognition;
-use super::converse::Talking;
 use super::pending::{Asker, Job, Pending};
 use super::plan::clean_activity;
-use super::remember::identity_block;
+use super::prompts::identity_block;
+use super::scratch::Scratch;
+use crate::agent::conversation::Talking;
 use crate::agent::schedule::{Block, insert_action};
-use crate::agent::{CurrentAction, DayPlan, Identity, Outlook, Resident, Scratch};
+use crate::agent::{CurrentAction, DayPlan, Identity, Outlook, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
 use bevy::prelude::*;
@@ -186,18 +186,4 @@ pub fn apply_object_reactions(
             plan.current = None;
         }
     }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            apply_object_reactions
-                .in_set(SimSystems::Apply)
-                .after(super::react::apply_reactions),
-            consider_object_reactions
-                .in_set(super::DecideSystems::React)
-                .after(super::react::consider_reactions),
-        ),
-    );
 }

@@ -7,20 +7,16 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use super::remember::{identity_block, numbered, one_line, strip_list_marker};
-use crate::agent::{Identity, Outlook, Resident, Scratch, mentioned_names};
+use super::prompts::{identity_block, numbered, one_line, strip_list_marker};
+use super::scratch::Scratch;
+use crate::agent::{Identity, Outlook, Resident, mentioned_names};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::reflect::{cited_ids, reflection_material};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
 use serde_json::json;
-
-/// Starting reflections (remember's requests run after, so new insights are scored at once).
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ReflectSystems;
 
 /// The schema of an insights answer: exactly `n` insights, each citing 1–5 of the `shown`
 /// statement numbers.
@@ -162,7 +158,6 @@ pub fn apply_reflect_queries(
         &Resident,
         &Identity,
         &Outlook,
-        &Scratch,
         &mut MemoryStream,
         &mut Pending,
     )>,
@@ -173,8 +168,8 @@ pub fn apply_reflect_queries(
         ask.cfg.0.reflection_insights,
     );
     let real_time = ask.cfg.real_time();
-    let mut params = ask.cfg.0.retrieval.clone();
-    for (agent, resident, id, outlook, scratch, mut stream, mut pending) in &mut agents {
+    let params = ask.cfg.0.retrieval.clone();
+    for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::ReflectQuery { .. })
         }) {
@@ -185,7 +180,6 @@ pub fn apply_reflect_queries(
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            params.decay = scratch.recency_decay;
             let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, k);
             if found.is_empty() {
                 continue;
@@ -230,7 +224,7 @@ pub fn apply_reflect_queries(
 pub fn apply_reflect_insights(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    scenario: Res<crate::ScenarioRes>,
+    scenario: Res<crate::agent::persona::ScenarioRes>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
     let names: Vec<String> = scenario
@@ -298,24 +292,6 @@ pub fn apply_reflect_insights(
             }
         }
     }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            (
-                apply_reflect_questions,
-                apply_reflect_queries,
-                apply_reflect_insights,
-            )
-                .chain()
-                .in_set(SimSystems::Apply),
-            start_reflections
-                .in_set(SimSystems::Reflect)
-                .in_set(ReflectSystems),
-        ),
-    );
 }
 
 #[cfg(test)]

@@ -9,10 +9,11 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use crate::agent::{Identity, Outlook, Resident, Scratch};
+use super::prompts::{identity_block, numbered};
+use super::scratch::Scratch;
+use crate::agent::{Identity, Outlook, Resident};
 use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeId, NodeKind};
-use crate::sim::SimSystems;
 use bevy::prelude::*;
 use std::collections::HashSet;
 
@@ -27,68 +28,6 @@ pub struct MemoryWork {
     pub to_score: Vec<NodeId>,
     /// Texts whose embedding is being asked.
     pub embedding: HashSet<String>,
-}
-
-/// The identity block that opens every prompt of an agent (stable across its requests within
-/// a day, so the prefix cache reuses it).
-pub fn identity_block(
-    resident: &Resident,
-    outlook: &Outlook,
-    now: crate::sim::time::GameTime,
-) -> String {
-    resident
-        .persona
-        .identity_header(&outlook.currently, &outlook.plan_requirement, now)
-}
-
-/// Tokens enough to write the longest of some options (a choice is written out in full).
-pub fn choice_tokens(options: &[String]) -> u32 {
-    options.iter().map(|o| o.len() as u32).max().unwrap_or(8) / 2 + 12
-}
-
-/// A numbered list, one item per line ("1. …").
-pub fn numbered<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| format!("{}. {}", i + 1, one_line(t)))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A model's line without a leading list marker ("1. ", "2) ", "- ", "* ").
-pub fn strip_list_marker(s: &str) -> &str {
-    let t = s.trim_start();
-    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    // "12. x" and "12) x" lose their number; "2023 was good" keeps it.
-    let rest = if digits > 0 {
-        t[digits..].strip_prefix(['.', ')']).unwrap_or(t)
-    } else {
-        t
-    };
-    let rest = rest
-        .strip_prefix("- ")
-        .or_else(|| rest.strip_prefix("* "))
-        .unwrap_or(rest);
-    rest.trim()
-}
-
-/// Retrieved memories as a numbered list of their descriptions, best first.
-pub fn numbered_found(
-    stream: &crate::memory::stream::MemoryStream,
-    found: &[crate::memory::retrieve::Scored],
-) -> String {
-    numbered(
-        found
-            .iter()
-            .filter_map(|s| stream.get(s.id))
-            .map(|n| n.description.as_str()),
-    )
-}
-
-/// A text on one line (line breaks become spaces), so it cannot break a prompt's layout.
-pub fn one_line(t: &str) -> String {
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Asks for importance scores and embeddings of memories not yet scored or embedded.
@@ -330,35 +269,9 @@ pub fn recheck_embeddings(
     }
 }
 
+/// Every resident has its memory-work bookkeeping and its requests in flight. (The systems
+/// are ordered in [`sets`](super::sets).)
 pub(super) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, MemoryWork>()
         .register_required_components::<Resident, Pending>();
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            (apply_importance, apply_embeddings).in_set(SimSystems::Apply),
-            (recheck_embeddings, request_memory_work)
-                .chain()
-                .in_set(SimSystems::Reflect)
-                .after(super::reflect::ReflectSystems),
-        ),
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_markers_and_line_breaks_are_removed() {
-        assert_eq!(
-            strip_list_marker("1. Isabella likes tea"),
-            "Isabella likes tea"
-        );
-        assert_eq!(strip_list_marker(" 12) x"), "x");
-        assert_eq!(strip_list_marker("- a"), "a");
-        assert_eq!(strip_list_marker("2023 was good"), "2023 was good");
-        assert_eq!(one_line("a\nb\t c"), "a b c");
-        assert_eq!(numbered(["a", "b\nc"]), "1. a\n2. b c");
-    }
 }

@@ -7,13 +7,12 @@
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
 use super::plan::{add_plan_thought, hour_answers, hours_schema, is_sleep, minute_label};
-use super::remember::{identity_block, one_line};
+use super::prompts::{identity_block, one_line};
 use crate::agent::routine::block_at;
 use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::MemoryStream;
-use crate::sim::SimSystems;
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -210,20 +209,6 @@ pub fn apply_replans(
             }
         }
     }
-}
-
-pub(super) fn plugin(app: &mut App) {
-    app.add_systems(
-        crate::sim::SimStep,
-        (
-            apply_replans
-                .in_set(SimSystems::Apply)
-                .after(super::plan::apply_decompositions),
-            request_replans
-                .in_set(super::DecideSystems::Plan)
-                .after(super::plan::request_decompositions),
-        ),
-    );
 }
 
 #[cfg(test)]

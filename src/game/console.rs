@@ -6,11 +6,11 @@
 use super::inspect::Selected;
 use super::log::LogWindow;
 use crate::agent::avatar::{Avatar, AvatarRoute};
+use crate::agent::conversation::PlayerChat;
+use crate::agent::conversation::{Conversation, Talking};
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
 use crate::cognition::Cognition;
-use crate::cognition::converse::{Conversation, Talking};
 use crate::play::command::{HELP, clean_text};
-use crate::play::talk::PlayerChat;
 use crate::play::{ConsoleLog, ConsoleQueue, LineKind};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;

@@ -6,9 +6,10 @@
 //! egui; clicks and keys over it do not reach the town.
 
 use super::view::cursor_tile;
-use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, Scratch};
-use crate::cognition::converse::{ConversationLog, LoggedLine};
+use crate::agent::conversation::{ConversationLog, LoggedLine};
+use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
 use crate::cognition::pending::Pending;
+use crate::cognition::scratch::Scratch;
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
 use crate::sim::clock::SimClock;

@@ -1,7 +1,7 @@
 //! The town's conversation log (L): every line said, newest at the bottom, filterable by
 //! person; each conversation under a heading with its two people and its time.
 
-use crate::cognition::converse::ConversationLog;
+use crate::agent::conversation::ConversationLog;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 

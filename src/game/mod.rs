@@ -14,7 +14,6 @@ pub mod tiled_art;
 pub mod town;
 pub mod view;
 
-use crate::cli::PlayArgs;
 use crate::sim::clock::{SimPace, Speed};
 use crate::{AppSystems, SimPlugin};
 use bevy::prelude::*;
@@ -116,7 +115,7 @@ impl Plugin for GamePlugin {
 fn echo_script(
     script: Option<Res<GameScript>>,
     console: Res<crate::play::ConsoleLog>,
-    talk: Res<crate::cognition::converse::ConversationLog>,
+    talk: Res<crate::agent::conversation::ConversationLog>,
     mut shown: Local<(usize, usize)>,
 ) {
     if script.is_none() {
@@ -236,11 +235,30 @@ fn check_and_exit(ev: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>) 
     }
 }
 
+/// How the window starts, beyond the town and people it shows (`play`'s and `replay`'s options).
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Save a screenshot of the window to this PNG after `frames` frames, then quit.
+    pub screenshot: Option<PathBuf>,
+    /// Frames to run before the screenshot (2 at least).
+    pub frames: u32,
+    /// Start at this speed multiplier (0: the fastest).
+    pub speed: Option<u32>,
+    /// Console commands to type into the game, one at a time ([`GameScript`]).
+    pub commands: Option<PathBuf>,
+    /// Steps to run before the window opens.
+    pub skip_steps: u64,
+    /// Open the inspector on this person.
+    pub select: Option<String>,
+    /// The inspector page to open first.
+    pub inspect: Option<inspect::Tab>,
+}
+
 /// Opens the window and runs until it closes; returns the exit code. With a replay (and whether
 /// it starts paused), the window shows the save's recording instead of running the simulation.
 pub fn run_game(
     sim: SimPlugin,
-    args: &PlayArgs,
+    args: &PlayOptions,
     replay: Option<(crate::save::replay::Replay, bool)>,
 ) -> i32 {
     if cfg!(target_os = "linux")
@@ -290,12 +308,7 @@ pub fn run_game(
         app.insert_resource(inspect::SelectByName(name.clone()));
     }
     if let Some(tab) = args.inspect {
-        app.insert_resource(inspect::OpenTab(match tab {
-            crate::cli::InspectTab::Day => inspect::Tab::Day,
-            crate::cli::InspectTab::Memory => inspect::Tab::Memory,
-            crate::cli::InspectTab::Places => inspect::Tab::Places,
-            crate::cli::InspectTab::Talks => inspect::Tab::Talks,
-        }));
+        app.insert_resource(inspect::OpenTab(tab));
     }
     if let Some(file) = &args.commands {
         match std::fs::read_to_string(file) {

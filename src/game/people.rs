@@ -6,8 +6,8 @@
 use super::art::{TILE, has_pixel_icon, icon_image, person_image};
 use super::town::tile_to_world;
 use crate::agent::avatar::Avatar;
+use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, Facing, GridPos, Identity};
-use crate::cognition::converse::Speech;
 use crate::cognition::pending::Pending;
 use crate::sim::clock::SimClock;
 use crate::sim::clock::{SimPace, Speed};
@@ -35,7 +35,7 @@ pub const EMOJI_FONT: &str = "assets/fonts/NotoEmoji-Regular.ttf";
 
 /// Loads the emoji font from disk (no asset server needed); says once if it is missing.
 pub fn load_emoji_font(mut fonts: ResMut<Assets<Font>>, mut font: ResMut<EmojiFont>) {
-    let path = crate::config::data_root().join(EMOJI_FONT);
+    let path = crate::data::data_root().join(EMOJI_FONT);
     match std::fs::read(&path) {
         Ok(bytes) => font.0 = Some(fonts.add(Font::from_bytes(bytes))),
         Err(e) => warn!(

@@ -56,7 +56,7 @@ pub fn saves_ui(
     mut panels: ResMut<Panels>,
     mut queue: ResMut<ConsoleQueue>,
     ctx_save: Option<Res<SaveContext>>,
-    scenario: Res<crate::ScenarioRes>,
+    scenario: Res<crate::agent::persona::ScenarioRes>,
 ) -> Result {
     if !menu.open {
         return Ok(());

@@ -10,7 +10,7 @@
 //! tileset's transparent colour keyed out. One tileset image is decoded at a time.
 
 use super::art::TILE;
-use crate::sim::map::tiled_map::{FLIP_D, FLIP_H, FLIP_V, TiledArt};
+use crate::sim::map::tiled::{FLIP_D, FLIP_H, FLIP_V, TiledArt};
 use crate::sim::map::{Tile, WorldMap};
 use bevy::asset::RenderAssetUsages;
 use bevy::image::{CompressedImageFormats, ImageSampler, ImageType};
@@ -266,7 +266,7 @@ pub fn spawn_art(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::map::tiled_map::{ArtLayer, ArtTileset};
+    use crate::sim::map::tiled::{ArtLayer, ArtTileset};
     use std::path::PathBuf;
 
     /// The fixture's block tileset: 320×256 pixels, 10 × 8 tiles of 32.
@@ -284,7 +284,7 @@ mod tests {
             // From the folder the tests run in, not a path fixed at build time (a shared target
             // folder may hold a binary built from another checkout).
             image: Some(
-                crate::config::data_root().join(
+                crate::data::data_root().join(
                     "tests/fixtures/original/tiny_town/visuals/map_assets/blocks/blocks_1.png",
                 ),
             ),

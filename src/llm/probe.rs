@@ -93,7 +93,7 @@ pub fn probe(config: &LlmConfig) -> (String, bool) {
                 true
             }
             BackendConfig::Replay(c) => {
-                let found = crate::config::resolve_path(&c.file).exists();
+                let found = crate::data::resolve_path(&c.file).exists();
                 let _ = writeln!(
                     out,
                     "{} (Replay): answers from the recording {} ({})",

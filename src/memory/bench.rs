@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn the_bundled_set_loads_and_bad_sets_are_reported() {
-        let set = load_set(&crate::config::data_root().join("bench/retrieval_set.ron")).unwrap();
+        let set = load_set(&crate::data::data_root().join("bench/retrieval_set.ron")).unwrap();
         assert!(set.queries.len() >= 40, "{} queries", set.queries.len());
         let dir = std::env::temp_dir().join(format!("simulacra-set-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -4,7 +4,7 @@
 //! the command's own effect (a whisper adds one thought to its target).
 
 use super::command::{Command, clean_text, help_text, parse, resolve_name, split_name};
-use super::{ConsoleLog, LineKind};
+use super::{ConsoleLog, LineKind, SaveDesk, SaveRequest};
 use crate::agent::avatar::Avatar;
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, mentioned_names};
 use crate::cognition::replan::Replan;
@@ -96,6 +96,15 @@ fn resident_names(world: &mut World) -> Vec<String> {
         .collect()
 }
 
+/// Hands a save, load, fork or listing to the save layer's [`SaveDesk`].
+fn save_request(world: &mut World, req: SaveRequest) -> Result<String, String> {
+    let desk = world
+        .get_resource::<SaveDesk>()
+        .copied()
+        .ok_or("this app cannot save or load (no save settings)")?;
+    (desk.0)(world, req)
+}
+
 fn run(world: &mut World, cmd: Command) -> Result<String, String> {
     if world.contains_resource::<crate::sim::clock::Frozen>() && changes_the_town(&cmd) {
         return Err(
@@ -105,29 +114,10 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
     }
     match cmd {
         Command::Help => Ok(help_text()),
-        Command::Save(name) => {
-            let name = match name {
-                Some(n) => {
-                    crate::save::disk::check_user_name(&n)?;
-                    n
-                }
-                None => {
-                    let base = world
-                        .get_resource::<crate::save::SaveContext>()
-                        .map(|c| c.base.clone())
-                        .unwrap_or_else(|| "run".into());
-                    format!("{base}-{}", world.resource::<SimClock>().step)
-                }
-            };
-            crate::save::save_named(world, &name).map(|d| format!("saved {}", d.display()))
-        }
-        Command::Load(name) => crate::save::load_named(world, &name),
-        Command::Fork(from, to) => {
-            let root = crate::save::save_root(world)?;
-            crate::save::disk::fork(&root, &from, &to)
-                .map(|d| format!("forked {from} → {}", d.display()))
-        }
-        Command::Saves => Ok(crate::save::disk::describe(&crate::save::save_root(world)?)),
+        Command::Save(name) => save_request(world, SaveRequest::Save(name)),
+        Command::Load(name) => save_request(world, SaveRequest::Load(name)),
+        Command::Fork(from, to) => save_request(world, SaveRequest::Fork(from, to)),
+        Command::Saves => save_request(world, SaveRequest::List),
         Command::Run(n) => {
             world.resource_mut::<SimPace>().requested += n;
             Ok(format!("running {n} steps"))
@@ -244,7 +234,7 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
             if let Some(problem) = talk_check(world, e, &name) {
                 return Err(problem);
             }
-            let mut chat = world.resource_mut::<super::talk::PlayerChat>();
+            let mut chat = world.resource_mut::<crate::agent::conversation::PlayerChat>();
             if chat.conversation.is_some() {
                 return Err("you are already in a conversation: `bye` first".into());
             }
@@ -292,11 +282,11 @@ fn talk_check(world: &mut World, resident: Entity, name: &str) -> Option<String>
         .0
         .talk_max_tiles;
     let mut q = world
-        .query_filtered::<(&GridPos, Has<crate::cognition::converse::Talking>), With<Avatar>>();
+        .query_filtered::<(&GridPos, Has<crate::agent::conversation::Talking>), With<Avatar>>();
     let (apos, atalking) = q.iter(world).next().map(|(p, t)| (*p, t))?;
     let r = world.entity(resident);
     let (action, pos) = (r.get::<CurrentAction>()?, r.get::<GridPos>()?);
-    let talking = r.contains::<crate::cognition::converse::Talking>();
+    let talking = r.contains::<crate::agent::conversation::Talking>();
     super::talk::talk_problem(name, (action, pos, talking), (&apos, atalking), max)
 }
 

@@ -1,15 +1,19 @@
 //! Interviews, as the original's interview command: the player questions a resident as a chosen
 //! persona ("a news reporter"). Each question is embedded, the resident's memories about it are
 //! retrieved (without marking them accessed) and the resident answers in character, a shaped
-//! answer at interactive priority. By default nothing is written to the resident's memory
+//! answer at interactive priority. Both requests go through the resident's
+//! [`Pending`] like every other request of the simulation (due never: game time does not wait for
+//! them) and are taken from it here every frame, paused or not. By default nothing is written to
+//! the resident's memory
 //! (`cognition.interview_in_world` makes the interview a conversation it remembers). The
 //! transcript can be saved to a file.
 
 use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::Cognition;
+use crate::cognition::pending::{Job, NEVER_DUE, Pending};
 use crate::cognition::prompts::Prompts;
-use crate::cognition::remember::{identity_block, numbered_found, one_line};
-use crate::llm::{Llm, LlmHandle, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
+use crate::cognition::prompts::{identity_block, numbered_found, one_line};
+use crate::llm::{Llm, LlmHandle, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
 use crate::memory::retrieve::retrieve;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -30,7 +34,7 @@ pub enum Asking {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interview {
     /// The resident.
-    #[serde(with = "crate::save::entity_ref::entity_bits")]
+    #[serde(with = "crate::sim::entity_serde::entity_bits")]
     pub target: Entity,
     /// Its name.
     pub name: String,
@@ -97,9 +101,21 @@ pub fn ask(world: &mut World, question: &str) -> Result<(), String> {
     if open.question.is_some() {
         return Err("still waiting for the answer to the last question".into());
     }
+    let target = open.target;
+    if world.get::<Pending>(target).is_none() {
+        return Err(format!("{} is no longer in town", open.name));
+    }
     let req =
         LlmRequest::embed("interview_query", question.clone()).priority(Priority::Interactive);
-    let handle = world.resource_mut::<Llm>().submit(req);
+    let handle = world
+        .resource_mut::<Llm>()
+        .submit(req.clone().for_agent(target));
+    if let Some(mut pending) = world.get_mut::<Pending>(target) {
+        let job = Job::InterviewQuery {
+            question: question.clone(),
+        };
+        pending.push(handle, req, job, NEVER_DUE);
+    }
     if let Some(open) = world.resource_mut::<Interviews>().open.as_mut() {
         open.question = Some((question, Asking::Embedding(handle)));
     }
@@ -111,8 +127,12 @@ pub fn end(world: &mut World) -> Result<String, String> {
     let Some(iv) = world.resource_mut::<Interviews>().open.take() else {
         return Err("no interview is open".into());
     };
-    if let Some((_, Asking::Embedding(h) | Asking::Answering(h))) = &iv.question {
-        world.resource_mut::<Llm>().cancel(*h);
+    let unanswered = world
+        .get_mut::<Pending>(iv.target)
+        .map(|mut p| p.drop_where(is_interview))
+        .unwrap_or_default();
+    for h in unanswered {
+        world.resource_mut::<Llm>().cancel(h);
     }
     let in_world = world.resource::<Cognition>().0.interview_in_world;
     if in_world && !iv.lines.is_empty() {
@@ -156,33 +176,39 @@ pub fn end(world: &mut World) -> Result<String, String> {
     ))
 }
 
-/// Moves questions along as their embeddings and answers arrive.
+/// Whether a job is an interview's.
+pub fn is_interview(j: &Job) -> bool {
+    matches!(j, Job::InterviewQuery { .. } | Job::InterviewAnswer { .. })
+}
+
+/// Moves questions along as their embeddings and answers arrive in the resident's [`Pending`].
 #[expect(clippy::too_many_arguments, reason = "an answer reads the resident")]
 pub fn advance_interviews(
-    mut replies: MessageReader<LlmReply>,
     mut interviews: ResMut<Interviews>,
     mut llm: ResMut<Llm>,
     mut log: ResMut<super::ConsoleLog>,
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     prompts: Res<Prompts>,
-    residents: Query<(&Resident, &Outlook, &Identity, &MemoryStream)>,
+    mut residents: Query<(&Resident, &Outlook, &Identity, &MemoryStream, &mut Pending)>,
 ) {
     let Some(iv) = interviews.open.as_mut() else {
         return;
     };
-    for m in replies.read() {
-        let Some((question, asking)) = iv.question.clone() else {
-            return;
+    let Ok((resident, outlook, id, stream, mut pending)) = residents.get_mut(iv.target) else {
+        if iv.question.is_some() {
+            log.err(format!("{} is no longer in town", iv.name));
+            iv.question = None;
+        }
+        return;
+    };
+    for (job, reply) in pending.take_ready(clock.step, true, is_interview) {
+        let Some((question, _)) = iv.question.clone() else {
+            continue;
         };
-        match asking {
-            Asking::Embedding(h) if h == m.handle => {
-                let Ok((resident, outlook, id, stream)) = residents.get(iv.target) else {
-                    log.err(format!("{} is no longer in town", iv.name));
-                    iv.question = None;
-                    return;
-                };
-                let query = match &m.reply.value {
+        match job {
+            Job::InterviewQuery { .. } => {
+                let query = match &reply.value {
                     LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                     _ => None,
                 };
@@ -231,11 +257,19 @@ pub fn advance_interviews(
                         .sampling(Sampling::greedy(120))
                         .priority(Priority::Interactive)
                         .fallback(LlmValue::Json(json!({"answer": "I would rather not say."})));
-                let h = llm.submit(req);
+                let h = llm.submit(req.clone().for_agent(iv.target));
+                pending.push(
+                    h,
+                    req,
+                    Job::InterviewAnswer {
+                        question: question.clone(),
+                    },
+                    NEVER_DUE,
+                );
                 iv.question = Some((question, Asking::Answering(h)));
             }
-            Asking::Answering(h) if h == m.handle => {
-                let answer = match &m.reply.value {
+            Job::InterviewAnswer { .. } => {
+                let answer = match &reply.value {
                     LlmValue::Json(v) => v
                         .get("answer")
                         .and_then(Value::as_str)

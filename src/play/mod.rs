@@ -20,6 +20,24 @@ use std::collections::VecDeque;
 #[derive(Resource, Debug, Default, Clone)]
 pub struct ConsoleQueue(pub VecDeque<String>);
 
+/// What the console asks of the save layer (`save`, `load`, `fork`, `saves`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaveRequest {
+    /// Save under a name (none: the game's base name and the step).
+    Save(Option<String>),
+    /// Load a save by name or path.
+    Load(String),
+    /// Copy a save under a new name.
+    Fork(String, String),
+    /// List the saves.
+    List,
+}
+
+/// Carries out the console's [`SaveRequest`]s: set by the save layer, which this layer does not
+/// know; an app without it answers that it cannot save.
+#[derive(Resource, Clone, Copy)]
+pub struct SaveDesk(pub fn(&mut World, SaveRequest) -> Result<String, String>);
+
 impl ConsoleQueue {
     /// Queues a line.
     pub fn push(&mut self, line: impl Into<String>) {
@@ -70,7 +88,6 @@ pub fn run_console(world: &mut World) {
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ConsoleQueue>()
         .init_resource::<ConsoleLog>()
-        .init_resource::<talk::PlayerChat>()
         .init_resource::<interview::Interviews>()
         .add_systems(
             Update,
@@ -80,7 +97,7 @@ pub(crate) fn plugin(app: &mut App) {
                 interview::advance_interviews,
             )
                 .chain()
-                .after(crate::AppSystems::Input)
-                .before(crate::AppSystems::Simulate),
+                .after(crate::sim::AppSystems::Input)
+                .before(crate::sim::AppSystems::Simulate),
         );
 }

@@ -8,32 +8,16 @@
 
 use super::command::clean_text;
 use crate::agent::avatar::Avatar;
+use crate::agent::conversation::{Conversation, Party, PlayerChat, Talking, start_conversation};
 use crate::agent::{CurrentAction, GridPos, Identity, Resident, WalkPath};
 use crate::cognition::Cognition;
-use crate::cognition::converse::{Conversation, Party, Talking, start_conversation};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use crate::sim::objects_state::ObjectStates;
 use bevy::prelude::*;
-use std::collections::VecDeque;
 
 /// Most lines in a conversation with the player (both sides together).
 pub const PLAYER_MAX_LINES: usize = 40;
-
-/// The player's side of conversations.
-#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PlayerChat {
-    /// A conversation asked for (the resident), started in this frame's update.
-    #[serde(with = "crate::save::entity_ref::opt_entity_bits")]
-    pub wants: Option<Entity>,
-    /// The conversation the player is in (the chat box is open on it).
-    #[serde(with = "crate::save::entity_ref::opt_entity_bits")]
-    pub conversation: Option<Entity>,
-    /// Lines typed and not yet said.
-    pub outbox: VecDeque<String>,
-    /// The last problem starting a conversation (shown by the game; also in the console log).
-    pub notice: Option<String>,
-}
 
 /// The player says a line in the conversation the avatar is in. Errors when there is none. The
 /// text is cleaned and cut as console text is; the returned string notes a cut.

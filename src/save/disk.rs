@@ -5,8 +5,9 @@
 //! cleaned up by the next save. Reading checks the version first and then each part, and every
 //! error names the file and what is wrong.
 
+use super::format::MetaHead;
 use super::movement::MovementLog;
-use super::{AgentSave, FORMAT, Meta, MetaHead, SaveData, WorldSave, agent_file};
+use super::{AgentSave, FORMAT, Meta, SaveData, WorldSave, agent_file};
 use crate::config::GameConfig;
 use crate::data_error::{parse_ron, ron_text};
 use crate::llm::Embedding;
@@ -547,14 +548,7 @@ pub fn fork(root: &Path, from: &str, to: &str) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn fnv(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
+use crate::sim::hash::fnv1a_64 as fnv;
 
 /// `embeddings.bin`: magic, the model names, then (agent, node, model, dim, floats) records,
 /// then a checksum of everything before it. Little-endian.

@@ -2,8 +2,8 @@
 //! its address, the line being said) and for each object's state. A save writes it as JSON lines
 //! (`movement.jsonl`, one step per line) and `simulacra replay` plays it back without the model.
 
+use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, GridPos, Identity};
-use crate::cognition::converse::Speech;
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
 use crate::sim::time::GameTime;

@@ -5,8 +5,8 @@
 //! Headless: the window adds keys and a time slider (`game::replay`).
 
 use super::movement::{MovementLog, Scene};
+use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, Facing, GridPos, Identity};
-use crate::cognition::converse::Speech;
 use crate::sim::clock::{Frozen, SimClock, SimPace, Speed};
 use crate::sim::map::Tile;
 use crate::sim::objects_state::{ObjectState, ObjectStates};
@@ -202,7 +202,7 @@ pub(crate) fn plugin(app: &mut App) {
         Update,
         (advance_replay, show_replay_step)
             .chain()
-            .in_set(crate::AppSystems::Simulate)
+            .in_set(crate::sim::AppSystems::Simulate)
             .run_if(resource_exists::<Replay>),
     );
 }

@@ -2,6 +2,8 @@
 //! All plugins in this module work without rendering: no render, window, tilemap or UI types.
 
 pub mod clock;
+pub mod entity_serde;
+pub mod hash;
 pub mod map;
 pub mod objects_state;
 pub mod path;
@@ -9,6 +11,18 @@ pub mod time;
 
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
+
+/// Frame-level ordering in `Update`: input first, then the simulation steps, then what reads
+/// their results (drawing, HUD). New sets go into this chain.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AppSystems {
+    /// Player input becomes messages.
+    Input,
+    /// LLM replies are delivered and simulation steps run.
+    Simulate,
+    /// Everything that shows the state.
+    Present,
+}
 
 /// One simulation step (10 game seconds by default). Run by [`clock::drive_steps`] as many
 /// times per frame as the pace asks for.
@@ -56,6 +70,6 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<clock::StepGate>();
     app.add_schedule(step).add_systems(
         Update,
-        clock::drive_steps.in_set(crate::AppSystems::Simulate),
+        clock::drive_steps.in_set(crate::sim::AppSystems::Simulate),
     );
 }

@@ -2,7 +2,8 @@
 //! the file, the line and what is wrong.
 
 use simulacra::SimPlugin;
-use simulacra::config::{GameConfig, data_root};
+use simulacra::config::GameConfig;
+use simulacra::data::data_root;
 use simulacra::data_error::DataError;
 use simulacra::sim::map::{Tile, load_map};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! exported to it comes back the same, and malformed folders give errors that name the file
 //! and the row or cell. Fixtures: `tests/fixtures/original/` (see its `make_fixtures.py`).
 
-use simulacra::config::data_root;
+use simulacra::data::data_root;
 use simulacra::data_error::DataError;
 use simulacra::sim::map::original::{export_matrix, load_matrix};
 use simulacra::sim::map::{Tile, WorldMap, load_map, parse_map, write_ron};
@@ -345,8 +345,8 @@ fn tiny_base() -> PathBuf {
 
 #[test]
 fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_imported_town() {
-    use simulacra::agent::original::{import_people, scenario_text};
     use simulacra::agent::{GridPos, Identity, Resident};
+    use simulacra::import::{import_people, scenario_text};
     use simulacra::memory::stream::MemoryStream;
     let map = load_map(&tiny_town()).unwrap();
     let map_ref = tiny_town().display().to_string();
@@ -506,7 +506,7 @@ fn a_base_folder_of_the_original_becomes_a_scenario_that_plays_an_hour_in_the_im
 
 #[test]
 fn a_persona_living_off_the_map_is_refused_with_the_file_and_field() {
-    use simulacra::agent::original::import_people;
+    use simulacra::import::import_people;
     let base = crate::temp_dir("base-off-map");
     let copy = |rel: &str| {
         let to = base.join(rel);
@@ -547,7 +547,7 @@ fn a_persona_living_off_the_map_is_refused_with_the_file_and_field() {
 
 #[test]
 fn memories_carried_over_from_the_original_are_checked_with_the_file_line_and_field() {
-    use simulacra::agent::original::{import_people, scenario_text};
+    use simulacra::import::{import_people, scenario_text};
     let map = load_map(&tiny_town()).unwrap();
     let (scenario, _) =
         import_people(&tiny_base(), &map, &tiny_town().display().to_string()).expect("imports");

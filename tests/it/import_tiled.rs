@@ -5,10 +5,10 @@
 //! (`make_fixtures.py` writes them).
 
 use crate::import_original::assert_same_town;
-use simulacra::config::data_root;
+use simulacra::data::data_root;
 use simulacra::data_error::DataError;
 use simulacra::sim::map::original::load_matrix;
-use simulacra::sim::map::tiled_map::{FLIP_H, load_tiled};
+use simulacra::sim::map::tiled::{FLIP_H, load_tiled};
 use simulacra::sim::map::{Tile, load_map, load_map_reporting, write_ron_beside};
 use std::path::{Path, PathBuf};
 
@@ -328,8 +328,8 @@ fn missing_tileset_images_are_no_error_and_are_named_for_the_window() {
 #[test]
 fn the_people_of_a_base_folder_play_an_hour_in_the_tiled_town() {
     use bevy::prelude::With;
-    use simulacra::agent::original::{import_people, scenario_text};
     use simulacra::agent::{GridPos, Identity, Resident};
+    use simulacra::import::{import_people, scenario_text};
     let map = load_map(&tmx()).unwrap();
     let base = data_root().join("tests/fixtures/original/tiny_base");
     let (scenario, _) = import_people(&base, &map, &tmx().display().to_string()).expect("imports");

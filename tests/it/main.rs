@@ -4,6 +4,7 @@
 mod data_files;
 mod import_original;
 mod import_tiled;
+mod layers;
 mod llm_openai;
 mod llm_real;
 mod llm_runtime;
@@ -105,7 +106,7 @@ pub fn real_model_lock() -> std::fs::File {
 
 /// The default model that set-up fetches.
 pub fn model_path() -> PathBuf {
-    let p = simulacra::config::data_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let p = simulacra::data::data_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         p.exists(),
         "{} is missing: run ./scripts/setup.sh (the test command does)",
@@ -116,7 +117,7 @@ pub fn model_path() -> PathBuf {
 
 /// The sentence embedder that set-up fetches.
 pub fn embedder_path() -> PathBuf {
-    let p = simulacra::config::data_root().join("models/all-MiniLM-L6-v2");
+    let p = simulacra::data::data_root().join("models/all-MiniLM-L6-v2");
     assert!(
         p.join("model.safetensors").exists(),
         "{} is missing: run ./scripts/setup.sh (the test command does)",

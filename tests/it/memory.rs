@@ -6,8 +6,9 @@
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::avatar::Avatar;
-use simulacra::agent::{GridPos, Identity, Resident, Scratch};
+use simulacra::agent::{GridPos, Identity, Resident};
 use simulacra::cognition::config::Ablation;
+use simulacra::cognition::scratch::Scratch;
 use simulacra::config::GameConfig;
 use simulacra::llm::config::{LlmConfig, ScriptRule};
 use simulacra::memory::SpatialMemory;

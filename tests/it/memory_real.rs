@@ -43,7 +43,7 @@ pub fn real_llm() -> LlmConfig {
 /// Isabella alone, at 07:00 in her apartment (she leaves for the cafe at 08:00).
 fn isabella_scenario() -> std::path::PathBuf {
     let n3 = std::fs::read_to_string(
-        simulacra::config::data_root().join("config/scenarios/the_ville_n3.ron"),
+        simulacra::data::data_root().join("config/scenarios/the_ville_n3.ron"),
     )
     .unwrap();
     let start = n3

@@ -4,11 +4,11 @@
 
 use bevy::prelude::*;
 use simulacra::SimPlugin;
+use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{
     CurrentAction, DayPlan, GridPos, Identity, PlanSource, Resident, STAY_HERE, WalkPath,
 };
-use simulacra::cognition::converse::{Conversation, ConversationLog};
 use simulacra::memory::stream::{MemoryStream, NodeKind};
 use simulacra::sim::clock::SimClock;
 use simulacra::sim::map::WorldMap;

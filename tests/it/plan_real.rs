@@ -4,9 +4,9 @@
 
 use bevy::prelude::*;
 use simulacra::SimPlugin;
+use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
-use simulacra::cognition::converse::{Conversation, ConversationLog};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
 use simulacra::memory::stream::{MemoryStream, NodeKind};
@@ -19,7 +19,7 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     // The 3-person scenario from 07:00, with Maria and Klaus starting side by side in the dorm's
     // common room, so that they meet.
     let n3 = std::fs::read_to_string(
-        simulacra::config::data_root().join("config/scenarios/the_ville_n3.ron"),
+        simulacra::data::data_root().join("config/scenarios/the_ville_n3.ron"),
     )
     .unwrap();
     let text = n3

@@ -9,9 +9,9 @@ use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::WalkPath;
 use simulacra::agent::avatar::Avatar;
+use simulacra::agent::conversation::{ConversationLog, Party, Talking, start_conversation};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
-use simulacra::cognition::converse::{ConversationLog, Party, Talking, start_conversation};
 use simulacra::config::GameConfig;
 use simulacra::headless::run_console_line;
 use simulacra::llm::config::{LlmConfig, ScriptRule};
@@ -266,6 +266,66 @@ fn an_interview_answers_from_memory_and_leaves_memory_as_it_was() {
     let text = std::fs::read_to_string(&file).expect("the transcript is written");
     assert!(text.contains("Q (a news reporter): What else?"), "{text}");
     assert!(text.contains("A (Isabella Rodriguez): I saw a purple giraffe"));
+}
+
+/// An interview's question is LLM work in the resident's `Pending` like any other: it is saved
+/// with the resident while unanswered, a load asks it again, and the answer comes to the console
+/// of the loaded game; the question's work never holds game time back.
+#[test]
+fn an_interview_question_in_flight_survives_a_save_and_load() {
+    let rules = vec![rule(
+        "interview",
+        None,
+        r#"{"answer": "Mornings at the cafe are my favourite."}"#,
+    )];
+    let dir = crate::temp_dir("interview-save");
+    let mut s = sim(rules.clone());
+    s.config.saves.dir = dir.display().to_string();
+    let mut app = headless_app(s);
+    run_steps(&mut app, 10);
+    let isabella = entity_of(&mut app, "Isabella Rodriguez");
+    run_console_line(&mut app, "interview isabella as a news reporter");
+    simulacra::play::interview::ask(app.world_mut(), "What do you like best?").unwrap();
+    let asked = app
+        .world()
+        .get::<simulacra::cognition::pending::Pending>(isabella)
+        .unwrap()
+        .jobs()
+        .iter()
+        .filter(|j| {
+            matches!(
+                j.job,
+                simulacra::cognition::pending::Job::InterviewQuery { .. }
+            )
+        })
+        .count();
+    assert_eq!(asked, 1, "the question waits in Isabella's Pending");
+    assert_eq!(
+        simulacra::cognition::pending::blocking_answers(app.world_mut(), u64::MAX - 1),
+        0,
+        "game time never waits on an interview"
+    );
+    let saved = simulacra::save::save_named(app.world_mut(), "asking").unwrap();
+    drop(app);
+    let mut config = sim(rules).config;
+    config.saves.dir = dir.display().to_string();
+    let mut loaded = headless_app(SimPlugin::from_save(&saved, config).unwrap());
+    let n = console_len(&loaded);
+    run_console_line(&mut loaded, "print time"); // waits for the open question's answer
+    assert!(
+        console_since(&loaded, n)
+            .iter()
+            .any(|(_, t)| t == "Isabella Rodriguez: Mornings at the cafe are my favourite."),
+        "{:?}",
+        console_since(&loaded, n)
+    );
+    let iv = loaded
+        .world()
+        .resource::<simulacra::play::interview::Interviews>()
+        .clone();
+    let open = iv.open.expect("the interview is still open");
+    assert_eq!(open.lines.len(), 1, "answered once: {:?}", open.lines);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -9,7 +9,7 @@ fn window_renders_the_town_and_saves_a_screenshot() {
     if !have_display() {
         return;
     }
-    let out_dir = simulacra::config::data_root().join("out/screenshots");
+    let out_dir = simulacra::data::data_root().join("out/screenshots");
     std::fs::create_dir_all(&out_dir).unwrap();
     let shot = out_dir.join("town.png");
     let _ = std::fs::remove_file(&shot);
@@ -45,7 +45,7 @@ fn the_player_walks_up_to_a_resident_and_talks_in_the_window() {
         "goto isabella\ntalk isabella\nsay Hi Isabella! How is the cafe today?\nrun 12\n",
     )
     .unwrap();
-    let shot = simulacra::config::data_root().join("out/screenshots/talking_scripted.png");
+    let shot = simulacra::data::data_root().join("out/screenshots/talking_scripted.png");
     let _ = std::fs::remove_file(&shot);
     let output = Command::new(crate::simulacra_bin())
         .args([
@@ -116,7 +116,7 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
     if !have_display() {
         return;
     }
-    let fixture = simulacra::config::data_root().join("tests/fixtures/original");
+    let fixture = simulacra::data::data_root().join("tests/fixtures/original");
     let dir = crate::temp_dir("window-tiled");
     // The town with its pictures, and a copy of it without them (legends in ../matrix/).
     let bare = dir.join("bare");
@@ -135,7 +135,7 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
         )
         .unwrap();
     }
-    let shots = simulacra::config::data_root().join("out/screenshots");
+    let shots = simulacra::data::data_root().join("out/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     for (map, name) in [
         (
@@ -253,7 +253,7 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let out_dir = simulacra::config::data_root().join("out/screenshots");
+    let out_dir = simulacra::data::data_root().join("out/screenshots");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut shots = Vec::new();
     for (from, name) in [("08:30", "replay_0830.png"), ("18:00", "replay_1800.png")] {

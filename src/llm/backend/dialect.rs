@@ -1,7 +1,7 @@
 //! The forms in which OpenAI-compatible servers take an output shape ("dialects"): how a chat
 //! request is written in each, how an HTTP error is read (the server refused the request's form,
 //! refused this one request, or failed), and the per-endpoint negotiation that finds the best
-//! form a server honours. Pure functions and plain data; the HTTP lives in `openai.rs`.
+//! form a server honours. Pure functions and plain data; the HTTP lives in `openai/`.
 //!
 //! Servers fail in two ways here. Some reject a form they do not know with an error that names
 //! it (llama-cpp-python answers `json_schema` with HTTP 500 "Input should be 'text' or

@@ -31,7 +31,7 @@ impl ReplayBackend {
         } else {
             c.name.clone()
         };
-        let path = crate::config::resolve_data("", &c.file);
+        let path = crate::data::resolve_data("", &c.file);
         let mut me = Self {
             index,
             name,

@@ -22,9 +22,8 @@ impl ScriptedBackend {
         let mut rules = c.rules.clone();
         let mut load_error = None;
         if let Some(f) = &c.file {
-            match crate::data_error::read_ron::<Vec<ScriptRule>>(&crate::config::resolve_data(
-                "", f,
-            )) {
+            match crate::data_error::read_ron::<Vec<ScriptRule>>(&crate::data::resolve_data("", f))
+            {
                 Ok((more, _)) => rules.extend(more),
                 Err(e) => load_error = Some(format!("fatal: {e}")),
             }
@@ -42,12 +41,7 @@ impl ScriptedBackend {
     }
 }
 
-/// A stable hash of text (FNV-1a).
-pub fn text_hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
+use crate::sim::hash::text_hash;
 
 /// A made-up vector for scripted embeddings: words hashed into 64 buckets, so texts sharing
 /// words are closer (enough for retrieval tests without a model).

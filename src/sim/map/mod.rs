@@ -2,16 +2,18 @@
 //! [`WorldMap`] answers tile → address, address → tiles, walkability and the words for a place.
 //! Headless: no render types here (the render layer draws from this resource).
 
+mod build;
 mod file;
+mod layers;
 pub mod objects;
 pub mod original;
-pub mod tiled_map;
+pub mod tiled;
 
 pub use file::{parse_map, write_ron, write_ron_beside};
-pub use tiled_map::TiledArt;
+pub use tiled::TiledArt;
 
 /// Loads a town: a map file of ours (`maps/*.ron`), a Tiled map drawn for the original
-/// Generative Agents (`.tmj`, `.json`, `.tmx`; see [`tiled_map`]), or its matrix folder (see
+/// Generative Agents (`.tmj`, `.json`, `.tmx`; see [`tiled`]), or its matrix folder (see
 /// [`original`]). What an import read and defaulted comes with it ([`load_map_reporting`]).
 pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::DataError> {
     load_map_reporting(path).map(|(m, _)| m)
@@ -23,14 +25,14 @@ pub fn load_map_reporting(
 ) -> Result<(WorldMap, original::ImportReport), crate::data_error::DataError> {
     if path.is_dir() {
         if original::matrix_dir(path).is_none()
-            && let Some(tiled) = tiled_in_folder(path)?
+            && let Some(file) = tiled_in_folder(path)?
         {
-            return tiled_map::load_tiled(&tiled);
+            return tiled::load_tiled(&file);
         }
         return original::load_matrix(path);
     }
-    if tiled_map::is_tiled_file(path) {
-        return tiled_map::load_tiled(path);
+    if tiled::is_tiled_file(path) {
+        return tiled::load_tiled(path);
     }
     file::load_ron_map(path).map(|m| (m, original::ImportReport::default()))
 }
@@ -42,7 +44,7 @@ fn tiled_in_folder(dir: &std::path::Path) -> Result<Option<PathBuf>, crate::data
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| e.path())
-                .filter(|p| p.is_file() && tiled_map::is_tiled_file(p))
+                .filter(|p| p.is_file() && tiled::is_tiled_file(p))
                 .collect()
         })
         .unwrap_or_default();

@@ -4,10 +4,10 @@
 //! (all-MiniLM-L6-v2, 384-d vectors, as a real run has) when set-up fetched it; or an existing
 //! save is measured (`--load`).
 
-use super::disk::{read_save, write_save};
-use super::{SaveData, capture};
 use crate::config::GameConfig;
 use crate::llm::config::{BackendConfig, BertConfig, LlmConfig};
+use crate::save::disk::{read_save, write_save};
+use crate::save::{SaveData, capture};
 use crate::{SimPlugin, headless_app, run_steps};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -53,7 +53,7 @@ fn best_median(v: &mut [f64]) -> (f64, f64) {
 /// Runs the benchmark; returns the report.
 pub fn run(b: &SaveBench) -> Result<String, String> {
     let mut config = GameConfig::load_or_default(b.config.as_deref()).map_err(|e| e.to_string())?;
-    let embedder = crate::config::data_root().join("models/all-MiniLM-L6-v2/model.safetensors");
+    let embedder = crate::data::data_root().join("models/all-MiniLM-L6-v2/model.safetensors");
     let real_vectors = embedder.exists();
     config.llm = LlmConfig::scripted(Vec::new());
     if real_vectors {
@@ -71,7 +71,7 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
     let mut out = String::new();
     let (sim, what) = match &b.load {
         Some(name) => {
-            let dir = super::disk::resolve(&root, name, None);
+            let dir = crate::save::disk::resolve(&root, name, None);
             (
                 SimPlugin::from_save(&dir, config.clone())?,
                 format!("the save {}", dir.display()),

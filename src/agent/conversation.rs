@@ -1,0 +1,281 @@
+//! Conversations as data: who is talking with whom ([`Talking`]), the conversation itself
+//! ([`Conversation`]), the line being said ([`Speech`]), the town's log of every line
+//! ([`ConversationLog`]) and the player's side ([`PlayerChat`]); starting a conversation (both
+//! walk to meet) and saying a line. What is said is decided in `cognition::converse` (residents)
+//! and `play::talk` (the player).
+
+use super::{ActionSource, CurrentAction, GridPos, STAY_HERE, WalkPath};
+use crate::sim::clock::SimClock;
+use crate::sim::map::{Tile, WorldMap};
+use crate::sim::objects_state::ObjectStates;
+use crate::sim::path::path_to_any;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use std::collections::VecDeque;
+
+/// Someone in a conversation (their plan waits meanwhile).
+#[derive(Component, Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Talking {
+    /// The conversation entity.
+    #[serde(with = "crate::sim::entity_serde::entity_bits")]
+    pub conversation: Entity,
+    /// The other person.
+    #[serde(with = "crate::sim::entity_serde::entity_bits")]
+    pub partner: Entity,
+}
+
+/// A conversation between two people (kept after it ends, for the log).
+#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Conversation {
+    /// The two people; the first started it.
+    #[serde(with = "crate::sim::entity_serde::entity_pair_bits")]
+    pub people: [Entity; 2],
+    /// Their names.
+    pub names: [String; 2],
+    /// (speaker, line), in order.
+    pub lines: Vec<(String, String)>,
+    /// Index in `people` of who speaks next.
+    pub next: usize,
+    /// When it began.
+    pub started: GameTime,
+    /// When it ended.
+    pub ended: Option<GameTime>,
+    /// A speaker asked to end it; it ends at the next turn.
+    pub closing: bool,
+    /// Most lines.
+    pub max_lines: usize,
+    /// When the last line is done being said (the next may start then).
+    pub next_turn: GameTime,
+}
+
+impl Conversation {
+    /// Whether it is still going on.
+    pub fn active(&self) -> bool {
+        self.ended.is_none()
+    }
+}
+
+/// A line being said, shown over the speaker's head until `until`.
+#[derive(Component, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Speech {
+    /// The words.
+    pub text: String,
+    /// Shown until then.
+    pub until: GameTime,
+}
+
+/// One line in the town's conversation log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LoggedLine {
+    /// When it was said.
+    pub at: GameTime,
+    /// The conversation.
+    #[serde(with = "crate::sim::entity_serde::entity_bits")]
+    pub conversation: Entity,
+    /// Who said it.
+    pub speaker: String,
+    /// To whom.
+    pub listener: String,
+    /// The words.
+    pub text: String,
+}
+
+/// Every line said in town, in order.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ConversationLog {
+    /// The lines.
+    pub lines: Vec<LoggedLine>,
+}
+
+/// One side of a conversation being started.
+pub struct Party<'a> {
+    /// The person.
+    pub entity: Entity,
+    /// Their name.
+    pub name: String,
+    /// Their action (becomes "chatting with …").
+    pub action: &'a mut CurrentAction,
+    /// Their walk (they meet halfway).
+    pub walk: &'a mut WalkPath,
+    /// Where they stand.
+    pub pos: GridPos,
+    /// Whether the simulation walks them (the player walks on their own).
+    pub walks: bool,
+}
+
+/// Game seconds it takes to say a line (30 words a minute, at least 10 s).
+pub fn speaking_secs(text: &str) -> i64 {
+    (text.split_whitespace().count() as i64 * 2).clamp(10, 60)
+}
+
+/// Starts a conversation: `a` and `b` walk to meet halfway; both are "chatting" (and leave the objects they
+/// were using).
+pub fn start_conversation(
+    commands: &mut Commands,
+    map: &WorldMap,
+    clock: &SimClock,
+    objects: &mut ObjectStates,
+    a: Party,
+    b: Party,
+    max_lines: usize,
+) -> Entity {
+    let now = clock.now;
+    for p in [&a, &b] {
+        if !p.action.address.is_empty() {
+            objects.clear_if_by(&p.action.address, &p.name);
+        }
+    }
+    let conv = commands
+        .spawn((
+            Name::new(format!("conversation of {} and {}", a.name, b.name)),
+            Conversation {
+                people: [a.entity, b.entity],
+                names: [a.name.clone(), b.name.clone()],
+                lines: Vec::new(),
+                next: 0,
+                started: now,
+                ended: None,
+                closing: false,
+                max_lines,
+                next_turn: now,
+            },
+        ))
+        .id();
+    commands.entity(a.entity).insert(Talking {
+        conversation: conv,
+        partner: b.entity,
+    });
+    commands.entity(b.entity).insert(Talking {
+        conversation: conv,
+        partner: a.entity,
+    });
+    for (me, other) in [(&a.name, &b.name), (&b.name, &a.name)] {
+        let action = if me == &a.name {
+            &mut *a.action
+        } else {
+            &mut *b.action
+        };
+        *action = CurrentAction {
+            description: format!("chatting with {other}"),
+            emoji: "💬".into(),
+            address: STAY_HERE.into(),
+            start: now,
+            duration_min: 0,
+            source: ActionSource::Reaction,
+            event: Some((me.clone(), "chat with".into(), other.clone())),
+            object_state: String::new(),
+        };
+    }
+    let goals: Vec<Tile> = b
+        .pos
+        .tile
+        .neighbours()
+        .into_iter()
+        .filter(|t| map.walkable(*t))
+        .collect();
+    let path = if a.pos.tile.manhattan(b.pos.tile) <= 1 {
+        Vec::new()
+    } else {
+        path_to_any(map, a.pos.tile, &goals, &|_| false).unwrap_or_default()
+    };
+    let (to_a, to_b) = if b.walks {
+        meeting_walks(&path)
+    } else {
+        (path, Vec::new())
+    };
+    a.walk.destination = None;
+    a.walk.tiles = to_a.into();
+    b.walk.destination = None;
+    b.walk.tiles = to_b.into();
+    conv
+}
+
+/// Says a line: it joins the conversation, the town's log and a speech bubble, and the turn
+/// passes to the other.
+pub fn say_line(
+    commands: &mut Commands,
+    log: &mut ConversationLog,
+    now: GameTime,
+    conversation: Entity,
+    conv: &mut Conversation,
+    speaker: Entity,
+    text: String,
+) {
+    let k = if conv.people[0] == speaker { 0 } else { 1 };
+    let listener = conv.names[1 - k].clone();
+    let name = conv.names[k].clone();
+    conv.lines.push((name.clone(), text.clone()));
+    conv.next = 1 - k;
+    let until = now.plus_secs(speaking_secs(&text));
+    conv.next_turn = until;
+    log.lines.push(LoggedLine {
+        at: now,
+        conversation,
+        speaker: name,
+        listener,
+        text: text.clone(),
+    });
+    commands.entity(speaker).insert(Speech {
+        text,
+        until: until.plus_secs(20),
+    });
+}
+
+/// How two people meet halfway along the path from one to (a tile beside) the other: the first
+/// walks the first half, the second walks back along the rest, and they end side by side. A path
+/// of two tiles or fewer is walked by the first alone.
+pub fn meeting_walks(path: &[Tile]) -> (Vec<Tile>, Vec<Tile>) {
+    let n = path.len();
+    if n <= 2 {
+        return (path.to_vec(), Vec::new());
+    }
+    let k = n / 2;
+    (
+        path[..k].to_vec(),
+        path[k..].iter().rev().copied().collect(),
+    )
+}
+
+/// The player's side of conversations.
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlayerChat {
+    /// A conversation asked for (the resident), started in this frame's update.
+    #[serde(with = "crate::sim::entity_serde::opt_entity_bits")]
+    pub wants: Option<Entity>,
+    /// The conversation the player is in (the chat box is open on it).
+    #[serde(with = "crate::sim::entity_serde::opt_entity_bits")]
+    pub conversation: Option<Entity>,
+    /// Lines typed and not yet said.
+    pub outbox: VecDeque<String>,
+    /// The last problem starting a conversation (shown by the game; also in the console log).
+    pub notice: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_people_meet_halfway_side_by_side() {
+        let path: Vec<Tile> = (1..=7).map(|x| Tile::new(x, 0)).collect(); // a at 0, b at 8
+        let (a, b) = meeting_walks(&path);
+        assert_eq!(a.last(), Some(&Tile::new(3, 0)));
+        assert_eq!(
+            b,
+            vec![
+                Tile::new(7, 0),
+                Tile::new(6, 0),
+                Tile::new(5, 0),
+                Tile::new(4, 0)
+            ]
+        );
+        assert_eq!(a.len() + b.len(), path.len(), "each tile walked once");
+        let (a, b) = meeting_walks(&path[..2]);
+        assert_eq!(
+            (a.len(), b.len()),
+            (2, 0),
+            "a short way is walked by the first alone"
+        );
+        assert_eq!(meeting_walks(&[]), (vec![], vec![]));
+    }
+}

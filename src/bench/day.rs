@@ -1,0 +1,110 @@
+//! `simulacra bench day` and `simulacra bench sim`: a simulated day's pace with the configured
+//! model (game hours per wall hour, LLM calls and tokens per agent per game hour), and headless
+//! steps per second with residents on their routine.
+
+use crate::llm::Llm;
+use crate::sim::clock::SimClock;
+use crate::{SimPlugin, headless_app};
+use bevy::prelude::*;
+use std::time::Instant;
+
+/// What `simulacra bench day` measures.
+#[derive(Debug, Clone)]
+pub struct DayBench {
+    /// Residents.
+    pub agents: usize,
+    /// Game hours measured.
+    pub game_hours: f64,
+    /// Wall seconds they took.
+    pub wall_secs: f64,
+    /// Wall seconds game time waited on the LLM.
+    pub waited_secs: f64,
+    /// LLM metrics over the measured hours only.
+    pub stats: crate::llm::metrics::LlmStats,
+    /// The warm-up's wall seconds.
+    pub warmup_secs: f64,
+}
+
+/// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
+/// `hours` game hours with the configured (default: local) model.
+pub fn bench_day(
+    mut sim: SimPlugin,
+    from: crate::sim::time::GameTime,
+    warmup_hours: f64,
+    hours: f64,
+) -> DayBench {
+    let sec = sim.config.sim.sec_per_step as f64;
+    sim.scenario.start = from.plus_secs(-(warmup_hours * 3600.0) as i64);
+    let agents = sim.scenario.residents.len();
+    let mut app = headless_app(sim);
+    let t0 = Instant::now();
+    crate::run_steps(&mut app, (warmup_hours * 3600.0 / sec) as u64);
+    let warmup_secs = t0.elapsed().as_secs_f64();
+    let before = app.world().resource::<Llm>().stats();
+    let waited_before = app.world().resource::<crate::sim::clock::StepGate>().waited;
+    let t = Instant::now();
+    // Ten game minutes at a time, with a line on stderr for each, and each game hour's
+    // per-purpose table: long runs show their progress, and the first hours, which carry the
+    // day's planning, show apart from later ones.
+    let total = (hours * 3600.0 / sec) as u64;
+    let chunk = ((600.0 / sec) as u64).max(1);
+    let per_hour = ((3600.0 / sec) as u64).max(1);
+    let hm = |app: &App| {
+        let (h, m, _) = app.world().resource::<SimClock>().now.hms();
+        format!("{h:02}:{m:02}")
+    };
+    let mut done = 0;
+    let mut hour_stats = app.world().resource::<Llm>().stats();
+    let mut hour_from = hm(&app);
+    let mut hour_steps = 0;
+    while done < total {
+        let n = chunk.min(total - done);
+        crate::run_steps(&mut app, n);
+        done += n;
+        hour_steps += n;
+        let now = app.world().resource::<Llm>().stats();
+        let chat = now.since(&before).chat_total();
+        let a = agents.max(1) as f64 * (done as f64 * sec / 3600.0);
+        eprintln!(
+            "  {} after {:.0} s wall: so far per agent per game hour {:.1} chat requests, {:.0} tokens; {} retried, {} fail-safe in all",
+            hm(&app),
+            t.elapsed().as_secs_f64(),
+            chat.calls as f64 / a,
+            (chat.prompt_tokens + chat.gen_tokens) as f64 / a,
+            chat.retries,
+            chat.fallbacks
+        );
+        if hour_steps >= per_hour || done == total {
+            let h = hour_steps as f64 * sec / 3600.0;
+            eprintln!("  {hour_from}–{}:", hm(&app));
+            eprint!("{}", now.since(&hour_stats).per_agent_hour(agents, h));
+            hour_stats = now;
+            hour_from = hm(&app);
+            hour_steps = 0;
+        }
+    }
+    let wall_secs = t.elapsed().as_secs_f64();
+    let after = app.world().resource::<Llm>().stats();
+    let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
+    DayBench {
+        agents,
+        game_hours: hours,
+        wall_secs,
+        waited_secs: waited.as_secs_f64(),
+        stats: after.since(&before),
+        warmup_secs,
+    }
+}
+
+/// Headless steps per second with the scenario's residents on their routine.
+pub fn bench_steps(sim: SimPlugin, steps: u64, rounds: u32) -> Vec<f64> {
+    (0..rounds)
+        .map(|_| {
+            let mut app = headless_app(sim.clone());
+            crate::run_steps(&mut app, 1); // start-up outside the timing
+            let t = Instant::now();
+            crate::run_steps(&mut app, steps);
+            steps as f64 / t.elapsed().as_secs_f64()
+        })
+        .collect()
+}

@@ -1,0 +1,157 @@
+//! `bench`: the throughput measurements: headless steps (`sim`), a simulated day with the model
+//! (`day`), saves (`save`), the LLM runtime (`llm`), a real server against the embedded backend
+//! (`server`) and retrieval (`retrieval`).
+
+use super::{BenchCommand, WorldArgs, fail};
+use std::path::PathBuf;
+
+/// Runs one benchmark and prints what it measured.
+pub(super) fn bench(command: BenchCommand) -> i32 {
+    match command {
+        BenchCommand::Sim {
+            world,
+            steps,
+            rounds,
+        } => sim(world, steps, rounds),
+        BenchCommand::Llm {
+            model,
+            threads,
+            tokens,
+            levels,
+            rounds,
+        } => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
+            Ok(()) => 0,
+            Err(e) => fail(e),
+        },
+        BenchCommand::Day {
+            scenarios,
+            config,
+            from,
+            warmup,
+            hours,
+        } => day(&scenarios, config, &from, warmup, hours),
+        BenchCommand::Save {
+            scenario,
+            steps,
+            load,
+            rounds,
+            config,
+        } => match crate::bench::save::run(&crate::bench::save::SaveBench {
+            scenario,
+            steps,
+            load,
+            rounds,
+            config,
+        }) {
+            Ok(report) => {
+                print!("{report}");
+                0
+            }
+            Err(e) => fail(e),
+        },
+        BenchCommand::Server {
+            model,
+            requests,
+            threads,
+            server,
+            only,
+        } => {
+            let threads = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get() as u32)
+                    .unwrap_or(2)
+            });
+            match crate::llm::bench_server::run(
+                &model,
+                requests,
+                threads,
+                server.as_deref(),
+                only.as_deref(),
+            ) {
+                Ok(()) => 0,
+                Err(e) => fail(e),
+            }
+        }
+        BenchCommand::Retrieval {
+            set,
+            memories,
+            rounds,
+            threads,
+        } => match crate::memory::bench::run(
+            &crate::data::resolve_path(&set.to_string_lossy()),
+            memories,
+            rounds,
+            threads,
+        ) {
+            Ok(()) => 0,
+            Err(e) => fail(e),
+        },
+    }
+}
+
+/// `bench sim`: headless steps per second with the residents on their routine and scripted
+/// answers.
+fn sim(mut world: WorldArgs, steps: u64, rounds: u32) -> i32 {
+    world.scripted_llm = true;
+    world.routine = true;
+    match world.load() {
+        Ok(mut sim) => {
+            sim.config.saves.autosave_minutes = 0; // nothing but steps is timed
+            let n = sim.scenario.residents.len();
+            let rates = crate::bench::day::bench_steps(sim, steps, rounds);
+            let best = rates.iter().cloned().fold(0.0, f64::max);
+            let list: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+            println!(
+                "headless steps/s with {n} residents on the routine, {steps} steps × {rounds} rounds: [{}]; best {best:.0} steps/s (a game day in {:.3} s)",
+                list.join(", "),
+                8640.0 / best
+            );
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// `bench day`: each scenario in turn, `hours` game hours measured from `from` with the
+/// configured model.
+fn day(scenarios: &[String], config: Option<PathBuf>, from: &str, warmup: f64, hours: f64) -> i32 {
+    let Some(from) = crate::sim::time::GameTime::parse(from) else {
+        return fail(format!("--from: bad date-time {from:?}"));
+    };
+    for scenario in scenarios {
+        let world = WorldArgs {
+            scenario: scenario.clone(),
+            config: config.clone(),
+            ..WorldArgs::default()
+        };
+        let mut sim = match world.load() {
+            Ok(s) => s,
+            Err(e) => return fail(e),
+        };
+        sim.config.saves.autosave_minutes = 0; // nothing but the day is timed
+        let r = crate::bench::day::bench_day(sim, from, warmup, hours);
+        let chat = r.stats.chat_total();
+        let d = r.agents as f64 * r.game_hours;
+        println!(
+            "{scenario}: {} agents, {:.1} game hours from {from} in {:.0} s wall ({:.0} s untimed warm-up before): {:.2} game hours per wall hour; waiting on the LLM {:.0}% of the wall time",
+            r.agents,
+            r.game_hours,
+            r.wall_secs,
+            r.warmup_secs,
+            r.game_hours / (r.wall_secs / 3600.0),
+            100.0 * r.waited_secs / r.wall_secs.max(1e-9)
+        );
+        println!(
+            "  per agent per game hour: {:.1} chat requests ({:.1} answered by the model, the rest from the cache), {:.0} tokens ({:.0} prompt, {:.0} of them from the prefix cache, + {:.0} generated); {} fail-safe answers in all",
+            chat.calls as f64 / d,
+            (chat.calls - chat.cache_hits) as f64 / d,
+            (chat.prompt_tokens + chat.gen_tokens) as f64 / d,
+            chat.prompt_tokens as f64 / d,
+            chat.cached_prompt_tokens as f64 / d,
+            chat.gen_tokens as f64 / d,
+            chat.fallbacks
+        );
+        print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
+    }
+    0
+}

@@ -1,0 +1,251 @@
+//! The command line: `play` (the default), `run` (headless), `replay` (a save's recording),
+//! `check` (validate files), saves (`saves`, `fork`), `import`/`export` of the original's formats
+//! and `bench` (simulation, LLM, retrieval, saves). The commands are parsed here (the options of
+//! `play`, `replay`, `run` and `check` in `args.rs`); each family runs in a file of its own.
+
+mod args;
+mod bench;
+mod check;
+mod import;
+mod play;
+mod run;
+mod saves;
+
+pub use args::{CheckArgs, InspectTab, PlayArgs, ReplayArgs, RunArgs, WorldArgs};
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Simulacra: the generative agents of Smallville as a desktop game.
+#[derive(Parser, Debug)]
+#[command(name = "simulacra", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do (default: play).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Open the game window on a scenario.
+    Play(PlayArgs),
+    /// Run a scenario with no window and print a summary.
+    Run(RunArgs),
+    /// Play a save's recorded day in the window, without the model: pause, scrub and speed up.
+    Replay(ReplayArgs),
+    /// Validate a scenario, its map and the config, and report the first problem; `--probe` also
+    /// contacts every configured LLM backend.
+    Check(CheckArgs),
+    /// Measure throughput.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Convert towns made for the original Generative Agents into ours.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Write our towns in the original Generative Agents' formats.
+    #[command(subcommand)]
+    Export(ExportCommand),
+    /// Copy a save under a new name (to try another course from the same moment).
+    Fork {
+        /// The save to copy (name in the saves folder, `latest`, or a path).
+        from: String,
+        /// The new save's name.
+        to: String,
+        /// Config file (for the saves folder; default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// List the saves in the saves folder, newest last.
+    Saves {
+        /// Config file (for the saves folder; default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+/// `import` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// A town made for the original, its matrix folder (maze_meta_info.json, maze/*.csv,
+    /// special_blocks/*.csv) or its Tiled map (.tmj/.json/.tmx with the legends beside it), to a
+    /// map file of ours; prints what it read and what it defaulted or skipped.
+    Map {
+        /// The matrix folder (or the folder holding `matrix/`), or the Tiled map file.
+        folder: PathBuf,
+        /// The map file to write (e.g. maps/my_town.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The original's base simulation folder (reverie/meta.json, environment/0.json,
+    /// personas/*/bootstrap_memory/) to a scenario of ours on a given map; prints what it read
+    /// and what it derived, defaulted or skipped.
+    Scenario {
+        /// The base simulation folder (e.g. storage/base_the_ville_n25).
+        folder: PathBuf,
+        /// The town: a bundled map name, a map file, or the original's matrix folder or Tiled map.
+        #[arg(long)]
+        map: String,
+        /// The scenario file to write (e.g. config/scenarios/my_town.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// `export` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum ExportCommand {
+    /// A map (bundled name, map file or matrix folder) to the original's matrix folder.
+    Map {
+        /// The map: a bundled name (smallville) or a path.
+        map: String,
+        /// The folder to write (it gets maze_meta_info.json, maze/ and special_blocks/).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Benchmarks.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Headless simulation steps per second (25 residents on their routine).
+    Sim {
+        /// World selection.
+        #[command(flatten)]
+        world: WorldArgs,
+        /// Steps per round.
+        #[arg(long, default_value_t = 8640)]
+        steps: u64,
+        /// Rounds.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+    /// LLM throughput: the runtime against a bare llama.cpp loop at several concurrencies.
+    Llm {
+        /// The GGUF model.
+        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
+        model: String,
+        /// CPU threads (default: all cores but one).
+        #[arg(long)]
+        threads: Option<u32>,
+        /// Most tokens generated per request.
+        #[arg(long, default_value_t = 64)]
+        tokens: u32,
+        /// Concurrency levels.
+        #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
+        levels: Vec<usize>,
+        /// Runs per measurement (the best counts).
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+    /// A simulated day with the configured model (by default the embedded one): game hours per
+    /// wall hour, LLM calls and tokens per agent per game hour, time waiting on the LLM.
+    Day {
+        /// Scenarios to measure, one after the other.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "the_ville_n3,the_ville_n25"
+        )]
+        scenarios: Vec<String>,
+        /// Config file (default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Measure from this game time.
+        #[arg(long, default_value = "2023-02-13 07:00")]
+        from: String,
+        /// Untimed game hours before `from` (0: the measured hours include the day's planning,
+        /// made at `from` on a first day).
+        #[arg(long, default_value_t = 0.0)]
+        warmup: f64,
+        /// Game hours measured.
+        #[arg(long, default_value_t = 1.0)]
+        hours: f64,
+    },
+    /// Save and load times and size on disk after a simulated day (scripted answers, the real
+    /// embedder's vectors), or of an existing save.
+    Save {
+        /// The scenario to simulate.
+        #[arg(long, default_value = "the_ville_n25")]
+        scenario: String,
+        /// Steps to simulate first (8640: a day).
+        #[arg(long, default_value_t = 8640)]
+        steps: u64,
+        /// Measure this save instead (a name in the saves folder or a path).
+        #[arg(long)]
+        load: Option<String>,
+        /// Timed rounds.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// Config file (default: config/simulacra.ron).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// The same shaped requests through the embedded llama.cpp backend and through a real
+    /// OpenAI-compatible server on the same model (llama-cpp-python's, started from set-up's
+    /// virtual environment, or the one at `--server`): valid answers and throughput.
+    Server {
+        /// The GGUF model (both sides).
+        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
+        model: String,
+        /// Shaped requests (the six kinds in turn).
+        #[arg(long, default_value_t = 100)]
+        requests: usize,
+        /// CPU threads, for both sides (default: all cores).
+        #[arg(long)]
+        threads: Option<u32>,
+        /// A running server's base URL (…/v1) instead of starting llama-cpp-python's.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only the requests of one kind (integer, choice, yes/no, lines, integers, json).
+        #[arg(long)]
+        only: Option<String>,
+    },
+    /// Retrieval speed over many memories, embedder throughput, and retrieval quality
+    /// (recall@5) of each available embedder on a labelled set.
+    Retrieval {
+        /// The labelled set (format: bench/README.md).
+        #[arg(long, default_value = "bench/retrieval_set.ron")]
+        set: PathBuf,
+        /// Memories in the synthetic stream for the speed test.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Timed retrievals.
+        #[arg(long, default_value_t = 20)]
+        rounds: u32,
+        /// CPU threads for the embedders.
+        #[arg(long, default_value_t = 2)]
+        threads: u32,
+    },
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn main_with(cli: Cli) -> i32 {
+    let command = cli.command.unwrap_or(Command::Play(PlayArgs {
+        world: WorldArgs::default(),
+        screenshot: None,
+        commands: None,
+        frames: 90,
+        speed: None,
+        skip_steps: 0,
+        select: None,
+        inspect: None,
+    }));
+    match command {
+        Command::Play(args) => play::play(&args),
+        Command::Replay(args) => play::replay(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Fork { from, to, config } => saves::fork(&from, &to, config.as_deref()),
+        Command::Saves { config } => saves::list(config.as_deref()),
+        Command::Check(args) => check::check(&args),
+        Command::Import(command) => import::import(command),
+        Command::Export(command) => import::export(command),
+        Command::Bench(command) => bench::bench(command),
+    }
+}
+
+/// Says what went wrong on standard error; the exit code of a command that failed.
+fn fail(e: String) -> i32 {
+    eprintln!("error: {e}");
+    2
+}

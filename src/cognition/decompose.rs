@@ -1,0 +1,211 @@
+//! Refining the day's plan: as the day goes on, each activity of the next hours that is worth it
+//! (an hour or more, not sleep) is decomposed into 5–15-minute subtasks, asked for with the
+//! hourly schedule in the prompt; when the answer arrives the activity's block becomes its
+//! subtasks, whose durations are made to add up to the activity they refine. The day and its
+//! hourly schedule are made in [`plan`](super::plan).
+
+use super::Cognition;
+use super::pending::{Asker, Job, Pending};
+use super::plan::{clean_activity, is_sleep, minute_label};
+use super::prompts::identity_block;
+use crate::agent::schedule::{Block, fit_durations};
+use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::sim::clock::SimClock;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// Whether an activity is worth refining into subtasks (an hour or more, not sleep).
+pub fn refinable(b: &Block) -> bool {
+    !b.subtask && b.minutes() >= 60 && !is_sleep(&b.description)
+}
+
+/// The schema of a decomposition: 2–12 subtasks of 5, 10 or 15 minutes.
+pub fn decompose_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "subtasks": {
+                "type": "array", "minItems": 2, "maxItems": 8,
+                "items": {
+                    "type": "object",
+                    "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 60}, "minutes": {"type": "integer", "enum": [5, 10, 15]}},
+                    "required": ["task", "minutes"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["subtasks"],
+        "additionalProperties": false
+    })
+}
+
+/// Asks for the subtasks of the activities in the next hours that are worth refining.
+pub fn request_decompositions(
+    mut ask: Asker,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &DayPlan,
+        &mut Pending,
+    )>,
+) {
+    let now = ask.clock.now.minute_of_day();
+    let horizon = now + ask.cfg.0.prefetch_minutes;
+    for (agent, resident, id, outlook, plan, mut pending) in &mut agents {
+        if plan.source != PlanSource::Model {
+            continue;
+        }
+        let Some(day) = plan.day else { continue };
+        let wanted: Vec<Block> = plan
+            .blocks
+            .iter()
+            .filter(|b| b.end > now && b.start < horizon && refinable(b))
+            .cloned()
+            .collect();
+        for b in wanted {
+            if pending
+                .any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
+            {
+                continue;
+            }
+            let identity = identity_block(resident, outlook, ask.clock.now);
+            let schedule = plan
+                .hourly
+                .iter()
+                .map(|h| {
+                    format!(
+                        "{}–{} {}",
+                        minute_label(h.start),
+                        minute_label(h.end),
+                        h.description
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let (start, end, minutes) = (
+                minute_label(b.start),
+                minute_label(b.end),
+                b.minutes().to_string(),
+            );
+            let messages = ask.prompts.render(
+                "decompose",
+                &[
+                    ("identity", &identity),
+                    ("name", &id.name),
+                    ("activity", &b.description),
+                    ("start", &start),
+                    ("end", &end),
+                    ("minutes", &minutes),
+                    ("schedule", &schedule),
+                ],
+            );
+            let req =
+                LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema()))
+                    .sampling(Sampling::greedy(600));
+            let due = ask.steps_until(b.start);
+            ask.ask(
+                agent,
+                &mut pending,
+                req,
+                Job::Decompose {
+                    day,
+                    activity: b.activity,
+                },
+                due,
+            );
+        }
+    }
+}
+
+/// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it.
+pub fn apply_decompositions(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>,
+) {
+    for (id, mut plan, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Decompose { .. })
+        }) {
+            let Job::Decompose { day, activity } = job else {
+                continue;
+            };
+            if plan.day != Some(day) {
+                continue;
+            }
+            let Some(i) = plan
+                .blocks
+                .iter()
+                .position(|b| b.activity == activity && !b.subtask)
+            else {
+                continue;
+            };
+            let block = plan.blocks[i].clone();
+            let tasks: Vec<(String, u32)> = match &reply.value {
+                LlmValue::Json(v) => v
+                    .get("subtasks")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|t| {
+                                Some((
+                                    clean_activity(t.get("task")?.as_str()?, &id.name),
+                                    t.get("minutes")?.as_u64()? as u32,
+                                ))
+                            })
+                            .filter(|(t, _)| t.len() >= 3)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            // No usable subtasks: the activity stays one block (marked refined all the same).
+            let tasks = if tasks.is_empty() {
+                vec![("continuing".to_string(), block.minutes())]
+            } else {
+                tasks
+            };
+            let fitted = fit_durations(&tasks, block.minutes());
+            let mut start = block.start;
+            let mut subs = Vec::new();
+            for (task, minutes) in fitted {
+                let nid = plan.new_id();
+                let description = if task == "continuing" {
+                    block.description.clone()
+                } else {
+                    format!("{} ({task})", block.description)
+                };
+                subs.push(Block {
+                    start,
+                    end: start + minutes,
+                    description,
+                    id: nid,
+                    activity,
+                    group: block.group,
+                    subtask: true,
+                    ..Default::default()
+                });
+                start += minutes;
+            }
+            plan.blocks.splice(i..=i, subs);
+            plan.current = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::shape::{grammar, validate_schema};
+
+    #[test]
+    fn the_decomposition_schema_becomes_a_grammar_and_validates() {
+        let d = decompose_schema();
+        assert!(grammar(&OutputShape::Json(d.clone())).unwrap().is_some());
+        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "drink tea", "minutes": 15}]}), "$").is_ok());
+        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 7}, {"task": "drink tea", "minutes": 15}]}), "$").is_err());
+    }
+}

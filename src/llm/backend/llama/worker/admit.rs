@@ -1,0 +1,229 @@
+//! Admission of waiting chats into free slots: the per-request budget, room in the shared KV
+//! cache, the choice of slot by shared prefix, prefix reuse or copy, and eviction of idle
+//! slots' cached prompts.
+
+use super::{Active, Worker};
+use crate::llm::backend::llama::{build_sampler, render_prompt};
+use crate::llm::backend::{BackendError, ErrorKind, Work, WorkDone, WorkKind, WorkOutcome};
+use crossbeam_channel::Sender;
+use llama_cpp_2::token::LlamaToken;
+use std::ops::ControlFlow;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// The length of the prefix two token lists share.
+fn shared_prefix(cached: &[LlamaToken], tokens: &[LlamaToken]) -> usize {
+    cached
+        .iter()
+        .zip(tokens)
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
+impl Worker<'_> {
+    /// Admits waiting chats while a slot is free.
+    pub(super) fn admit(&mut self) {
+        while self.slots.iter().any(|s| s.job.is_none()) {
+            let Some((w, d)) = self.queue.pop_front() else {
+                break;
+            };
+            if self.admit_one(w, d).is_break() {
+                break;
+            }
+        }
+    }
+
+    /// Puts one chat into a free slot, or fails it; `Break` when it must wait (put back at the
+    /// front of the queue) for the shared KV cache to have room.
+    fn admit_one(&mut self, w: Work, d: Sender<WorkDone>) -> ControlFlow<()> {
+        // Time waiting here for a slot does not count against the request: its time limit
+        // runs from when it reached this worker and is renewed by every decode it takes part in.
+        let arrived_at = self.arrived.remove(&w.id).unwrap_or_else(Instant::now);
+        if w.cancelled.load(Ordering::Relaxed) {
+            return ControlFlow::Continue(());
+        }
+        let WorkKind::Chat {
+            messages,
+            shape: shp,
+            sampling,
+        } = &w.kind
+        else {
+            return ControlFlow::Continue(());
+        };
+        let index = self.index;
+        let fail = |kind: ErrorKind, msg: String| {
+            let _ = d.send(WorkDone {
+                id: w.id,
+                backend: index,
+                endpoint: None,
+                outcome: WorkOutcome::Failed(BackendError::new(kind, msg)),
+            });
+        };
+        let prompt = match render_prompt(self.model, &self.template, messages) {
+            Ok(p) => p,
+            Err(e) => {
+                fail(ErrorKind::Fatal, format!("chat template: {e}"));
+                return ControlFlow::Continue(());
+            }
+        };
+        let tokens = self.vocab.tokenize(prompt.as_bytes(), false, true);
+        let per_request = self.per_request;
+        // A prompt that fits leaves what room there is to the answer (an answer cut short
+        // is validated like any other); one that does not fit cannot be taken.
+        if tokens.is_empty() || tokens.len() + 16 > per_request {
+            fail(
+                ErrorKind::Fatal,
+                format!(
+                    "prompt of {} tokens exceeds the per-request budget of {per_request} (llm context / slots{})",
+                    tokens.len(),
+                    if self.split { "" } else { " / 2" }
+                ),
+            );
+            return ControlFlow::Continue(());
+        }
+        let max_tokens = sampling.max_tokens.min((per_request - tokens.len()) as u32);
+        // Admit only what the shared KV cache can hold to the end (prompt + every token it
+        // may generate, beside what the running requests may still need): a request that
+        // does not fit waits here instead of overflowing the cache, which would cost a
+        // running request all its work.
+        let limit = self.cfg.context as usize * 9 / 10;
+        let busy_need = self.busy_need();
+        let need = tokens.len() + max_tokens as usize;
+        if !self.split && busy_need > 0 && busy_need + need > limit {
+            self.arrived.insert(w.id, arrived_at);
+            self.queue.push_front((w, d));
+            return ControlFlow::Break(());
+        }
+        let sampler = match build_sampler(self.model, shp, sampling) {
+            Ok(s) => s,
+            Err(e) => {
+                fail(ErrorKind::Fatal, e);
+                return ControlFlow::Continue(());
+            }
+        };
+        let (slot_i, reuse) = self.choose_slot(&tokens);
+        let reuse = self.take_prefix(slot_i, &tokens, reuse);
+        self.make_room(slot_i, busy_need, need, limit);
+        let slot = &mut self.slots[slot_i];
+        slot.job = Some(Active {
+            id: w.id,
+            done: d.clone(),
+            cancelled: w.cancelled.clone(),
+            timeout: w
+                .deadline
+                .saturating_duration_since(arrived_at)
+                .max(std::time::Duration::from_secs(1)),
+            last_progress: Instant::now(),
+            pending: tokens[reuse..].to_vec(),
+            sampler,
+            i_batch: None,
+            last: None,
+            out: Vec::new(),
+            n_gen: 0,
+            max_tokens: max_tokens.max(1),
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: reuse as u32,
+        });
+        ControlFlow::Continue(())
+    }
+
+    /// What the running requests may still need of the KV cache (cached tokens, prompt tokens
+    /// still to decode, tokens they may still generate).
+    fn busy_need(&self) -> usize {
+        self.slots
+            .iter()
+            .filter_map(|s| {
+                s.job.as_ref().map(|j| {
+                    s.cached.len() + j.pending.len() + j.max_tokens.saturating_sub(j.n_gen) as usize
+                })
+            })
+            .sum()
+    }
+
+    /// The free slot for a prompt (the one sharing the longest prefix with it, with the prefix
+    /// cache on) and how many of its cached tokens can be kept.
+    fn choose_slot(&self, tokens: &[LlamaToken]) -> (usize, usize) {
+        let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
+        let (slot_i, reuse) = if self.cfg.prefix_cache {
+            self.slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.job.is_none())
+                .map(|(i, s)| (i, lcp(&s.cached)))
+                .max_by_key(|(_, l)| *l)
+                .expect("a free slot exists")
+        } else {
+            (
+                self.slots
+                    .iter()
+                    .position(|s| s.job.is_none())
+                    .expect("a free slot exists"),
+                0,
+            )
+        };
+        // Never reuse the whole prompt: the last token must be decoded for its logits.
+        (slot_i, reuse.min(tokens.len() - 1))
+    }
+
+    /// Keeps the slot's reusable prefix in the KV cache (or copies a longer one from another
+    /// slot) and drops the rest; returns how many prompt tokens need no decoding.
+    fn take_prefix(&mut self, slot_i: usize, tokens: &[LlamaToken], mut reuse: usize) -> usize {
+        let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
+        let seq = self.slots[slot_i].seq;
+        // A longer prefix in another slot (busy or not) is copied instead of decoded.
+        let donor = if self.cfg.prefix_cache {
+            self.slots
+                .iter()
+                .filter(|s| s.seq != seq)
+                .map(|s| (s.seq, lcp(&s.cached).min(tokens.len() - 1)))
+                .max_by_key(|(_, l)| *l)
+                .filter(|(_, l)| *l >= reuse + 16)
+        } else {
+            None
+        };
+        let ctx = &mut self.ctx;
+        if let Some((src, l)) = donor {
+            let _ = ctx.kv_cache_seq_rm(seq, None, None);
+            if self.split {
+                // Across streams llama.cpp copies a whole stream (a partial copy would
+                // abort): copy it, then cut it back to the shared prefix.
+                let _ = ctx.kv_cache_seq_cp(src, seq, None, None);
+                let _ = ctx.kv_cache_seq_rm(seq, Some(l as u32), None);
+            } else {
+                let _ = ctx.kv_cache_seq_cp(src, seq, Some(0), Some(l as u32));
+            }
+            let prefix = self
+                .slots
+                .iter()
+                .find(|s| s.seq == src)
+                .expect("donor exists")
+                .cached[..l]
+                .to_vec();
+            self.slots[slot_i].cached = prefix;
+            reuse = l;
+        } else if ctx.kv_cache_seq_rm(seq, Some(reuse as u32), None).is_err() {
+            let _ = ctx.kv_cache_seq_rm(seq, None, None);
+            reuse = 0;
+        }
+        self.slots[slot_i].cached.truncate(reuse);
+        reuse
+    }
+
+    /// Idle slots' cached prompts give way, the biggest first, until the new request fits.
+    fn make_room(&mut self, slot_i: usize, busy_need: usize, need: usize, limit: usize) {
+        let slots = &mut self.slots;
+        let mut idle_cached: Vec<usize> = (0..slots.len())
+            .filter(|i| *i != slot_i && slots[*i].job.is_none() && !slots[*i].cached.is_empty())
+            .collect();
+        idle_cached.sort_by_key(|i| std::cmp::Reverse(slots[*i].cached.len()));
+        let mut held: usize = idle_cached.iter().map(|i| slots[*i].cached.len()).sum();
+        for i in idle_cached {
+            if self.split || busy_need + need + held <= limit {
+                break;
+            }
+            held -= slots[i].cached.len();
+            let _ = self.ctx.kv_cache_seq_rm(slots[i].seq, None, None);
+            slots[i].cached.clear();
+        }
+    }
+}

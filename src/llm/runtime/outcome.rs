@@ -1,0 +1,239 @@
+//! What becomes of a request's attempt: a validated answer (cached and recorded), a failure
+//! (retried after a back-off, or moved to the local embedder), or the fail-safe.
+
+use super::default_value;
+use super::router::{Job, Router, cacheable};
+use super::{Reply, ReplySource};
+use crate::llm::backend::{BackendError, ErrorKind, WorkDone, WorkKind, WorkOutcome};
+use crate::llm::shape;
+use crate::llm::types::{Embedding, LlmValue};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+impl Router {
+    pub(super) fn finish(&mut self, done: WorkDone) {
+        if let Some(b) = self.backends.get_mut(done.backend) {
+            b.observe(&done);
+        }
+        if !self.running[done.backend].remove(&done.id) {
+            return; // cancelled or already timed out
+        }
+        let Some(job) = self.jobs.get_mut(&done.id) else {
+            return;
+        };
+        let latency = job.started.map(|s| s.elapsed()).unwrap_or_default();
+        let lat = &mut self.latency[done.backend];
+        lat.push_back(latency);
+        if lat.len() > 20 {
+            lat.pop_front();
+        }
+        match done.outcome {
+            WorkOutcome::Text {
+                text,
+                prompt_tokens,
+                cached_tokens,
+                gen_tokens,
+            } => {
+                job.prompt_tokens += prompt_tokens;
+                {
+                    let mut st = self.stats.lock().unwrap();
+                    let p = st.purpose(&job.sub.purpose);
+                    p.prompt_tokens += prompt_tokens as u64;
+                    p.cached_prompt_tokens += cached_tokens as u64;
+                    p.gen_tokens += gen_tokens as u64;
+                }
+                let WorkKind::Chat {
+                    shape: s, sampling, ..
+                } = &job.sub.kind
+                else {
+                    return;
+                };
+                match shape::parse(s, &text) {
+                    Ok(value) => {
+                        let deterministic = sampling.deterministic() && job.attempts == 1;
+                        let job = self.jobs.remove(&done.id).expect("present");
+                        self.answer(job, value, text, deterministic);
+                    }
+                    Err(e) => {
+                        self.stats
+                            .lock()
+                            .unwrap()
+                            .purpose(&job.sub.purpose)
+                            .parse_failures += 1;
+                        self.failed(
+                            done.id,
+                            BackendError::new(
+                                ErrorKind::Malformed,
+                                format!("invalid answer {text:?}: {e}"),
+                            ),
+                        );
+                    }
+                }
+            }
+            WorkOutcome::Vector {
+                vector,
+                model,
+                prompt_tokens,
+            } => {
+                self.stats
+                    .lock()
+                    .unwrap()
+                    .purpose(&job.sub.purpose)
+                    .prompt_tokens += prompt_tokens as u64;
+                if done.backend == self.embed_backend {
+                    let mut current = self.embedding_model.lock().unwrap();
+                    if *current != model {
+                        *current = model.clone();
+                    }
+                }
+                let job = self.jobs.remove(&done.id).expect("present");
+                self.answer(
+                    job,
+                    LlmValue::Embedding(Embedding { model, vector }),
+                    String::new(),
+                    true,
+                );
+            }
+            WorkOutcome::Failed(e) => self.failed(done.id, e),
+        }
+    }
+
+    fn answer(&mut self, job: Job, value: LlmValue, text: String, cacheable_now: bool) {
+        let latency = job.submitted.elapsed();
+        self.stats
+            .lock()
+            .unwrap()
+            .purpose(&job.sub.purpose)
+            .record_latency(latency);
+        if self.config.cache && cacheable_now && cacheable(&job.sub.kind) {
+            let ck = self.cache_key(job.backend, &job.key);
+            if self
+                .cache
+                .insert(ck.clone(), (value.clone(), text.clone()))
+                .is_none()
+            {
+                self.cache_order.push_back(ck);
+                while self.cache_order.len() > self.config.cache_entries {
+                    if let Some(old) = self.cache_order.pop_front() {
+                        self.cache.remove(&old);
+                    }
+                }
+            }
+        }
+        if let Some(f) = self.recorder.as_mut() {
+            let line = match &value {
+                LlmValue::Embedding(e) => {
+                    serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": e.vector, "model": e.model})
+                }
+                _ => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "text": text}),
+            };
+            let _ = writeln!(f, "{line}");
+        }
+        let source = ReplySource::Model(self.backends[job.backend].name().to_string());
+        let _ = self.replies.send(Reply {
+            id: job.sub.id,
+            agent: job.sub.agent,
+            purpose: job.sub.purpose,
+            value,
+            text,
+            source,
+            latency,
+        });
+    }
+
+    pub(super) fn failed(&mut self, id: u64, err: BackendError) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        if err.kind == ErrorKind::Unsupported && matches!(job.sub.kind, WorkKind::Embed { .. }) {
+            let from = job.backend;
+            if from == self.embed_backend {
+                self.switch_embedder(&err.message);
+            }
+            if self.embed_backend != from
+                && let Some(job) = self.jobs.get_mut(&id)
+            {
+                // Not a failure of this request: it moves to the embedder that can do it.
+                job.backend = self.embed_backend;
+                job.attempts = 0;
+                job.started = None;
+                job.cancelled = Arc::default();
+                let (b, p) = (job.backend, job.sub.priority);
+                self.enqueue(b, id, p);
+                return;
+            }
+        }
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let attempts = job.attempts;
+        {
+            let mut st = self.stats.lock().unwrap();
+            let p = st.purpose(&job.sub.purpose);
+            p.failures += 1;
+            p.last_error = Some(err.message.clone());
+        }
+        if err.retryable() && attempts <= self.config.retries {
+            self.stats.lock().unwrap().purpose(&job.sub.purpose).retries += 1;
+            let backoff = Duration::from_millis(
+                self.config
+                    .backoff_ms
+                    .saturating_mul(1 << attempts.saturating_sub(1).min(10)),
+            );
+            self.delayed.push((Instant::now() + backoff, id));
+            if let Some(j) = self.jobs.get_mut(&id) {
+                j.started = None;
+            }
+            return;
+        }
+        let job = self.jobs.remove(&id).expect("present");
+        self.fallback(job, err.message);
+    }
+
+    /// The embedding backend has no embeddings: says so once, and the local embedder (if one is
+    /// configured) makes them from now on.
+    fn switch_embedder(&mut self, why: &str) {
+        if self.embedder_told {
+            return;
+        }
+        self.embedder_told = true;
+        let from = self.backends[self.embed_backend].name().to_string();
+        match self.embed_fallback.take() {
+            Some(to) => {
+                self.embed_backend = to;
+                let model = self.backends[to].embedding_model_id();
+                eprintln!(
+                    "llm: backend '{from}' makes no embeddings ({why}); embeddings now come from '{}' ({model})",
+                    self.backends[to].name()
+                );
+                *self.embedding_model.lock().unwrap() = model;
+            }
+            None => eprintln!(
+                "llm: backend '{from}' makes no embeddings ({why}) and no local embedder is configured (add a Bert backend): memories are retrieved by recency and importance only"
+            ),
+        }
+    }
+
+    pub(super) fn fallback(&mut self, job: Job, reason: String) {
+        self.stats
+            .lock()
+            .unwrap()
+            .purpose(&job.sub.purpose)
+            .fallbacks += 1;
+        let value = job
+            .sub
+            .fallback
+            .clone()
+            .unwrap_or_else(|| default_value(&job.sub.kind));
+        let _ = self.replies.send(Reply {
+            id: job.sub.id,
+            agent: job.sub.agent,
+            purpose: job.sub.purpose,
+            value,
+            text: String::new(),
+            source: ReplySource::Fallback(reason),
+            latency: job.submitted.elapsed(),
+        });
+    }
+}

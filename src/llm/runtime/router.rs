@@ -1,0 +1,343 @@
+//! The router thread's loop: it takes submissions and cancellations, queues requests by
+//! priority on their backends, dispatches them as the backends have room, expires hung work,
+//! releases retries whose back-off is over, and publishes the status.
+
+use super::{BackendStatus, Reply, ReplySource, RuntimeStatus, Submission, ToRouter};
+use crate::llm::backend::{
+    Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, work_key,
+};
+use crate::llm::config::LlmConfig;
+use crate::llm::metrics::LlmStats;
+use crate::llm::shape;
+use crate::llm::types::{LlmValue, Priority};
+use crossbeam_channel::{Receiver, Sender, select};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A place in a backend's queue: higher priority first, then first come first served.
+#[derive(PartialEq, Eq)]
+pub(super) struct QueueEntry {
+    priority: Priority,
+    seq: u64,
+    id: u64,
+}
+
+impl Ord for QueueEntry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Higher priority first, then first come first served.
+        self.priority.cmp(&o.priority).then(o.seq.cmp(&self.seq))
+    }
+}
+
+impl PartialOrd for QueueEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// A request the router holds until it is answered, fails safe or is cancelled.
+pub(super) struct Job {
+    pub(super) sub: Submission,
+    pub(super) backend: usize,
+    pub(super) attempts: u32,
+    pub(super) submitted: Instant,
+    pub(super) started: Option<Instant>,
+    pub(super) cancelled: Arc<AtomicBool>,
+    pub(super) key: String,
+    pub(super) prompt_tokens: u32,
+}
+
+/// The router thread's state.
+pub(super) struct Router {
+    pub(super) config: LlmConfig,
+    pub(super) backends: Vec<Box<dyn Backend>>,
+    pub(super) routes: HashMap<String, usize>,
+    pub(super) embed_backend: usize,
+    /// The local embedder that takes over when the embedding backend has no embeddings.
+    pub(super) embed_fallback: Option<usize>,
+    /// Whether the embedding backend's lack of embeddings was reported.
+    pub(super) embedder_told: bool,
+    pub(super) embedding_model: Arc<Mutex<String>>,
+    pub(super) queues: Vec<BinaryHeap<QueueEntry>>,
+    pub(super) jobs: HashMap<u64, Job>,
+    pub(super) running: Vec<HashSet<u64>>,
+    pub(super) delayed: Vec<(Instant, u64)>,
+    pub(super) cache: HashMap<String, (LlmValue, String)>,
+    pub(super) cache_order: VecDeque<String>,
+    pub(super) recorder: Option<std::fs::File>,
+    pub(super) stats: Arc<Mutex<LlmStats>>,
+    pub(super) status: Arc<Mutex<RuntimeStatus>>,
+    pub(super) replies: Sender<Reply>,
+    pub(super) done_tx: Sender<WorkDone>,
+    pub(super) seq: u64,
+    pub(super) latency: Vec<VecDeque<Duration>>,
+}
+
+impl Router {
+    pub(super) fn run(mut self, from_game: Receiver<ToRouter>, done_rx: Receiver<WorkDone>) {
+        self.publish_status();
+        loop {
+            let wait = self.next_wakeup();
+            select! {
+                recv(from_game) -> msg => match msg {
+                    Ok(ToRouter::Submit(s)) => self.accept(s),
+                    Ok(ToRouter::Cancel(id)) => self.cancel(id),
+                    Ok(ToRouter::Shutdown) | Err(_) => break,
+                },
+                recv(done_rx) -> d => if let Ok(d) = d { self.finish(d) },
+                default(wait) => {}
+            }
+            // Take everything else that is ready before dispatching, so a burst of submissions
+            // is ordered by priority rather than by arrival.
+            while let Ok(msg) = from_game.try_recv() {
+                match msg {
+                    ToRouter::Submit(s) => self.accept(s),
+                    ToRouter::Cancel(id) => self.cancel(id),
+                    ToRouter::Shutdown => return,
+                }
+            }
+            while let Ok(d) = done_rx.try_recv() {
+                self.finish(d);
+            }
+            self.expire_hung();
+            self.release_delayed();
+            self.dispatch();
+            self.publish_status();
+        }
+    }
+
+    fn next_wakeup(&self) -> Duration {
+        let now = Instant::now();
+        let soonest = self
+            .delayed
+            .iter()
+            .map(|(t, _)| t.saturating_duration_since(now))
+            .min();
+        soonest
+            .unwrap_or(Duration::from_millis(200))
+            .min(Duration::from_millis(200))
+    }
+
+    fn accept(&mut self, sub: Submission) {
+        let backend = match &sub.kind {
+            WorkKind::Embed { .. } => self.embed_backend,
+            WorkKind::Chat { .. } => self.routes.get(&sub.purpose).copied().unwrap_or(0),
+        };
+        let key = work_key(&sub.kind);
+        self.stats.lock().unwrap().purpose(&sub.purpose).calls += 1;
+        // Invalid shapes (an empty choice list) can never be answered: fail-safe at once.
+        if let WorkKind::Chat { shape: s, .. } = &sub.kind
+            && let Err(e) = shape::grammar(s)
+        {
+            let job = Job {
+                sub,
+                backend,
+                attempts: 0,
+                submitted: Instant::now(),
+                started: None,
+                cancelled: Arc::default(),
+                key,
+                prompt_tokens: 0,
+            };
+            self.fallback(job, format!("bad request: {e}"));
+            return;
+        }
+        if self.config.cache && cacheable(&sub.kind) {
+            let ck = self.cache_key(backend, &key);
+            if let Some((value, text)) = self.cache.get(&ck).cloned() {
+                self.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
+                let _ = self.replies.send(Reply {
+                    id: sub.id,
+                    agent: sub.agent,
+                    purpose: sub.purpose,
+                    value,
+                    text,
+                    source: ReplySource::Cache,
+                    latency: Duration::ZERO,
+                });
+                return;
+            }
+        }
+        let id = sub.id;
+        let priority = sub.priority;
+        self.jobs.insert(
+            id,
+            Job {
+                sub,
+                backend,
+                attempts: 0,
+                submitted: Instant::now(),
+                started: None,
+                cancelled: Arc::default(),
+                key,
+                prompt_tokens: 0,
+            },
+        );
+        self.enqueue(backend, id, priority);
+    }
+
+    pub(super) fn enqueue(&mut self, backend: usize, id: u64, priority: Priority) {
+        self.seq += 1;
+        self.queues[backend].push(QueueEntry {
+            priority,
+            seq: self.seq,
+            id,
+        });
+    }
+
+    pub(super) fn cache_key(&self, backend: usize, key: &str) -> String {
+        format!("{}\u{1}{key}", self.backends[backend].model_id())
+    }
+
+    fn cancel(&mut self, id: u64) {
+        if let Some(job) = self.jobs.remove(&id) {
+            job.cancelled.store(true, AtomicOrdering::Relaxed);
+            self.running[job.backend].remove(&id);
+        }
+        self.delayed.retain(|(_, d)| *d != id);
+    }
+
+    fn dispatch(&mut self) {
+        let now = Instant::now();
+        let timeout = Duration::from_secs_f32(self.config.timeout_s);
+        for b in 0..self.backends.len() {
+            while let Some(entry) = self.queues[b].peek() {
+                let id = entry.id;
+                if !self.jobs.contains_key(&id) {
+                    self.queues[b].pop(); // cancelled while queued
+                    continue;
+                }
+                if !self.backends[b].available() {
+                    // Down: answer waiting requests now (retry later or fail safe), never let
+                    // agents wait on an endpoint that is not there.
+                    self.queues[b].pop();
+                    if let Some(job) = self.jobs.get_mut(&id) {
+                        job.attempts += 1; // a refused attempt counts, or callers would wait for the probe
+                    }
+                    let (health, detail) = self.backends[b].health();
+                    let kind = if health == Health::Down && detail.starts_with("fatal:") {
+                        ErrorKind::Fatal
+                    } else {
+                        ErrorKind::Down
+                    };
+                    self.failed(
+                        id,
+                        BackendError::new(
+                            kind,
+                            format!("{} is down: {detail}", self.backends[b].name()),
+                        ),
+                    );
+                    continue;
+                }
+                if self.running[b].len() >= self.backends[b].capacity() {
+                    break;
+                }
+                self.queues[b].pop();
+                let job = self.jobs.get_mut(&id).expect("checked above");
+                job.attempts += 1;
+                job.started = Some(now);
+                let mut kind = job.sub.kind.clone();
+                if job.attempts > 1
+                    && let WorkKind::Chat { sampling, .. } = &mut kind
+                {
+                    // A retry of a greedy request would give the same answer: vary it. Most
+                    // failed answers were cut off at the token budget (a small model repeating
+                    // itself inside a string), so the retry also gets twice the room.
+                    sampling.temperature = sampling.temperature.max(0.7);
+                    sampling.seed = sampling.seed.wrapping_add(job.attempts);
+                    sampling.max_tokens = sampling.max_tokens.saturating_mul(2);
+                }
+                let work = Work {
+                    id,
+                    purpose: job.sub.purpose.clone(),
+                    kind,
+                    deadline: now + timeout,
+                    cancelled: job.cancelled.clone(),
+                };
+                self.running[b].insert(id);
+                self.backends[b].start(work, self.done_tx.clone());
+            }
+        }
+    }
+
+    /// A backend that never answers must not hold a request forever.
+    fn expire_hung(&mut self) {
+        let grace = Duration::from_secs_f32(self.config.timeout_s) + Duration::from_secs(2);
+        let now = Instant::now();
+        let hung: Vec<u64> = self
+            .running
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|id| {
+                self.jobs.get(id).is_some_and(|j| {
+                    !self.backends[j.backend].keeps_own_deadlines()
+                        && j.started.is_some_and(|s| now.duration_since(s) > grace)
+                })
+            })
+            .collect();
+        for id in hung {
+            if let Some(job) = self.jobs.get(&id) {
+                job.cancelled.store(true, AtomicOrdering::Relaxed);
+                let b = job.backend;
+                self.running[b].remove(&id);
+                self.failed(
+                    id,
+                    BackendError::new(ErrorKind::Timeout, "no answer before the deadline"),
+                );
+            }
+        }
+    }
+
+    fn release_delayed(&mut self) {
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = self.delayed.drain(..).partition(|(t, _)| *t <= now);
+        self.delayed = later;
+        for (_, id) in due {
+            if let Some(job) = self.jobs.get_mut(&id) {
+                // A fresh cancellation flag: the old one may have been set when it timed out.
+                job.cancelled = Arc::default();
+                let (b, p) = (job.backend, job.sub.priority);
+                self.enqueue(b, id, p);
+            }
+        }
+    }
+
+    fn publish_status(&mut self) {
+        let slow = Duration::from_secs_f32(self.config.slow_after_s);
+        let backends = self
+            .backends
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (mut health, detail) = b.health();
+                let lat = &self.latency[i];
+                if health == Health::Ok
+                    && !lat.is_empty()
+                    && lat.iter().sum::<Duration>() / lat.len() as u32 > slow
+                {
+                    health = Health::Slow;
+                }
+                BackendStatus {
+                    name: b.name().to_string(),
+                    health,
+                    detail,
+                    in_flight: self.running[i].len(),
+                    queued: self.queues[i].len(),
+                    note: b.note(),
+                }
+            })
+            .collect();
+        self.status.lock().unwrap().backends = backends;
+    }
+}
+
+pub(super) fn cacheable(kind: &WorkKind) -> bool {
+    match kind {
+        WorkKind::Chat { sampling, .. } => sampling.deterministic(),
+        WorkKind::Embed { .. } => true,
+    }
+}

@@ -1,0 +1,262 @@
+//! Putting a [`SaveData`] back into a world: every person's state, the conversations and the
+//! world's resources, entity references re-linked ([`Remap`]), unanswered LLM work asked again;
+//! at start (`--load`) or into a running game.
+
+use super::entity_ref::{EntityMap, Remap};
+use super::*;
+use crate::agent::Identity;
+use crate::agent::conversation::PlayerChat;
+use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};
+use crate::cognition::pending::Pending;
+use crate::cognition::replan::Replan;
+use crate::llm::{Llm, LlmHandle};
+use crate::play::interview::Interviews;
+use crate::play::{ConsoleLog, ConsoleQueue};
+use bevy::prelude::*;
+use std::path::{Path, PathBuf};
+
+impl Remap for Pending {
+    fn remap(&mut self, m: &EntityMap) {
+        use crate::cognition::pending::Job;
+        for j in self.jobs_mut() {
+            match &mut j.job {
+                Job::React { target, .. } => m.map(target),
+                Job::ChatQuery { conversation }
+                | Job::Utterance { conversation }
+                | Job::ChatMemory { conversation } => m.map(conversation),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Remap for Talking {
+    fn remap(&mut self, m: &EntityMap) {
+        m.map(&mut self.conversation);
+        m.map(&mut self.partner);
+    }
+}
+
+impl Remap for Conversation {
+    fn remap(&mut self, m: &EntityMap) {
+        for p in &mut self.people {
+            m.map(p);
+        }
+    }
+}
+
+impl Remap for PlayerChat {
+    fn remap(&mut self, m: &EntityMap) {
+        m.map_opt(&mut self.wants);
+        m.map_opt(&mut self.conversation);
+    }
+}
+
+impl Remap for Interviews {
+    fn remap(&mut self, m: &EntityMap) {
+        for iv in self.open.iter_mut().chain(self.last.iter_mut()) {
+            m.map(&mut iv.target);
+        }
+    }
+}
+
+/// Checks that a save fits the people of the world it is loaded into.
+pub fn check_people(data: &SaveData, names: &[String], dir: &Path) -> Result<(), String> {
+    for (i, a) in data.agents.iter().enumerate() {
+        if !names.contains(&a.name) {
+            return Err(format!(
+                "{}: {} is not in the scenario being run (its people: {})",
+                dir.join("agents").join(agent_file(i, &a.name)).display(),
+                a.name,
+                names.join(", ")
+            ));
+        }
+    }
+    for n in names {
+        if !data.agents.iter().any(|a| &a.name == n) {
+            return Err(format!(
+                "{}: no state for {n}, who is in its scenario (meta.ron lists {})",
+                dir.display(),
+                data.meta.agents.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Puts a saved simulation into a world whose people were spawned from the save's scenario
+/// (or one with the same people): every person's state, the conversations, the world's
+/// resources; LLM work whose answer had not come is asked again.
+pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), String> {
+    let mut q = world.query::<(Entity, &Identity)>();
+    let people: Vec<(Entity, String)> = q.iter(world).map(|(e, id)| (e, id.name.clone())).collect();
+    let names: Vec<String> = people.iter().map(|p| p.1.clone()).collect();
+    check_people(data, &names, dir)?;
+
+    // The work of the state being replaced is not wanted any more: free the model of it.
+    let mut pq = world.query::<&Pending>();
+    // (An interview's question is a job in its resident's `Pending` too.)
+    let stale: Vec<LlmHandle> = pq
+        .iter(world)
+        .flat_map(|p| p.jobs().iter().map(|j| j.handle))
+        .collect();
+    world.resource_scope(|_, mut llm: Mut<Llm>| stale.into_iter().for_each(|h| llm.cancel(h)));
+
+    // Conversations are spawned anew; the old ones go.
+    let mut cq = world.query_filtered::<Entity, With<Conversation>>();
+    let old: Vec<Entity> = cq.iter(world).collect();
+    for e in old {
+        world.despawn(e);
+    }
+    let mut map = EntityMap::default();
+    for a in &data.agents {
+        let e = people.iter().find(|p| p.1 == a.name).expect("checked").0;
+        map.0.insert(saved(a.entity), e);
+    }
+    let mut conv_entities = Vec::new();
+    for c in &data.world.conversations {
+        let e = world.spawn_empty().id();
+        map.0.insert(saved(c.entity), e);
+        conv_entities.push(e);
+    }
+    for (c, e) in data.world.conversations.iter().zip(conv_entities) {
+        let mut conv = c.conversation.clone();
+        conv.remap(&map);
+        world
+            .entity_mut(e)
+            .insert((Name::new("conversation"), conv));
+    }
+
+    let mut handle = u64::MAX;
+    for (i, a) in data.agents.iter().enumerate() {
+        let e = map.get(saved(a.entity));
+        let mut ent = world.entity_mut(e);
+        ent.insert((a.pos, a.facing, a.action.clone()));
+        if a.mind.is_some() {
+            // Residents walk their paths; the avatar is walked by the player and has none.
+            ent.insert(a.walk.clone());
+        }
+        match a.talking {
+            Some(mut t) => {
+                t.remap(&map);
+                ent.insert(t);
+            }
+            None => {
+                ent.remove::<Talking>();
+            }
+        }
+        match &a.speech {
+            Some(s) => {
+                ent.insert(s.clone());
+            }
+            None => {
+                ent.remove::<Speech>();
+            }
+        }
+        let Some(mind) = &a.mind else { continue };
+        let scratch = mind.scratch.clone();
+        let mut memory = mind.memory.clone();
+        for (_, id, v) in data.embeddings.iter().filter(|(k, _, _)| *k as usize == i) {
+            memory.set_embedding(*id, v.clone());
+        }
+        let mut pending = mind.pending.clone();
+        pending.remap(&map);
+        ent.insert((
+            mind.outlook.clone(),
+            scratch,
+            mind.plan.clone(),
+            mind.spatial.clone(),
+            memory,
+            mind.memory_work.clone(),
+        ));
+        match &mind.replan {
+            Some(r) => {
+                ent.insert(r.clone());
+            }
+            None => {
+                ent.remove::<Replan>();
+            }
+        }
+        // Answers that had come stay; the others are asked again.
+        world.resource_scope(|_, mut llm: Mut<Llm>| {
+            for j in pending.jobs_mut() {
+                if j.reply.is_some() {
+                    handle -= 1;
+                    j.handle = LlmHandle(handle);
+                } else {
+                    j.handle = llm.submit(j.request.clone().for_agent(e));
+                }
+            }
+        });
+        world.entity_mut(e).insert(pending);
+    }
+
+    let w = &data.world;
+    world.insert_resource(w.clock.clone());
+    world.insert_resource(w.objects.clone());
+    let mut log = w.log.clone();
+    for l in &mut log {
+        l.conversation = map.get(l.conversation);
+    }
+    world.insert_resource(ConversationLog { lines: log });
+    let mut chat = w.player_chat.clone();
+    chat.remap(&map);
+    world.insert_resource(chat);
+    let mut interviews = w.interviews.clone();
+    interviews.remap(&map);
+    // A question in flight is asked again from the start (its jobs, asked again above with the
+    // rest of the resident's work, are dropped first).
+    let reask = interviews
+        .open
+        .as_mut()
+        .and_then(|iv| iv.question.take().map(|(q, _)| (q, iv.target)));
+    world.insert_resource(interviews);
+    if let Some((q, target)) = reask {
+        let gone = world
+            .get_mut::<Pending>(target)
+            .map(|mut p| p.drop_where(crate::play::interview::is_interview))
+            .unwrap_or_default();
+        world.resource_scope(|_, mut llm: Mut<Llm>| gone.into_iter().for_each(|h| llm.cancel(h)));
+        crate::play::interview::ask(world, &q)?;
+    }
+    world.insert_resource(ConsoleQueue(w.console_queue.iter().cloned().collect()));
+    world.insert_resource(w.avatar_route.clone());
+    world.insert_resource(data.movement.clone());
+    if let Some(mut ctx) = world.get_resource_mut::<SaveContext>() {
+        ctx.last_autosave = w.clock.step;
+    }
+    Ok(())
+}
+
+fn saved(bits: u64) -> Entity {
+    Entity::try_from_bits(bits).unwrap_or(Entity::PLACEHOLDER)
+}
+
+/// A save to apply once the people are spawned (`--load`).
+#[derive(Resource)]
+pub struct LoadOnStart(pub Box<SaveData>, pub PathBuf);
+
+/// Applies [`LoadOnStart`] (in `Startup`, after the people are spawned). A save that does not
+/// fit was already refused when it was read, so a failure here is reported in the console.
+pub fn load_on_start(world: &mut World) {
+    let Some(LoadOnStart(data, dir)) = world.remove_resource::<LoadOnStart>() else {
+        return;
+    };
+    // The console as it was (a game loaded into a running one keeps its own console instead);
+    // lines said before the load (notes about the town's art) stay after it.
+    let now = std::mem::take(&mut world.resource_mut::<ConsoleLog>().lines);
+    let mut console = data.world.console.clone();
+    console.lines.extend(now);
+    world.insert_resource(console);
+    match restore(world, &data, &dir) {
+        Ok(()) => world.resource_mut::<ConsoleLog>().out(format!(
+            "loaded {} ({}, step {})",
+            dir.display(),
+            data.meta.now,
+            data.meta.step
+        )),
+        Err(e) => world
+            .resource_mut::<ConsoleLog>()
+            .err(format!("load failed: {e}")),
+    }
+}

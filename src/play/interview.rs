@@ -182,7 +182,6 @@ pub fn is_interview(j: &Job) -> bool {
 }
 
 /// Moves questions along as their embeddings and answers arrive in the resident's [`Pending`].
-#[expect(clippy::too_many_arguments, reason = "an answer reads the resident")]
 pub fn advance_interviews(
     mut interviews: ResMut<Interviews>,
     mut llm: ResMut<Llm>,

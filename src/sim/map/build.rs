@@ -147,8 +147,7 @@ fn read_arenas(
     let mut arena_keys: ArenaKeys = BTreeMap::new();
     let mut misfiled = 0usize;
     let mut used: HashMap<u32, bool> = HashMap::new();
-    for i in 0..n {
-        let id = arena_ids[i];
+    for (i, &id) in arena_ids[..n].iter().enumerate() {
         if id == 0 {
             continue;
         }

@@ -38,11 +38,16 @@ fn is_data_root(p: &Path) -> bool {
 /// The data folder: the first of [`data_root_candidates`] holding `maps/` and `config/`
 /// (`$SIMULACRA_HOME` is taken as it is). Errors list every folder looked in.
 pub fn find_data_root() -> Result<PathBuf, String> {
-    let candidates = data_root_candidates();
+    first_data_root(&data_root_candidates())
+}
+
+/// The first of `candidates` that is a data folder (`$SIMULACRA_HOME` taken as it is), or an
+/// error listing every folder looked in.
+fn first_data_root(candidates: &[(PathBuf, &'static str)]) -> Result<PathBuf, String> {
     if let Some((p, "$SIMULACRA_HOME")) = candidates.first() {
         return Ok(p.clone());
     }
-    for (p, _) in &candidates {
+    for (p, _) in candidates {
         if is_data_root(p) {
             return Ok(p.clone());
         }
@@ -92,4 +97,40 @@ pub fn resolve_data(kind_dir: &str, name_or_path: &str) -> PathBuf {
     data_root()
         .join(kind_dir)
         .join(format!("{name_or_path}.ron"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_folder_is_the_first_with_maps_and_config_else_the_error_says_where_we_looked() {
+        let base = std::env::temp_dir().join(format!("simulacra-data-{}", std::process::id()));
+        let (empty, data) = (base.join("empty"), base.join("data"));
+        for d in [&empty, &data.join("maps"), &data.join("config")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let found = first_data_root(&[
+            (empty.clone(), "the current folder"),
+            (data.clone(), "the program's folder"),
+        ]);
+        assert_eq!(found, Ok(data.clone()));
+        let moved = first_data_root(&[
+            (empty.clone(), "the current folder"),
+            (base.join("gone"), "the folder it was built from"),
+        ])
+        .unwrap_err();
+        assert!(
+            moved.contains(&format!("{} (the current folder)", empty.display())),
+            "{moved}"
+        );
+        assert!(
+            moved.contains("gone (the folder it was built from)"),
+            "{moved}"
+        );
+        assert!(moved.contains("SIMULACRA_HOME"), "{moved}");
+        let home = first_data_root(&[(empty.clone(), "$SIMULACRA_HOME")]);
+        assert_eq!(home, Ok(empty), "$SIMULACRA_HOME is taken as it is");
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

@@ -112,14 +112,7 @@ impl SimPlugin {
             cfg,
         )
         .map_err(|e| format!("{} (in the save {})", e, dir.display()))?;
-        let mut names: Vec<String> = sim
-            .scenario
-            .residents
-            .iter()
-            .map(|p| p.spec.name.clone())
-            .collect();
-        names.push(sim.scenario.player.name.clone());
-        save::check_people(&data, &names, dir)?;
+        save::check_people(&data, &sim.scenario.names(), dir)?;
         sim.scenario.start = data.world.clock.start;
         sim.load = Some(std::sync::Arc::new((data, dir.to_path_buf())));
         Ok(sim)

@@ -244,6 +244,17 @@ pub struct Scenario {
     pub residents: Vec<Persona>,
 }
 
+impl Scenario {
+    /// Everyone's name: the residents in order, then the player.
+    pub fn names(&self) -> Vec<String> {
+        self.residents
+            .iter()
+            .map(|p| p.spec.name.clone())
+            .chain([self.player.name.clone()])
+            .collect()
+    }
+}
+
 /// Reads a scenario file (not yet checked against a map).
 pub fn read_scenario(path: &Path) -> Result<(ScenarioFile, String), DataError> {
     read_ron(path)

@@ -227,13 +227,7 @@ pub fn apply_reflect_insights(
     scenario: Res<crate::agent::persona::ScenarioRes>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    let names: Vec<String> = scenario
-        .0
-        .residents
-        .iter()
-        .map(|p| p.spec.name.clone())
-        .chain([scenario.0.player.name.clone()])
-        .collect();
+    let names = scenario.0.names();
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);

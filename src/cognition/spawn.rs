@@ -23,13 +23,7 @@ pub fn spawn_people(
     map: Res<WorldMap>,
     cog: Res<Cognition>,
 ) {
-    let names: Vec<String> = scenario
-        .0
-        .residents
-        .iter()
-        .map(|p| p.spec.name.clone())
-        .chain([scenario.0.player.name.clone()])
-        .collect();
+    let names = scenario.0.names();
     for p in &scenario.0.residents {
         commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
     }

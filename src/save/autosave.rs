@@ -1,6 +1,6 @@
 //! Autosaves: the state is taken in the frame, then written on a thread of its own.
 
-use super::*;
+use super::{SaveContext, capture, disk};
 use crate::play::ConsoleLog;
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;

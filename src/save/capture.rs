@@ -1,7 +1,9 @@
 //! Taking a whole simulation out of a running world into a [`SaveData`].
 
 use super::movement::MovementLog;
-use super::*;
+use super::{
+    AgentSave, FORMAT, Meta, Mind, SaveContext, SaveData, SavedConversation, WorldSave, program,
+};
 use crate::agent::avatar::{Avatar, AvatarRoute};
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};
@@ -57,12 +59,7 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
     let map = world.resource::<crate::sim::map::WorldMap>();
     let map_text = crate::sim::map::write_ron(map, "the town of this save");
     let clock = world.resource::<SimClock>().clone();
-    let mut order: Vec<String> = scenario
-        .residents
-        .iter()
-        .map(|p| p.spec.name.clone())
-        .collect();
-    order.push(scenario.player.name.clone());
+    let order = scenario.names();
 
     let mut agents = Vec::new();
     let mut embeddings = Vec::new();

@@ -2,8 +2,8 @@
 //! `agents/NN-name.ron` per person ([`AgentSave`], a resident's [`Mind`]), and the whole
 //! simulation in memory ([`SaveData`]).
 
+use super::disk;
 use super::movement::MovementLog;
-use super::*;
 use crate::agent::avatar::AvatarRoute;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, LoggedLine, Speech, Talking};

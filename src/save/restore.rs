@@ -3,7 +3,7 @@
 //! at start (`--load`) or into a running game.
 
 use super::entity_ref::{EntityMap, Remap};
-use super::*;
+use super::{SaveContext, SaveData, agent_file};
 use crate::agent::Identity;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};

@@ -235,5 +235,7 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
             out.push_str(&stats.per_agent_hour(residents, game_hours));
         }
     }
+    let game_hours = steps as f64 * clock.sec_per_step as f64 / 3600.0;
+    out.push_str(&crate::cognition::talk_report::talk_report(world).text(residents, game_hours));
     out
 }

@@ -5,6 +5,8 @@
 //! and `play::talk` (the player).
 
 use super::{ActionSource, CurrentAction, GridPos, STAY_HERE, WalkPath};
+use crate::memory::NodeId;
+use crate::memory::news::Gathering;
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::objects_state::ObjectStates;
@@ -46,9 +48,87 @@ pub struct Conversation {
     pub max_lines: usize,
     /// When the last line is done being said (the next may start then).
     pub next_turn: GameTime,
+    /// What each line was about, in the order of `lines`.
+    #[serde(default)]
+    pub topics: Vec<Topic>,
+    /// A topic each side must speak to next (the answer to an invitation), by index in `people`.
+    #[serde(default)]
+    pub owed: [Option<Topic>; 2],
+}
+
+/// What a line is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum TopicKind {
+    /// A fact the speaker holds (told, whispered, known from the start).
+    Fact,
+    /// An invitation to a gathering.
+    Invitation,
+    /// The answer to an invitation.
+    Answer,
+    /// The speaker's own plan for today.
+    Plan,
+    /// A question about the partner.
+    Question,
+    /// A reply to what was just said.
+    Reply,
+    /// Small talk.
+    SmallTalk,
+}
+
+impl Topic {
+    /// A topic of a kind about something, from no memory.
+    pub fn new(kind: TopicKind, about: impl Into<String>) -> Self {
+        Topic {
+            kind,
+            about: about.into(),
+            source: None,
+            fact: None,
+            gathering: None,
+            answer: None,
+        }
+    }
+}
+
+impl TopicKind {
+    /// Whether a line of this kind carries news (something the listener learns).
+    pub fn news(self) -> bool {
+        matches!(self, TopicKind::Fact | TopicKind::Invitation)
+    }
+}
+
+/// What a line is about: chosen before the line is written, and recorded with it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Topic {
+    /// Which kind.
+    pub kind: TopicKind,
+    /// What the line should be about, as the prompt shows it.
+    pub about: String,
+    /// The speaker's memory it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<NodeId>,
+    /// The fact the listener learns (facts and invitations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact: Option<String>,
+    /// The gathering (invitations and answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathering: Option<Gathering>,
+    /// For an answer: accepted, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<(bool, String)>,
 }
 
 impl Conversation {
+    /// How memories name it: "Klaus Mueller and Maria Lopez, 2023-02-13 07:09".
+    pub fn label(&self) -> String {
+        let (h, m, _) = self.started.hms();
+        format!(
+            "{} and {}, {} {h:02}:{m:02}",
+            self.names[0],
+            self.names[1],
+            self.started.date_string()
+        )
+    }
+
     /// Whether it is still going on.
     pub fn active(&self) -> bool {
         self.ended.is_none()
@@ -78,6 +158,12 @@ pub struct LoggedLine {
     pub listener: String,
     /// The words.
     pub text: String,
+    /// What it was about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<Topic>,
+    /// Why the model's own line was not used, when a template said it instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// Every line said in town, in order.
@@ -85,6 +171,8 @@ pub struct LoggedLine {
 pub struct ConversationLog {
     /// The lines.
     pub lines: Vec<LoggedLine>,
+    /// Lines before this index have been heard (their news reached the listener).
+    pub heard: usize,
 }
 
 /// One side of a conversation being started.
@@ -138,6 +226,8 @@ pub fn start_conversation(
                 closing: false,
                 max_lines,
                 next_turn: now,
+                topics: Vec::new(),
+                owed: [None, None],
             },
         ))
         .id();
@@ -190,6 +280,26 @@ pub fn start_conversation(
     conv
 }
 
+/// A line to say: the words, what they are about, and why a template said them (if it did).
+#[derive(Debug, Clone, Default)]
+pub struct Line {
+    /// The words.
+    pub text: String,
+    /// The topic.
+    pub topic: Option<Topic>,
+    /// The flaw of the model's own line that a template replaced.
+    pub fallback: Option<String>,
+}
+
+impl From<String> for Line {
+    fn from(text: String) -> Self {
+        Line {
+            text,
+            ..Default::default()
+        }
+    }
+}
+
 /// Says a line: it joins the conversation, the town's log and a speech bubble, and the turn
 /// passes to the other.
 pub fn say_line(
@@ -199,12 +309,36 @@ pub fn say_line(
     conversation: Entity,
     conv: &mut Conversation,
     speaker: Entity,
-    text: String,
+    line: impl Into<Line>,
 ) {
+    let Line {
+        text,
+        topic,
+        fallback,
+    } = line.into();
     let k = if conv.people[0] == speaker { 0 } else { 1 };
     let listener = conv.names[1 - k].clone();
     let name = conv.names[k].clone();
     conv.lines.push((name.clone(), text.clone()));
+    // `topics` runs beside `lines` (a conversation from an older save may have none yet).
+    while conv.topics.len() + 1 < conv.lines.len() {
+        conv.topics.push(Topic {
+            kind: TopicKind::Reply,
+            about: String::new(),
+            source: None,
+            fact: None,
+            gathering: None,
+            answer: None,
+        });
+    }
+    conv.topics.push(topic.clone().unwrap_or(Topic {
+        kind: TopicKind::Reply,
+        about: String::new(),
+        source: None,
+        fact: None,
+        gathering: None,
+        answer: None,
+    }));
     conv.next = 1 - k;
     let until = now.plus_secs(speaking_secs(&text));
     conv.next_turn = until;
@@ -214,6 +348,8 @@ pub fn say_line(
         speaker: name,
         listener,
         text: text.clone(),
+        topic,
+        fallback,
     });
     commands.entity(speaker).insert(Speech {
         text,

@@ -487,7 +487,7 @@ pub fn validate_scenario(
                     keywords: n.keywords.clone(),
                     evidence: n.evidence.iter().map(|e| NodeId(*e as u32)).collect(),
                     chat: n.chat.clone(),
-                    embedding: None,
+                    ..Default::default()
                 },
             ));
         }

@@ -23,6 +23,8 @@ pub struct DayBench {
     pub stats: crate::llm::metrics::LlmStats,
     /// The warm-up's wall seconds.
     pub warmup_secs: f64,
+    /// What the conversations carried (the whole run, warm-up included), as text.
+    pub talk: String,
 }
 
 /// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
@@ -86,7 +88,10 @@ pub fn bench_day(
     let wall_secs = t.elapsed().as_secs_f64();
     let after = app.world().resource::<Llm>().stats();
     let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
+    let talk = crate::cognition::talk_report::talk_report(app.world_mut())
+        .text(agents, hours + warmup_hours);
     DayBench {
+        talk,
         agents,
         game_hours: hours,
         wall_secs,

@@ -152,6 +152,7 @@ fn day(scenarios: &[String], config: Option<PathBuf>, from: &str, warmup: f64, h
             chat.fallbacks
         );
         print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
+        print!("{}", r.talk);
     }
     0
 }

@@ -119,6 +119,10 @@ pub struct CognitionConfig {
     /// An interview becomes an in-world conversation the resident remembers (default: the
     /// resident's memory is left as it was).
     pub interview_in_world: bool,
+    /// A line about a fact or an invitation whose embedding is less similar than this (cosine)
+    /// to its topic, sharing no word of four letters or more with it, is off topic: asked again
+    /// once, then said by a template.
+    pub topic_min_similarity: f32,
 }
 
 impl Default for CognitionConfig {
@@ -149,6 +153,7 @@ impl Default for CognitionConfig {
             talk_max_tiles: 8,
             player_reply_minutes: 10,
             interview_in_world: false,
+            topic_min_similarity: 0.3,
         }
     }
 }
@@ -166,6 +171,9 @@ impl CognitionConfig {
         };
         if self.vision_radius == 0 || self.vision_radius > 64 {
             return bad("vision_radius", "must be 1..=64 tiles");
+        }
+        if !(0.0..=1.0).contains(&self.topic_min_similarity) {
+            return bad("topic_min_similarity", "must be between 0 and 1");
         }
         if self.attention_bandwidth == 0 {
             return bad("attention_bandwidth", "must be at least 1");

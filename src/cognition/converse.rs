@@ -9,10 +9,10 @@
 
 use super::Cognition;
 use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered_found, one_line};
+use super::prompts::{identity_block, numbered, numbered_found, one_line};
 use super::scratch::Scratch;
 use crate::agent::conversation::{
-    Conversation, ConversationLog, PlayerChat, Speech, Talking, say_line,
+    Conversation, ConversationLog, PlayerChat, Speech, Talking, Topic, say_line,
 };
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
@@ -27,13 +27,23 @@ use crate::sim::map::WorldMap;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde_json::{Value, json};
+use std::collections::HashSet;
 
-/// The schema of a line: the words and whether the conversation ends.
-pub fn line_schema() -> Value {
+/// The longest line, in characters (the length budget of a turn).
+pub const LINE_MAX_CHARS: usize = 160;
+
+/// The schema of a line: which of `topics` topics it is about (by number), the words, and
+/// whether the conversation ends. (Keys are written in order, so the topic comes before the
+/// words.)
+pub fn line_schema(topics: usize) -> Value {
     json!({
         "type": "object",
-        "properties": {"utterance": {"type": "string", "minLength": 1, "maxLength": 200}, "end_conversation": {"type": "boolean"}},
-        "required": ["utterance", "end_conversation"],
+        "properties": {
+            "end_conversation": {"type": "boolean"},
+            "topic": {"type": "integer", "minimum": 1, "maximum": topics.max(1)},
+            "utterance": {"type": "string", "minLength": 1, "maxLength": LINE_MAX_CHARS}
+        },
+        "required": ["end_conversation", "topic", "utterance"],
         "additionalProperties": false
     })
 }
@@ -99,7 +109,7 @@ pub fn converse(
             conv.ended = Some(now); // someone left the world
             continue;
         };
-        let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::Utterance { conversation } if *conversation == ce))));
+        let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. } | Job::InviteAnswer { conversation, .. } if *conversation == ce))));
         if busy {
             continue;
         }
@@ -239,7 +249,8 @@ pub fn write_chat_into_plan(plan: &mut DayPlan, start: GameTime, now: GameTime, 
     plan.current = None;
 }
 
-/// The embedding for a line arrived: retrieve what the speaker remembers and ask for the line.
+/// The embedding for a line arrived: retrieve what the speaker remembers, draw the topics it may
+/// talk about, and ask for the line.
 #[expect(
     clippy::type_complexity,
     reason = "the line reads the speaker, the partner and the talk"
@@ -247,15 +258,16 @@ pub fn write_chat_into_plan(plan: &mut DayPlan, start: GameTime, now: GameTime, 
 pub fn apply_chat_queries(
     mut ask: Asker,
     map: Res<WorldMap>,
+    log: Res<ConversationLog>,
     convs: Query<&Conversation>,
-    others: Query<(&Identity, &CurrentAction, Has<crate::agent::avatar::Avatar>)>,
+    others: Query<Has<crate::agent::avatar::Avatar>>,
     mut agents: Query<(
         Entity,
         &Resident,
         &Identity,
         &Outlook,
         &GridPos,
-        &CurrentAction,
+        Option<&DayPlan>,
         &mut MemoryStream,
         &mut Pending,
     )>,
@@ -263,7 +275,8 @@ pub fn apply_chat_queries(
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
     let memory = ask.cfg.0.ablation.memory();
-    for (agent, resident, id, outlook, pos, _, mut stream, mut pending) in &mut agents {
+    let now = ask.clock.now;
+    for (agent, resident, id, outlook, pos, plan, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::ChatQuery { .. })
         }) {
@@ -278,16 +291,13 @@ pub fn apply_chat_queries(
             }
             let k = if conv.people[0] == agent { 1 } else { 0 };
             let partner = conv.names[k].clone();
-            let (partner_doing, with_player) = others
-                .get(conv.people[k])
-                .map(|(_, a, player)| (a.description.clone(), player))
-                .unwrap_or_default();
+            let with_player = others.get(conv.people[k]).unwrap_or(false);
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
             let found = if memory {
-                retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 15)
+                retrieve_and_touch(&mut stream, query.as_ref(), now, &params, 15)
             } else {
                 Vec::new()
             };
@@ -299,118 +309,177 @@ pub fn apply_chat_queries(
             } else {
                 numbered_found(&stream, &found)
             };
-            let place = map
-                .address(pos.tile)
-                .to_string()
-                .split(':')
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join(", ");
-            let identity = identity_block(resident, outlook, ask.clock.now);
-            let text = transcript(&conv.lines);
-            let messages = ask.prompts.render(
-                "converse",
-                &[
-                    ("identity", &identity),
-                    ("name", &id.name),
-                    ("partner", &partner),
-                    ("partner_doing", &partner_doing),
-                    ("memories", &memories),
-                    ("place", &place),
-                    ("conversation", &text),
-                ],
+            // Topics: what was just retrieved, then current concerns (news held, gatherings).
+            let concerns = if memory {
+                super::topics::concerns(&stream, now)
+            } else {
+                Vec::new()
+            };
+            let known = known_to_partner(&log, &id.name, &partner);
+            let mut nodes: Vec<&crate::memory::MemoryNode> =
+                found.iter().filter_map(|f| stream.get(f.id)).collect();
+            nodes.extend(concerns.iter().filter_map(|i| stream.get(*i)));
+            let input = super::topics::TopicInput {
+                speaker: &id.name,
+                partner: &partner,
+                now,
+                memories: nodes,
+                known_to_partner: &known,
+                said_here: &conv.topics,
+                last_line: conv
+                    .lines
+                    .last()
+                    .filter(|(who, _)| *who == partner)
+                    .map(|(_, l)| l.as_str()),
+                plan_next: plan.and_then(|p| plan_next(p, now)),
+            };
+            let topics = super::topics::candidates(&input, conv.owed[1 - k].as_ref());
+            let place = place_words(&map, pos);
+            let identity = identity_block(resident, outlook, now);
+            let req = line_request(
+                &ask,
+                LineAsk {
+                    identity: &identity,
+                    name: &id.name,
+                    partner: &partner,
+                    place: &place,
+                    memories: &memories,
+                    conversation: &transcript(&conv.lines),
+                    topics: &topics,
+                    with_player,
+                    retry: false,
+                },
             );
-            let req = LlmRequest::chat("converse", messages, OutputShape::Json(line_schema()))
-                .sampling(Sampling::greedy(90))
-                .priority(if with_player {
-                    crate::llm::Priority::Interactive
-                } else {
-                    crate::llm::Priority::Normal
-                })
-                .fallback(LlmValue::Json(
-                    json!({"utterance": "...", "end_conversation": true}),
-                ));
-            let slack = ((conv.next_turn.0 - ask.clock.now.0).max(0) as u32)
+            let slack = ((conv.next_turn.0 - now.0).max(0) as u32)
                 .div_ceil(ask.clock.sec_per_step)
                 .max(1);
             ask.ask(
                 agent,
                 &mut pending,
                 req,
-                Job::Utterance { conversation },
+                Job::Utterance {
+                    conversation,
+                    topics,
+                    retry: false,
+                },
                 slack,
             );
         }
     }
 }
 
-/// A line arrived: it is said.
-pub fn apply_utterances(
-    mut commands: Commands,
-    clock: Res<SimClock>,
-    cog: Res<Cognition>,
-    mut log: ResMut<ConversationLog>,
-    chat: Res<PlayerChat>,
-    mut convs: Query<&mut Conversation>,
-    mut agents: Query<(Entity, &mut Pending)>,
-) {
-    for (agent, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Utterance { .. })
-        }) {
-            let Job::Utterance { conversation } = job else {
-                continue;
-            };
-            let Ok(mut conv) = convs.get_mut(conversation) else {
-                continue;
-            };
-            if !conv.active() {
-                continue;
-            }
-            let (text, end) = match &reply.value {
-                LlmValue::Json(v) => (
-                    v.get("utterance")
-                        .and_then(Value::as_str)
-                        .map(one_line)
-                        .unwrap_or_default(),
-                    v.get("end_conversation")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                ),
-                _ => (String::new(), true),
-            };
-            let text: String = if text.trim().is_empty() {
-                "...".into()
-            } else {
-                text.chars().take(200).collect()
-            };
-            say_line(
-                &mut commands,
-                &mut log,
-                clock.now,
-                conversation,
-                &mut conv,
-                agent,
-                text,
-            );
-            // A resident talking with the player does not leave while the player is in the chat.
-            let with_player = chat.conversation == Some(conversation);
-            if end && conv.lines.len() >= 2 && !with_player {
-                conv.closing = true;
-            }
-        }
+/// Where someone stands, in words ("Hobbs Cafe, cafe").
+pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {
+    map.address(pos.tile)
+        .to_string()
+        .split(':')
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The speaker's next plan item from now, in words ("serving customers until 8 PM").
+pub fn plan_next(plan: &DayPlan, now: GameTime) -> Option<String> {
+    let i = plan.at(now.minute_of_day())?;
+    let b = plan
+        .blocks
+        .iter()
+        .skip(i)
+        .find(|b| !b.description.starts_with("chatting with"))?;
+    Some(format!(
+        "{} until {}",
+        b.description,
+        crate::memory::news::minute_words(b.end)
+    ))
+}
+
+/// Facts and gatherings a speaker already told a partner, or heard from them (from the town's
+/// log).
+pub fn known_to_partner(log: &ConversationLog, me: &str, partner: &str) -> HashSet<String> {
+    log.lines
+        .iter()
+        .filter(|l| {
+            (l.speaker == me && l.listener == partner) || (l.speaker == partner && l.listener == me)
+        })
+        .filter_map(|l| l.topic.as_ref())
+        .flat_map(|t| {
+            t.fact
+                .clone()
+                .into_iter()
+                .chain(t.gathering.as_ref().map(|g| g.describe()))
+        })
+        .collect()
+}
+
+/// What a line is asked with.
+pub struct LineAsk<'a> {
+    /// The speaker's identity block.
+    pub identity: &'a str,
+    /// The speaker.
+    pub name: &'a str,
+    /// The partner.
+    pub partner: &'a str,
+    /// Where they stand, in words.
+    pub place: &'a str,
+    /// What the speaker remembers, numbered.
+    pub memories: &'a str,
+    /// The lines so far.
+    pub conversation: &'a str,
+    /// The topics offered.
+    pub topics: &'a [Topic],
+    /// Whether the partner is the player (answers come first).
+    pub with_player: bool,
+    /// Whether it is the second asking (sampled, so a cached answer is not given back).
+    pub retry: bool,
+}
+
+/// The request for a line about one of `topics`.
+pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
+    let topics = numbered(a.topics.iter().map(|t| t.about.as_str()));
+    let messages = ask.prompts.render(
+        "converse",
+        &[
+            ("identity", a.identity),
+            ("name", a.name),
+            ("partner", a.partner),
+            ("memories", a.memories),
+            ("place", a.place),
+            ("conversation", a.conversation),
+            ("topics", &topics),
+        ],
+    );
+    let mut sampling = Sampling::greedy(110);
+    if a.retry {
+        sampling.temperature = 0.7;
     }
+    LlmRequest::chat(
+        "converse",
+        messages,
+        OutputShape::Json(line_schema(a.topics.len())),
+    )
+    .sampling(sampling)
+    .priority(if a.with_player {
+        crate::llm::Priority::Interactive
+    } else {
+        crate::llm::Priority::Normal
+    })
+    .fallback(LlmValue::Json(
+        json!({"end_conversation": false, "topic": 1, "utterance": ""}),
+    ))
 }
 
 /// What a finished conversation leaves in each participant's memory.
 pub fn apply_chat_memories(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
+    prompts: Res<super::prompts::Prompts>,
+    mut fallbacks: ResMut<super::guard::Fallbacks>,
     scenario: Res<crate::agent::persona::ScenarioRes>,
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
     let names = scenario.0.names();
+    let own_words = prompts.get("chat_memory").own_words();
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -432,16 +501,32 @@ pub fn apply_chat_memories(
             } else {
                 conv.names[0].clone()
             };
-            let get = |k: &str| match &reply.value {
-                LlmValue::Json(v) => v
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .map(one_line)
-                    .filter(|t| t.split_whitespace().count() >= 2),
-                _ => None,
+            // A summary, takeaway or memo that does not hold up is not used (the summary is then
+            // written from the conversation's topics).
+            let ctx = super::guard::Context {
+                names: &names,
+                own_words: &own_words,
+                earlier: &[],
             };
-            let summary =
-                get("summary").unwrap_or_else(|| format!("a conversation with {partner}"));
+            let mut get = |k: &str| {
+                let t = match &reply.value {
+                    LlmValue::Json(v) if !reply.is_fallback() => {
+                        v.get(k).and_then(Value::as_str).map(one_line)
+                    }
+                    _ => None,
+                }
+                .unwrap_or_default();
+                match super::guard::flaw(&t, &ctx)
+                    .or((t.split_whitespace().count() < 2).then_some(super::guard::Flaw::Empty))
+                {
+                    Some(f) => {
+                        fallbacks.count("chat memory", f);
+                        None
+                    }
+                    None => Some(t),
+                }
+            };
+            let summary = get("summary").unwrap_or_else(|| topics_summary(&conv.topics));
             let kw = vec![partner.clone(), id.name.clone()];
             let chat = stream.add(
                 NodeKind::Chat,
@@ -496,6 +581,37 @@ pub fn apply_chat_memories(
                 );
             }
         }
+    }
+}
+
+/// A summary written from a conversation's topics ("Sam Moore is running for mayor; an
+/// invitation to a party at Hobbs Cafe on February 14 from 5 PM to 7 PM; their day").
+pub fn topics_summary(topics: &[Topic]) -> String {
+    use crate::agent::conversation::TopicKind as K;
+    let mut parts: Vec<String> = Vec::new();
+    for t in topics {
+        let p = match t.kind {
+            K::Fact => t.fact.clone().unwrap_or_default(),
+            K::Invitation => t
+                .gathering
+                .as_ref()
+                .map(|g| format!("an invitation to {}", g.describe()))
+                .unwrap_or_default(),
+            K::Answer => match &t.answer {
+                Some((true, _)) => "an invitation accepted".into(),
+                _ => "an invitation declined".into(),
+            },
+            K::Plan => "their plans for the day".into(),
+            K::Question | K::Reply | K::SmallTalk => "how their day is going".into(),
+        };
+        if !p.is_empty() && !parts.contains(&p) {
+            parts.push(p);
+        }
+    }
+    if parts.is_empty() {
+        "small talk".into()
+    } else {
+        parts.join("; ")
     }
 }
 

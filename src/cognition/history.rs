@@ -57,6 +57,7 @@ pub fn load_history_text(
     let now = world.resource::<SimClock>().now;
     let mut q = world.query_filtered::<(&Identity, &mut MemoryStream), With<Resident>>();
     let names: Vec<String> = q.iter(world).map(|(id, _)| id.name.clone()).collect();
+    let map = world.resource::<crate::sim::map::WorldMap>().clone();
     let (ok, unknown) = resolve(rows, &names);
     problems.extend(unknown);
     problems.sort_by_key(|p| p.line);
@@ -73,6 +74,7 @@ pub fn load_history_text(
                         predicate: "knows".into(),
                         object: text.clone(),
                         keywords: mentioned_names(&text, name, &names),
+                        gathering: super::invite::gathering_in(&text, name, now, &map),
                         description: text,
                         ..default()
                     },

@@ -5,8 +5,9 @@
 //! ([`plan`]) and refines the next hours into subtasks ([`decompose`]), chooses where each
 //! activity happens ([`place`]) and what it looks like there ([`details`]), carries the plan out
 //! ([`act`]), reacts to people it meets ([`react`]) and to objects in an unusual state
-//! ([`react_object`]), talks with people ([`converse`]) and re-plans after a whisper
-//! ([`replan`]). Every LLM request is recorded on the agent ([`pending`]) and its answer applied
+//! ([`react_object`]), talks with people ([`converse`]: each line about a topic from
+//! [`topics`], checked by [`guard`] and heard by the listener in [`lines`]; invitations and
+//! commitments in [`invite`]) and re-plans after a whisper ([`replan`]). Every LLM request is recorded on the agent ([`pending`]) and its answer applied
 //! in a later step by the matching `apply_*` system; nothing here waits for a model. Prompts are
 //! templates with helpers to fill them ([`prompts`]); settings are in [`config`]; a history file
 //! is loaded by [`history`]. The order of all these systems within a step is in [`sets`].
@@ -21,7 +22,10 @@ pub mod config;
 pub mod converse;
 pub mod decompose;
 pub mod details;
+pub mod guard;
 pub mod history;
+pub mod invite;
+pub mod lines;
 pub mod pending;
 pub mod perceive;
 pub mod place;
@@ -35,6 +39,8 @@ pub mod replan;
 pub mod scratch;
 pub mod sets;
 pub mod spawn;
+pub mod talk_report;
+pub mod topics;
 
 use bevy::prelude::*;
 use config::{CognitionConfig, Pacing};
@@ -80,6 +86,7 @@ pub(crate) fn plugin(
     scratch::plugin(app);
     spawn::plugin(app);
     remember::plugin(app);
+    invite::plugin(app);
     // Every system of the step, in order.
     sets::plugin(app);
 }

@@ -6,6 +6,7 @@
 //! [`Pacing::Wait`](super::config::Pacing) a step does not run while an answer due by then is
 //! missing, and a run is the same on a slow and a fast machine.
 
+use crate::agent::conversation::Topic;
 use crate::llm::runtime::Reply;
 use crate::llm::{Llm, LlmHandle, LlmRequest};
 use crate::memory::NodeId;
@@ -113,11 +114,41 @@ pub enum Job {
         #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
     },
-    /// The next line of a conversation.
+    /// The next line of a conversation: the topic chosen from those offered, and the words.
     Utterance {
         /// The conversation.
         #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
+        /// The topics offered, in the order numbered (empty in a save from before topics).
+        #[serde(default)]
+        topics: Vec<Topic>,
+        /// Whether this is the second asking (after a line that did not hold up).
+        #[serde(default)]
+        retry: bool,
+    },
+    /// The embedding of a line, to check that it is on its topic before it is said.
+    LineCheck {
+        /// The conversation.
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
+        conversation: Entity,
+        /// Its topic.
+        topic: Topic,
+        /// The words.
+        text: String,
+        /// Whether the speaker ends the conversation with it.
+        end: bool,
+        /// Whether it was the second asking.
+        retry: bool,
+    },
+    /// Whether to accept an invitation just heard.
+    InviteAnswer {
+        /// The conversation.
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
+        conversation: Entity,
+        /// The invitation as the asker said it.
+        topic: Topic,
+        /// Who asked.
+        asker: String,
     },
     /// What a finished conversation leaves in memory: a summary, a planning thought, a memo.
     ChatMemory {

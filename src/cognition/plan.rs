@@ -480,6 +480,8 @@ pub fn apply_plan_days(
 pub fn apply_plan_hours(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
+    prompts: Res<super::prompts::Prompts>,
+    mut fallbacks: ResMut<super::guard::Fallbacks>,
     scenario: Res<crate::agent::persona::ScenarioRes>,
     mut agents: Query<(
         &Resident,
@@ -508,7 +510,24 @@ pub fn apply_plan_hours(
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };
-            let answers = hour_answers(v, &id.name);
+            // An hour that does not hold up (the prompt's words, a name, a number) takes the
+            // routine's activity, as an unusable hour does.
+            let own_words = prompts.get("plan_hours").own_words();
+            let ctx = super::guard::Context {
+                names: &names,
+                own_words: &own_words,
+                earlier: &[],
+            };
+            let answers: Vec<(u32, String)> = hour_answers(v, &id.name)
+                .into_iter()
+                .filter(|(_, t)| match super::guard::flaw(t, &ctx) {
+                    Some(f) => {
+                        fallbacks.count("plan item", f);
+                        false
+                    }
+                    None => true,
+                })
+                .collect();
             let p = &resident.persona;
             let routine = daily_routine(p, day);
             let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);

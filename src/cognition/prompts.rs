@@ -132,8 +132,22 @@ pub const SPECS: &[PromptSpec] = &[
             "memories",
             "place",
             "conversation",
+            "topics",
         ],
-        required: &["partner", "conversation"],
+        required: &["partner", "conversation", "topics"],
+    },
+    PromptSpec {
+        name: "invite_answer",
+        about: "whether to accept an invitation just given, and why",
+        slots: &[
+            "identity",
+            "name",
+            "asker",
+            "invitation",
+            "plan",
+            "memories",
+        ],
+        required: &["invitation", "plan"],
     },
     PromptSpec {
         name: "chat_memory",
@@ -186,6 +200,21 @@ pub struct Template {
 }
 
 impl Template {
+    /// The template's own words (every text between slots, the system message left out), so a
+    /// model's answer that only echoes the prompt can be told from one that answers it.
+    pub fn own_words(&self) -> Vec<String> {
+        self.messages
+            .iter()
+            .filter(|(role, _)| role != "system")
+            .flat_map(|(_, parts)| parts.iter())
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(t.trim().to_string()),
+                Part::Slot(_) => None,
+            })
+            .filter(|t| !t.is_empty())
+            .collect()
+    }
+
     /// Fills the slots. A slot without a value is left empty.
     pub fn render(&self, values: &[(&str, &str)]) -> Vec<ChatMessage> {
         self.messages

@@ -12,8 +12,9 @@
 //!   - `replan`: `apply_decompositions` → `apply_replans`;
 //!   - `react`: `apply_details` → `apply_reactions`;
 //!   - `react_object`: `apply_reactions` → `apply_object_reactions`;
-//!   - `converse`: `apply_reactions` → `apply_chat_queries` → `apply_utterances` →
-//!     `apply_chat_memories`.
+//!   - `converse`, `lines` and `invite`: `apply_reactions` → `apply_chat_queries` → `apply_lines`
+//!     → `apply_invite_answers` → `apply_chat_memories`; `keep_commitments` after
+//!     `apply_plan_hours`, `apply_replans` and `apply_invite_answers`.
 //!
 //!   Nothing else orders them: two systems with no path of arrows between them are unordered
 //!   (remember's two systems with each other and with everything else here; reflect's chain
@@ -27,7 +28,7 @@
 //!   - `Place`: `request_places`;
 //!   - `Follow`: `follow_plans`;
 //!   - `React`: `consider_reactions` → `consider_object_reactions`;
-//!   - `Converse`: `converse` → `clear_speech`.
+//!   - `Converse`: `converse` → `hear_lines` → `clear_speech`.
 //! - **Act**: the agent layer's `plan_walks` → `set_object_states`.
 //!
 //! `plugin` adds the systems call for call as each file's own plugin did before this file
@@ -37,8 +38,8 @@
 //! and in what order the systems were added.
 
 use super::{
-    act, converse, decompose, details, perceive, place, plan, react, react_object, reflect,
-    remember, replan,
+    act, converse, decompose, details, invite, lines, perceive, place, plan, react, react_object,
+    reflect, remember, replan,
 };
 use crate::sim::{SimStep, SimSystems};
 use bevy::prelude::*;
@@ -188,13 +189,24 @@ pub(super) fn plugin(app: &mut App) {
         (
             (
                 converse::apply_chat_queries,
-                converse::apply_utterances,
+                lines::apply_lines,
+                invite::apply_invite_answers,
                 converse::apply_chat_memories,
             )
                 .chain()
                 .in_set(SimSystems::Apply)
                 .after(react::apply_reactions),
-            (converse::converse, converse::clear_speech)
+            // Accepted gatherings into plans made or remade this step.
+            invite::keep_commitments
+                .in_set(SimSystems::Apply)
+                .after(plan::apply_plan_hours)
+                .after(replan::apply_replans)
+                .after(invite::apply_invite_answers),
+            (
+                converse::converse,
+                lines::hear_lines,
+                converse::clear_speech,
+            )
                 .chain()
                 .in_set(DecideSystems::Converse),
         ),

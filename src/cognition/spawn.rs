@@ -67,6 +67,7 @@ pub fn resident_bundle(
                     object: m.clone(),
                     description: m.clone(),
                     keywords: mentioned_names(m, &p.spec.name, names),
+                    gathering: super::invite::gathering_in(m, &p.spec.name, now, map),
                     ..default()
                 },
                 now,

@@ -11,12 +11,14 @@ use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
 use crate::cognition::pending::Pending;
 use crate::cognition::scratch::Scratch;
 use crate::memory::SpatialMemory;
+use crate::memory::news::{chain_line, trace};
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, egui};
+use std::collections::HashMap;
 
 /// The person shown in the inspector.
 #[derive(Resource, Default)]
@@ -152,7 +154,13 @@ fn short_time(t: crate::sim::time::GameTime) -> String {
 }
 
 /// Shows one memory's details; evidence links push onto the trail.
-fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail: &mut Vec<NodeId>) {
+fn node_details(
+    ui: &mut egui::Ui,
+    n: &MemoryNode,
+    stream: &MemoryStream,
+    town: &Town,
+    trail: &mut Vec<NodeId>,
+) {
     ui.label(format!(
         "{} · {} #{} · depth {}",
         n.id,
@@ -210,9 +218,47 @@ fn node_details(ui: &mut egui::Ui, n: &MemoryNode, stream: &MemoryStream, trail:
             }
         });
     }
+    if let Some(g) = &n.gathering {
+        ui.label(format!("gathering: {}", g.describe()));
+    }
+    if let Some(t) = &n.told {
+        // Where it came from, through every retelling, to its first holder.
+        let hops = trace(
+            &|who: &str| town.streams.get(who).copied(),
+            &town.holder,
+            n.id,
+        );
+        ui.label(format!(
+            "heard from {} in the conversation of {}",
+            t.speaker, t.conversation
+        ));
+        ui.label(egui::RichText::new(format!("provenance: {}", chain_line(&hops))).strong());
+        for h in hops.iter().skip(1) {
+            ui.label(
+                egui::RichText::new(format!(
+                    "  {} · {} {}: {}",
+                    h.holder,
+                    short_time(h.at),
+                    if h.node.0 == 0 {
+                        "(own words)".to_string()
+                    } else {
+                        h.node.to_string()
+                    },
+                    truncate(&h.description, 60)
+                ))
+                .small(),
+            );
+        }
+    }
     for (who, line) in &n.chat {
         ui.label(format!("{who}: {line}"));
     }
+}
+
+/// Everyone's memory by name (to trace what someone heard), and whose memory is shown.
+struct Town<'a> {
+    streams: HashMap<String, &'a MemoryStream>,
+    holder: String,
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -301,7 +347,16 @@ pub fn inspector_ui(
             match state.tab {
                 Tab::Day => day_tab(ui, plan),
                 Tab::Memory => match stream {
-                    Some(s) => memory_tab(ui, s, state, &clock),
+                    Some(s) => {
+                        let town = Town {
+                            streams: people
+                                .iter()
+                                .filter_map(|p| Some((p.0.name.clone(), p.5?)))
+                                .collect(),
+                            holder: id.name.clone(),
+                        };
+                        memory_tab(ui, s, &town, state, &clock)
+                    }
                     None => {
                         ui.label("The player's avatar keeps no memory stream.");
                     }
@@ -447,6 +502,7 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
 fn memory_tab(
     ui: &mut egui::Ui,
     stream: &MemoryStream,
+    town: &Town,
     state: &mut InspectorState,
     clock: &SimClock,
 ) {
@@ -477,7 +533,7 @@ fn memory_tab(
                 Some(n) => {
                     ui.label(format!("{} {}", kind_icon(n.kind), n.description));
                     let mut trail = std::mem::take(&mut state.trail);
-                    node_details(ui, n, stream, &mut trail);
+                    node_details(ui, n, stream, town, &mut trail);
                     state.trail = trail;
                 }
                 None => {
@@ -529,7 +585,7 @@ fn memory_tab(
                     .id_salt(("node", n.id.0))
                     .show(ui, |ui| {
                         ui.label(&n.description);
-                        node_details(ui, n, stream, &mut trail);
+                        node_details(ui, n, stream, town, &mut trail);
                     });
             }
             if shown.len() > state.limit {
@@ -580,6 +636,8 @@ mod tests {
             speaker: speaker.into(),
             listener: listener.into(),
             text: format!("{speaker} at {at}"),
+            topic: None,
+            fallback: None,
         }
     }
 
@@ -595,6 +653,7 @@ mod tests {
                 line(c2, 20, "Isabella", "Maria"), // c2 reused for Isabella and Maria
                 line(c1, 9000, "Isabella", "Klaus"), // c1 reused hours later
             ],
+            heard: 0,
         };
         let talks = talks_of("Isabella", &log);
         let summary: Vec<(&str, usize)> = talks.iter().map(|t| (t.with, t.lines.len())).collect();

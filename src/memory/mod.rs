@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod history;
+pub mod news;
 pub mod reflect;
 pub mod retrieve;
 pub mod spatial;

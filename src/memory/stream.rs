@@ -4,6 +4,7 @@
 //! are stable ("node_1", "node_2", … in the order added); nothing is ever removed, so an
 //! evidence link always resolves. Indexes by kind and keyword are derived and rebuilt on load.
 
+use super::news::{Gathering, Told};
 use crate::llm::Embedding;
 use crate::sim::time::GameTime;
 use bevy::prelude::Component;
@@ -126,6 +127,12 @@ pub struct MemoryNode {
     /// The last retrieval's scores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_score: Option<ScoreBreakdown>,
+    /// For something heard in a conversation: who said it, where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<Told>,
+    /// For a gathering known of (organised, invited to, committed to): what, where and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathering: Option<Gathering>,
 }
 
 impl MemoryNode {
@@ -175,6 +182,10 @@ pub struct NewNode {
     pub chat: Vec<(String, String)>,
     /// An embedding, if already known.
     pub embedding: Option<Embedding>,
+    /// Provenance of something heard.
+    pub told: Option<Told>,
+    /// A gathering the memory is about.
+    pub gathering: Option<Gathering>,
 }
 
 /// The vector scaled to unit length (retrieval compares unit vectors by dot product).
@@ -323,6 +334,8 @@ impl MemoryStream {
             chat: node.chat,
             depth,
             last_score: None,
+            told: node.told,
+            gathering: node.gathering,
         };
         self.index_node(&n);
         self.nodes.push(n);

@@ -303,6 +303,12 @@ pub fn whisper(world: &mut World, name: &str, text: &str) -> Result<String, Stri
     let names: Vec<String> = all.iter().map(|p| p.1.clone()).collect();
     let now = world.resource::<SimClock>().now;
     let description = format!("{name}'s inner voice says: \"{}\"", text.replace('"', "'"));
+    let gathering = crate::cognition::invite::gathering_in(
+        &text,
+        name,
+        now,
+        world.resource::<crate::sim::map::WorldMap>(),
+    );
     let Some(mut stream) = world.get_mut::<MemoryStream>(e) else {
         return Err(format!("{name} has no memory"));
     };
@@ -319,6 +325,7 @@ pub fn whisper(world: &mut World, name: &str, text: &str) -> Result<String, Stri
             .concat(),
             description: description.clone(),
             importance: Some(WHISPER_IMPORTANCE),
+            gathering,
             ..default()
         },
         now,

@@ -5,6 +5,7 @@ use super::{
     AgentSave, FORMAT, Meta, Mind, SaveContext, SaveData, SavedConversation, WorldSave, program,
 };
 use crate::agent::avatar::{Avatar, AvatarRoute};
+use crate::agent::commitments::Commitments;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};
 use crate::agent::{
@@ -116,6 +117,7 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
                 pending: ent.get::<Pending>().cloned().unwrap_or_default(),
                 memory_work: ent.get::<MemoryWork>().cloned().unwrap_or_default(),
                 replan: ent.get::<Replan>().cloned(),
+                commitments: ent.get::<Commitments>().cloned().unwrap_or_default(),
             });
         }
         agents.push(a);

@@ -5,6 +5,7 @@
 use super::disk;
 use super::movement::MovementLog;
 use crate::agent::avatar::AvatarRoute;
+use crate::agent::commitments::Commitments;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, LoggedLine, Speech, Talking};
 use crate::agent::{CurrentAction, DayPlan, Facing, GridPos, Outlook, WalkPath};
@@ -153,6 +154,13 @@ pub struct Mind {
     /// A re-plan under way after a whisper.
     #[serde(default)]
     pub replan: Option<Replan>,
+    /// Gatherings accepted.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub commitments: Commitments,
+}
+
+fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
 }
 
 /// A whole simulation in memory.

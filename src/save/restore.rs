@@ -22,7 +22,9 @@ impl Remap for Pending {
             match &mut j.job {
                 Job::React { target, .. } => m.map(target),
                 Job::ChatQuery { conversation }
-                | Job::Utterance { conversation }
+                | Job::Utterance { conversation, .. }
+                | Job::LineCheck { conversation, .. }
+                | Job::InviteAnswer { conversation, .. }
                 | Job::ChatMemory { conversation } => m.map(conversation),
                 _ => {}
             }
@@ -168,6 +170,7 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
             mind.spatial.clone(),
             memory,
             mind.memory_work.clone(),
+            mind.commitments.clone(),
         ));
         match &mind.replan {
             Some(r) => {
@@ -198,7 +201,9 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     for l in &mut log {
         l.conversation = map.get(l.conversation);
     }
-    world.insert_resource(ConversationLog { lines: log });
+    // Every line of a save was heard before it was written.
+    let heard = log.len();
+    world.insert_resource(ConversationLog { lines: log, heard });
     let mut chat = w.player_chat.clone();
     chat.remap(&map);
     world.insert_resource(chat);

@@ -16,6 +16,7 @@ mod plan_real;
 mod play;
 mod saves;
 mod sim_day;
+mod talk;
 mod window;
 
 use simulacra::SimPlugin;

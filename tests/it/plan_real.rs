@@ -1,15 +1,19 @@
 //! Planning, acting and talking with the real small model (SmolLM2-135M): the 3-person scenario
 //! runs two game hours from 07:00 headless and produces day plans, subtasks that add up, valid
-//! places and a conversation; the fail-safe answers are counted and reported; the run completes.
+//! places and a conversation; a fact seeded in Klaus reaches Maria in it, held with its
+//! provenance, and no line is only a name; the fail-safe answers are counted and reported; the
+//! run completes.
 
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
+use simulacra::cognition::guard::{Context, Flaw, flaw};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
-use simulacra::memory::stream::{MemoryStream, NodeKind};
+use simulacra::memory::news::trace;
+use simulacra::memory::stream::{MemoryStream, NewNode, NodeKind};
 use simulacra::sim::map::WorldMap;
 use simulacra::{headless_app, run_steps};
 
@@ -40,6 +44,29 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     )
     .expect("the scenario loads");
     let mut app = headless_app(sim);
+    // A fact only Klaus holds (a history statement: he is its first holder).
+    const FACT: &str = "Sam Moore is running for mayor of Smallville";
+    run_steps(&mut app, 1);
+    {
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &mut MemoryStream)>();
+        let (_, mut klaus) = q
+            .iter_mut(world)
+            .find(|(i, _)| i.name == "Klaus Mueller")
+            .unwrap();
+        klaus.add(
+            NodeKind::Thought,
+            NewNode {
+                subject: "Klaus Mueller".into(),
+                predicate: "knows".into(),
+                object: FACT.into(),
+                description: FACT.into(),
+                importance: Some(8),
+                ..Default::default()
+            },
+            simulacra::sim::time::GameTime::parse("2023-02-13 07:00").unwrap(),
+        );
+    }
     let map = app.world().resource::<WorldMap>().clone();
     let mut addresses = 0;
     for _ in 0..(2 * 360 / 30) {
@@ -112,13 +139,63 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     let log = app.world().resource::<ConversationLog>().clone();
     for l in &log.lines {
         println!(
-            "{} {} → {}: {}",
+            "{} {} → {}: {} [{:?}{}]",
             l.at.clock_12h(),
             l.speaker,
             l.listener,
-            l.text
+            l.text,
+            l.topic.as_ref().map(|t| t.kind),
+            l.fallback
+                .as_ref()
+                .map(|f| format!(", template for {f}"))
+                .unwrap_or_default()
         );
     }
+    let names = vec![
+        "Klaus Mueller".to_string(),
+        "Maria Lopez".to_string(),
+        "Isabella Rodriguez".to_string(),
+    ];
+    let ctx = Context {
+        names: &names,
+        ..Default::default()
+    };
+    for l in &log.lines {
+        assert_ne!(
+            flaw(&l.text, &ctx),
+            Some(Flaw::OnlyAName),
+            "a line that is only a name: {l:?}"
+        );
+        assert!(l.topic.is_some(), "every resident line has a topic: {l:?}");
+    }
+    print!(
+        "{}",
+        simulacra::cognition::talk_report::talk_report(app.world_mut()).text(3, 2.0)
+    );
+    // The fact reached Maria, traced back to Klaus.
+    let world = app.world_mut();
+    let streams: std::collections::HashMap<String, MemoryStream> = world
+        .query::<(&Identity, &MemoryStream)>()
+        .iter(world)
+        .map(|(i, s)| (i.name.clone(), s.clone()))
+        .collect();
+    let heard = streams["Maria Lopez"]
+        .nodes()
+        .iter()
+        .find(|n| n.told.as_ref().is_some_and(|t| t.fact == FACT))
+        .expect("Maria heard the fact Klaus held");
+    let hops = trace(&|n: &str| streams.get(n), "Maria Lopez", heard.id);
+    assert_eq!(
+        hops.iter().map(|h| h.holder.as_str()).collect::<Vec<_>>(),
+        ["Maria Lopez", "Klaus Mueller"]
+    );
+    assert_eq!(
+        streams["Klaus Mueller"]
+            .get(hops[1].node)
+            .unwrap()
+            .description,
+        FACT
+    );
     let world = app.world_mut();
     let convs = world.query::<&Conversation>().iter(world).count();
     let stats = app.world().resource::<Llm>().stats();

@@ -1,0 +1,250 @@
+//! Answers that hold up on a small model. A line, plan item, summary or interview answer that is
+//! empty, only a name or a pronoun, only a number, an echo of the prompt's own words, or a repeat
+//! of an earlier line is flawed ([`flaw`]); so is a line unrelated to its chosen topic (checked
+//! with the embedder, [`unrelated`]). A flawed answer is asked again once, and otherwise replaced
+//! by a plain template; every replacement is counted by cause ([`Fallbacks`]).
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Why an answer was not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Flaw {
+    /// Nothing, or only punctuation.
+    Empty,
+    /// Only a name or a pronoun ("Maria Lopez", "S/he").
+    OnlyAName,
+    /// Only a number.
+    OnlyANumber,
+    /// The prompt's own words given back.
+    Echo,
+    /// The same as an earlier line.
+    Repeat,
+    /// About something else than its chosen topic.
+    Unrelated,
+    /// The model gave no usable answer (timed out, failed, wrong shape).
+    Failed,
+}
+
+impl Flaw {
+    /// Every cause, in report order.
+    pub const ALL: [Flaw; 7] = [
+        Flaw::Empty,
+        Flaw::OnlyAName,
+        Flaw::OnlyANumber,
+        Flaw::Echo,
+        Flaw::Repeat,
+        Flaw::Unrelated,
+        Flaw::Failed,
+    ];
+
+    /// "only a name", as reports write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Flaw::Empty => "empty",
+            Flaw::OnlyAName => "only a name",
+            Flaw::OnlyANumber => "only a number",
+            Flaw::Echo => "echo of the prompt",
+            Flaw::Repeat => "repeat",
+            Flaw::Unrelated => "off topic",
+            Flaw::Failed => "no answer",
+        }
+    }
+}
+
+/// What an answer is checked against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// Names of people (any word of them alone is "only a name").
+    pub names: &'a [String],
+    /// The prompt template's own words ([`Template::own_words`](super::prompts::Template::own_words)).
+    pub own_words: &'a [String],
+    /// Earlier answers it must not repeat.
+    pub earlier: &'a [String],
+}
+
+/// Lower-case words of letters and digits.
+fn words(t: &str) -> Vec<String> {
+    t.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\'').to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+const PRONOUNS: [&str; 14] = [
+    "he", "she", "s", "they", "i", "you", "me", "him", "her", "it", "we", "them", "his", "hers",
+];
+
+/// What is wrong with an answer, or `None` when it may be used.
+pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
+    let w = words(text);
+    if w.is_empty() || text.trim().trim_matches(['.', '…']).is_empty() {
+        return Some(Flaw::Empty);
+    }
+    if !text.chars().any(char::is_alphabetic) {
+        return Some(Flaw::OnlyANumber);
+    }
+    let name_words: Vec<String> = ctx.names.iter().flat_map(|n| words(n)).collect();
+    if w.iter()
+        .all(|x| name_words.contains(x) || PRONOUNS.contains(&x.as_str()))
+    {
+        return Some(Flaw::OnlyAName);
+    }
+    // Four words in a row from the prompt's own words.
+    let own: Vec<String> = ctx
+        .own_words
+        .iter()
+        .map(|t| format!(" {} ", words(t).join(" ")))
+        .collect();
+    if w.len() >= 4
+        && w.windows(4).any(|win| {
+            let s = format!(" {} ", win.join(" "));
+            own.iter().any(|o| o.contains(&s))
+        })
+    {
+        return Some(Flaw::Echo);
+    }
+    let set: std::collections::HashSet<&String> = w.iter().collect();
+    for e in ctx.earlier {
+        let ew = words(e);
+        if ew == w {
+            return Some(Flaw::Repeat);
+        }
+        let es: std::collections::HashSet<&String> = ew.iter().collect();
+        let inter = set.intersection(&es).count() as f32;
+        let union = set.union(&es).count() as f32;
+        if w.len() >= 3 && union > 0.0 && inter / union >= 0.8 {
+            return Some(Flaw::Repeat);
+        }
+    }
+    None
+}
+
+/// Cosine of two vectors (0 when either is empty or their lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.is_empty() || a.len() != b.len() {
+        return 0.0;
+    }
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// Whether a line is unrelated to its topic: their embeddings' cosine below `min`. Two texts
+/// that share a word of four letters or more are related whatever the embedder says (a name,
+/// "mayor", "party").
+pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32) -> bool {
+    let tw: Vec<String> = words(topic).into_iter().filter(|w| w.len() >= 4).collect();
+    let shares = words(line).iter().any(|w| w.len() >= 4 && tw.contains(w));
+    !shares && cos < min
+}
+
+/// Answers replaced, by what they were for ("line", "plan item", "summary", "interview
+/// answer") and why. Counted over the run (not saved).
+#[derive(Resource, Debug, Default, Clone)]
+pub struct Fallbacks {
+    /// Counts.
+    pub counts: BTreeMap<(String, Flaw), u64>,
+}
+
+impl Fallbacks {
+    /// Counts one.
+    pub fn count(&mut self, what: &str, flaw: Flaw) {
+        *self.counts.entry((what.to_string(), flaw)).or_default() += 1;
+    }
+
+    /// How many for one purpose, in all.
+    pub fn of(&self, what: &str) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((w, _), _)| w == what)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// "line: 3 only a name, 1 echo of the prompt; summary: 2 empty".
+    pub fn line(&self) -> String {
+        let mut by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for ((w, f), n) in &self.counts {
+            by.entry(w).or_default().push(format!("{n} {}", f.label()));
+        }
+        if by.is_empty() {
+            return "none".into();
+        }
+        by.into_iter()
+            .map(|(w, v)| format!("{w}: {}", v.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weak_answers_are_caught_and_good_ones_pass() {
+        let names = vec!["Maria Lopez".to_string(), "Klaus Mueller".to_string()];
+        let own = vec![
+            "The conversation so far:".to_string(),
+            "(Break this into subtasks of 5 to 15 minutes each)".to_string(),
+        ];
+        let earlier = vec!["Did you hear? Sam Moore is running for mayor.".to_string()];
+        let ctx = Context {
+            names: &names,
+            own_words: &own,
+            earlier: &earlier,
+        };
+        for (text, want) in [
+            ("", Some(Flaw::Empty)),
+            ("...", Some(Flaw::Empty)),
+            ("Maria Lopez", Some(Flaw::OnlyAName)),
+            ("S/he", Some(Flaw::OnlyAName)),
+            ("Klaus.", Some(Flaw::OnlyAName)),
+            ("2", Some(Flaw::OnlyANumber)),
+            ("1, 2.", Some(Flaw::OnlyANumber)),
+            ("The conversation so far: Klaus said hi", Some(Flaw::Echo)),
+            (
+                "wakes up, eats lunch, 1 (Break this into subtasks of 5",
+                Some(Flaw::Echo),
+            ),
+            (
+                "Did you hear? Sam Moore is running for mayor!",
+                Some(Flaw::Repeat),
+            ),
+            (
+                "Did you hear? Sam Moore is running for mayor",
+                Some(Flaw::Repeat),
+            ),
+            ("Hi Maria, how is your physics paper going?", None),
+            (
+                "Sam Moore is running for mayor, I heard it this morning.",
+                None,
+            ),
+        ] {
+            assert_eq!(flaw(text, &ctx), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_line_sharing_a_word_with_its_topic_is_on_topic() {
+        let topic = "Sam Moore is running for mayor of Smallville";
+        assert!(!unrelated(
+            "Have you heard about the mayor race?",
+            topic,
+            0.0,
+            0.3
+        ));
+        assert!(unrelated("I like bananas.", topic, 0.1, 0.3));
+        assert!(!unrelated("I like bananas.", topic, 0.5, 0.3));
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+    }
+}

@@ -1,0 +1,398 @@
+//! Invitations and commitments. A resident invited in a conversation decides whether to accept
+//! (a shaped yes/no with a reason, from what it remembers of the one who asks and its plan for
+//! that time). An acceptance is remembered as a commitment, kept in [`Commitments`], and put into
+//! the plan for the gathering's day at its place and time ([`keep_commitments`] puts it into a
+//! plan made later, and marks it kept when the resident is there while it goes on); a refusal
+//! is remembered with its reason (a conflicting plan item, or not interested). Either way the
+//! resident's next line answers the invitation.
+
+use super::Cognition;
+use super::guard::{self, Fallbacks, Flaw};
+use super::pending::{Asker, Job, Pending};
+use super::plan::is_sleep;
+use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
+use crate::agent::conversation::{Conversation, Topic, TopicKind};
+use crate::agent::persona::ScenarioRes;
+use crate::agent::{DayPlan, GridPos, Identity, Resident};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::memory::news::{Gathering, minute_words};
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::clock::SimClock;
+use crate::sim::map::WorldMap;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// The places a gathering may be at: each sector by name, at its largest arena.
+pub fn gathering_places(map: &WorldMap) -> Vec<(String, String)> {
+    map.sectors
+        .iter()
+        .filter_map(|s| {
+            let a = s
+                .arenas
+                .iter()
+                .map(|a| &map.arenas[*a])
+                .max_by_key(|a| a.rect.w * a.rect.h)?;
+            Some((
+                s.name.clone(),
+                format!("{}:{}:{}", map.world, s.name, a.name),
+            ))
+        })
+        .collect()
+}
+
+/// The gathering a statement speaks of, if any (see [`parse_gathering`]).
+pub fn gathering_in(text: &str, holder: &str, now: GameTime, map: &WorldMap) -> Option<Gathering> {
+    crate::memory::news::parse_gathering(text, holder, now, &gathering_places(map))
+}
+
+/// The schema of an answer to an invitation (keys in order: the decision, then its reason).
+pub fn answer_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "accept": {"type": "boolean"},
+            "reason": {"type": "string", "maxLength": 80}
+        },
+        "required": ["accept", "reason"],
+        "additionalProperties": false
+    })
+}
+
+/// What an invitation's answer is asked with.
+pub struct InviteAsk<'a> {
+    /// The invitee's identity block.
+    pub identity: &'a str,
+    /// The invitee.
+    pub name: &'a str,
+    /// Who asks.
+    pub asker: &'a str,
+    /// The line that invited.
+    pub invitation: &'a str,
+    /// The gathering.
+    pub gathering: &'a Gathering,
+    /// The invitee's plan.
+    pub plan: Option<&'a DayPlan>,
+    /// The invitee's memory.
+    pub stream: &'a MemoryStream,
+}
+
+/// The plan items that overlap a gathering (sleep and the gathering itself left out), or `None`
+/// when the plan is not for its day.
+pub fn overlapping(plan: Option<&DayPlan>, g: &Gathering) -> Option<Vec<String>> {
+    let plan = plan.filter(|p| p.day == Some(g.day))?;
+    let item = g.plan_item();
+    let mut v: Vec<String> = Vec::new();
+    for b in &plan.blocks {
+        if b.start < g.end && b.end > g.start && !is_sleep(&b.description) && b.description != item
+        {
+            let d = b.description.clone();
+            if !v.contains(&d) {
+                v.push(d);
+            }
+        }
+    }
+    Some(v)
+}
+
+/// The request: accept or not, and why.
+pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
+    let plan = match overlapping(a.plan, a.gathering) {
+        None => format!("no plan made yet for {}", a.gathering.date_words()),
+        Some(v) if v.is_empty() => format!(
+            "nothing planned from {} to {}",
+            minute_words(a.gathering.start),
+            minute_words(a.gathering.end)
+        ),
+        Some(v) => v.join("; "),
+    };
+    let mut about: Vec<&str> = a
+        .stream
+        .ids_with_keyword(a.asker)
+        .iter()
+        .rev()
+        .filter_map(|i| a.stream.get(*i))
+        .filter(|n| !n.is_idle())
+        .map(|n| n.description.as_str())
+        .take(5)
+        .collect();
+    about.reverse();
+    let memories = if about.is_empty() {
+        format!(
+            "{} does not remember anything in particular about {}.",
+            a.name, a.asker
+        )
+    } else {
+        super::prompts::numbered(about)
+    };
+    let messages = ask.prompts.render(
+        "invite_answer",
+        &[
+            ("identity", a.identity),
+            ("name", a.name),
+            ("asker", a.asker),
+            (
+                "invitation",
+                &format!("\"{}\"", super::prompts::one_line(a.invitation)),
+            ),
+            ("plan", &plan),
+            ("memories", &memories),
+        ],
+    );
+    LlmRequest::chat(
+        "invite_answer",
+        messages,
+        OutputShape::Json(answer_schema()),
+    )
+    .sampling(Sampling::greedy(40))
+    .fallback(LlmValue::Json(json!({"accept": true, "reason": ""})))
+}
+
+/// Words that say a plan is in the way.
+const BUSY: [&str; 9] = [
+    "busy", "work", "plan", "already", "schedule", "shift", "class", "conflict", "have to",
+];
+
+/// The reason of a refusal as the report classes it: "a conflicting plan: <item>" when the plan
+/// for that time has an item and the reason speaks of it (or of being busy), else the reason
+/// given, else "not interested".
+pub fn refusal_reason(reason: Option<&str>, conflicts: &[String]) -> String {
+    let r = reason.unwrap_or("").to_lowercase();
+    let speaks_of = |item: &str| {
+        item.split_whitespace()
+            .filter(|w| w.len() >= 4)
+            .any(|w| r.contains(&w.to_lowercase()))
+    };
+    if let Some(item) = conflicts.iter().find(|i| speaks_of(i)).or_else(|| {
+        conflicts
+            .first()
+            .filter(|_| BUSY.iter().any(|b| r.contains(b)))
+    }) {
+        return format!("a conflicting plan: {item}");
+    }
+    match reason {
+        Some(r) if !r.trim().is_empty() => format!("not interested: {}", r.trim()),
+        _ => "not interested".into(),
+    }
+}
+
+/// Answers to invitations: remembered, put into the plan (accepted), and owed as the next line.
+#[expect(
+    clippy::type_complexity,
+    reason = "the invitee's plan, memory and commitments"
+)]
+pub fn apply_invite_answers(
+    clock: Res<SimClock>,
+    cog: Res<Cognition>,
+    prompts: Res<super::prompts::Prompts>,
+    scenario: Res<ScenarioRes>,
+    mut fallbacks: ResMut<Fallbacks>,
+    mut convs: Query<&mut Conversation>,
+    mut agents: Query<(
+        Entity,
+        &Identity,
+        Option<&mut DayPlan>,
+        &mut Commitments,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
+) {
+    let now = clock.now;
+    let names = scenario.0.names();
+    let own_words = prompts.get("invite_answer").own_words();
+    for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
+            matches!(j, Job::InviteAnswer { .. })
+        }) {
+            let Job::InviteAnswer {
+                conversation,
+                topic,
+                asker,
+            } = job
+            else {
+                continue;
+            };
+            let Some(g) = topic.gathering.clone() else {
+                continue;
+            };
+            let (accept, said) = match &reply.value {
+                LlmValue::Json(v) => (
+                    v.get("accept").and_then(Value::as_bool).unwrap_or(true),
+                    v.get("reason")
+                        .and_then(Value::as_str)
+                        .map(super::prompts::one_line)
+                        .unwrap_or_default(),
+                ),
+                _ => (true, String::new()),
+            };
+            let ctx = guard::Context {
+                names: &names,
+                own_words: &own_words,
+                earlier: &[],
+            };
+            let flaw = if reply.is_fallback() {
+                Some(Flaw::Failed)
+            } else {
+                guard::flaw(&said, &ctx)
+            };
+            if let Some(f) = flaw {
+                fallbacks.count("invitation reason", f);
+            }
+            let said = flaw.is_none().then_some(said);
+            let conflicts = overlapping(plan.as_deref(), &g).unwrap_or_default();
+            let reason = if accept {
+                said.clone().unwrap_or_else(|| "wants to go".into())
+            } else {
+                refusal_reason(said.as_deref(), &conflicts)
+            };
+            // The answer says the resident's own reason when it gave one.
+            let spoken = said.unwrap_or_else(|| {
+                reason
+                    .strip_prefix("a conflicting plan: ")
+                    .map(|i| format!("I'm {i} then"))
+                    .unwrap_or_else(|| "I'm not interested".into())
+            });
+            let (description, predicate) = if accept {
+                (
+                    format!("I will attend {}; {asker} invited me", g.describe()),
+                    "will attend",
+                )
+            } else {
+                (
+                    format!(
+                        "I declined {asker}'s invitation to {}: {reason}",
+                        g.describe()
+                    ),
+                    "declined",
+                )
+            };
+            stream.add(
+                NodeKind::Thought,
+                NewNode {
+                    subject: id.name.clone(),
+                    predicate: predicate.into(),
+                    object: g.what.clone(),
+                    keywords: vec![asker.clone(), g.place.clone(), "invitation".into()],
+                    description,
+                    gathering: Some(g.clone()),
+                    ..default()
+                },
+                now,
+            );
+            if accept && !commitments.has(&g) {
+                commitments.list.push(Commitment {
+                    gathering: g.clone(),
+                    asker: asker.clone(),
+                    accepted: now,
+                    kept: false,
+                });
+                if let Some(plan) = plan.as_mut() {
+                    schedule_gathering(plan, &g, now.minute_of_day());
+                }
+            }
+            if let Ok(mut conv) = convs.get_mut(conversation)
+                && conv.active()
+            {
+                let k = if conv.people[0] == agent { 0 } else { 1 };
+                conv.owed[k] = Some(Topic {
+                    kind: TopicKind::Answer,
+                    about: format!(
+                        "reply to {asker}'s invitation: {} ({spoken})",
+                        if accept { "yes" } else { "no" }
+                    ),
+                    source: None,
+                    fact: None,
+                    gathering: Some(g),
+                    answer: Some((accept, spoken)),
+                });
+            }
+        }
+    }
+}
+
+/// Who was at each gathering someone accepted, while it went on (by its description; counted
+/// over the run, not saved).
+#[derive(Resource, Debug, Default, Clone)]
+pub struct Attendance {
+    /// Gathering → (the gathering, residents seen at its place during it).
+    pub seen: std::collections::BTreeMap<String, (Gathering, std::collections::BTreeSet<String>)>,
+}
+
+/// Accepted gatherings go into the plan for their day (a plan made after the acceptance, or
+/// remade by a re-plan, gets them too); a resident at the gathering's place while it goes on
+/// has kept it; everyone at the place of a gathering someone accepted, while it goes on, is
+/// counted as there.
+pub fn keep_commitments(
+    clock: Res<SimClock>,
+    map: Res<WorldMap>,
+    mut attendance: ResMut<Attendance>,
+    mut people: Query<(&Identity, &GridPos, &mut DayPlan, &mut Commitments), With<Resident>>,
+) {
+    let now = clock.now;
+    let minute = now.minute_of_day();
+    let mut on_now: Vec<Gathering> = Vec::new();
+    for (_, pos, mut plan, mut commitments) in &mut people {
+        for i in 0..commitments.list.len() {
+            let g = &commitments.list[i].gathering;
+            if g.ends() <= now {
+                continue;
+            }
+            if plan.day == Some(g.day) && minute < g.end && !holds_gathering(&plan, g) {
+                let g = g.clone();
+                schedule_gathering(&mut plan, &g, minute);
+            }
+            let g = &commitments.list[i].gathering;
+            if now < g.starts() {
+                continue;
+            }
+            if !on_now.iter().any(|o| o.same(g)) {
+                on_now.push(g.clone());
+            }
+            let there = map.address(pos.tile).sector == Some(g.place.as_str());
+            if there && !commitments.list[i].kept {
+                commitments.list[i].kept = true;
+            }
+        }
+    }
+    for g in on_now {
+        let entry = attendance
+            .seen
+            .entry(g.describe())
+            .or_insert_with(|| (g.clone(), Default::default()));
+        for (id, pos, ..) in &people {
+            if map.address(pos.tile).sector == Some(g.place.as_str()) {
+                entry.1.insert(id.name.clone());
+            }
+        }
+    }
+}
+
+/// Every resident keeps its commitments; answers replaced are counted.
+pub(super) fn plugin(app: &mut App) {
+    app.register_required_components::<Resident, Commitments>()
+        .init_resource::<Fallbacks>()
+        .init_resource::<Attendance>();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_the_plan_item_in_the_way_or_says_not_interested() {
+        let items = vec!["serving customers at the counter".to_string()];
+        assert_eq!(
+            refusal_reason(Some("I have to serve customers"), &items),
+            "a conflicting plan: serving customers at the counter"
+        );
+        assert_eq!(
+            refusal_reason(Some("I'm busy then"), &items),
+            "a conflicting plan: serving customers at the counter"
+        );
+        assert_eq!(
+            refusal_reason(Some("parties are loud"), &items),
+            "not interested: parties are loud"
+        );
+        assert_eq!(refusal_reason(None, &[]), "not interested");
+    }
+}

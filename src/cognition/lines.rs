@@ -1,0 +1,466 @@
+//! Lines of a conversation as they arrive. The model's answer names a topic (one of those
+//! offered) and the words. Words that do not hold up (empty, only a name or a number, the
+//! prompt's own words, a repeat: [`guard::flaw`]) are asked for again once, about the chosen
+//! topic alone; a line about a fact or an invitation is then checked against its topic with the
+//! embedder ([`Job::LineCheck`]). What still does not hold up is said by the topic's template and
+//! counted. A line is said with its topic; then ([`hear_lines`]) a line that carries a fact
+//! leaves the listener a memory "<speaker> told me that <fact>" that records the conversation,
+//! the speaker and the speaker's own memory of it; an invitation also asks the listener whether
+//! it accepts ([`invite`](super::invite)).
+
+use super::converse::{LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript};
+use super::guard::{self, Fallbacks, Flaw};
+use super::pending::{Asker, Job, Pending};
+use super::prompts::{identity_block, numbered, one_line};
+use super::topics::{template_line, topic_text};
+use crate::agent::avatar::Avatar;
+use crate::agent::commitments::Commitments;
+use crate::agent::conversation::{
+    Conversation, ConversationLog, Line, PlayerChat, Topic, TopicKind, say_line,
+};
+use crate::agent::persona::ScenarioRes;
+use crate::agent::{DayPlan, GridPos, Identity, Outlook, Resident, mentioned_names};
+use crate::llm::runtime::Reply;
+use crate::llm::{LlmRequest, LlmValue};
+use crate::memory::news::Told;
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::sim::map::WorldMap;
+use bevy::prelude::*;
+use serde_json::Value;
+
+/// The answer's topic (by number among those offered), words and wish to end.
+fn parse_line(reply: &Reply, topics: &[Topic]) -> (Option<Topic>, String, bool) {
+    let LlmValue::Json(v) = &reply.value else {
+        return (topics.first().cloned(), String::new(), false);
+    };
+    let k = v.get("topic").and_then(Value::as_u64).unwrap_or(1) as usize;
+    let topic = topics
+        .get(k.clamp(1, topics.len().max(1)) - 1)
+        .or(topics.first())
+        .cloned();
+    let text: String = v
+        .get("utterance")
+        .and_then(Value::as_str)
+        .map(one_line)
+        .unwrap_or_default()
+        .chars()
+        .take(LINE_MAX_CHARS)
+        .collect();
+    let end = v
+        .get("end_conversation")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    (topic, text, end)
+}
+
+/// What to do with a line that arrived.
+enum Next {
+    /// Say it.
+    Say(Line, bool),
+    /// Ask again about this topic alone.
+    Retry(Topic),
+    /// Check it against its topic with the embedder (the words, the wish to end, whether it was
+    /// the second asking).
+    Check(Topic, String, bool, bool),
+}
+
+/// The line the template says for a topic, counted as a fallback for `flaw`.
+fn template(t: &Topic, conv: &Conversation, k: usize, flaw: Flaw) -> Line {
+    Line {
+        text: template_line(t, &conv.names[k], &conv.names[1 - k]),
+        topic: Some(t.clone()),
+        fallback: Some(flaw.label().to_string()),
+    }
+}
+
+/// Lines (and their checks) that arrived: each is said, asked again, or checked.
+#[expect(
+    clippy::type_complexity,
+    clippy::too_many_arguments,
+    reason = "a line reads the speaker, changes the conversation and reaches the listener"
+)]
+pub fn apply_lines(
+    mut ask: Asker,
+    mut commands: Commands,
+    map: Res<WorldMap>,
+    scenario: Res<ScenarioRes>,
+    chat: Res<PlayerChat>,
+    mut fallbacks: ResMut<Fallbacks>,
+    mut log: ResMut<ConversationLog>,
+    mut convs: Query<&mut Conversation>,
+    avatars: Query<(), With<Avatar>>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &GridPos,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
+) {
+    let real_time = ask.cfg.real_time();
+    let mut arrived: Vec<(Entity, Job, Reply)> = Vec::new();
+    for (agent, .., mut pending) in &mut agents {
+        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+            matches!(j, Job::Utterance { .. } | Job::LineCheck { .. })
+        }) {
+            arrived.push((agent, job, reply));
+        }
+    }
+    if arrived.is_empty() {
+        return;
+    }
+    let names = scenario.0.names();
+    let own_words = ask.prompts.get("converse").own_words();
+    let min_sim = ask.cfg.0.topic_min_similarity;
+    let now = ask.clock.now;
+    for (agent, job, reply) in arrived {
+        let (Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. }) = &job
+        else {
+            continue;
+        };
+        let ce = *conversation;
+        let Ok(mut conv) = convs.get_mut(ce) else {
+            continue;
+        };
+        if !conv.active() {
+            continue;
+        }
+        let k = if conv.people[0] == agent { 0 } else { 1 };
+        let next = match job {
+            Job::Utterance { topics, retry, .. } => {
+                let (topic, text, end) = parse_line(&reply, &topics);
+                let Some(topic) = topic else {
+                    // A line asked before topics (an older save): said as it came.
+                    let text = if text.trim().is_empty() {
+                        "...".into()
+                    } else {
+                        text
+                    };
+                    say(
+                        &mut commands,
+                        &mut log,
+                        now,
+                        &chat,
+                        ce,
+                        &mut conv,
+                        agent,
+                        Line::from(text),
+                        end,
+                    );
+                    continue;
+                };
+                let earlier: Vec<String> = conv.lines.iter().map(|(_, l)| l.clone()).collect();
+                let ctx = guard::Context {
+                    names: &names,
+                    own_words: &own_words,
+                    earlier: &earlier,
+                };
+                let flaw = if reply.is_fallback() {
+                    Some(Flaw::Failed)
+                } else {
+                    guard::flaw(&text, &ctx)
+                };
+                let source_embedded = topic.source.is_some_and(|s| {
+                    agents
+                        .get(agent)
+                        .ok()
+                        .and_then(|a| a.5.get(s).map(|n| n.embedding.is_some()))
+                        .unwrap_or(false)
+                });
+                match flaw {
+                    Some(_) if !retry => Next::Retry(topic),
+                    Some(f) => Next::Say(template(&topic, &conv, k, f), end),
+                    None if topic.kind.news() && source_embedded => {
+                        Next::Check(topic, text, end, retry)
+                    }
+                    None => match topic_text(&topic) {
+                        // Without a vector to compare, a line shares a word with its topic.
+                        Some(about) if guard::unrelated(&text, about, 0.0, 1.0) => {
+                            if retry {
+                                Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end)
+                            } else {
+                                Next::Retry(topic)
+                            }
+                        }
+                        _ => Next::Say(
+                            Line {
+                                text,
+                                topic: Some(topic),
+                                fallback: None,
+                            },
+                            end,
+                        ),
+                    },
+                }
+            }
+            Job::LineCheck {
+                topic,
+                text,
+                end,
+                retry,
+                ..
+            } => {
+                let line_vec = match &reply.value {
+                    LlmValue::Embedding(e) => e.vector.clone(),
+                    _ => Vec::new(),
+                };
+                let topic_vec = topic
+                    .source
+                    .and_then(|s| agents.get(agent).ok()?.5.get(s)?.embedding.clone())
+                    .map(|e| e.vector)
+                    .unwrap_or_default();
+                let about = topic_text(&topic).unwrap_or(&topic.about).to_string();
+                let cos = guard::cosine(&line_vec, &topic_vec);
+                // No vector (the embedder is down): the line is said unchecked.
+                let off = !line_vec.is_empty()
+                    && !topic_vec.is_empty()
+                    && guard::unrelated(&text, &about, cos, min_sim);
+                match (off, retry) {
+                    (false, _) => Next::Say(
+                        Line {
+                            text,
+                            topic: Some(topic),
+                            fallback: None,
+                        },
+                        end,
+                    ),
+                    (true, false) => Next::Retry(topic),
+                    (true, true) => Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end),
+                }
+            }
+            _ => continue,
+        };
+        match next {
+            Next::Say(line, end) => {
+                if let Some(f) = &line.fallback
+                    && let Some(flaw) = Flaw::ALL.iter().find(|x| x.label() == f)
+                {
+                    fallbacks.count("line", *flaw);
+                }
+                if line
+                    .topic
+                    .as_ref()
+                    .is_some_and(|t| t.kind == TopicKind::Answer)
+                {
+                    conv.owed[k] = None;
+                }
+                say(
+                    &mut commands,
+                    &mut log,
+                    now,
+                    &chat,
+                    ce,
+                    &mut conv,
+                    agent,
+                    line,
+                    end,
+                );
+            }
+            Next::Retry(topic) => {
+                let partner = conv.people[1 - k];
+                let with_player = avatars.get(partner).is_ok();
+                let Ok((_, resident, id, outlook, pos, .., mut pending)) = agents.get_mut(agent)
+                else {
+                    continue;
+                };
+                let memories = numbered(topic_text(&topic).into_iter());
+                let req = line_request(
+                    &ask,
+                    LineAsk {
+                        identity: &identity_block(resident, outlook, now),
+                        name: &id.name,
+                        partner: &conv.names[1 - k],
+                        place: &place_words(&map, pos),
+                        memories: &memories,
+                        conversation: &transcript(&conv.lines),
+                        topics: std::slice::from_ref(&topic),
+                        with_player,
+                        retry: true,
+                    },
+                );
+                ask.ask(
+                    agent,
+                    &mut pending,
+                    req,
+                    Job::Utterance {
+                        conversation: ce,
+                        topics: vec![topic],
+                        retry: true,
+                    },
+                    1,
+                );
+            }
+            Next::Check(topic, text, end, retry) => {
+                let Ok((.., mut pending)) = agents.get_mut(agent) else {
+                    continue;
+                };
+                ask.ask(
+                    agent,
+                    &mut pending,
+                    LlmRequest::embed("line_check", text.clone()),
+                    Job::LineCheck {
+                        conversation: ce,
+                        topic,
+                        text,
+                        end,
+                        retry,
+                    },
+                    1,
+                );
+            }
+        }
+    }
+}
+
+/// Says a line; a speaker who wishes to end the talk after the first exchange closes it (not
+/// with the player in the chat, and not on an invitation still to be answered).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "saying a line touches all of these"
+)]
+fn say(
+    commands: &mut Commands,
+    log: &mut ConversationLog,
+    now: crate::sim::time::GameTime,
+    chat: &PlayerChat,
+    ce: Entity,
+    conv: &mut Conversation,
+    speaker: Entity,
+    line: Line,
+    end: bool,
+) {
+    let invites = line
+        .topic
+        .as_ref()
+        .is_some_and(|t| t.kind == TopicKind::Invitation);
+    say_line(commands, log, now, ce, conv, speaker, line);
+    if end && conv.lines.len() >= 2 && chat.conversation != Some(ce) && !invites {
+        conv.closing = true;
+    }
+}
+
+/// Lines said since the last look: a line that carries a fact leaves the listener (a resident)
+/// a memory of it with where it came from; an invitation also asks the listener whether it
+/// accepts. A line of the player's that states something (four words or more, not a question)
+/// is a fact the player is the first holder of.
+#[expect(clippy::type_complexity, reason = "the listener's memory and requests")]
+pub fn hear_lines(
+    mut ask: Asker,
+    mut log: ResMut<ConversationLog>,
+    convs: Query<&Conversation>,
+    avatars: Query<(), With<Avatar>>,
+    mut agents: Query<(
+        &Resident,
+        &Outlook,
+        Option<&DayPlan>,
+        Option<&Commitments>,
+        &mut MemoryStream,
+        &mut Pending,
+    )>,
+) {
+    if log.heard >= log.lines.len() {
+        log.heard = log.lines.len();
+        return;
+    }
+    let new: Vec<crate::agent::conversation::LoggedLine> = log.lines[log.heard..].to_vec();
+    log.heard = log.lines.len();
+    if !ask.cfg.0.ablation.memory() {
+        return;
+    }
+    let now = ask.clock.now;
+    for l in new {
+        let Ok(conv) = convs.get(l.conversation) else {
+            continue;
+        };
+        let Some(k) = conv.names.iter().position(|n| *n == l.speaker) else {
+            continue;
+        };
+        let topic = match &l.topic {
+            Some(t) => t.clone(),
+            None if avatars.get(conv.people[k]).is_ok() && states(&l.text) => Topic {
+                fact: Some(l.text.clone()),
+                ..Topic::new(TopicKind::Fact, l.text.clone())
+            },
+            None => continue,
+        };
+        let (Some(fact), true) = (&topic.fact, topic.kind.news()) else {
+            continue;
+        };
+        let (speaker, listener) = (&conv.names[k], &conv.names[1 - k]);
+        let Ok((resident, outlook, plan, commitments, mut stream, mut pending)) =
+            agents.get_mut(conv.people[1 - k])
+        else {
+            continue; // the player hears for themselves
+        };
+        let description = match (&topic.gathering, topic.kind) {
+            (Some(g), TopicKind::Invitation) => format!("{speaker} invited me to {}", g.describe()),
+            _ => format!("{speaker} told me that {fact}"),
+        };
+        let names: Vec<String> = conv.names.to_vec();
+        stream.add(
+            NodeKind::Thought,
+            NewNode {
+                subject: listener.clone(),
+                predicate: if topic.kind == TopicKind::Invitation {
+                    "was invited by".into()
+                } else {
+                    "was told by".into()
+                },
+                object: speaker.clone(),
+                keywords: mentioned_names(fact, listener, &names)
+                    .into_iter()
+                    .chain([speaker.clone()])
+                    .collect(),
+                description,
+                told: Some(Told {
+                    speaker: speaker.clone(),
+                    source: topic.source,
+                    conversation: conv.label(),
+                    fact: fact.clone(),
+                }),
+                gathering: topic.gathering.clone(),
+                ..default()
+            },
+            now,
+        );
+        let Some(g) = &topic.gathering else { continue };
+        if topic.kind != TopicKind::Invitation
+            || g.organiser == *listener
+            || commitments.is_some_and(|c| c.has(g))
+            || !conv.active()
+        {
+            continue;
+        }
+        let req = super::invite::answer_request(
+            &ask,
+            super::invite::InviteAsk {
+                identity: &identity_block(resident, outlook, now),
+                name: listener,
+                asker: speaker,
+                invitation: &l.text,
+                gathering: g,
+                plan,
+                stream: &stream,
+            },
+        );
+        let slack = ask.cfg.0.decision_slack_steps.max(1);
+        ask.ask(
+            conv.people[1 - k],
+            &mut pending,
+            req,
+            Job::InviteAnswer {
+                conversation: l.conversation,
+                topic: topic.clone(),
+                asker: speaker.clone(),
+            },
+            slack,
+        );
+    }
+}
+
+/// Whether a line of the player's states something (four words or more, not a question).
+pub fn states(text: &str) -> bool {
+    text.split_whitespace().count() >= 4 && !text.trim_end().ends_with('?')
+}

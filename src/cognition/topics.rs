@@ -1,0 +1,369 @@
+//! What a turn can be about, and the plain words that say it. Before each line the speaker is
+//! offered a short list of topics ([`candidates`]) drawn from what it just retrieved and from its
+//! current concerns: an invitation to a gathering it organises or goes to, facts it holds that
+//! this partner has not heard from it (told, whispered, known from the start; the newest first,
+//! none about the partner themselves), a reply to what
+//! was just said, its own plan, a question for the partner, small talk. The model picks one by
+//! number (the shape allows only a listed number) and writes the line; a line that does not hold
+//! up is said by [`template_line`] instead, so the topic, and any fact it carries, still passes.
+
+use crate::agent::conversation::{Topic, TopicKind};
+use crate::memory::news::{Gathering, fact_of, first_hand};
+use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
+use crate::sim::time::GameTime;
+use std::collections::HashSet;
+
+/// What the topics of a turn are drawn from.
+pub struct TopicInput<'a> {
+    /// The speaker.
+    pub speaker: &'a str,
+    /// The partner.
+    pub partner: &'a str,
+    /// Now.
+    pub now: GameTime,
+    /// Memories: those just retrieved, then the speaker's current concerns, best first.
+    pub memories: Vec<&'a MemoryNode>,
+    /// Facts (and gatherings, as [`Gathering::describe`] writes them) the speaker already told
+    /// this partner, or heard from them.
+    pub known_to_partner: &'a HashSet<String>,
+    /// The topics of this conversation so far.
+    pub said_here: &'a [Topic],
+    /// The partner's last line, if any.
+    pub last_line: Option<&'a str>,
+    /// The speaker's next plan item ("serving customers at the counter until 8 PM").
+    pub plan_next: Option<String>,
+}
+
+/// At most this many facts are offered in one turn.
+pub const MAX_FACTS: usize = 2;
+
+/// The first word of a name.
+fn first_name(n: &str) -> &str {
+    n.split_whitespace().next().unwrap_or(n)
+}
+
+/// The fact an invitation leaves with the listener.
+pub fn gathering_fact(g: &Gathering) -> String {
+    if g.organiser.is_empty() {
+        format!("there is {}", g.describe())
+    } else {
+        format!("{} is holding {}", g.organiser, g.describe())
+    }
+}
+
+/// Whether a speaker may invite others to a gathering it knows of through this memory: it
+/// organises it, accepted it (a commitment), or holds it first-hand (whispered, known).
+fn may_invite(n: &MemoryNode, speaker: &str) -> bool {
+    let Some(g) = &n.gathering else { return false };
+    g.organiser == speaker || n.predicate == "will attend" || first_hand(n)
+}
+
+/// The topics a turn may take, best first. An owed answer (to an invitation) is the only one.
+pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
+    if let Some(t) = owed {
+        return vec![t.clone()];
+    }
+    let said_facts: HashSet<&str> = input
+        .said_here
+        .iter()
+        .filter_map(|t| t.fact.as_deref())
+        .collect();
+    let mut out: Vec<Topic> = Vec::new();
+    // An invitation: one gathering still ahead that the partner has not been invited to.
+    if let Some((n, g)) = input.memories.iter().find_map(|n| {
+        let g = n.gathering.as_ref()?;
+        (may_invite(n, input.speaker)
+            && g.ends() > input.now
+            && g.organiser != input.partner
+            && !input.known_to_partner.contains(&g.describe())
+            && !said_facts.contains(gathering_fact(g).as_str()))
+        .then_some((n, g))
+    }) {
+        out.push(Topic {
+            kind: TopicKind::Invitation,
+            about: format!("invite {} to {}", input.partner, g.describe()),
+            source: Some(n.id),
+            fact: Some(gathering_fact(g)),
+            gathering: Some(g.clone()),
+            answer: None,
+        });
+    }
+    // Facts the partner has not heard from the speaker.
+    // Fresh news first ("Did you hear?"): newest first, retrieval order among equals.
+    let mut newest: Vec<&&MemoryNode> = input.memories.iter().collect();
+    newest.sort_by_key(|n| std::cmp::Reverse(n.created));
+    let mut facts: Vec<String> = Vec::new();
+    for n in newest {
+        if facts.len() >= MAX_FACTS {
+            break;
+        }
+        // A gathering is told in its own words, whoever held it first.
+        let Some(f) = fact_of(n).map(|f| n.gathering.as_ref().map(gathering_fact).unwrap_or(f))
+        else {
+            continue;
+        };
+        let heard_from_partner = n.told.as_ref().is_some_and(|t| t.speaker == input.partner);
+        // Nobody is told news about themselves.
+        let about_partner = f.starts_with(first_name(input.partner));
+        if heard_from_partner
+            || about_partner
+            || facts.contains(&f)
+            || said_facts.contains(f.as_str())
+            || input.known_to_partner.contains(&f)
+            || out.iter().any(|t| t.fact.as_deref() == Some(f.as_str()))
+        {
+            continue;
+        }
+        facts.push(f.clone());
+        out.push(Topic {
+            kind: TopicKind::Fact,
+            about: format!("tell {}: {f}", input.partner),
+            source: Some(n.id),
+            fact: Some(f),
+            gathering: None,
+            answer: None,
+        });
+    }
+    if let Some(l) = input.last_line {
+        out.push(Topic::new(
+            TopicKind::Reply,
+            format!("reply to what {} just said: \"{l}\"", input.partner),
+        ));
+    }
+    let said_kind = |k: TopicKind| input.said_here.iter().any(|t| t.kind == k);
+    if let Some(p) = &input.plan_next
+        && !said_kind(TopicKind::Plan)
+    {
+        out.push(Topic::new(
+            TopicKind::Plan,
+            format!("{}'s plan: {p}", input.speaker),
+        ));
+    }
+    out.push(Topic::new(
+        TopicKind::Question,
+        format!("ask {} how their day is going", input.partner),
+    ));
+    out.push(Topic::new(
+        TopicKind::SmallTalk,
+        format!("small talk with {}", input.partner),
+    ));
+    out
+}
+
+/// A resident's current concerns: the news it holds and the gatherings it knows of that are
+/// still ahead, most important first, then newest (at most four).
+pub fn concerns(stream: &MemoryStream, now: GameTime) -> Vec<NodeId> {
+    let mut v: Vec<&MemoryNode> = stream
+        .ids_of(NodeKind::Thought)
+        .iter()
+        .filter_map(|i| stream.get(*i))
+        .filter(|n| n.alive(now))
+        .filter(|n| match &n.gathering {
+            Some(g) => g.ends() > now,
+            None => fact_of(n).is_some(),
+        })
+        .collect();
+    v.sort_by_key(|n| {
+        (
+            std::cmp::Reverse(n.importance),
+            std::cmp::Reverse(n.created),
+        )
+    });
+    v.into_iter().take(4).map(|n| n.id).collect()
+}
+
+/// A sentence ends with a full stop (or its own mark).
+fn sentence(s: &str) -> String {
+    let s = s.trim();
+    if s.ends_with(['.', '!', '?']) {
+        s.to_string()
+    } else {
+        format!("{s}.")
+    }
+}
+
+/// The plain words for a topic, said when the model's own line does not hold up.
+pub fn template_line(t: &Topic, speaker: &str, partner: &str) -> String {
+    let partner = first_name(partner);
+    match t.kind {
+        TopicKind::Fact => format!(
+            "Did you hear? {}",
+            sentence(t.fact.as_deref().unwrap_or(&t.about))
+        ),
+        TopicKind::Invitation => match &t.gathering {
+            Some(g) if g.organiser == speaker => format!(
+                "I'm holding {}. Would you like to come, {partner}?",
+                g.describe()
+            ),
+            Some(g) if !g.organiser.is_empty() => format!(
+                "{} is holding {}. Would you like to come, {partner}?",
+                g.organiser,
+                g.describe()
+            ),
+            Some(g) => format!(
+                "There is {}. Would you like to come, {partner}?",
+                g.describe()
+            ),
+            None => sentence(&t.about),
+        },
+        TopicKind::Answer => match (&t.answer, &t.gathering) {
+            (Some((true, _)), Some(g)) => format!(
+                "I'd love to come to {} {}!",
+                crate::memory::news::strip_article(&g.what),
+                g.when_words()
+            ),
+            (Some((false, why)), _) if !why.is_empty() => {
+                format!("Sorry, I can't come: {}", sentence(why))
+            }
+            _ => "Sorry, I can't come.".into(),
+        },
+        TopicKind::Plan => format!(
+            "Today I'm {}",
+            sentence(t.about.split_once(": ").map(|(_, p)| p).unwrap_or(&t.about))
+        ),
+        TopicKind::Question => format!("How is your day going, {partner}?"),
+        TopicKind::Reply => format!("I see what you mean, {partner}."),
+        TopicKind::SmallTalk => format!("Nice to see you, {partner}. How have you been?"),
+    }
+}
+
+/// What a line is checked against for being on topic: the fact, else what the topic is about.
+/// `None` for topics any line fits (a reply, a question, small talk).
+pub fn topic_text(t: &Topic) -> Option<&str> {
+    match t.kind {
+        TopicKind::Fact | TopicKind::Invitation => t.fact.as_deref().or(Some(&t.about)),
+        TopicKind::Answer | TopicKind::Plan => Some(&t.about),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::news::Told;
+    use crate::memory::stream::NewNode;
+
+    fn now() -> GameTime {
+        GameTime::parse("2023-02-13 09:00").unwrap()
+    }
+
+    #[test]
+    fn topics_offer_news_the_partner_has_not_heard_then_the_rest() {
+        let mut s = MemoryStream::default();
+        let knows = |d: &str| NewNode {
+            predicate: "knows".into(),
+            description: d.into(),
+            ..Default::default()
+        };
+        let mayor = s.add(
+            NodeKind::Thought,
+            knows("Sam Moore is running for mayor"),
+            now(),
+        );
+        let party = s.add(
+            NodeKind::Thought,
+            NewNode {
+                gathering: Some(Gathering {
+                    what: "a party".into(),
+                    place: "Hobbs Cafe".into(),
+                    address: "the Ville:Hobbs Cafe:cafe".into(),
+                    day: now().day() + 1,
+                    start: 1020,
+                    end: 1140,
+                    organiser: "Isabella Rodriguez".into(),
+                }),
+                ..knows("Isabella is throwing a party at Hobbs Cafe tomorrow from 5pm to 7pm")
+            },
+            now(),
+        );
+        let heard = s.add(
+            NodeKind::Thought,
+            NewNode {
+                told: Some(Told {
+                    speaker: "Maria Lopez".into(),
+                    source: None,
+                    conversation: "c".into(),
+                    fact: "Maria likes physics".into(),
+                }),
+                ..knows("Maria Lopez told me that Maria likes physics")
+            },
+            now(),
+        );
+        s.add(
+            NodeKind::Event,
+            NewNode {
+                description: "the bed is idle".into(),
+                ..Default::default()
+            },
+            now(),
+        );
+        let nodes: Vec<&MemoryNode> = s.nodes().iter().collect();
+        let known = HashSet::new();
+        let input = TopicInput {
+            speaker: "Isabella Rodriguez",
+            partner: "Maria Lopez",
+            now: now(),
+            memories: nodes.clone(),
+            known_to_partner: &known,
+            said_here: &[],
+            last_line: Some("Hi!"),
+            plan_next: Some("serving customers until 8 PM".into()),
+        };
+        let c = candidates(&input, None);
+        let kinds: Vec<TopicKind> = c.iter().map(|t| t.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                TopicKind::Invitation,
+                TopicKind::Fact,
+                TopicKind::Reply,
+                TopicKind::Plan,
+                TopicKind::Question,
+                TopicKind::SmallTalk
+            ],
+            "{c:#?}"
+        );
+        assert_eq!(c[0].source, Some(party));
+        assert_eq!(
+            c[1].source,
+            Some(mayor),
+            "what Maria told is not told back to her"
+        );
+        assert_ne!(c[1].source, Some(heard));
+        assert_eq!(
+            template_line(&c[0], "Isabella Rodriguez", "Maria Lopez"),
+            "I'm holding a party at Hobbs Cafe on February 14 from 5 PM to 7 PM. Would you like to come, Maria?"
+        );
+        assert_eq!(
+            template_line(&c[1], "Isabella Rodriguez", "Maria Lopez"),
+            "Did you hear? Sam Moore is running for mayor."
+        );
+        // Once told (here or before), a fact and an invitation are not offered again.
+        let said = vec![c[0].clone(), c[1].clone()];
+        let again = candidates(
+            &TopicInput {
+                said_here: &said,
+                ..input
+            },
+            None,
+        );
+        assert!(again.iter().all(|t| !t.kind.news()), "{again:#?}");
+        let mut known = HashSet::new();
+        known.insert("Sam Moore is running for mayor".to_string());
+        let input = TopicInput {
+            speaker: "Isabella Rodriguez",
+            partner: "Maria Lopez",
+            now: now(),
+            memories: nodes,
+            known_to_partner: &known,
+            said_here: &[],
+            last_line: None,
+            plan_next: None,
+        };
+        let c = candidates(&input, None);
+        assert!(c.iter().all(|t| t.kind != TopicKind::Fact));
+        // An answer owed is the only topic.
+        let owed = Topic::new(TopicKind::Answer, "answer");
+        assert_eq!(candidates(&input, Some(&owed)), vec![owed]);
+    }
+}

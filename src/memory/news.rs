@@ -1,0 +1,599 @@
+//! What residents tell each other, as data and pure functions: where something heard came from
+//! ([`Told`]: the speaker, the speaker's own memory of it, the conversation), the gatherings
+//! residents organise and invite each other to ([`Gathering`]), which memories are news worth
+//! passing on ([`fact_of`]), the chain of retellings back to the first holder ([`trace`]), and
+//! reading a gathering out of plain words ([`parse_gathering`]: "a Valentine's Day party at Hobbs
+//! Cafe on February 14th from 5pm to 7pm"), so that a whispered or remembered plan becomes an
+//! invitation without asking a model.
+
+use super::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
+use crate::sim::time::{GameTime, civil_from_days, days_from_civil};
+use serde::{Deserialize, Serialize};
+
+/// Where something heard in a conversation came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Told {
+    /// Who said it.
+    pub speaker: String,
+    /// The speaker's own memory it came from (`None`: the speaker's own plan or words).
+    pub source: Option<NodeId>,
+    /// The conversation ("Klaus Mueller and Maria Lopez, 2023-02-13 07:09").
+    pub conversation: String,
+    /// The fact itself, as the first holder had it (retellings keep it word for word).
+    pub fact: String,
+}
+
+/// A gathering: what, where, when, and who organises it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gathering {
+    /// What it is ("a Valentine's Day party").
+    pub what: String,
+    /// The place's name ("Hobbs Cafe").
+    pub place: String,
+    /// Where to go (`world:sector:arena`).
+    pub address: String,
+    /// The day (days since 1970).
+    pub day: i64,
+    /// Start minute.
+    pub start: u32,
+    /// End minute (exclusive).
+    pub end: u32,
+    /// Who organises it (empty when not known).
+    pub organiser: String,
+}
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// "5 PM", "5:30 PM".
+pub fn minute_words(m: u32) -> String {
+    let (h, mm) = (m / 60 % 24, m % 60);
+    let (h12, ampm) = match h {
+        0 => (12, "AM"),
+        1..=11 => (h, "AM"),
+        12 => (12, "PM"),
+        _ => (h - 12, "PM"),
+    };
+    if mm == 0 {
+        format!("{h12} {ampm}")
+    } else {
+        format!("{h12}:{mm:02} {ampm}")
+    }
+}
+
+impl Gathering {
+    /// "February 14".
+    pub fn date_words(&self) -> String {
+        let (_, m, d) = civil_from_days(self.day);
+        let month = MONTHS[(m as usize).saturating_sub(1) % 12];
+        format!("{}{} {d}", month[..1].to_uppercase(), &month[1..])
+    }
+
+    /// "on February 14 from 5 PM to 7 PM".
+    pub fn when_words(&self) -> String {
+        format!(
+            "on {} from {} to {}",
+            self.date_words(),
+            minute_words(self.start),
+            minute_words(self.end)
+        )
+    }
+
+    /// "a Valentine's Day party at Hobbs Cafe on February 14 from 5 PM to 7 PM".
+    pub fn describe(&self) -> String {
+        format!("{} at {} {}", self.what, self.place, self.when_words())
+    }
+
+    /// When it starts.
+    pub fn starts(&self) -> GameTime {
+        GameTime(self.day * 86_400 + self.start as i64 * 60)
+    }
+
+    /// When it ends.
+    pub fn ends(&self) -> GameTime {
+        GameTime(self.day * 86_400 + self.end as i64 * 60)
+    }
+
+    /// Whether two descriptions are the same gathering (what, where and when).
+    pub fn same(&self, o: &Gathering) -> bool {
+        self.what.eq_ignore_ascii_case(&o.what)
+            && self.address == o.address
+            && self.day == o.day
+            && self.start == o.start
+    }
+
+    /// The plan item for it.
+    pub fn plan_item(&self) -> String {
+        format!("attending {} at {}", strip_article(&self.what), self.place)
+    }
+}
+
+/// "a party" → "party".
+pub fn strip_article(s: &str) -> &str {
+    for a in ["a ", "an ", "the ", "A ", "An ", "The "] {
+        if let Some(r) = s.strip_prefix(a) {
+            return r;
+        }
+    }
+    s
+}
+
+/// The fact a memory carries that its holder may pass on, or `None` for memories that are not
+/// news (perceptions, plans, reflections, conversations). News is what the resident was told
+/// (the fact as first held), what its inner voice said (a whisper) and what it knew from the
+/// start (its history).
+pub fn fact_of(n: &MemoryNode) -> Option<String> {
+    if n.kind != NodeKind::Thought {
+        return None;
+    }
+    if let Some(t) = &n.told {
+        return Some(t.fact.clone());
+    }
+    match (n.predicate.as_str(), n.object.as_str()) {
+        ("thinks", "inner voice") => {
+            // "Klaus Mueller's inner voice says: "…"" → the words.
+            let said = n.description.split_once(": \"").map(|(_, q)| q)?;
+            Some(said.trim_end_matches('"').trim().to_string()).filter(|s| !s.is_empty())
+        }
+        ("knows", _) => Some(n.description.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a memory is its holder's own (a whisper or history: the first holder of its fact).
+pub fn first_hand(n: &MemoryNode) -> bool {
+    n.told.is_none() && fact_of(n).is_some()
+}
+
+/// One step of a chain of retellings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hop {
+    /// Who held it.
+    pub holder: String,
+    /// Their memory of it.
+    pub node: NodeId,
+    /// The memory's words.
+    pub description: String,
+    /// When they came to hold it.
+    pub at: GameTime,
+    /// The conversation they heard it in (`None` for the first holder).
+    pub conversation: Option<String>,
+}
+
+/// Where a memory came from: the holder's node, then the speaker's node it was told from, and so
+/// on back to the first holder (the last hop; a whisper or history statement, or a speaker's own
+/// words). `streams` gives each resident's memory by name. A speaker no longer known, or a
+/// source node missing, ends the chain there; a loop (never made, but a save may be edited) is
+/// cut.
+pub fn trace<'a>(
+    streams: &dyn Fn(&str) -> Option<&'a MemoryStream>,
+    holder: &str,
+    node: NodeId,
+) -> Vec<Hop> {
+    let mut out: Vec<Hop> = Vec::new();
+    let (mut who, mut id) = (holder.to_string(), Some(node));
+    while let Some(nid) = id {
+        if out.iter().any(|h| h.holder == who && h.node == nid) || out.len() > 64 {
+            break;
+        }
+        let Some(n) = streams(&who).and_then(|s| s.get(nid)) else {
+            break;
+        };
+        out.push(Hop {
+            holder: who.clone(),
+            node: nid,
+            description: n.description.clone(),
+            at: n.created,
+            conversation: n.told.as_ref().map(|t| t.conversation.clone()),
+        });
+        match &n.told {
+            Some(t) => {
+                if t.source.is_none() {
+                    // The speaker's own words: the speaker is the first holder.
+                    out.push(Hop {
+                        holder: t.speaker.clone(),
+                        node: NodeId(0),
+                        description: t.fact.clone(),
+                        at: n.created,
+                        conversation: None,
+                    });
+                }
+                who = t.speaker.clone();
+                id = t.source;
+            }
+            None => id = None,
+        }
+    }
+    out
+}
+
+/// The chain as one line: "Maria Lopez ← Klaus Mueller ← (first) Klaus Mueller's whisper".
+pub fn chain_line(hops: &[Hop]) -> String {
+    hops.iter()
+        .map(|h| match &h.conversation {
+            Some(_) => h.holder.clone(),
+            None => format!("{} (first holder)", h.holder),
+        })
+        .collect::<Vec<_>>()
+        .join(" ← ")
+}
+
+/// Words that make a phrase a gathering.
+const GATHERING_WORDS: [&str; 24] = [
+    "party",
+    "meeting",
+    "gathering",
+    "celebration",
+    "dinner",
+    "lunch",
+    "breakfast",
+    "concert",
+    "reading",
+    "club",
+    "rally",
+    "session",
+    "group",
+    "festival",
+    "fair",
+    "picnic",
+    "debate",
+    "show",
+    "event",
+    "night",
+    "game",
+    "class",
+    "talk",
+    "get-together",
+];
+
+/// Verbs that make the holder the organiser ("Isabella is throwing a party …").
+const ORGANISING: [&str; 10] = [
+    "throwing",
+    "hosting",
+    "organising",
+    "organizing",
+    "planning",
+    "holding",
+    "having",
+    "giving",
+    "running",
+    "arranging",
+];
+
+/// A clock time in words ("5pm", "5:30 pm", "17:00", "5"), with the words it took; `pm_hint`
+/// applies to a bare hour ("from 5 to 7pm").
+fn clock_at(words: &[&str], pm_hint: Option<bool>) -> Option<(u32, usize)> {
+    let w = words.first()?.trim_end_matches([',', '.', ';']);
+    let (num, mut suffix) = match w.find(|c: char| !c.is_ascii_digit() && c != ':') {
+        Some(i) => (&w[..i], w[i..].to_string()),
+        None => (w, String::new()),
+    };
+    if num.is_empty() {
+        return None;
+    }
+    let mut used = 1;
+    if suffix.is_empty()
+        && let Some(next) = words.get(1)
+    {
+        let n = next.trim_end_matches([',', '.', ';']).to_lowercase();
+        if ["am", "pm", "a.m", "p.m", "a.m.", "p.m."].contains(&n.as_str()) {
+            suffix = n;
+            used = 2;
+        }
+    }
+    let (h, m) = match num.split_once(':') {
+        Some((h, m)) => (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?),
+        None => (num.parse::<u32>().ok()?, 0),
+    };
+    if h > 23 || m > 59 {
+        return None;
+    }
+    let s = suffix.to_lowercase();
+    let pm = if s.starts_with('p') {
+        Some(true)
+    } else if s.starts_with('a') {
+        Some(false)
+    } else if !s.is_empty() {
+        return None;
+    } else if num.contains(':') || h > 12 {
+        Some(h >= 12)
+    } else {
+        pm_hint
+    };
+    let h24 = match pm {
+        Some(true) if h < 12 => h + 12,
+        Some(false) if h == 12 => 0,
+        None if h < 7 => h + 12, // "at 5" of a gathering: the afternoon
+        _ => h,
+    };
+    Some((h24 * 60 + m, used))
+}
+
+/// The time range in words: "from 5pm to 7pm", "5-7pm", "at 5pm" (two hours), or `None`.
+fn time_range(words: &[&str]) -> Option<(u32, u32)> {
+    for (i, w) in words.iter().enumerate() {
+        let lw = w.to_lowercase();
+        if lw == "from" || lw == "between" {
+            let rest = &words[i + 1..];
+            // Look ahead for the end first, so "from 5 to 7pm" takes the pm.
+            let sep = rest.iter().position(|w| {
+                ["to", "until", "till", "and", "-"].contains(&w.to_lowercase().as_str())
+            })?;
+            let end_hint = clock_at(&rest[sep + 1..], None).map(|(m, _)| m >= 720);
+            let (start, _) = clock_at(rest, end_hint)?;
+            let (end, _) = clock_at(&rest[sep + 1..], Some(start >= 720))?;
+            let end = if end <= start { end + 720 } else { end };
+            if end > start && end <= 1440 {
+                return Some((start, end));
+            }
+        }
+        if let Some((a, b)) = lw.split_once('-')
+            && a.chars().next().is_some_and(|c| c.is_ascii_digit())
+        {
+            let tail: Vec<&str> = std::iter::once(b)
+                .chain(words[i + 1..].iter().copied())
+                .collect();
+            let (end, _) = clock_at(&tail, None)?;
+            let (start, _) = clock_at(&[a], Some(end >= 720))?;
+            if end > start {
+                return Some((start, end));
+            }
+        }
+    }
+    for (i, w) in words.iter().enumerate() {
+        if w.eq_ignore_ascii_case("at")
+            && let Some((start, _)) = clock_at(&words[i + 1..], None)
+        {
+            return Some((start, (start + 120).min(1440)));
+        }
+    }
+    None
+}
+
+/// The day in words ("February 14th", "14 February", "Feb 14", "today", "tomorrow"); `None`
+/// when none is given.
+fn day_in(words: &[&str], today: GameTime) -> Option<i64> {
+    let (year, _, _) = today.ymd();
+    let num = |w: &str| {
+        let d: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
+        d.parse::<u32>().ok().filter(|d| (1..=31).contains(d))
+    };
+    for (i, w) in words.iter().enumerate() {
+        let lw = w.to_lowercase();
+        let lw = lw.trim_end_matches([',', '.', ';']);
+        if lw == "today" || lw == "tonight" {
+            return Some(today.day());
+        }
+        if lw == "tomorrow" {
+            return Some(today.day() + 1);
+        }
+        if lw.len() < 3 {
+            continue;
+        }
+        if let Some(m) = MONTHS
+            .iter()
+            .position(|m| m.starts_with(lw) || lw.starts_with(m))
+        {
+            let d = words
+                .get(i + 1)
+                .and_then(|w| num(w))
+                .or_else(|| i.checked_sub(1).and_then(|j| num(words[j])));
+            if let Some(d) = d {
+                return Some(days_from_civil(year, m as u32 + 1, d));
+            }
+        }
+    }
+    None
+}
+
+/// Reads a gathering out of words: an event noun phrase "at <place>" and a time ("from 5pm to
+/// 7pm", "at 5pm"), on a day (a date, "today", "tomorrow"; none: today). `places` are (name,
+/// address) of the places a gathering may be at, matched case-insensitively, the longest name
+/// first. The holder organises it when the words say so ("Isabella is throwing a party …").
+pub fn parse_gathering(
+    text: &str,
+    holder: &str,
+    today: GameTime,
+    places: &[(String, String)],
+) -> Option<Gathering> {
+    let lower = text.to_lowercase();
+    let mut by_len: Vec<&(String, String)> = places.iter().collect();
+    by_len.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
+    let (at, place, address) = by_len.iter().find_map(|(name, address)| {
+        let pat = format!(" at {}", name.to_lowercase());
+        let pat_the = format!(" at the {}", name.to_lowercase());
+        lower
+            .find(&pat)
+            .or_else(|| lower.find(&pat_the))
+            .map(|i| (i, name.clone(), address.clone()))
+    })?;
+    // The noun phrase before " at <place>": from the last article.
+    let before: Vec<&str> = text[..at].split_whitespace().collect();
+    let art = before
+        .iter()
+        .rposition(|w| ["a", "an", "the"].contains(&w.to_lowercase().as_str()))?;
+    if before.len() - art > 7 {
+        return None;
+    }
+    let what = before[art..].join(" ");
+    let what_l = what.to_lowercase();
+    if !GATHERING_WORDS.iter().any(|g| {
+        what_l
+            .split(|c: char| !c.is_alphanumeric() && c != '-')
+            .any(|w| w == *g || w == format!("{g}s"))
+    }) {
+        return None;
+    }
+    let organises = art > 0 && ORGANISING.contains(&before[art - 1].to_lowercase().as_str());
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (start, end) = time_range(&words)?;
+    let day = day_in(&words, today).unwrap_or(today.day());
+    Some(Gathering {
+        what: {
+            let mut w = what;
+            if let Some(r) = w.strip_prefix("The ").or_else(|| w.strip_prefix("A ")) {
+                w = format!("{}{r}", if w.starts_with('T') { "the " } else { "a " });
+            }
+            w
+        },
+        place,
+        address,
+        day,
+        start,
+        end,
+        organiser: if organises {
+            holder.to_string()
+        } else {
+            String::new()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::stream::NewNode;
+
+    fn places() -> Vec<(String, String)> {
+        vec![
+            ("Hobbs Cafe".into(), "the Ville:Hobbs Cafe:cafe".into()),
+            ("Johnson Park".into(), "the Ville:Johnson Park:park".into()),
+            (
+                "The Rose and Crown Pub".into(),
+                "the Ville:The Rose and Crown Pub:pub".into(),
+            ),
+        ]
+    }
+
+    fn today() -> GameTime {
+        GameTime::parse("2023-02-13 07:00").unwrap()
+    }
+
+    #[test]
+    fn a_party_in_words_becomes_a_gathering() {
+        let g = parse_gathering(
+            "Isabella is throwing a Valentine's Day party at Hobbs Cafe on February 14th from 5pm to 7pm and wants to invite everyone she meets",
+            "Isabella Rodriguez",
+            today(),
+            &places(),
+        )
+        .expect("a gathering");
+        assert_eq!(g.what, "a Valentine's Day party");
+        assert_eq!(g.address, "the Ville:Hobbs Cafe:cafe");
+        assert_eq!((g.start, g.end), (17 * 60, 19 * 60));
+        assert_eq!(g.date_words(), "February 14");
+        assert_eq!(g.organiser, "Isabella Rodriguez");
+        assert_eq!(
+            g.describe(),
+            "a Valentine's Day party at Hobbs Cafe on February 14 from 5 PM to 7 PM"
+        );
+        for (text, start, end, day) in [
+            (
+                "There is a book club meeting at Johnson Park tomorrow from 5 to 7pm",
+                1020,
+                1140,
+                1,
+            ),
+            ("a study group at Hobbs Cafe today at 3:30 pm", 930, 1050, 0),
+            (
+                "a rally at the Rose and Crown Pub on Feb 15 between 18:00 and 20:00",
+                1080,
+                1200,
+                2,
+            ),
+            ("a campaign event at Hobbs Cafe 10-11am", 600, 660, 0),
+        ] {
+            let g = parse_gathering(text, "Sam Moore", today(), &places())
+                .unwrap_or_else(|| panic!("{text}: a gathering"));
+            assert_eq!(
+                (g.start, g.end, g.day - today().day()),
+                (start, end, day),
+                "{text}"
+            );
+            assert_eq!(g.organiser, "", "{text}: not said to organise it");
+        }
+    }
+
+    #[test]
+    fn everyday_words_are_not_gatherings() {
+        for text in [
+            "Isabella Rodriguez owns Hobbs Cafe and opens it every day from 8am to 8pm",
+            "Klaus often works in the college library and eats at Hobbs Cafe",
+            "Maria studies at Hobbs Cafe from 9am to 11am",
+            "Sam Moore is running for mayor of Smallville in the local election",
+            "a party at the town hall from 5pm to 7pm",
+            "a party at Hobbs Cafe",
+        ] {
+            assert_eq!(
+                parse_gathering(text, "X", today(), &places()),
+                None,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fact_is_traced_through_every_retelling_to_its_first_holder() {
+        let t = today();
+        let mut a = MemoryStream::default();
+        let whisper = a.add(
+            NodeKind::Thought,
+            NewNode {
+                subject: "A".into(),
+                predicate: "thinks".into(),
+                object: "inner voice".into(),
+                description: "A's inner voice says: \"Sam Moore is running for mayor\"".into(),
+                ..Default::default()
+            },
+            t,
+        );
+        let fact = fact_of(a.get(whisper).unwrap()).unwrap();
+        assert_eq!(fact, "Sam Moore is running for mayor");
+        let told = |speaker: &str, source, conv: &str| NewNode {
+            description: format!("{speaker} told me that {fact}"),
+            predicate: "was told".into(),
+            told: Some(Told {
+                speaker: speaker.into(),
+                source: Some(source),
+                conversation: conv.into(),
+                fact: fact.clone(),
+            }),
+            ..Default::default()
+        };
+        let mut b = MemoryStream::default();
+        b.add(NodeKind::Event, NewNode::default(), t);
+        let in_b = b.add(NodeKind::Thought, told("A", whisper, "A and B"), t);
+        let mut c = MemoryStream::default();
+        let in_c = c.add(NodeKind::Thought, told("B", in_b, "B and C"), t);
+        assert_eq!(
+            fact_of(c.get(in_c).unwrap()).as_deref(),
+            Some(fact.as_str())
+        );
+        let streams = |n: &str| match n {
+            "A" => Some(&a),
+            "B" => Some(&b),
+            "C" => Some(&c),
+            _ => None,
+        };
+        let hops = trace(&streams, "C", in_c);
+        let holders: Vec<&str> = hops.iter().map(|h| h.holder.as_str()).collect();
+        assert_eq!(holders, ["C", "B", "A"]);
+        assert_eq!(hops[2].node, whisper);
+        assert_eq!(hops[1].conversation.as_deref(), Some("A and B"));
+        assert_eq!(chain_line(&hops), "C ← B ← A (first holder)");
+        assert!(first_hand(a.get(whisper).unwrap()));
+        assert!(!first_hand(c.get(in_c).unwrap()));
+    }
+}

@@ -1,0 +1,332 @@
+//! Conversations that carry news, with the scripted backend: a fact told by A to B and by B to C
+//! is held by C with the chain C ← B ← A; an accepted invitation puts the gathering into the
+//! invitee's plan at its place and time and the invitee is there; a refused one keeps its
+//! reason; a line that is only a name is replaced by its topic's template and counted.
+
+use bevy::ecs::system::RunSystemOnce;
+use bevy::prelude::*;
+use simulacra::SimPlugin;
+use simulacra::agent::commitments::Commitments;
+use simulacra::agent::conversation::{
+    Conversation, ConversationLog, Party, Talking, TopicKind, start_conversation,
+};
+use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, WalkPath};
+use simulacra::cognition::guard::{Fallbacks, Flaw};
+use simulacra::config::GameConfig;
+use simulacra::headless::run_console_line;
+use simulacra::llm::config::{LlmConfig, ScriptRule};
+use simulacra::memory::news::{first_hand, trace};
+use simulacra::memory::stream::MemoryStream;
+use simulacra::sim::clock::SimClock;
+use simulacra::sim::map::WorldMap;
+use simulacra::sim::objects_state::ObjectStates;
+use simulacra::sim::time::GameTime;
+use simulacra::{headless_app, run_steps};
+use std::collections::HashMap;
+
+fn rule(purpose: &str, reply: &str) -> ScriptRule {
+    ScriptRule {
+        purpose: Some(purpose.into()),
+        contains: None,
+        reply: reply.into(),
+    }
+}
+
+/// The three-resident town on the daily routine, the scripted backend answering with `rules`,
+/// from `start`.
+fn town(rules: Vec<ScriptRule>, start: &str) -> App {
+    let mut config = GameConfig {
+        llm: LlmConfig::scripted(rules),
+        ..Default::default()
+    };
+    config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+    let mut sim = SimPlugin::load("the_ville_n3", None, config).expect("bundled scenario loads");
+    sim.scenario.start = GameTime::parse(start).unwrap();
+    headless_app(sim)
+}
+
+fn entity_of(app: &mut App, name: &str) -> Entity {
+    let w = app.world_mut();
+    let mut q = w.query::<(Entity, &Identity)>();
+    q.iter(w)
+        .find(|(_, i)| i.name == name)
+        .map(|(e, _)| e)
+        .unwrap_or_else(|| panic!("{name} is in town"))
+}
+
+/// Starts a conversation between two residents (the first speaks first), wherever they are,
+/// after any they are in has ended. (Whether two residents stop to talk is the reaction step's
+/// business, tested elsewhere.)
+fn talk(app: &mut App, a: &str, b: &str) -> Entity {
+    let (ea, eb) = (entity_of(app, a), entity_of(app, b));
+    for _ in 0..200 {
+        if app.world().get::<Talking>(ea).is_none() && app.world().get::<Talking>(eb).is_none() {
+            break;
+        }
+        run_steps(app, 5);
+    }
+    // Side by side, so the talk starts at once.
+    let target = app.world().get::<GridPos>(ea).unwrap().tile;
+    let map = app.world().resource::<WorldMap>().clone();
+    let spot = target
+        .neighbours()
+        .into_iter()
+        .find(|t| map.walkable(*t))
+        .expect("a free tile beside");
+    let mut pos = app.world_mut().get_mut::<GridPos>(eb).unwrap();
+    pos.prev = spot;
+    pos.tile = spot;
+    app.world_mut()
+        .run_system_once(
+            move |mut commands: Commands,
+                  map: Res<WorldMap>,
+                  clock: Res<SimClock>,
+                  mut objects: ResMut<ObjectStates>,
+                  mut q: Query<(&Identity, &mut CurrentAction, &mut WalkPath, &GridPos)>| {
+                let [mut x, mut y] = q.get_many_mut([ea, eb]).unwrap();
+                let (nx, px) = (x.0.name.clone(), *x.3);
+                let (ny, py) = (y.0.name.clone(), *y.3);
+                start_conversation(
+                    &mut commands,
+                    &map,
+                    &clock,
+                    &mut objects,
+                    Party { entity: ea, name: nx, action: &mut x.1, walk: &mut x.2, pos: px, walks: true },
+                    Party { entity: eb, name: ny, action: &mut y.1, walk: &mut y.2, pos: py, walks: true },
+                    12,
+                )
+            },
+        )
+        .unwrap()
+}
+
+/// Runs until a conversation has ended (at most `steps`).
+fn until_over(app: &mut App, conv: Entity, steps: u32) {
+    for _ in 0..steps / 5 {
+        run_steps(app, 5);
+        if app
+            .world()
+            .get::<Conversation>(conv)
+            .is_some_and(|c| c.ended.is_some())
+        {
+            run_steps(app, 5);
+            return;
+        }
+    }
+    panic!(
+        "the conversation did not end in {steps} steps: {:#?}",
+        app.world().get::<Conversation>(conv)
+    );
+}
+
+fn streams(app: &mut App) -> HashMap<String, MemoryStream> {
+    let w = app.world_mut();
+    let mut q = w.query::<(&Identity, &MemoryStream)>();
+    q.iter(w)
+        .map(|(i, s)| (i.name.clone(), s.clone()))
+        .collect()
+}
+
+#[test]
+fn a_fact_told_from_a_to_b_to_c_is_held_by_c_with_its_chain_to_the_first_holder() {
+    let mut app = town(Vec::new(), "2023-02-13 10:00");
+    run_steps(&mut app, 2);
+    run_console_line(
+        &mut app,
+        "whisper Klaus Sam Moore is running for mayor of Smallville",
+    );
+    let c1 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c1, 600);
+    let c2 = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
+    until_over(&mut app, c2, 600);
+    let all = streams(&mut app);
+    let look = |n: &str| all.get(n);
+    // Maria heard the whisper from Klaus, with where it came from.
+    let maria = &all["Maria Lopez"];
+    let mayor = maria
+        .nodes()
+        .iter()
+        .find(|n| {
+            n.told
+                .as_ref()
+                .is_some_and(|t| t.fact.contains("running for mayor"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "Maria heard the news: {:#?}",
+                app.world().resource::<ConversationLog>().lines
+            )
+        });
+    assert_eq!(
+        mayor.description,
+        "Klaus Mueller told me that Sam Moore is running for mayor of Smallville"
+    );
+    let hops = trace(&look, "Maria Lopez", mayor.id);
+    assert_eq!(
+        hops.iter().map(|h| h.holder.as_str()).collect::<Vec<_>>(),
+        ["Maria Lopez", "Klaus Mueller"]
+    );
+    let whisper = all["Klaus Mueller"].get(hops[1].node).unwrap();
+    assert!(
+        first_hand(whisper) && whisper.description.contains("inner voice"),
+        "{whisper:?}"
+    );
+    assert!(
+        hops[0]
+            .conversation
+            .as_deref()
+            .unwrap()
+            .starts_with("Klaus Mueller and Maria Lopez")
+    );
+    // Isabella holds something Maria had from Klaus: Isabella ← Maria ← Klaus.
+    let isabella = &all["Isabella Rodriguez"];
+    let chains: Vec<Vec<String>> = isabella
+        .nodes()
+        .iter()
+        .filter(|n| n.told.is_some())
+        .map(|n| {
+            trace(&look, "Isabella Rodriguez", n.id)
+                .into_iter()
+                .map(|h| h.holder)
+                .collect()
+        })
+        .collect();
+    assert!(
+        chains
+            .iter()
+            .any(|c| c == &["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"]),
+        "a fact came to Isabella from Klaus through Maria: {chains:?}"
+    );
+    // Every resident line of both conversations has a topic, recorded in the log.
+    let log = app.world().resource::<ConversationLog>();
+    assert!(
+        log.lines.iter().all(|l| l.topic.is_some()),
+        "every line has a topic"
+    );
+    assert!(
+        log.lines
+            .iter()
+            .any(|l| l.topic.as_ref().unwrap().kind == TopicKind::Fact)
+    );
+}
+
+/// The invitation answer the scripted backend gives, and Maria after Isabella invites her at
+/// 16:00 on the party's day.
+fn invited(answer: &str) -> (App, Entity) {
+    let mut app = town(vec![rule("invite_answer", answer)], "2023-02-14 15:50");
+    run_steps(&mut app, 30); // memories embedded, plans made
+    let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+    until_over(&mut app, c, 900);
+    let log = app.world().resource::<ConversationLog>();
+    assert!(
+        log.lines.iter().any(|l| l.speaker == "Isabella Rodriguez"
+            && l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == TopicKind::Invitation)
+            && l.text.contains("Hobbs Cafe")),
+        "Isabella invites Maria: {:#?}",
+        log.lines
+    );
+    let maria = entity_of(&mut app, "Maria Lopez");
+    (app, maria)
+}
+
+#[test]
+fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
+    let (mut app, maria) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
+    let c = app.world().get::<Commitments>(maria).unwrap().clone();
+    assert_eq!(c.list.len(), 1, "{c:?}");
+    let g = &c.list[0].gathering;
+    assert_eq!(
+        (g.start, g.end, g.place.as_str()),
+        (17 * 60, 19 * 60, "Hobbs Cafe")
+    );
+    let plan = app.world().get::<DayPlan>(maria).unwrap();
+    let b = &plan.blocks[plan.at(17 * 60 + 30).unwrap()];
+    assert_eq!(
+        b.description,
+        "attending Valentine's Day party at Hobbs Cafe"
+    );
+    assert!(b.address.starts_with("the Ville:Hobbs Cafe"), "{b:?}");
+    let stream = app.world().get::<MemoryStream>(maria).unwrap();
+    assert!(
+        stream.nodes().iter().any(|n| n.predicate == "will attend"
+            && n.description.contains("Isabella Rodriguez invited me"))
+    );
+    // Maria's answer is her next line.
+    let log = app.world().resource::<ConversationLog>();
+    assert!(log.lines.iter().any(|l| l.speaker == "Maria Lopez"
+        && l.topic.as_ref().is_some_and(
+            |t| t.kind == TopicKind::Answer && t.answer.as_ref().is_some_and(|a| a.0)
+        )));
+    // At the party, she is there.
+    let map = app.world().resource::<WorldMap>().clone();
+    let mut seen = false;
+    while app.world().resource::<SimClock>().now.minute_of_day() < 18 * 60 + 30 {
+        run_steps(&mut app, 30);
+        let t = app.world().get::<GridPos>(maria).unwrap().tile;
+        seen |= map.address(t).sector == Some("Hobbs Cafe");
+    }
+    assert!(seen, "Maria is at Hobbs Cafe during the party");
+    assert!(
+        app.world().get::<Commitments>(maria).unwrap().list[0].kept,
+        "and it counts as kept"
+    );
+}
+
+#[test]
+fn a_refused_invitation_keeps_its_reason_and_leaves_the_plan_alone() {
+    let (app, maria) = invited(r#"{"accept": false, "reason": "parties are too loud for me"}"#);
+    assert!(
+        app.world()
+            .get::<Commitments>(maria)
+            .unwrap()
+            .list
+            .is_empty()
+    );
+    let plan = app.world().get::<DayPlan>(maria).unwrap();
+    assert!(plan.blocks.iter().all(|b| !b.description.contains("party")));
+    let stream = app.world().get::<MemoryStream>(maria).unwrap();
+    let d = stream
+        .nodes()
+        .iter()
+        .find(|n| n.predicate == "declined")
+        .expect("the refusal is remembered");
+    assert!(
+        d.description
+            .ends_with("not interested: parties are too loud for me"),
+        "{}",
+        d.description
+    );
+    let log = app.world().resource::<ConversationLog>();
+    assert!(log.lines.iter().any(|l| {
+        l.speaker == "Maria Lopez"
+            && l.text.contains("parties are too loud")
+            && l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == TopicKind::Answer)
+    }));
+}
+
+#[test]
+fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
+    let mut app = town(
+        vec![rule(
+            "converse",
+            r#"{"end_conversation": false, "topic": 1, "utterance": "Maria Lopez"}"#,
+        )],
+        "2023-02-13 10:00",
+    );
+    run_steps(&mut app, 2);
+    let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c, 600);
+    let log = app.world().resource::<ConversationLog>();
+    assert!(!log.lines.is_empty());
+    for l in &log.lines {
+        assert_ne!(l.text, "Maria Lopez", "a name alone is never said");
+        assert_eq!(l.fallback.as_deref(), Some("only a name"), "{l:?}");
+        assert!(l.topic.is_some());
+    }
+    let n = app.world().resource::<Fallbacks>().counts[&("line".to_string(), Flaw::OnlyAName)];
+    assert_eq!(n as usize, log.lines.len(), "each replacement counted");
+}

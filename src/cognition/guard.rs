@@ -122,6 +122,35 @@ pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
     None
 }
 
+/// A model's line without what small models put before the words: list numbers and brackets
+/// ("1 } (1) "), a speaker's name and colon ("Klaus Mueller: "), and quotes around it all.
+pub fn clean_line(text: &str, names: &[String]) -> String {
+    let mut t = text.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches(|c: char| c.is_whitespace() || "(){}[]*#\"'".contains(c));
+        // A list number: digits then a bracket or a full stop ("1 }", "2.", "3)").
+        let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            let rest = t[digits..].trim_start();
+            if let Some(r) = rest.strip_prefix(['}', ')', ']', '.', ':']) {
+                t = r;
+            }
+        }
+        for n in names {
+            for prefix in [n.as_str(), n.split_whitespace().next().unwrap_or(n)] {
+                if let Some(r) = t.strip_prefix(prefix).and_then(|r| r.strip_prefix(':')) {
+                    t = r;
+                }
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    t.trim_end_matches(['"', '\'', ' ']).to_string()
+}
+
 /// Cosine of two vectors (0 when either is empty or their lengths differ).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     if a.is_empty() || a.len() != b.len() {
@@ -231,6 +260,18 @@ mod tests {
         ] {
             assert_eq!(flaw(text, &ctx), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn junk_before_a_line_is_taken_off() {
+        let names = vec!["Klaus Mueller".to_string()];
+        assert_eq!(
+            clean_line("1 } (1) Klaus Mueller: Maria lives in the dorm.", &names),
+            "Maria lives in the dorm."
+        );
+        assert_eq!(clean_line("\"Klaus: Hi there!\"", &names), "Hi there!");
+        assert_eq!(clean_line("3 people came", &names), "3 people came");
+        assert_eq!(clean_line("Klaus Mueller is here", &names), "Klaus Mueller is here");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use bevy::prelude::*;
 use serde_json::Value;
 
 /// The answer's topic (by number among those offered), words and wish to end.
-fn parse_line(reply: &Reply, topics: &[Topic]) -> (Option<Topic>, String, bool) {
+fn parse_line(reply: &Reply, topics: &[Topic], names: &[String]) -> (Option<Topic>, String, bool) {
     let LlmValue::Json(v) = &reply.value else {
         return (topics.first().cloned(), String::new(), false);
     };
@@ -41,7 +41,7 @@ fn parse_line(reply: &Reply, topics: &[Topic]) -> (Option<Topic>, String, bool) 
     let text: String = v
         .get("utterance")
         .and_then(Value::as_str)
-        .map(one_line)
+        .map(|t| guard::clean_line(&one_line(t), names))
         .unwrap_or_default()
         .chars()
         .take(LINE_MAX_CHARS)
@@ -130,7 +130,7 @@ pub fn apply_lines(
         let k = if conv.people[0] == agent { 0 } else { 1 };
         let next = match job {
             Job::Utterance { topics, retry, .. } => {
-                let (topic, text, end) = parse_line(&reply, &topics);
+                let (topic, text, end) = parse_line(&reply, &topics, &names);
                 let Some(topic) = topic else {
                     // A line asked before topics (an older save): said as it came.
                     let text = if text.trim().is_empty() {

@@ -271,7 +271,10 @@ mod tests {
         );
         assert_eq!(clean_line("\"Klaus: Hi there!\"", &names), "Hi there!");
         assert_eq!(clean_line("3 people came", &names), "3 people came");
-        assert_eq!(clean_line("Klaus Mueller is here", &names), "Klaus Mueller is here");
+        assert_eq!(
+            clean_line("Klaus Mueller is here", &names),
+            "Klaus Mueller is here"
+        );
     }
 
     #[test]

@@ -166,6 +166,10 @@ pub enum Job {
     InterviewAnswer {
         /// The question.
         question: String,
+        /// The memory that bears most on it (said in the answer's place if the answer does not
+        /// hold up).
+        #[serde(default)]
+        best: String,
     },
 }
 

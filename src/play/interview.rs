@@ -189,6 +189,7 @@ pub fn advance_interviews(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     prompts: Res<Prompts>,
+    mut fallbacks: ResMut<crate::cognition::guard::Fallbacks>,
     mut residents: Query<(&Resident, &Outlook, &Identity, &MemoryStream, &mut Pending)>,
 ) {
     let Some(iv) = interviews.open.as_mut() else {
@@ -262,21 +263,50 @@ pub fn advance_interviews(
                     req,
                     Job::InterviewAnswer {
                         question: question.clone(),
+                        best: found
+                            .first()
+                            .and_then(|f| stream.get(f.id))
+                            .map(|n| n.description.clone())
+                            .unwrap_or_default(),
                     },
                     NEVER_DUE,
                 );
                 iv.question = Some((question, Asking::Answering(h)));
             }
-            Job::InterviewAnswer { .. } => {
+            Job::InterviewAnswer { best, .. } => {
                 let answer = match &reply.value {
-                    LlmValue::Json(v) => v
-                        .get("answer")
-                        .and_then(Value::as_str)
-                        .map(one_line)
-                        .filter(|a| !a.trim().is_empty()),
+                    LlmValue::Json(v) if !reply.is_fallback() => {
+                        v.get("answer").and_then(Value::as_str).map(one_line)
+                    }
                     _ => None,
                 }
-                .unwrap_or_else(|| "...".into());
+                .unwrap_or_default();
+                // An answer that does not hold up (empty, a name, the prompt's words, the same
+                // as an earlier answer) gives way to the memory that bears most on the question.
+                let names = vec![id.name.clone(), iv.persona.clone()];
+                let own_words = prompts.get("interview").own_words();
+                let earlier: Vec<String> = iv.lines.iter().map(|(_, a)| a.clone()).collect();
+                let ctx = crate::cognition::guard::Context {
+                    names: &names,
+                    own_words: &own_words,
+                    earlier: &earlier,
+                };
+                let flaw = if reply.is_fallback() {
+                    Some(crate::cognition::guard::Flaw::Failed)
+                } else {
+                    crate::cognition::guard::flaw(&answer, &ctx)
+                };
+                let answer = match flaw {
+                    None => answer,
+                    Some(f) => {
+                        fallbacks.count("interview answer", f);
+                        if best.is_empty() {
+                            "I'm not sure what to say about that.".into()
+                        } else {
+                            format!("What I can tell you is this: {best}")
+                        }
+                    }
+                };
                 log.out(format!("{}: {answer}", iv.name));
                 iv.lines.push((question, answer));
                 iv.question = None;

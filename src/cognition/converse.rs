@@ -110,7 +110,11 @@ pub fn converse(
             continue;
         };
         let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. } | Job::InviteAnswer { conversation, .. } if *conversation == ce))));
-        if busy {
+        // A line not yet heard (an invitation whose answer is still to be asked) holds the turn.
+        let unheard = log.lines[log.heard.min(log.lines.len())..]
+            .iter()
+            .any(|l| l.conversation == ce);
+        if busy || unheard {
             continue;
         }
         let (ta, tb) = (pa.1.tile, pb.1.tile);

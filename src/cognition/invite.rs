@@ -15,7 +15,7 @@ use crate::agent::conversation::{Conversation, Topic, TopicKind};
 use crate::agent::persona::ScenarioRes;
 use crate::agent::{DayPlan, GridPos, Identity, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
-use crate::memory::news::{Gathering, minute_words};
+use crate::memory::news::{Gathering, Told, minute_words};
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
@@ -215,15 +215,16 @@ pub fn apply_invite_answers(
             let Some(g) = topic.gathering.clone() else {
                 continue;
             };
+            // No usable answer is no acceptance: nothing goes into a plan on a model's silence.
             let (accept, said) = match &reply.value {
-                LlmValue::Json(v) => (
-                    v.get("accept").and_then(Value::as_bool).unwrap_or(true),
+                LlmValue::Json(v) if !reply.is_fallback() => (
+                    v.get("accept").and_then(Value::as_bool).unwrap_or(false),
                     v.get("reason")
                         .and_then(Value::as_str)
                         .map(super::prompts::one_line)
                         .unwrap_or_default(),
                 ),
-                _ => (true, String::new()),
+                _ => (false, String::new()),
             };
             let ctx = guard::Context {
                 names: &names,
@@ -238,8 +239,21 @@ pub fn apply_invite_answers(
             if let Some(f) = flaw {
                 fallbacks.count("invitation reason", f);
             }
-            let said = flaw.is_none().then_some(said);
+            let mut said = flaw.is_none().then_some(said);
             let conflicts = overlapping(plan.as_deref(), &g).unwrap_or_default();
+            // Already going to another gathering then: that is the answer.
+            let clash = commitments
+                .list
+                .iter()
+                .find(|c| {
+                    let o = &c.gathering;
+                    !o.same(&g) && o.day == g.day && o.start < g.end && o.end > g.start
+                })
+                .map(|c| c.gathering.plan_item());
+            let accept = accept && clash.is_none();
+            if let Some(c) = &clash {
+                said = Some(format!("I'm {c} then"));
+            }
             let reason = if accept {
                 said.clone().unwrap_or_else(|| "wants to go".into())
             } else {
@@ -266,6 +280,17 @@ pub fn apply_invite_answers(
                     "declined",
                 )
             };
+            // A commitment carries where the invitation came from, so that one passed on is
+            // traced through it to the organiser.
+            let told = accept.then(|| Told {
+                speaker: asker.clone(),
+                source: topic.source,
+                conversation: convs
+                    .get(conversation)
+                    .map(|c| c.label())
+                    .unwrap_or_default(),
+                fact: super::topics::gathering_fact(&g),
+            });
             stream.add(
                 NodeKind::Thought,
                 NewNode {
@@ -275,6 +300,7 @@ pub fn apply_invite_answers(
                     keywords: vec![asker.clone(), g.place.clone(), "invitation".into()],
                     description,
                     gathering: Some(g.clone()),
+                    told,
                     ..default()
                 },
                 now,

@@ -429,7 +429,6 @@ pub fn hear_lines(
         if topic.kind != TopicKind::Invitation
             || g.organiser == *listener
             || commitments.is_some_and(|c| c.has(g))
-            || !conv.active()
         {
             continue;
         }

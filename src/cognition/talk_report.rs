@@ -124,7 +124,7 @@ pub fn talk_report(world: &mut World) -> TalkReport {
     }
     // Every memory heard, traced to its first holder.
     let lookup = |n: &str| streams.get(n).copied();
-    let mut by_root: BTreeMap<(String, NodeId), Spread> = BTreeMap::new();
+    let mut by_root: BTreeMap<(String, NodeId, String), Spread> = BTreeMap::new();
     let mut names: Vec<&String> = streams.keys().collect();
     names.sort();
     for name in names {
@@ -135,8 +135,14 @@ pub fn talk_report(world: &mut World) -> TalkReport {
             if root.holder == *name {
                 continue;
             }
+            // A speaker's own words (no memory) are told apart by the words.
+            let own = if root.node.0 == 0 {
+                root.description.clone()
+            } else {
+                String::new()
+            };
             let e = by_root
-                .entry((root.holder.clone(), root.node))
+                .entry((root.holder.clone(), root.node, own))
                 .or_insert_with(|| Spread {
                     fact: n
                         .told

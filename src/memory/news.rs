@@ -327,13 +327,20 @@ fn time_range(words: &[&str]) -> Option<(u32, u32)> {
         let lw = w.to_lowercase();
         if lw == "from" || lw == "between" {
             let rest = &words[i + 1..];
-            // Look ahead for the end first, so "from 5 to 7pm" takes the pm.
-            let sep = rest.iter().position(|w| {
+            // Look ahead for the end first, so "from 5 to 7pm" takes the pm. A "from" that is
+            // not a time ("heard from Klaus") is passed over.
+            let Some(sep) = rest.iter().position(|w| {
                 ["to", "until", "till", "and", "-"].contains(&w.to_lowercase().as_str())
-            })?;
+            }) else {
+                continue;
+            };
             let end_hint = clock_at(&rest[sep + 1..], None).map(|(m, _)| m >= 720);
-            let (start, _) = clock_at(rest, end_hint)?;
-            let (end, _) = clock_at(&rest[sep + 1..], Some(start >= 720))?;
+            let Some((start, _)) = clock_at(rest, end_hint) else {
+                continue;
+            };
+            let Some((end, _)) = clock_at(&rest[sep + 1..], Some(start >= 720)) else {
+                continue;
+            };
             let end = if end <= start { end + 720 } else { end };
             if end > start && end <= 1440 {
                 return Some((start, end));
@@ -345,9 +352,10 @@ fn time_range(words: &[&str]) -> Option<(u32, u32)> {
             let tail: Vec<&str> = std::iter::once(b)
                 .chain(words[i + 1..].iter().copied())
                 .collect();
-            let (end, _) = clock_at(&tail, None)?;
-            let (start, _) = clock_at(&[a], Some(end >= 720))?;
-            if end > start {
+            if let Some((end, _)) = clock_at(&tail, None)
+                && let Some((start, _)) = clock_at(&[a], Some(end >= 720))
+                && end > start
+            {
                 return Some((start, end));
             }
         }
@@ -382,9 +390,11 @@ fn day_in(words: &[&str], today: GameTime) -> Option<i64> {
         if lw.len() < 3 {
             continue;
         }
+        // A month by its name or its first three letters ("Feb", "Feb."), never "mayor".
+        let lw = lw.trim_end_matches('.');
         if let Some(m) = MONTHS
             .iter()
-            .position(|m| m.starts_with(lw) || lw.starts_with(m))
+            .position(|m| *m == lw || (lw.len() == 3 && m.starts_with(lw)))
         {
             let d = words
                 .get(i + 1)
@@ -408,19 +418,20 @@ pub fn parse_gathering(
     today: GameTime,
     places: &[(String, String)],
 ) -> Option<Gathering> {
-    let lower = text.to_lowercase();
+    // ASCII lower case keeps every byte where it was, so an index into it is one into `text`.
+    let lower = text.to_ascii_lowercase();
     let mut by_len: Vec<&(String, String)> = places.iter().collect();
     by_len.sort_by_key(|(n, _)| std::cmp::Reverse(n.len()));
     let (at, place, address) = by_len.iter().find_map(|(name, address)| {
-        let pat = format!(" at {}", name.to_lowercase());
-        let pat_the = format!(" at the {}", name.to_lowercase());
+        let pat = format!(" at {}", name.to_ascii_lowercase());
+        let pat_the = format!(" at the {}", name.to_ascii_lowercase());
         lower
             .find(&pat)
             .or_else(|| lower.find(&pat_the))
             .map(|i| (i, name.clone(), address.clone()))
     })?;
     // The noun phrase before " at <place>": from the last article.
-    let before: Vec<&str> = text[..at].split_whitespace().collect();
+    let before: Vec<&str> = text.get(..at)?.split_whitespace().collect();
     let art = before
         .iter()
         .rposition(|w| ["a", "an", "the"].contains(&w.to_lowercase().as_str()))?;
@@ -514,6 +525,25 @@ mod tests {
                 2,
             ),
             ("a campaign event at Hobbs Cafe 10-11am", 600, 660, 0),
+            (
+                "Maria heard from Klaus that there is a party at Hobbs Cafe at 5pm",
+                1020,
+                1140,
+                0,
+            ),
+            (
+                "a debate between Sam and Jennifer at Hobbs Cafe at 5pm",
+                1020,
+                1140,
+                0,
+            ),
+            (
+                "ẞé a party at Hobbs Cafe on 2023-02-14 at 5pm",
+                1020,
+                1140,
+                0,
+            ),
+            ("the mayor 2 party at Hobbs Cafe at 5pm", 1020, 1140, 0),
         ] {
             let g = parse_gathering(text, "Sam Moore", today(), &places())
                 .unwrap_or_else(|| panic!("{text}: a gathering"));
@@ -535,6 +565,7 @@ mod tests {
             "Sam Moore is running for mayor of Smallville in the local election",
             "a party at the town hall from 5pm to 7pm",
             "a party at Hobbs Cafe",
+            "Maria heard from Klaus that there is a party at ẞ Hobbs Cafe",
         ] {
             assert_eq!(
                 parse_gathering(text, "X", today(), &places()),

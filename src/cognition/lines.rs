@@ -75,7 +75,6 @@ fn template(t: &Topic, conv: &Conversation, k: usize, flaw: Flaw) -> Line {
 
 /// Lines (and their checks) that arrived: each is said, asked again, or checked.
 #[expect(
-    clippy::type_complexity,
     clippy::too_many_arguments,
     reason = "a line reads the speaker, changes the conversation and reaches the listener"
 )]
@@ -265,7 +264,7 @@ pub fn apply_lines(
                 else {
                     continue;
                 };
-                let memories = numbered(topic_text(&topic).into_iter());
+                let memories = numbered(topic_text(&topic));
                 let req = line_request(
                     &ask,
                     LineAsk {

@@ -482,8 +482,8 @@ pub fn apply_chat_memories(
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    let names = scenario.0.names();
-    let own_words = prompts.get("chat_memory").own_words();
+    // Built at the first conversation to remember (most steps have none).
+    let mut words: Option<(Vec<String>, Vec<String>)> = None;
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -507,9 +507,12 @@ pub fn apply_chat_memories(
             };
             // A summary, takeaway or memo that does not hold up is not used (the summary is then
             // written from the conversation's topics).
+            let (names, own_words) = &*words.get_or_insert_with(|| {
+                (scenario.0.names(), prompts.get("chat_memory").own_words())
+            });
             let ctx = super::guard::Context {
-                names: &names,
-                own_words: &own_words,
+                names,
+                own_words,
                 earlier: &[],
             };
             let mut get = |k: &str| {
@@ -572,7 +575,7 @@ pub fn apply_chat_memories(
                         subject: id.name.clone(),
                         predicate: predicate.into(),
                         object: partner.clone(),
-                        keywords: mentioned_names(&text, &id.name, &names)
+                        keywords: mentioned_names(&text, &id.name, names)
                             .into_iter()
                             .chain([partner.clone()])
                             .collect(),

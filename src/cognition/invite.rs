@@ -198,8 +198,8 @@ pub fn apply_invite_answers(
     )>,
 ) {
     let now = clock.now;
-    let names = scenario.0.names();
-    let own_words = prompts.get("invite_answer").own_words();
+    // Built at the first answer (most steps have none).
+    let mut words: Option<(Vec<String>, Vec<String>)> = None;
     for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::InviteAnswer { .. })
@@ -226,9 +226,12 @@ pub fn apply_invite_answers(
                 ),
                 _ => (false, String::new()),
             };
+            let (names, own_words) = &*words.get_or_insert_with(|| {
+                (scenario.0.names(), prompts.get("invite_answer").own_words())
+            });
             let ctx = guard::Context {
-                names: &names,
-                own_words: &own_words,
+                names,
+                own_words,
                 earlier: &[],
             };
             let flaw = if reply.is_fallback() {

@@ -133,26 +133,9 @@ pub(super) fn hhmm(min: u32) -> String {
 
 /// "February 13, 2023, 00:00:00" (or "February 13, 2023") → "2023-02-13 00:00".
 pub(super) fn original_date(text: &str) -> Option<String> {
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let (month, day) = parts.first()?.split_once(' ')?;
-    let mo = MONTHS
-        .iter()
-        .position(|m| m.eq_ignore_ascii_case(month.trim()))?
-        + 1;
+    let mo = crate::sim::time::month_number(month.trim(), false)?;
     let d: u32 = day.trim().parse().ok()?;
     let y: i32 = parts.get(1)?.parse().ok()?;
     let time = parts.get(2).copied().unwrap_or("00:00:00");

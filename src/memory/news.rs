@@ -7,7 +7,7 @@
 //! invitation without asking a model.
 
 use super::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
-use crate::sim::time::{GameTime, civil_from_days, days_from_civil};
+use crate::sim::time::{GameTime, civil_from_days, days_from_civil, month_day, month_number};
 use serde::{Deserialize, Serialize};
 
 /// Where something heard in a conversation came from.
@@ -42,21 +42,6 @@ pub struct Gathering {
     pub organiser: String,
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 /// "5 PM", "5:30 PM".
 pub fn minute_words(m: u32) -> String {
     let (h, mm) = (m / 60 % 24, m % 60);
@@ -77,8 +62,7 @@ impl Gathering {
     /// "February 14".
     pub fn date_words(&self) -> String {
         let (_, m, d) = civil_from_days(self.day);
-        let month = MONTHS[(m as usize).saturating_sub(1) % 12];
-        format!("{}{} {d}", month[..1].to_uppercase(), &month[1..])
+        month_day(m, d)
     }
 
     /// "on February 14 from 5 PM to 7 PM".
@@ -391,17 +375,13 @@ fn day_in(words: &[&str], today: GameTime) -> Option<i64> {
             continue;
         }
         // A month by its name or its first three letters ("Feb", "Feb."), never "mayor".
-        let lw = lw.trim_end_matches('.');
-        if let Some(m) = MONTHS
-            .iter()
-            .position(|m| *m == lw || (lw.len() == 3 && m.starts_with(lw)))
-        {
+        if let Some(m) = month_number(lw.trim_end_matches('.'), true) {
             let d = words
                 .get(i + 1)
                 .and_then(|w| num(w))
                 .or_else(|| i.checked_sub(1).and_then(|j| num(words[j])));
             if let Some(d) = d {
-                return Some(days_from_civil(year, m as u32 + 1, d));
+                return Some(days_from_civil(year, m, d));
             }
         }
     }

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-const MONTHS: [&str; 12] = [
+/// The months' names, January first.
+pub const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -18,6 +19,23 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
+
+/// A month's number (1–12) from its name or, with `short`, also its first three letters, in any
+/// case ("February", "feb"; never "mayor").
+pub fn month_number(word: &str, short: bool) -> Option<u32> {
+    MONTHS
+        .iter()
+        .position(|m| {
+            m.eq_ignore_ascii_case(word)
+                || (short && word.len() == 3 && m[..3].eq_ignore_ascii_case(word))
+        })
+        .map(|i| i as u32 + 1)
+}
+
+/// "February 14".
+pub fn month_day(m: u32, d: u32) -> String {
+    format!("{} {d}", MONTHS[(m as usize).saturating_sub(1) % 12])
+}
 
 /// A moment of game time, in whole seconds.
 /// Files (saves, logs, scenarios) write it as `"2023-02-13 07:00:00"`, which a person can read
@@ -157,7 +175,7 @@ impl GameTime {
     /// "February 13, 2023" (the paper's date style).
     pub fn date_string(self) -> String {
         let (y, m, d) = self.ymd();
-        format!("{} {}, {}", MONTHS[m as usize - 1], d, y)
+        format!("{}, {y}", month_day(m, d))
     }
 
     /// "2023-02-13 07:00:00", as files write it.

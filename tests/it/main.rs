@@ -19,9 +19,12 @@ mod sim_day;
 mod talk;
 mod window;
 
+use bevy::prelude::*;
 use simulacra::SimPlugin;
+use simulacra::agent::{GridPos, Identity};
 use simulacra::config::GameConfig;
 use simulacra::llm::config::LlmConfig;
+use simulacra::sim::map::WorldMap;
 use std::path::PathBuf;
 
 /// Asks the runtime for one embedding of `text` and waits up to `wait` for its reply.
@@ -125,4 +128,28 @@ pub fn embedder_path() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// The entity of the person with this name.
+pub fn entity_of(app: &mut App, name: &str) -> Entity {
+    let w = app.world_mut();
+    let mut q = w.query::<(Entity, &Identity)>();
+    q.iter(w)
+        .find(|(_, i)| i.name == name)
+        .map(|(e, _)| e)
+        .unwrap_or_else(|| panic!("{name} is in town"))
+}
+
+/// Puts someone on a walkable tile beside `who` and stops their walk.
+pub fn stand_beside(app: &mut App, mover: Entity, who: Entity) {
+    let target = app.world().get::<GridPos>(who).unwrap().tile;
+    let map = app.world().resource::<WorldMap>().clone();
+    let spot = target
+        .neighbours()
+        .into_iter()
+        .find(|t| map.walkable(*t))
+        .expect("a free tile beside");
+    let mut pos = app.world_mut().get_mut::<GridPos>(mover).unwrap();
+    pos.prev = spot;
+    pos.tile = spot;
 }

@@ -4,6 +4,7 @@
 //! and passed on to another; and hundreds of malformed inputs give errors or in-character replies,
 //! never a panic or a leak into anyone else's memory.
 
+use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use simulacra::SimPlugin;
@@ -39,15 +40,6 @@ fn sim(rules: Vec<ScriptRule>) -> SimPlugin {
     SimPlugin::load("the_ville_n3", None, config).expect("bundled scenario loads")
 }
 
-fn entity_of(app: &mut App, name: &str) -> Entity {
-    let w = app.world_mut();
-    let mut q = w.query::<(Entity, &Identity)>();
-    q.iter(w)
-        .find(|(_, i)| i.name == name)
-        .map(|(e, _)| e)
-        .unwrap_or_else(|| panic!("{name} is in town"))
-}
-
 fn avatar(app: &mut App) -> Entity {
     let w = app.world_mut();
     let mut q = w.query_filtered::<Entity, With<Avatar>>();
@@ -61,20 +53,6 @@ fn console_since(app: &App, from: usize) -> Vec<(LineKind, String)> {
 
 fn console_len(app: &App) -> usize {
     app.world().resource::<ConsoleLog>().lines.len()
-}
-
-/// Puts someone on a walkable tile beside `who` and stops their walk.
-fn stand_beside(app: &mut App, mover: Entity, who: Entity) {
-    let target = app.world().get::<GridPos>(who).unwrap().tile;
-    let map = app.world().resource::<WorldMap>().clone();
-    let spot = target
-        .neighbours()
-        .into_iter()
-        .find(|t| map.walkable(*t))
-        .expect("a free tile beside");
-    let mut pos = app.world_mut().get_mut::<GridPos>(mover).unwrap();
-    pos.prev = spot;
-    pos.tile = spot;
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! invitee's plan at its place and time and the invitee is there; a refused one keeps its
 //! reason; a line that is only a name is replaced by its topic's template and counted.
 
+use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use simulacra::SimPlugin;
@@ -45,15 +46,6 @@ fn town(rules: Vec<ScriptRule>, start: &str) -> App {
     headless_app(sim)
 }
 
-fn entity_of(app: &mut App, name: &str) -> Entity {
-    let w = app.world_mut();
-    let mut q = w.query::<(Entity, &Identity)>();
-    q.iter(w)
-        .find(|(_, i)| i.name == name)
-        .map(|(e, _)| e)
-        .unwrap_or_else(|| panic!("{name} is in town"))
-}
-
 /// Starts a conversation between two residents (the first speaks first), wherever they are,
 /// after any they are in has ended. (Whether two residents stop to talk is the reaction step's
 /// business, tested elsewhere.)
@@ -66,16 +58,7 @@ fn talk(app: &mut App, a: &str, b: &str) -> Entity {
         run_steps(app, 5);
     }
     // Side by side, so the talk starts at once.
-    let target = app.world().get::<GridPos>(ea).unwrap().tile;
-    let map = app.world().resource::<WorldMap>().clone();
-    let spot = target
-        .neighbours()
-        .into_iter()
-        .find(|t| map.walkable(*t))
-        .expect("a free tile beside");
-    let mut pos = app.world_mut().get_mut::<GridPos>(eb).unwrap();
-    pos.prev = spot;
-    pos.tile = spot;
+    stand_beside(app, eb, ea);
     app.world_mut()
         .run_system_once(
             move |mut commands: Commands,

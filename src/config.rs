@@ -100,6 +100,53 @@ impl GameConfig {
         Ok(())
     }
 
+    /// Applies one `section.field=value` assignment (`--set cognition.ablation=NoReflection`,
+    /// `--set cognition.retrieval.decay=0.99`): the value is read as JSON (`true`, `0.5`,
+    /// `[1,2]`, `"text"`), else as a word (an enum's name, a bare string); the result must be a
+    /// valid config.
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (key, value) = assignment.split_once('=').ok_or_else(|| {
+            format!("--set {assignment:?}: write section.field=value (e.g. cognition.ablation=NoReflection)")
+        })?;
+        let key = key.trim();
+        let mut root = serde_json::to_value(&*self).map_err(|e| e.to_string())?;
+        let parts: Vec<&str> = key.split('.').collect();
+        let mut at = &mut root;
+        for (i, part) in parts.iter().enumerate() {
+            let obj = at
+                .as_object_mut()
+                .ok_or_else(|| format!("--set {key}: {} is not a section", parts[..i].join(".")))?;
+            if !obj.contains_key(*part) {
+                let mut known: Vec<&String> = obj.keys().collect();
+                known.sort();
+                return Err(format!(
+                    "--set {key}: no field {part:?} in {}; its fields: {}",
+                    if i == 0 {
+                        "the config".to_string()
+                    } else {
+                        parts[..i].join(".")
+                    },
+                    known
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            at = obj.get_mut(*part).expect("checked");
+        }
+        let value = value.trim();
+        *at =
+            serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.into()));
+        let new: GameConfig =
+            serde_json::from_value(root).map_err(|e| format!("--set {key}={value}: {e}"))?;
+        let text = ron::to_string(&new).map_err(|e| e.to_string())?;
+        new.validate(Path::new("--set"), &text)
+            .map_err(|e| format!("--set {key}={value}: {e}"))?;
+        *self = new;
+        Ok(())
+    }
+
     /// The config named on the command line, or the bundled `config/simulacra.ron`, or defaults.
     pub fn load_or_default(path: Option<&Path>) -> Result<Self, DataError> {
         match path {
@@ -113,5 +160,34 @@ impl GameConfig {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod set_tests {
+    use super::*;
+
+    #[test]
+    fn set_changes_a_field_and_names_what_is_wrong() {
+        let mut c = GameConfig::default();
+        c.set("cognition.ablation=NoReflection").unwrap();
+        assert_eq!(
+            c.cognition.ablation,
+            crate::cognition::config::Ablation::NoReflection
+        );
+        c.set("cognition.retrieval.decay=0.99").unwrap();
+        assert!((c.cognition.retrieval.decay - 0.99).abs() < 1e-6);
+        c.set("saves.dir=elsewhere").unwrap();
+        assert_eq!(c.saves.dir, "elsewhere");
+        let e = c.set("cognition.ablaton=Full").unwrap_err();
+        assert!(
+            e.contains("no field \"ablaton\" in cognition") && e.contains("ablation"),
+            "{e}"
+        );
+        let e = c.set("cognition.ablation=Sometimes").unwrap_err();
+        assert!(e.contains("Sometimes"), "{e}");
+        let e = c.set("cognition.max_utterances=1").unwrap_err();
+        assert!(e.contains("max_utterances"), "{e}");
+        assert!(c.set("no equals sign").is_err());
     }
 }

@@ -14,6 +14,7 @@ pub mod data_error;
 pub mod game;
 pub mod headless;
 pub mod import;
+pub mod lab;
 pub mod llm;
 pub mod memory;
 pub mod play;

@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod check;
 mod import;
+mod lab;
 mod play;
 mod run;
 mod saves;
@@ -46,6 +47,10 @@ pub enum Command {
     /// Write our towns in the original Generative Agents' formats.
     #[command(subcommand)]
     Export(ExportCommand),
+    /// The paper's measurements, each writing a report folder under labs/: information
+    /// diffusion, relationships, the party, interviews under the ablation conditions.
+    #[command(subcommand)]
+    Lab(lab::LabCommand),
     /// Copy a save under a new name (to try another course from the same moment).
     Fork {
         /// The save to copy (name in the saves folder, `latest`, or a path).
@@ -241,6 +246,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Import(command) => import::import(command),
         Command::Export(command) => import::export(command),
         Command::Bench(command) => bench::bench(command),
+        Command::Lab(command) => lab::lab(command),
     }
 }
 

@@ -34,6 +34,37 @@ impl Ablation {
     pub fn planning_memory(self) -> bool {
         matches!(self, Ablation::Full | Ablation::NoReflection)
     }
+    /// Whether a memory may be recalled under this condition: none without memory, no
+    /// reflections without reflection, no plan thoughts without planning (so one town, saved
+    /// under the full architecture, can be interviewed under every condition, as the paper did).
+    pub fn keeps(self, n: &crate::memory::stream::MemoryNode) -> bool {
+        self.memory()
+            && (self.reflection() || !n.is_reflection())
+            && (self.planning_memory() || !is_plan_thought(n))
+    }
+    /// The names the lab and the config use.
+    pub const ALL: [Ablation; 4] = [
+        Ablation::Full,
+        Ablation::NoReflection,
+        Ablation::NoReflectionNoPlanning,
+        Ablation::NoMemory,
+    ];
+    /// The paper's name of the condition.
+    pub fn label(self) -> &'static str {
+        match self {
+            Ablation::Full => "full architecture",
+            Ablation::NoReflection => "no reflection",
+            Ablation::NoReflectionNoPlanning => "no reflection, no planning",
+            Ablation::NoMemory => "no memory, reflection or planning",
+        }
+    }
+}
+
+/// Whether a memory is a plan the resident made (its day's plan, a commitment), which the
+/// "no planning" conditions leave out.
+pub fn is_plan_thought(n: &crate::memory::stream::MemoryNode) -> bool {
+    n.kind == crate::memory::stream::NodeKind::Thought
+        && (n.predicate == "plan" || n.keywords.iter().any(|k| k == "plan"))
 }
 
 /// How game time relates to pending LLM work.
@@ -123,6 +154,11 @@ pub struct CognitionConfig {
     /// to its topic, sharing no word of four letters or more with it, is off topic: asked again
     /// once, then said by a template.
     pub topic_min_similarity: f32,
+    /// Sampling temperature of conversation lines (0: greedy, the same town every run; the
+    /// lab's `--seeds` runs use 0.7 so that towns differ by their seed).
+    pub talk_temperature: f32,
+    /// Seed of sampled conversation lines (with `talk_temperature` above 0).
+    pub seed: u32,
 }
 
 impl Default for CognitionConfig {
@@ -154,6 +190,8 @@ impl Default for CognitionConfig {
             player_reply_minutes: 10,
             interview_in_world: false,
             topic_min_similarity: 0.3,
+            talk_temperature: 0.0,
+            seed: 42,
         }
     }
 }
@@ -171,6 +209,9 @@ impl CognitionConfig {
         };
         if self.vision_radius == 0 || self.vision_radius > 64 {
             return bad("vision_radius", "must be 1..=64 tiles");
+        }
+        if !(0.0..=2.0).contains(&self.talk_temperature) {
+            return bad("talk_temperature", "must be between 0 and 2");
         }
         if !(0.0..=1.0).contains(&self.topic_min_similarity) {
             return bad("topic_min_similarity", "must be between 0 and 1");

@@ -453,8 +453,17 @@ pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
         ],
     );
     let mut sampling = Sampling::greedy(110);
-    if a.retry {
-        sampling.temperature = 0.7;
+    let c = &ask.cfg.0;
+    if a.retry || c.talk_temperature > 0.0 {
+        sampling.temperature = if a.retry {
+            c.talk_temperature.max(0.7)
+        } else {
+            c.talk_temperature
+        };
+        // Each line its own draw, the same for the same seed and conversation.
+        sampling.seed = c.seed.wrapping_add(crate::sim::hash::fnv1a_32(
+            format!("{}|{}", a.name, a.conversation).as_bytes(),
+        ));
     }
     LlmRequest::chat(
         "converse",

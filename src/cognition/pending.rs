@@ -377,16 +377,21 @@ pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usi
     });
     let n = got.len();
     for msg in got {
-        let taken = msg
-            .reply
-            .agent
-            .and_then(|a| world.get_mut::<Pending>(a))
-            .is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
-        if !taken {
-            world.write_message(msg);
-        }
+        route_reply(world, msg);
     }
     n
+}
+
+/// Stores an answer in its agent's [`Pending`], or sends it out as a message.
+pub fn route_reply(world: &mut World, msg: crate::llm::LlmReply) {
+    let taken = msg
+        .reply
+        .agent
+        .and_then(|a| world.get_mut::<Pending>(a))
+        .is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
+    if !taken {
+        world.write_message(msg);
+    }
 }
 
 /// Puts the frame's answers into the agents' [`Pending`] (in `PreUpdate`, after the runtime

@@ -169,6 +169,18 @@ pub const SPECS: &[PromptSpec] = &[
         required: &["question"],
     },
     PromptSpec {
+        name: "probe",
+        about: "a researcher's yes-or-no question (does the agent know of a fact, of a person), answered from the agent's memories with what it would say",
+        slots: &["identity", "name", "memories", "question"],
+        required: &["question"],
+    },
+    PromptSpec {
+        name: "judge",
+        about: "which of two answers to an interview question is the more believable from this person (the lab's judge)",
+        slots: &["identity", "about", "name", "question", "a", "b"],
+        required: &["question", "a", "b"],
+    },
+    PromptSpec {
         name: "replan",
         about: "the rest of the day re-planned after a strong new thought (a whispered inner voice)",
         slots: &["identity", "name", "date", "thought", "schedule", "hours"],

@@ -167,10 +167,23 @@ pub fn retrieve(
     p: &RetrievalParams,
     k: usize,
 ) -> Vec<Scored> {
+    retrieve_where(stream, query, now, p, k, |_| true)
+}
+
+/// [`retrieve`] among the memories `keep` lets through (an interview under an ablation leaves
+/// out reflections or plans).
+pub fn retrieve_where(
+    stream: &MemoryStream,
+    query: Option<&Embedding>,
+    now: GameTime,
+    p: &RetrievalParams,
+    k: usize,
+    keep: impl Fn(&super::stream::MemoryNode) -> bool,
+) -> Vec<Scored> {
     let cands: Vec<&super::stream::MemoryNode> = stream
         .nodes()
         .iter()
-        .filter(|n| candidate(n, now))
+        .filter(|n| candidate(n, now) && keep(n))
         .collect();
     if cands.is_empty() || k == 0 {
         return Vec::new();

@@ -14,7 +14,7 @@ use crate::cognition::pending::{Job, NEVER_DUE, Pending};
 use crate::cognition::prompts::Prompts;
 use crate::cognition::prompts::{identity_block, numbered_found, one_line};
 use crate::llm::{Llm, LlmHandle, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
-use crate::memory::retrieve::retrieve;
+use crate::memory::retrieve::retrieve_where;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
@@ -212,11 +212,15 @@ pub fn advance_interviews(
                     LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                     _ => None,
                 };
-                let found = if cog.0.ablation.memory() {
-                    retrieve(stream, query.as_ref(), clock.now, &cog.0.retrieval, 15)
-                } else {
-                    Vec::new()
-                };
+                let ablation = cog.0.ablation;
+                let found = retrieve_where(
+                    stream,
+                    query.as_ref(),
+                    clock.now,
+                    &cog.0.retrieval,
+                    15,
+                    |n| ablation.keeps(n),
+                );
                 let memories = if found.is_empty() {
                     format!("{} remembers nothing in particular about this.", id.name)
                 } else {

@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["save"],
     &["bench", "headless", "lib"],
+    &["lab"],
     &["game"],
     &["cli"],
     &["main"],

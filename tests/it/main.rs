@@ -4,6 +4,8 @@
 mod data_files;
 mod import_original;
 mod import_tiled;
+mod lab;
+mod lab_real;
 mod layers;
 mod llm_openai;
 mod llm_real;

@@ -25,7 +25,7 @@ use simulacra::sim::time::GameTime;
 use simulacra::{headless_app, run_steps};
 use std::collections::HashMap;
 
-fn rule(purpose: &str, reply: &str) -> ScriptRule {
+pub(crate) fn rule(purpose: &str, reply: &str) -> ScriptRule {
     ScriptRule {
         purpose: Some(purpose.into()),
         contains: None,
@@ -35,7 +35,7 @@ fn rule(purpose: &str, reply: &str) -> ScriptRule {
 
 /// The three-resident town on the daily routine, the scripted backend answering with `rules`,
 /// from `start`.
-fn town(rules: Vec<ScriptRule>, start: &str) -> App {
+pub(crate) fn town(rules: Vec<ScriptRule>, start: &str) -> App {
     let mut config = GameConfig {
         llm: LlmConfig::scripted(rules),
         ..Default::default()
@@ -49,7 +49,7 @@ fn town(rules: Vec<ScriptRule>, start: &str) -> App {
 /// Starts a conversation between two residents (the first speaks first), wherever they are,
 /// after any they are in has ended. (Whether two residents stop to talk is the reaction step's
 /// business, tested elsewhere.)
-fn talk(app: &mut App, a: &str, b: &str) -> Entity {
+pub(crate) fn talk(app: &mut App, a: &str, b: &str) -> Entity {
     let (ea, eb) = (entity_of(app, a), entity_of(app, b));
     for _ in 0..200 {
         if app.world().get::<Talking>(ea).is_none() && app.world().get::<Talking>(eb).is_none() {
@@ -84,7 +84,7 @@ fn talk(app: &mut App, a: &str, b: &str) -> Entity {
 }
 
 /// Runs until a conversation has ended (at most `steps`).
-fn until_over(app: &mut App, conv: Entity, steps: u32) {
+pub(crate) fn until_over(app: &mut App, conv: Entity, steps: u32) {
     for _ in 0..steps / 5 {
         run_steps(app, 5);
         if app
@@ -195,7 +195,7 @@ fn a_fact_told_from_a_to_b_to_c_is_held_by_c_with_its_chain_to_the_first_holder(
 
 /// The invitation answer the scripted backend gives, and Maria after Isabella invites her at
 /// 16:00 on the party's day.
-fn invited(answer: &str) -> (App, Entity) {
+pub(crate) fn invited(answer: &str) -> (App, Entity) {
     let mut app = town(vec![rule("invite_answer", answer)], "2023-02-14 15:50");
     run_steps(&mut app, 30); // memories embedded, plans made
     let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");

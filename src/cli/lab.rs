@@ -1,0 +1,361 @@
+//! `simulacra lab …`: the paper's measurements, each writing a report folder (see `src/lab`).
+
+use super::args::WorldArgs;
+use super::fail;
+use crate::SimPlugin;
+use crate::cognition::config::Ablation;
+use crate::lab::{self, Folder};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options every lab takes.
+#[derive(Args, Debug, Clone)]
+pub struct LabArgs {
+    /// World selection (a scenario, or `--load` a save).
+    #[command(flatten)]
+    pub world: WorldArgs,
+    /// The run's name: its report goes to `<out>/<name>-<date>/`.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where report folders go.
+    #[arg(long, default_value = "labs")]
+    pub out: PathBuf,
+    /// Change a config field for this run, e.g. `--set cognition.ablation=NoReflection` or
+    /// `--set cognition.retrieval.decay=0.99` (repeatable).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub sets: Vec<String>,
+    /// Go on with the unfinished run of this name (from its last hourly checkpoint and the
+    /// phases it finished).
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// The labs.
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Information diffusion: every resident is asked whether it knows each fact (Sam Moore's
+    /// candidacy, Isabella's Valentine's Day party) at the start and the end of N game days; each
+    /// yes is checked against its memories (grounded or hallucinated); holders are counted every
+    /// game hour; the diffusion tree (who told whom, when, in which conversation) is read from
+    /// the memories' provenance. On 2 cores with the embedded model: the 3-person town about 2
+    /// minutes per game hour, the 25-person town about 50 minutes per game day plus about 2
+    /// minutes per probe round.
+    Diffusion {
+        /// Common options.
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Game days to run (the paper: 2).
+        #[arg(long, default_value_t = 2.0)]
+        days: f64,
+        /// Also ask the probes every morning at 08:00.
+        #[arg(long)]
+        every_morning: bool,
+        /// Towns to run, each with its own seed (conversation lines are then sampled at
+        /// temperature 0.7 unless `cognition.talk_temperature` is set), for the spread.
+        #[arg(long, default_value_t = 1)]
+        seeds: u32,
+        /// The facts to follow (RON list of facts; default: the paper's two in Smallville).
+        #[arg(long)]
+        facts: Option<PathBuf>,
+    },
+    /// Relationships: every resident is asked "Do you know <name>?" about every other at the
+    /// start and after N game days; network density (mutual yes) start → end, as a PNG graph
+    /// and GraphML; who met whom from the conversation log. On 2 cores with the embedded model:
+    /// 600 questions for 25 residents take about 5 minutes per round, plus the days run.
+    Relationships {
+        /// Common options.
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Game days between the two rounds (0: one round, now).
+        #[arg(long, default_value_t = 2.0)]
+        days: f64,
+    },
+    /// The party: who was invited (from their memories), who planned to come (a plan item at
+    /// the place during it), who came (the movement log) and why the invited others did not
+    /// (a conflict, not interested, no plan). Runs the town until the gathering is over (from a
+    /// save made after it, only reads). From the 25-person town's start to 19:00 on February 14
+    /// on 2 cores with the embedded model: about 2 hours.
+    Party {
+        /// Common options.
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Which gathering (a word of its name; default: the first one organised).
+        #[arg(long, default_value = "")]
+        gathering: String,
+    },
+    /// Interviews under the ablation conditions (full / no reflection / no reflection and no
+    /// planning / no memory), the same town at the same moment for each; answers compared two
+    /// at a time by a judge model and rated with TrueSkill; Kruskal–Wallis over the conditions.
+    /// On 2 cores with the embedded model: 5 residents × 25 questions × 4 conditions (500
+    /// answers, 3,000 comparisons) take about 25 minutes.
+    Interviews {
+        /// Common options.
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Residents to interview, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        residents: Vec<String>,
+        /// Questions file (`category: question` per line; default: the paper's categories).
+        #[arg(long)]
+        questions: Option<PathBuf>,
+        /// Human-written answers (`resident | question | answer` per line), the crowdworker
+        /// baseline.
+        #[arg(long)]
+        human: Option<PathBuf>,
+        /// Conditions, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "Full,NoReflection,NoReflectionNoPlanning,NoMemory"
+        )]
+        conditions: Vec<String>,
+        /// The backend that judges (a configured backend's name; default: the default one).
+        #[arg(long)]
+        judge: Option<String>,
+        /// Game hours to run the town before the interviews (with a scenario; 0: at its start).
+        #[arg(long, default_value_t = 0.0)]
+        hours: f64,
+        /// Seed of the order of the comparisons.
+        #[arg(long, default_value_t = 1)]
+        seed: u32,
+    },
+}
+
+/// Runs a lab; the exit code.
+pub fn lab(command: LabCommand) -> i32 {
+    match run(command) {
+        Ok(dir) => {
+            println!("report: {}", dir.join("report.md").display());
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The world and config of a lab, with `--set` applied.
+fn world(a: &LabArgs) -> Result<SimPlugin, String> {
+    let mut sim = a.world.load()?;
+    lab::apply_sets(&mut sim.config, &a.sets)?;
+    Ok(sim)
+}
+
+fn folder(a: &LabArgs, kind: &str) -> Result<Folder, String> {
+    let name = a.name.clone().unwrap_or_else(|| kind.to_string());
+    Folder::open(&a.out, &name, a.resume)
+}
+
+fn hours(days: f64, what: &str) -> Result<u32, String> {
+    if !(0.0..=30.0).contains(&days) {
+        return Err(format!("{what}: {days} is not between 0 and 30"));
+    }
+    Ok((days * 24.0).round() as u32)
+}
+
+fn run(command: LabCommand) -> Result<PathBuf, String> {
+    let t = Instant::now();
+    match command {
+        LabCommand::Diffusion {
+            lab: a,
+            days,
+            every_morning,
+            seeds,
+            facts,
+        } => {
+            let facts = match &facts {
+                Some(p) => lab::facts::read_facts(p)?,
+                None => lab::facts::smallville(),
+            };
+            let hours = hours(days, "--days")?;
+            if seeds == 0 || seeds > 20 {
+                return Err("--seeds: between 1 and 20".into());
+            }
+            let base = world(&a)?;
+            let folder = folder(&a, "diffusion")?;
+            let opts = lab::diffusion::Options {
+                facts: facts.clone(),
+                hours,
+                every_morning,
+                seeds,
+            };
+            let mut runs = Vec::new();
+            let seed_list: Vec<u32> = (1..=seeds).collect();
+            lab::report::write_inputs(&folder, &base.config, &base.scenario_text, &seed_list)?;
+            folder.write("facts.json", &facts)?;
+            for &s in &seed_list {
+                let mut sim = world(&a)?;
+                if seeds > 1 {
+                    sim.config.cognition.seed = s;
+                    if sim.config.cognition.talk_temperature == 0.0 {
+                        sim.config.cognition.talk_temperature = 0.7;
+                    }
+                }
+                runs.push(lab::diffusion::run_seed(sim, &folder, &opts, s)?);
+            }
+            let section = lab::diffusion::report(&runs, &facts, &folder)?;
+            let intro = format!(
+                "{} residents of {}, {hours} game hours from {}, {} town(s){}.\n",
+                runs.first().map(|r| r.residents).unwrap_or(0),
+                base.scenario.name,
+                runs.first()
+                    .and_then(|r| r.rounds.first())
+                    .map(|r| r.at.to_string())
+                    .unwrap_or_default(),
+                seeds,
+                if seeds > 1 {
+                    " (conversation lines sampled, each town its own seed)"
+                } else {
+                    ""
+                }
+            );
+            lab::finish_report(
+                &folder,
+                "Information diffusion",
+                &base.config,
+                &intro,
+                &[section],
+                t.elapsed().as_secs_f64(),
+            )
+        }
+        LabCommand::Relationships { lab: a, days } => {
+            let hours = hours(days, "--days")?;
+            let sim = world(&a)?;
+            let folder = folder(&a, "relationships")?;
+            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[])?;
+            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
+            let run = lab::relationships::run(sim, &folder, hours)?;
+            let section = lab::relationships::report(&run, &folder)?;
+            lab::finish_report(
+                &folder,
+                "Relationships",
+                &config,
+                &format!(
+                    "{} residents of {name}; {hours} game hours between the rounds.\n",
+                    run.rounds[0].names.len()
+                ),
+                &[section],
+                t.elapsed().as_secs_f64(),
+            )
+        }
+        LabCommand::Party { lab: a, gathering } => {
+            let sim = world(&a)?;
+            let folder = folder(&a, "party")?;
+            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[])?;
+            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
+            let run = lab::party::run(sim, &folder, &gathering)?;
+            let section = lab::party::report(&run, &folder)?;
+            lab::finish_report(
+                &folder,
+                "The party",
+                &config,
+                &format!("{name}.\n"),
+                &[section],
+                t.elapsed().as_secs_f64(),
+            )
+        }
+        LabCommand::Interviews {
+            lab: a,
+            residents,
+            questions,
+            human,
+            conditions,
+            judge,
+            hours: h,
+            seed,
+        } => {
+            let questions = match &questions {
+                Some(p) => lab::interviews::read_questions(p)?,
+                None => lab::interviews::parse_questions(
+                    lab::interviews::DEFAULT_QUESTIONS,
+                    "(the default questions)",
+                )?,
+            };
+            let human_path = human.clone();
+            let human = human
+                .as_deref()
+                .map(lab::interviews::read_human)
+                .transpose()?;
+            let conditions: Vec<Ablation> = conditions
+                .iter()
+                .map(|c| {
+                    Ablation::ALL
+                        .into_iter()
+                        .find(|a| format!("{a:?}").eq_ignore_ascii_case(c.trim()))
+                        .ok_or_else(|| {
+                            format!("--conditions: {c:?} is none of Full, NoReflection, NoReflectionNoPlanning, NoMemory")
+                        })
+                })
+                .collect::<Result<_, _>>()?;
+            if conditions.is_empty() {
+                return Err("--conditions: name at least one".into());
+            }
+            let hours = hours(h / 24.0, "--hours")?;
+            let mut sim = world(&a)?;
+            if let Some(j) = &judge {
+                if !sim.config.llm.backends.iter().any(|b| b.name() == j) {
+                    return Err(format!(
+                        "--judge: no backend named {j:?} in the config; its backends: {}",
+                        sim.config
+                            .llm
+                            .backends
+                            .iter()
+                            .map(|b| b.name().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                sim.config.llm.routes.insert("lab_judge".into(), j.clone());
+            }
+            // Residents named (here and in the human answers) are checked before any work.
+            {
+                let mut app = crate::headless_app(sim.clone());
+                app.update();
+                let all = lab::residents(app.world_mut());
+                lab::find_residents(&all, &residents)?;
+                if let (Some(h), Some(path)) = (&human, &human_path) {
+                    lab::interviews::check_human(h, &all, path)?;
+                }
+            }
+            let folder = folder(&a, "interviews")?;
+            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[seed])?;
+            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
+            // The moment every condition is interviewed at: a checkpoint in the run's folder.
+            let saves = folder.work.join("saves");
+            let checkpoint = saves.join("checkpoint");
+            if !checkpoint.join("meta.ron").exists() || h > 0.0 {
+                let mut town = lab::open_town(sim, &saves)?;
+                let c = town.clock();
+                let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
+                if !town.resumed {
+                    town.run_until(end, "town before the interviews", |_| Ok(()))?;
+                }
+                town.checkpoint()?;
+            }
+            let make = |cond: Ablation| -> Result<SimPlugin, String> {
+                let mut s = SimPlugin::from_save(&checkpoint, config.clone())?;
+                s.config.cognition.ablation = cond;
+                s.config.saves.autosave_minutes = 0;
+                s.config.saves.dir = folder.work.join("forks").to_string_lossy().into();
+                Ok(s)
+            };
+            let opts = lab::interviews::Options {
+                residents,
+                questions,
+                conditions,
+                human,
+                judge,
+                seed,
+            };
+            let run = lab::interviews::run(&make, &folder, &opts)?;
+            let section = lab::interviews::report(&run, &folder)?;
+            lab::finish_report(
+                &folder,
+                "Interviews",
+                &config,
+                &format!("{name}.\n"),
+                &[section],
+                t.elapsed().as_secs_f64(),
+            )
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! `lab diffusion`: how far facts spread through the town in ordinary conversations (the paper's
+//! §7.1.1: Sam's candidacy 1 → 8 of 25, Isabella's party 1 → 13 in two game days).
+//!
+//! At the start and the end (and, with `every_morning`, at 08:00 each day) every resident is
+//! asked each fact's probe (a shaped yes/no with what it would say); each "yes" is checked
+//! against the memory stream: **grounded** when a memory carries the fact, **hallucinated** when
+//! none does. Every game hour the holders (memories carrying the fact, no model) are counted,
+//! and at the end the diffusion tree is read from the memories' provenance: who told whom, when,
+//! in which conversation.
+
+use super::ask::{Ask, Shape, ask_all};
+use super::facts::{Fact, Source, source_of};
+use super::report::{Cost, cost_section, csv, stats, table};
+use super::{Folder, Progress, open_town};
+use crate::SimPlugin;
+use crate::agent::Identity;
+use crate::cognition::config::Ablation;
+use crate::memory::stream::MemoryStream;
+use crate::sim::clock::SimClock;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The facts to follow.
+    pub facts: Vec<Fact>,
+    /// Game hours to run (the paper: 48).
+    pub hours: u32,
+    /// Also probe every morning at 08:00.
+    pub every_morning: bool,
+    /// Towns to run (each its own seed).
+    pub seeds: u32,
+}
+
+/// One resident's answer to one probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The fact.
+    pub fact: String,
+    /// The resident.
+    pub resident: String,
+    /// Said yes.
+    pub yes: bool,
+    /// The words name what a right answer names.
+    pub right: bool,
+    /// A memory carries the fact.
+    pub grounded: bool,
+    /// What it said.
+    pub says: String,
+    /// The model gave no valid answer (a "no" was taken).
+    pub fallback: bool,
+    /// The memory that carries it, if any.
+    pub evidence: Option<String>,
+}
+
+impl Probe {
+    /// The paper's classes: aware (a grounded yes), hallucinated (a yes with no memory behind
+    /// it), unaware, or forgot (a no though a memory carries it: a retrieval gap).
+    pub fn class(&self) -> &'static str {
+        match (self.yes, self.grounded) {
+            (true, true) => "aware",
+            (true, false) => "hallucinated",
+            (false, false) => "unaware",
+            (false, true) => "forgot",
+        }
+    }
+}
+
+/// A round of probes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// "start", "end", "morning of …".
+    pub label: String,
+    /// When.
+    pub at: GameTime,
+    /// Every answer.
+    pub probes: Vec<Probe>,
+}
+
+impl Round {
+    /// Of one fact: (said yes, grounded yes, hallucinated, holders by memory, residents).
+    pub fn counts(&self, fact: &str) -> (usize, usize, usize, usize, usize) {
+        let of: Vec<&Probe> = self.probes.iter().filter(|p| p.fact == fact).collect();
+        (
+            of.iter().filter(|p| p.yes).count(),
+            of.iter().filter(|p| p.yes && p.grounded).count(),
+            of.iter().filter(|p| p.yes && !p.grounded).count(),
+            of.iter().filter(|p| p.grounded).count(),
+            of.len(),
+        )
+    }
+}
+
+/// Holders of each fact (by memory) at a game hour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hour {
+    /// When.
+    pub at: GameTime,
+    /// Fact → residents holding it.
+    pub holders: BTreeMap<String, usize>,
+}
+
+/// One town's run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeedRun {
+    /// Its seed.
+    pub seed: u32,
+    /// Probe rounds, in order.
+    pub rounds: Vec<Round>,
+    /// Holders every game hour.
+    pub hours: Vec<Hour>,
+    /// Fact → how each holder came to hold it, at the end.
+    pub tree: BTreeMap<String, Vec<Source>>,
+    /// What it cost.
+    pub costs: Vec<Cost>,
+    /// Residents.
+    pub residents: usize,
+}
+
+/// The streams of every resident by name.
+pub fn streams(world: &mut World) -> HashMap<String, MemoryStream> {
+    let mut q = world.query::<(&Identity, &MemoryStream)>();
+    q.iter(world)
+        .map(|(i, s)| (i.name.clone(), s.clone()))
+        .collect()
+}
+
+/// Asks every resident each fact's probe now, and checks each answer against the memories.
+pub fn probe_round(world: &mut World, facts: &[Fact], label: &str) -> Round {
+    let residents = super::residents(world);
+    let now = world.resource::<SimClock>().now;
+    let mut asks = Vec::new();
+    for f in facts {
+        for (_, e) in &residents {
+            asks.push(Ask {
+                who: *e,
+                question: f.question.clone(),
+                shape: Shape::YesNo,
+                ablation: Ablation::Full,
+            });
+        }
+    }
+    let started = Instant::now();
+    let mut progress = Progress::new(&format!("probes ({label})"));
+    let answers = ask_all(world, &asks, |d, n| {
+        progress.draw(d as f64, n as f64, started, &format!("{d} of {n} answers"))
+    });
+    progress.end();
+    let all = streams(world);
+    let mut probes = Vec::new();
+    let mut i = 0;
+    for f in facts {
+        for (name, _) in &residents {
+            let a = &answers[i];
+            i += 1;
+            let evidence = all
+                .get(name)
+                .and_then(|s| f.first_evidence(s, now))
+                .map(|n| n.description.clone());
+            let yes = a.yes == Some(true);
+            probes.push(Probe {
+                fact: f.name.clone(),
+                resident: name.clone(),
+                yes,
+                right: yes && f.answer_right(&a.text),
+                grounded: evidence.is_some(),
+                says: a.text.clone(),
+                fallback: a.fallback,
+                evidence,
+            });
+        }
+    }
+    Round {
+        label: label.into(),
+        at: now,
+        probes,
+    }
+}
+
+/// Holders of each fact now, by memory.
+pub fn holders(world: &mut World, facts: &[Fact]) -> Hour {
+    let now = world.resource::<SimClock>().now;
+    let all = streams(world);
+    Hour {
+        at: now,
+        holders: facts
+            .iter()
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    all.values()
+                        .filter(|s| f.first_evidence(s, now).is_some())
+                        .count(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The diffusion tree of each fact now.
+pub fn tree(world: &mut World, facts: &[Fact]) -> BTreeMap<String, Vec<Source>> {
+    let now = world.resource::<SimClock>().now;
+    let all = streams(world);
+    let mut names: Vec<&String> = all.keys().collect();
+    names.sort();
+    facts
+        .iter()
+        .map(|f| {
+            let mut v: Vec<Source> = names
+                .iter()
+                .filter_map(|n| source_of(f, &all, n, now))
+                .collect();
+            v.sort_by_key(|s| (s.at, s.holder.clone()));
+            (f.name.clone(), v)
+        })
+        .collect()
+}
+
+/// Runs one town (`sim`) for the options' hours with probes; resumes from the folder.
+pub fn run_seed(
+    sim: SimPlugin,
+    folder: &Folder,
+    opts: &Options,
+    seed: u32,
+) -> Result<SeedRun, String> {
+    let sub = format!("seed-{seed}");
+    let data = format!("{sub}/diffusion.json");
+    let mut run: SeedRun = folder.read(&data).unwrap_or(SeedRun {
+        seed,
+        ..Default::default()
+    });
+    let mut town = open_town(sim, &folder.work.join(&sub).join("saves"))?;
+    let facts = &opts.facts;
+    run.residents = town.residents().len();
+    let per_hour = 3600 / town.clock().sec_per_step as u64;
+    if run.rounds.is_empty() {
+        let before = stats(town.app.world());
+        let t = Instant::now();
+        let round = probe_round(town.app.world_mut(), facts, "start");
+        run.costs.push(Cost::of(
+            "probes at the start",
+            &stats(town.app.world()).since(&before),
+            t.elapsed().as_secs_f64(),
+            run.residents,
+            0.0,
+        ));
+        run.rounds.push(round);
+        run.hours.push(holders(town.app.world_mut(), facts));
+        town.checkpoint()?;
+        folder.write(&data, &run)?;
+    }
+    let start_step = {
+        let start = run.rounds[0].at;
+        let c = town.clock();
+        c.step - ((c.now.0 - start.0) / c.sec_per_step as i64).max(0) as u64
+    };
+    let end = start_step + opts.hours as u64 * per_hour;
+    if town.clock().step < end {
+        let before = stats(town.app.world());
+        let t = Instant::now();
+        let from = town.clock().step;
+        let every_morning = opts.every_morning;
+        let work = folder.clone();
+        let mut saved = std::mem::take(&mut run);
+        town.run_until(end, &format!("town {seed}"), |world| {
+            saved.hours.push(holders(world, facts));
+            let now = world.resource::<SimClock>().now;
+            if every_morning && now.minute_of_day() == 8 * 60 {
+                let label = format!("morning of {}", now.date_string());
+                saved.rounds.push(probe_round(world, facts, &label));
+            }
+            // What the checkpoint after this hour goes on from.
+            work.write(&data, &saved)
+        })?;
+        run = saved;
+        let hours_run = (town.clock().step - from) as f64 / per_hour as f64;
+        run.costs.push(Cost::of(
+            &format!("{hours_run:.0} game hours of the town"),
+            &stats(town.app.world()).since(&before),
+            t.elapsed().as_secs_f64(),
+            run.residents,
+            hours_run,
+        ));
+        folder.write(&data, &run)?;
+    }
+    if run.rounds.len() < 2 || run.rounds.last().is_some_and(|r| r.label != "end") {
+        let before = stats(town.app.world());
+        let t = Instant::now();
+        let round = probe_round(town.app.world_mut(), facts, "end");
+        run.costs.push(Cost::of(
+            "probes at the end",
+            &stats(town.app.world()).since(&before),
+            t.elapsed().as_secs_f64(),
+            run.residents,
+            0.0,
+        ));
+        run.rounds.push(round);
+        run.tree = tree(town.app.world_mut(), facts);
+        folder.write(&data, &run)?;
+    }
+    Ok(run)
+}
+
+/// The report's section on one fact over the seeds.
+pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<String, String> {
+    let mut md = String::from("## Information diffusion\n\n");
+    md.push_str(
+        "Each resident was asked the fact's probe at the start and at the end. A **yes** is \
+         *grounded* when a memory carries the fact, *hallucinated* when none does; *holders* \
+         count residents with such a memory whatever they answered.\n\n",
+    );
+    let paper: BTreeMap<&str, (&str, &str)> = [
+        ("mayor", ("1 of 25 (4 %)", "8 of 25 (32 %)")),
+        ("party", ("1 of 25 (4 %)", "13 of 25 (52 %)")),
+    ]
+    .into();
+    let mut rows = Vec::new();
+    let mut data_rows = Vec::new();
+    for f in facts {
+        let mut starts = Vec::new();
+        let mut ends = Vec::new();
+        for r in runs {
+            let (Some(s), Some(e)) = (r.rounds.first(), r.rounds.last()) else {
+                continue;
+            };
+            let (sy, sg, _, sh, n) = s.counts(&f.name);
+            let (ey, eg, eh, eho, _) = e.counts(&f.name);
+            starts.push(sg as f64 / n.max(1) as f64);
+            ends.push(eg as f64 / n.max(1) as f64);
+            rows.push(vec![
+                f.name.clone(),
+                r.seed.to_string(),
+                format!("{sg} of {n} ({}; said yes {sy}; holders {sh})", pct(sg, n)),
+                format!("{eg} of {n} ({}; said yes {ey}; holders {eho})", pct(eg, n)),
+                format!("{eh} of {ey}"),
+                paper
+                    .get(f.name.as_str())
+                    .map(|(a, b)| format!("{a} → {b}"))
+                    .unwrap_or_else(|| "–".into()),
+            ]);
+            for round in &r.rounds {
+                for p in round.probes.iter().filter(|p| p.fact == f.name) {
+                    data_rows.push(vec![
+                        r.seed.to_string(),
+                        round.label.clone(),
+                        round.at.to_string(),
+                        p.fact.clone(),
+                        p.resident.clone(),
+                        if p.yes { "yes" } else { "no" }.into(),
+                        p.class().into(),
+                        p.right.to_string(),
+                        p.fallback.to_string(),
+                        p.says.clone(),
+                        p.evidence.clone().unwrap_or_default(),
+                    ]);
+                }
+            }
+        }
+        if runs.len() > 1 {
+            rows.push(vec![
+                f.name.clone(),
+                "mean ± sd".into(),
+                mean_sd(&starts),
+                mean_sd(&ends),
+                String::new(),
+                String::new(),
+            ]);
+        }
+    }
+    md.push_str(&table(
+        &[
+            "fact",
+            "seed",
+            "aware at the start (grounded yes)",
+            "aware at the end",
+            "hallucinated yes at the end",
+            "the paper (2 days)",
+        ],
+        &rows,
+    ));
+    let all_yes: usize = runs
+        .iter()
+        .filter_map(|r| r.rounds.last())
+        .flat_map(|r| r.probes.iter())
+        .filter(|p| p.yes)
+        .count();
+    let halluc: usize = runs
+        .iter()
+        .filter_map(|r| r.rounds.last())
+        .flat_map(|r| r.probes.iter())
+        .filter(|p| p.yes && !p.grounded)
+        .count();
+    md.push_str(&format!(
+        "\nHallucinated answers at the end: {halluc} of {all_yes} yes answers ({}); the paper: 6 of 453 awareness answers (1.3 %).\n\n",
+        pct(halluc, all_yes)
+    ));
+    folder.write_text(
+        "probes.csv",
+        &csv(
+            &[
+                "seed", "round", "time", "fact", "resident", "answer", "class", "right",
+                "fallback", "says", "evidence",
+            ],
+            &data_rows,
+        ),
+    )?;
+    // Awareness over game time (holders by memory, every hour), one line per fact and seed.
+    let mut series = Vec::new();
+    for r in runs {
+        for f in facts {
+            let pts: Vec<(f64, f64)> = r
+                .hours
+                .iter()
+                .map(|h| {
+                    (
+                        (h.at.0 - r.hours[0].at.0) as f64 / 3600.0,
+                        *h.holders.get(&f.name).unwrap_or(&0) as f64,
+                    )
+                })
+                .collect();
+            series.push((format!("{} (seed {})", f.name, r.seed), pts));
+        }
+    }
+    let n = runs.first().map(|r| r.residents).unwrap_or(0);
+    super::plot::lines(
+        &folder.work.join("awareness.png"),
+        "Residents holding each fact (by memory), every game hour",
+        "game hours from the start",
+        "residents",
+        n as f64,
+        &series,
+    )?;
+    md.push_str("![awareness over game time](awareness.png)\n\n");
+    // The diffusion tree.
+    md.push_str("### Who told whom\n\nFrom the memories' provenance (first memory of the fact each holder has; a told memory names its speaker and conversation, and its chain goes back through every retelling).\n\n");
+    let mut tree_rows = Vec::new();
+    for r in runs {
+        for (fact, sources) in &r.tree {
+            let mut rows = Vec::new();
+            for s in sources {
+                tree_rows.push(vec![
+                    r.seed.to_string(),
+                    fact.clone(),
+                    s.holder.clone(),
+                    s.from.clone().unwrap_or_default(),
+                    s.at.to_string(),
+                    s.conversation.clone().unwrap_or_default(),
+                    s.chain.join(" <- "),
+                    s.memory.clone(),
+                ]);
+                rows.push(vec![
+                    s.holder.clone(),
+                    s.from.clone().unwrap_or_else(|| "(first holder)".into()),
+                    s.at.to_string(),
+                    s.chain.join(" ← "),
+                ]);
+            }
+            md.push_str(&format!("**{fact}**, seed {}:\n\n", r.seed));
+            md.push_str(&table(&["holder", "told by", "when", "chain"], &rows));
+            md.push('\n');
+        }
+    }
+    folder.write_text(
+        "tree.csv",
+        &csv(
+            &[
+                "seed",
+                "fact",
+                "holder",
+                "from",
+                "time",
+                "conversation",
+                "chain",
+                "memory",
+            ],
+            &tree_rows,
+        ),
+    )?;
+    let costs: Vec<Cost> = runs.iter().flat_map(|r| r.costs.clone()).collect();
+    md.push_str(&cost_section(&costs));
+    Ok(md)
+}
+
+/// `k of n` as a percentage.
+pub fn pct(k: usize, n: usize) -> String {
+    if n == 0 {
+        "–".into()
+    } else {
+        format!("{:.0} %", k as f64 * 100.0 / n as f64)
+    }
+}
+
+/// Mean ± standard deviation of shares, as percentages.
+pub fn mean_sd(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "–".into();
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let sd = if v.len() > 1 {
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    format!("{:.0} % ± {:.0} %", m * 100.0, sd * 100.0)
+}

@@ -1,0 +1,628 @@
+//! `lab interviews`: the paper's believability study (§6). Residents are asked 5 questions in
+//! each of 5 categories (self-knowledge, memory, plans, reactions, reflections) under the
+//! ablation conditions: full architecture, no reflection, no reflection and no planning, and no
+//! memory, reflection or planning. Each condition is the same town at the same moment: one save,
+//! loaded once per condition with that condition's ablation applied (what a resident may recall
+//! is narrowed; nothing is written back). An optional file of human-written answers is the
+//! crowdworker baseline. A judge model compares the answers to each question two at a time
+//! (order drawn by the seed); the comparisons become TrueSkill ratings per condition, and the
+//! per-question scores the Kruskal–Wallis H. A judge answer that is not a valid preference is a
+//! tie, and counted.
+
+use super::ask::{Ask, Shape, ask_all, run_requests};
+use super::report::{Cost, cost_section, csv, stats, table};
+use super::stats::{KruskalWallis, Outcome, Rating, kruskal_wallis, ratings};
+use super::{Folder, Progress};
+use crate::SimPlugin;
+use crate::agent::{Identity, Outlook, Resident};
+use crate::cognition::config::Ablation;
+use crate::cognition::prompts::{Prompts, identity_block, one_line};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::sim::clock::SimClock;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+pub use super::questions::{
+    DEFAULT_QUESTIONS, Question, check_human, parse_questions, read_human, read_questions,
+};
+
+/// The name of a condition in reports.
+pub fn condition_name(c: &str) -> String {
+    match c {
+        "Full" => Ablation::Full.label().into(),
+        "NoReflection" => Ablation::NoReflection.label().into(),
+        "NoReflectionNoPlanning" => Ablation::NoReflectionNoPlanning.label().into(),
+        "NoMemory" => Ablation::NoMemory.label().into(),
+        "Human" => "human-written".into(),
+        other => other.into(),
+    }
+}
+
+/// One answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    /// The condition (`Full`, …, `Human`).
+    pub condition: String,
+    /// The resident.
+    pub resident: String,
+    /// The category.
+    pub category: String,
+    /// The question as asked.
+    pub question: String,
+    /// The answer.
+    pub answer: String,
+    /// The model gave no valid answer.
+    pub fallback: bool,
+}
+
+/// One judged pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judged {
+    /// The resident and question.
+    pub resident: String,
+    /// The question.
+    pub question: String,
+    /// Shown as A.
+    pub a: String,
+    /// Shown as B.
+    pub b: String,
+    /// "A", "B", "same", or "invalid" (counted as a tie).
+    pub verdict: String,
+}
+
+/// An interviews run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Every answer.
+    pub answers: Vec<Answered>,
+    /// Every judgement.
+    pub judged: Vec<Judged>,
+    /// The judge backend.
+    pub judge: String,
+    /// The seed of the order of the comparisons.
+    pub seed: u32,
+    /// Costs.
+    pub costs: Vec<Cost>,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Residents (empty: all).
+    pub residents: Vec<String>,
+    /// The questions.
+    pub questions: Vec<Question>,
+    /// The conditions.
+    pub conditions: Vec<Ablation>,
+    /// Human answers, if any.
+    pub human: Option<BTreeMap<(String, String), String>>,
+    /// The judge backend's name (`None`: the default backend).
+    pub judge: Option<String>,
+    /// The seed.
+    pub seed: u32,
+}
+
+/// Fills a question's placeholders for a resident.
+pub fn fill(q: &str, name: &str, someone: &str) -> String {
+    q.replace("{name}", name).replace("{someone}", someone)
+}
+
+/// Someone a resident knows: another resident its seed memories name, else the next resident.
+fn someone_for(world: &mut World, name: &str, all: &[String]) -> String {
+    let mut q = world.query::<(&Identity, &Resident)>();
+    let seed = q
+        .iter(world)
+        .find(|(i, _)| i.name == name)
+        .map(|(_, r)| r.persona.memories.join("; "))
+        .unwrap_or_default();
+    all.iter()
+        .filter(|n| n.as_str() != name)
+        .find(|n| seed.contains(n.as_str()))
+        .or_else(|| {
+            let i = all.iter().position(|n| n == name).unwrap_or(0);
+            all.get((i + 1) % all.len().max(1))
+                .filter(|n| n.as_str() != name)
+        })
+        .cloned()
+        .unwrap_or_else(|| "your neighbour".into())
+}
+
+/// Asks every chosen resident every question under each condition (the save `save` loaded once
+/// per condition), then judges them. `make` loads the save with a config change applied.
+pub fn run(
+    make: &dyn Fn(Ablation) -> Result<SimPlugin, String>,
+    folder: &Folder,
+    opts: &Options,
+) -> Result<Run, String> {
+    let data = "interviews.json";
+    let mut run: Run = folder.read(data).unwrap_or(Run {
+        seed: opts.seed,
+        judge: opts
+            .judge
+            .clone()
+            .unwrap_or_else(|| "the default backend".into()),
+        ..Default::default()
+    });
+    let mut last_app: Option<App> = None;
+    for &cond in &opts.conditions {
+        let key = format!("{cond:?}");
+        if run.answers.iter().any(|a| a.condition == key) && cond != Ablation::Full {
+            continue;
+        }
+        let mut app = crate::headless_app(make(cond)?);
+        app.update();
+        let world = app.world_mut();
+        let all = super::residents(world);
+        let chosen = super::find_residents(&all, &opts.residents)?;
+        let names: Vec<String> = all.iter().map(|(n, _)| n.clone()).collect();
+        if !run.answers.iter().any(|a| a.condition == key) {
+            let mut asks = Vec::new();
+            let mut meta = Vec::new();
+            for (name, e) in &chosen {
+                let someone = someone_for(world, name, &names);
+                for q in &opts.questions {
+                    let text = fill(&q.text, name, &someone);
+                    asks.push(Ask {
+                        who: *e,
+                        question: text.clone(),
+                        shape: Shape::Open,
+                        ablation: cond,
+                    });
+                    meta.push((name.clone(), q.category.clone(), text));
+                }
+            }
+            let before = stats(world);
+            let t = Instant::now();
+            let mut progress = Progress::new(&format!("answers ({})", cond.label()));
+            let got = ask_all(world, &asks, |d, n| {
+                progress.draw(d as f64, n as f64, t, &format!("{d} of {n}"))
+            });
+            progress.end();
+            for ((resident, category, question), a) in meta.into_iter().zip(got) {
+                run.answers.push(Answered {
+                    condition: key.clone(),
+                    resident,
+                    category,
+                    question,
+                    answer: a.text,
+                    fallback: a.fallback,
+                });
+            }
+            run.costs.push(Cost::of(
+                &format!("answers, {}", cond.label()),
+                &stats(world).since(&before),
+                t.elapsed().as_secs_f64(),
+                chosen.len(),
+                0.0,
+            ));
+            folder.write(data, &run)?;
+        }
+        if cond == Ablation::Full || last_app.is_none() {
+            last_app = Some(app);
+        }
+    }
+    if let Some(human) = &opts.human
+        && !run.answers.iter().any(|a| a.condition == "Human")
+    {
+        {
+            let asked: Vec<(String, String, String)> = run
+                .answers
+                .iter()
+                .filter(|a| a.condition == format!("{:?}", opts.conditions[0]))
+                .map(|a| (a.resident.clone(), a.category.clone(), a.question.clone()))
+                .collect();
+            for (resident, category, question) in asked {
+                if let Some(ans) = human.get(&(resident.clone(), question.clone())) {
+                    run.answers.push(Answered {
+                        condition: "Human".into(),
+                        resident,
+                        category,
+                        question,
+                        answer: ans.clone(),
+                        fallback: false,
+                    });
+                }
+            }
+        }
+    }
+    if run.judged.is_empty() {
+        let mut app = last_app.ok_or("no condition to interview")?;
+        judge_all(app.world_mut(), &mut run, opts)?;
+        folder.write(data, &run)?;
+    }
+    Ok(run)
+}
+
+/// Who the judge is (its prompt's identity block).
+pub const JUDGE: &str = "You compare answers given in interviews with the people of a small town, and say which sounds more like the person really living their life.";
+
+/// The judge's schema.
+pub fn judge_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"better": {"type": "string", "enum": ["A", "B", "same"]}},
+        "required": ["better"],
+        "additionalProperties": false
+    })
+}
+
+/// Compares every two answers to each question.
+fn judge_all(world: &mut World, run: &mut Run, opts: &Options) -> Result<(), String> {
+    let now = world.resource::<SimClock>().now;
+    let identities: BTreeMap<String, String> = {
+        let mut q = world.query::<(&Identity, &Resident, &Outlook)>();
+        q.iter(world)
+            .map(|(i, r, o)| (i.name.clone(), identity_block(r, o, now)))
+            .collect()
+    };
+    let mut items: BTreeMap<(String, String), Vec<&Answered>> = BTreeMap::new();
+    for a in &run.answers {
+        items
+            .entry((a.resident.clone(), a.question.clone()))
+            .or_default()
+            .push(a);
+    }
+    let prompts = world.resource::<Prompts>().clone();
+    let mut reqs = Vec::new();
+    let mut pairs = Vec::new();
+    for ((resident, question), list) in &items {
+        for i in 0..list.len() {
+            for j in i + 1..list.len() {
+                let flip = crate::sim::hash::fnv1a_32(
+                    format!("{}|{resident}|{question}|{i}|{j}", opts.seed).as_bytes(),
+                ) % 2
+                    == 1;
+                let (a, b) = if flip {
+                    (list[j], list[i])
+                } else {
+                    (list[i], list[j])
+                };
+                let identity = identities.get(resident).cloned().unwrap_or_default();
+                let msgs = prompts.render(
+                    "judge",
+                    &[
+                        ("identity", JUDGE),
+                        ("about", &identity),
+                        ("name", resident),
+                        ("question", &one_line(question)),
+                        ("a", &one_line(&a.answer)),
+                        ("b", &one_line(&b.answer)),
+                    ],
+                );
+                reqs.push(
+                    LlmRequest::chat("lab_judge", msgs, OutputShape::Json(judge_schema()))
+                        .sampling(Sampling::greedy(16))
+                        .fallback(LlmValue::Json(json!({"better": "same"}))),
+                );
+                pairs.push((
+                    resident.clone(),
+                    question.clone(),
+                    a.condition.clone(),
+                    b.condition.clone(),
+                ));
+            }
+        }
+    }
+    let before = stats(world);
+    let t = Instant::now();
+    let mut progress = Progress::new("judging");
+    let verdicts = run_requests(world, reqs, |d, n| {
+        progress.draw(d as f64, n as f64, t, &format!("{d} of {n} comparisons"))
+    });
+    progress.end();
+    run.judged = pairs
+        .into_iter()
+        .zip(verdicts)
+        .map(|((resident, question, a, b), v)| Judged {
+            resident,
+            question,
+            a,
+            b,
+            verdict: v
+                .as_ref()
+                .and_then(|v| v.get("better"))
+                .and_then(Value::as_str)
+                .filter(|s| matches!(*s, "A" | "B" | "same"))
+                .unwrap_or("invalid")
+                .to_string(),
+        })
+        .collect();
+    run.costs.push(Cost::of(
+        "judging",
+        &stats(world).since(&before),
+        t.elapsed().as_secs_f64(),
+        0,
+        0.0,
+    ));
+    Ok(())
+}
+
+/// Ratings, per-question scores and the test, by condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranking {
+    /// Conditions, in the order of the report.
+    pub conditions: Vec<String>,
+    /// TrueSkill per condition.
+    pub ratings: Vec<Rating>,
+    /// Wins, ties, losses per condition.
+    pub record: Vec<(usize, usize, usize)>,
+    /// Kruskal–Wallis over the per-question scores.
+    pub test: Option<KruskalWallis>,
+    /// Judge answers that were no valid preference (ties).
+    pub invalid: usize,
+}
+
+/// Rates the conditions from the judgements (taken in an order drawn by `seed`).
+pub fn rank(conditions: &[String], judged: &[Judged], seed: u32) -> Ranking {
+    let idx = |c: &str| conditions.iter().position(|x| x == c);
+    let mut games: Vec<(u32, usize, usize, Outcome)> = judged
+        .iter()
+        .enumerate()
+        .filter_map(|(k, j)| {
+            let (a, b) = (idx(&j.a)?, idx(&j.b)?);
+            let o = match j.verdict.as_str() {
+                "A" => Outcome::Win,
+                "B" => Outcome::Loss,
+                _ => Outcome::Draw,
+            };
+            let order = crate::sim::hash::fnv1a_32(format!("{seed}|{k}").as_bytes());
+            Some((order, a, b, o))
+        })
+        .collect();
+    games.sort_by_key(|g| g.0);
+    let list: Vec<(usize, usize, Outcome)> = games.iter().map(|g| (g.1, g.2, g.3)).collect();
+    let r = ratings(conditions.len(), &list);
+    let mut record = vec![(0, 0, 0); conditions.len()];
+    let mut score: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for j in judged {
+        let (Some(a), Some(b)) = (idx(&j.a), idx(&j.b)) else {
+            continue;
+        };
+        let s = score
+            .entry((j.resident.clone(), j.question.clone()))
+            .or_insert_with(|| vec![0.0; conditions.len()]);
+        match j.verdict.as_str() {
+            "A" => {
+                record[a].0 += 1;
+                record[b].2 += 1;
+                s[a] += 1.0;
+            }
+            "B" => {
+                record[b].0 += 1;
+                record[a].2 += 1;
+                s[b] += 1.0;
+            }
+            _ => {
+                record[a].1 += 1;
+                record[b].1 += 1;
+                s[a] += 0.5;
+                s[b] += 0.5;
+            }
+        }
+    }
+    let groups: Vec<Vec<f64>> = (0..conditions.len())
+        .map(|c| score.values().map(|s| s[c]).collect())
+        .collect();
+    Ranking {
+        conditions: conditions.to_vec(),
+        ratings: r,
+        record,
+        test: kruskal_wallis(&groups),
+        invalid: judged.iter().filter(|j| j.verdict == "invalid").count(),
+    }
+}
+
+/// The report's section, `transcripts.md`, `answers.csv` and `judged.csv`.
+pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
+    let mut conditions: Vec<String> = Vec::new();
+    for a in &run.answers {
+        if !conditions.contains(&a.condition) {
+            conditions.push(a.condition.clone());
+        }
+    }
+    let ranking = rank(&conditions, &run.judged, run.seed);
+    folder.write("ranking.json", &ranking)?;
+    let paper: BTreeMap<&str, &str> = [
+        ("Full", "29.89 ± 0.72"),
+        ("NoReflection", "26.88 ± 0.69"),
+        ("NoReflectionNoPlanning", "25.64 ± 0.68"),
+        ("Human", "22.95 ± 0.69"),
+        ("NoMemory", "21.21 ± 0.70"),
+    ]
+    .into();
+    let mut order: Vec<usize> = (0..conditions.len()).collect();
+    order.sort_by(|a, b| ranking.ratings[*b].mu.total_cmp(&ranking.ratings[*a].mu));
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|&i| {
+            let (w, t, l) = ranking.record[i];
+            vec![
+                condition_name(&conditions[i]),
+                format!(
+                    "{:.2} ± {:.2}",
+                    ranking.ratings[i].mu, ranking.ratings[i].sigma
+                ),
+                format!("{w} / {t} / {l}"),
+                paper
+                    .get(conditions[i].as_str())
+                    .unwrap_or(&"–")
+                    .to_string(),
+            ]
+        })
+        .collect();
+    let residents: std::collections::BTreeSet<&str> =
+        run.answers.iter().map(|a| a.resident.as_str()).collect();
+    let questions: std::collections::BTreeSet<&str> =
+        run.answers.iter().map(|a| a.question.as_str()).collect();
+    let mut md = format!(
+        "## Interviews\n\n{} residents, {} questions, {} conditions; {} answers ({} fail-safe); {} comparisons judged by {} ({} not a valid preference, counted as ties).\n\n",
+        residents.len(),
+        questions.len(),
+        conditions.len(),
+        run.answers.len(),
+        run.answers.iter().filter(|a| a.fallback).count(),
+        run.judged.len(),
+        run.judge,
+        ranking.invalid
+    );
+    md.push_str(&table(
+        &[
+            "condition",
+            "TrueSkill μ ± σ",
+            "wins / ties / losses",
+            "the paper μ ± σ",
+        ],
+        &rows,
+    ));
+    if let Some(kw) = ranking.test {
+        md.push_str(&format!(
+            "\nKruskal–Wallis over the per-question scores: H({}) = {:.2}, p = {:.3e} (the paper: H(4) = 150.29, p < .001).\n\n",
+            kw.df, kw.h, kw.p
+        ));
+    }
+    super::plot::bars(
+        &folder.work.join("trueskill.png"),
+        "TrueSkill μ ± σ by condition",
+        &order
+            .iter()
+            .map(|&i| {
+                (
+                    condition_name(&conditions[i]),
+                    ranking.ratings[i].mu,
+                    Some(ranking.ratings[i].sigma),
+                )
+            })
+            .collect::<Vec<_>>(),
+        "μ",
+    )?;
+    md.push_str("![TrueSkill by condition](trueskill.png)\n\nEvery answer is in `transcripts.md` and `answers.csv`; every judgement in `judged.csv`.\n\n");
+    let mut tr = String::from("# Interview transcripts\n\n");
+    let mut by: BTreeMap<(&str, &str), Vec<&Answered>> = BTreeMap::new();
+    for a in &run.answers {
+        by.entry((a.resident.as_str(), a.question.as_str()))
+            .or_default()
+            .push(a);
+    }
+    let mut last = "";
+    for ((resident, question), list) in &by {
+        if *resident != last {
+            tr.push_str(&format!("## {resident}\n\n"));
+            last = resident;
+        }
+        tr.push_str(&format!("**{question}** ({})\n\n", list[0].category));
+        for a in list {
+            tr.push_str(&format!(
+                "- *{}*: {}{}\n",
+                condition_name(&a.condition),
+                a.answer,
+                if a.fallback { " (fail-safe)" } else { "" }
+            ));
+        }
+        tr.push('\n');
+    }
+    folder.write_text("transcripts.md", &tr)?;
+    folder.write_text(
+        "answers.csv",
+        &csv(
+            &[
+                "condition",
+                "resident",
+                "category",
+                "question",
+                "answer",
+                "fallback",
+            ],
+            &run.answers
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.condition.clone(),
+                        a.resident.clone(),
+                        a.category.clone(),
+                        a.question.clone(),
+                        a.answer.clone(),
+                        a.fallback.to_string(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        ),
+    )?;
+    folder.write_text(
+        "judged.csv",
+        &csv(
+            &["resident", "question", "A", "B", "verdict"],
+            &run.judged
+                .iter()
+                .map(|j| {
+                    vec![
+                        j.resident.clone(),
+                        j.question.clone(),
+                        j.a.clone(),
+                        j.b.clone(),
+                        j.verdict.clone(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        ),
+    )?;
+    md.push_str(&cost_section(&run.costs));
+    Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_questions_are_five_categories_of_five() {
+        let q = parse_questions(DEFAULT_QUESTIONS, "default").unwrap();
+        assert_eq!(q.len(), 25);
+        let cats: std::collections::BTreeSet<&str> =
+            q.iter().map(|x| x.category.as_str()).collect();
+        assert_eq!(cats.len(), 5);
+    }
+
+    #[test]
+    fn a_bad_questions_line_is_named() {
+        let e = parse_questions("# c\nplans: ok?\nno colon here\n", "q.txt").unwrap_err();
+        assert!(
+            e.starts_with("q.txt:3: expected `category: question`"),
+            "{e}"
+        );
+        let e = parse_questions("memory: Who is {friend}?\n", "q.txt").unwrap_err();
+        assert!(e.starts_with("q.txt:1: unknown placeholder"), "{e}");
+        assert!(
+            parse_questions("# nothing\n", "q.txt")
+                .unwrap_err()
+                .contains("no questions")
+        );
+    }
+
+    fn j(a: &str, b: &str, verdict: &str) -> Judged {
+        Judged {
+            resident: "R".into(),
+            question: "Q".into(),
+            a: a.into(),
+            b: b.into(),
+            verdict: verdict.into(),
+        }
+    }
+
+    #[test]
+    fn fixed_preferences_give_the_hand_computed_ratings() {
+        let c = vec!["Full".to_string(), "NoMemory".to_string()];
+        // One comparison, Full preferred: the published one-win values.
+        let r = rank(&c, &[j("NoMemory", "Full", "B")], 7);
+        assert!((r.ratings[0].mu - 29.396).abs() < 2e-3, "{r:?}");
+        assert!((r.ratings[1].mu - 20.604).abs() < 2e-3, "{r:?}");
+        assert_eq!(r.record, vec![(1, 0, 0), (0, 0, 1)]);
+        // An answer that is no valid preference is a tie, and counted.
+        let r = rank(&c, &[j("Full", "NoMemory", "invalid")], 7);
+        assert!((r.ratings[0].mu - 25.0).abs() < 1e-9 && (r.ratings[0].sigma - 6.458).abs() < 2e-3);
+        assert_eq!(r.invalid, 1);
+        assert_eq!(r.record, vec![(0, 1, 0), (0, 1, 0)]);
+    }
+}

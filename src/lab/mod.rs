@@ -1,0 +1,382 @@
+//! The lab: the paper's measurements (§6–7) as commands that run a town headless and write one
+//! self-contained report folder per run: information diffusion, relationships (network
+//! density), the party, and interviews under the ablation conditions ranked by a judge model
+//! into TrueSkill ratings. It uses the very systems the game runs (the headless app), on any
+//! configured backend.
+//!
+//! A run works in a hidden folder `labs/.<name>-<date>.partial/` (checkpoints of the town every
+//! game hour, each finished phase's data) and becomes `labs/<name>-<date>/` only when its report
+//! is written, so nothing half-done is ever left where a report is expected; `--resume` goes on
+//! from the last checkpoint and the phases already done.
+
+pub mod ask;
+pub mod diffusion;
+pub mod facts;
+pub mod interviews;
+pub mod party;
+pub mod plot;
+pub mod questions;
+pub mod relationships;
+pub mod report;
+pub mod stats;
+
+use crate::agent::{Identity, Resident};
+use crate::config::GameConfig;
+use crate::sim::clock::SimClock;
+use crate::{SimPlugin, headless_app, run_steps};
+use bevy::prelude::*;
+use serde::{Serialize, de::DeserializeOwned};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Where a lab run works and where its report goes.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    /// The working folder (hidden until the report is written).
+    pub work: PathBuf,
+    /// The report folder it becomes.
+    pub done: PathBuf,
+}
+
+impl Folder {
+    /// A new run's folder `<out>/<name>-<YYYYMMDD>` (or the unfinished one of that name, with
+    /// `resume`).
+    pub fn open(out: &Path, name: &str, resume: bool) -> Result<Self, String> {
+        crate::save::disk::check_name(name).map_err(|e| format!("--name: {e}"))?;
+        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        if resume {
+            let prefix = format!(".{name}-");
+            let mut found: Vec<PathBuf> = std::fs::read_dir(out)
+                .map_err(|e| format!("{}: {e}", out.display()))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".partial"))
+                })
+                .collect();
+            found.sort();
+            let work = found.pop().ok_or_else(|| {
+                format!(
+                    "--resume: no unfinished run named {name:?} in {} (a finished one is a report folder already)",
+                    out.display()
+                )
+            })?;
+            let stem = work
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix('.'))
+                .and_then(|n| n.strip_suffix(".partial"))
+                .unwrap_or(name)
+                .to_string();
+            return Ok(Self {
+                done: out.join(stem),
+                work,
+            });
+        }
+        let (y, m, d) = wall_date();
+        let stem = format!("{name}-{y:04}{m:02}{d:02}");
+        let mut n = 1;
+        let mut chosen = stem.clone();
+        while out.join(&chosen).exists() || out.join(format!(".{chosen}.partial")).exists() {
+            n += 1;
+            chosen = format!("{stem}-{n}");
+        }
+        let work = out.join(format!(".{chosen}.partial"));
+        std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+        Ok(Self {
+            work,
+            done: out.join(chosen),
+        })
+    }
+
+    /// Reads a phase's data if that phase is done.
+    pub fn read<T: DeserializeOwned>(&self, file: &str) -> Option<T> {
+        let text = std::fs::read_to_string(self.work.join(file)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Writes a phase's data (atomically: a run killed while writing keeps the previous).
+    pub fn write<T: Serialize>(&self, file: &str, value: &T) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+        self.write_text(file, &text)
+    }
+
+    /// Writes a text file in the working folder (atomically).
+    pub fn write_text(&self, file: &str, text: &str) -> Result<(), String> {
+        write_atomic(&self.work.join(file), text.as_bytes())
+    }
+
+    /// Turns the working folder into the report folder.
+    pub fn finish(&self) -> Result<PathBuf, String> {
+        let _ = std::fs::remove_dir_all(self.work.join("saves"));
+        std::fs::rename(&self.work, &self.done)
+            .map_err(|e| format!("{} → {}: {e}", self.work.display(), self.done.display()))?;
+        Ok(self.done.clone())
+    }
+}
+
+/// Writes a file through a temporary beside it and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let tmp = path.with_extension("tmp-write");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn wall_date() -> (i64, u32, u32) {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    crate::sim::time::GameTime(secs).ymd()
+}
+
+/// Applies `--set key=value` assignments to a config.
+pub fn apply_sets(config: &mut GameConfig, sets: &[String]) -> Result<(), String> {
+    for s in sets {
+        config.set(s)?;
+    }
+    Ok(())
+}
+
+/// A town the lab runs: the headless app, with checkpoints in the run's folder.
+pub struct Town {
+    /// The app.
+    pub app: App,
+    /// Where checkpoints go.
+    pub saves: PathBuf,
+    /// Whether it came back from a checkpoint.
+    pub resumed: bool,
+}
+
+/// Opens a town: from the checkpoint in `saves` if there is one (a resumed run), else `sim`.
+/// Checkpoints are written by [`Town::checkpoint`] only (no autosaves).
+pub fn open_town(mut sim: SimPlugin, saves: &Path) -> Result<Town, String> {
+    let checkpoint = saves.join("checkpoint");
+    let resumed = checkpoint.join("meta.ron").exists();
+    sim.config.saves.dir = saves.to_string_lossy().into();
+    sim.config.saves.autosave_minutes = 0;
+    if resumed {
+        let meta = crate::save::disk::read_save(&checkpoint)?.meta;
+        if meta.scenario != sim.scenario.name {
+            return Err(format!(
+                "{}: the unfinished run is of {:?}, not {:?}: resume it with its own scenario",
+                checkpoint.display(),
+                meta.scenario,
+                sim.scenario.name
+            ));
+        }
+        sim = SimPlugin::from_save(&checkpoint, sim.config.clone())?;
+        sim.config.saves.dir = saves.to_string_lossy().into();
+        sim.config.saves.autosave_minutes = 0;
+    }
+    let mut app = headless_app(sim);
+    app.update(); // spawn the residents (and apply a checkpoint)
+    Ok(Town {
+        app,
+        saves: saves.to_path_buf(),
+        resumed,
+    })
+}
+
+impl Town {
+    /// The clock.
+    pub fn clock(&self) -> SimClock {
+        self.app.world().resource::<SimClock>().clone()
+    }
+
+    /// Writes the checkpoint a resumed run goes on from.
+    pub fn checkpoint(&mut self) -> Result<(), String> {
+        crate::save::save_named(self.app.world_mut(), "checkpoint").map(|_| ())
+    }
+
+    /// Residents by name, sorted.
+    pub fn residents(&mut self) -> Vec<(String, Entity)> {
+        residents(self.app.world_mut())
+    }
+
+    /// Runs until `end` (a step), calling `each_hour` at every game hour and checkpointing
+    /// after it; draws a progress line with an ETA.
+    pub fn run_until(
+        &mut self,
+        end: u64,
+        label: &str,
+        mut each_hour: impl FnMut(&mut World) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let clock = self.clock();
+        let per_hour = 3600 / clock.sec_per_step as u64;
+        let begin = clock.step;
+        let started = Instant::now();
+        let mut progress = Progress::new(label);
+        while self.clock().step < end {
+            let step = self.clock().step;
+            let next_hour = (step / per_hour + 1) * per_hour;
+            let to = next_hour.min(end);
+            // In pieces of 5 game minutes, so the progress line moves.
+            let mut at = step;
+            while at < to {
+                let n = (30.min(to - at)).max(1);
+                run_steps(&mut self.app, n);
+                at += n;
+                let now = self.clock();
+                progress.draw(
+                    (at - begin) as f64,
+                    (end - begin) as f64,
+                    started,
+                    &now.now.to_string(),
+                );
+            }
+            if self.clock().step.is_multiple_of(per_hour) || self.clock().step >= end {
+                each_hour(self.app.world_mut())?;
+                self.checkpoint()?;
+            }
+        }
+        progress.end();
+        Ok(())
+    }
+}
+
+/// The residents of a world by name, sorted.
+pub fn residents(w: &mut World) -> Vec<(String, Entity)> {
+    let mut q = w.query_filtered::<(Entity, &Identity), With<Resident>>();
+    let mut v: Vec<(String, Entity)> = q.iter(w).map(|(e, i)| (i.name.clone(), e)).collect();
+    v.sort();
+    v
+}
+
+/// A progress line on stderr with an ETA (at most ten redraws a second).
+pub struct Progress {
+    label: String,
+    drawn: Option<Instant>,
+}
+
+impl Progress {
+    /// A new line.
+    pub fn new(label: &str) -> Self {
+        Self {
+            label: label.into(),
+            drawn: None,
+        }
+    }
+
+    /// Draws `done` of `total` since `started`.
+    pub fn draw(&mut self, done: f64, total: f64, started: Instant, what: &str) {
+        if self
+            .drawn
+            .is_some_and(|d| d.elapsed().as_millis() < 100 && done < total)
+        {
+            return;
+        }
+        self.drawn = Some(Instant::now());
+        let secs = started.elapsed().as_secs_f64();
+        let eta = if done > 0.0 {
+            secs / done * (total - done).max(0.0)
+        } else {
+            f64::NAN
+        };
+        let pct = if total > 0.0 {
+            done / total * 100.0
+        } else {
+            100.0
+        };
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "\r{}: {pct:>5.1}% | {} elapsed | ETA {} | {what}      ",
+            self.label,
+            clock_words(secs),
+            if eta.is_finite() {
+                clock_words(eta)
+            } else {
+                "…".into()
+            }
+        );
+        let _ = err.flush();
+    }
+
+    /// Ends the line.
+    pub fn end(&mut self) {
+        if self.drawn.is_some() {
+            eprintln!();
+        }
+    }
+}
+
+/// Seconds as `1h02m`, `3m05s` or `12s`.
+pub fn clock_words(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// Looks up residents by name (case-insensitive, a first name alone when it is unique).
+pub fn find_residents(
+    all: &[(String, Entity)],
+    wanted: &[String],
+) -> Result<Vec<(String, Entity)>, String> {
+    if wanted.is_empty() {
+        return Ok(all.to_vec());
+    }
+    wanted
+        .iter()
+        .map(|w| {
+            let lw = w.trim().to_lowercase();
+            let hits: Vec<&(String, Entity)> = all
+                .iter()
+                .filter(|(n, _)| {
+                    let ln = n.to_lowercase();
+                    ln == lw || ln.split_whitespace().next() == Some(lw.as_str())
+                })
+                .collect();
+            match hits.as_slice() {
+                [one] => Ok((*one).clone()),
+                [] => Err(format!(
+                    "--residents: no resident named {w:?} in this town; its residents: {}",
+                    all.iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                _ => Err(format!("--residents: {w:?} names more than one resident")),
+            }
+        })
+        .collect()
+}
+
+/// Writes `report.md` (a title, the model note, the sections) and turns the working folder into
+/// the report folder; returns where it is.
+pub fn finish_report(
+    folder: &Folder,
+    title: &str,
+    config: &GameConfig,
+    intro: &str,
+    sections: &[String],
+    wall_s: f64,
+) -> Result<PathBuf, String> {
+    let mut md = format!("# {title}\n\n");
+    md.push_str(&report::model_note(config));
+    md.push_str(intro);
+    md.push_str(&format!(
+        "\nWall time of this invocation: {}. What was run: `command.txt`, `config.ron`, `scenario.ron`, `prompts/`, `models.txt`; raw data: the `.json` and `.csv` files.\n\n",
+        clock_words(wall_s)
+    ));
+    for s in sections {
+        md.push_str(s);
+        md.push('\n');
+    }
+    folder.write_text("report.md", &md)?;
+    folder.finish()
+}

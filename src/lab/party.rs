@@ -1,0 +1,429 @@
+//! `lab party`: who was invited to a gathering, who planned to come, who came, and why the
+//! others did not (the paper's §7.1.3: 12 invited, 5 came; of the 7 who did not, 3 had
+//! conflicts and 4 were interested but made no plan).
+//!
+//! The gathering is the one a resident organises first-hand (Isabella's party, read from her
+//! memories without a model). Invited: a resident with a memory of being invited to it (or of
+//! accepting it). Planned: a plan item at its place during it, as the plans stood when it began.
+//! Came: at its place at any moment during it, read from the movement log. Why not: declined
+//! for a conflicting plan (a conflict), declined as not interested, or no plan to go (accepted or
+//! never answered, and planned elsewhere).
+
+use super::report::{Cost, cost_section, csv, stats, table};
+use super::{Folder, open_town};
+use crate::SimPlugin;
+use crate::agent::{DayPlan, Identity, Resident};
+use crate::memory::news::Gathering;
+use crate::memory::stream::MemoryStream;
+use crate::save::movement::{MovementLog, Scene};
+use crate::sim::clock::SimClock;
+use crate::sim::map::WorldMap;
+use crate::sim::time::GameTime;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+/// One resident and the gathering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Guest {
+    /// The resident.
+    pub name: String,
+    /// Was invited (by whom, first).
+    pub invited_by: Option<String>,
+    /// Accepted.
+    pub accepted: bool,
+    /// Declined, with the reason remembered.
+    pub declined: Option<String>,
+    /// Its plan during the gathering, as it stood when the gathering began.
+    pub plan: Vec<String>,
+    /// A plan item at the gathering's place during it.
+    pub planned: bool,
+    /// Was at the place during the gathering.
+    pub came: bool,
+    /// Minutes there.
+    pub minutes_there: u32,
+}
+
+impl Guest {
+    /// Why an invited resident did not come, in the paper's classes.
+    pub fn why_not(&self) -> Option<String> {
+        if self.came || self.invited_by.is_none() {
+            return None;
+        }
+        Some(match &self.declined {
+            Some(r) if r.contains("conflicting") => format!("conflict ({r})"),
+            Some(r) => format!("declined ({r})"),
+            None if self.accepted && self.planned => "planned to come, did not get there".into(),
+            None if self.accepted => "accepted, no plan to go".into(),
+            None => format!(
+                "no plan to go (planned: {})",
+                if self.plan.is_empty() {
+                    "nothing".into()
+                } else {
+                    self.plan.join("; ")
+                }
+            ),
+        })
+    }
+}
+
+/// The gathering a resident organises first-hand whose `what` holds `word` (any, when empty):
+/// the earliest remembered.
+pub fn find_gathering(streams: &[(String, MemoryStream)], word: &str) -> Option<Gathering> {
+    let w = word.to_lowercase();
+    streams
+        .iter()
+        .flat_map(|(name, s)| {
+            s.nodes().iter().filter_map(move |n| {
+                n.gathering
+                    .as_ref()
+                    .filter(|g| &g.organiser == name && n.told.is_none())
+                    .map(|g| (n.created, g.clone()))
+            })
+        })
+        .filter(|(_, g)| w.is_empty() || g.what.to_lowercase().contains(&w))
+        .min_by_key(|(t, g)| (*t, g.what.clone()))
+        .map(|(_, g)| g)
+}
+
+/// When a gathering begins and ends.
+pub fn window(g: &Gathering) -> (GameTime, GameTime) {
+    let day = GameTime(g.day * 86_400);
+    (
+        day.plus_secs(g.start as i64 * 60),
+        day.plus_secs(g.end as i64 * 60),
+    )
+}
+
+/// Plan items overlapping the gathering (and whether one is at its place).
+pub fn plan_during(plan: &DayPlan, g: &Gathering) -> (Vec<String>, bool) {
+    if plan.day != Some(g.day) {
+        return (Vec::new(), false);
+    }
+    let items: Vec<&crate::agent::schedule::Block> = plan
+        .blocks
+        .iter()
+        .filter(|b| b.start < g.end && b.end > g.start)
+        .collect();
+    let there = items.iter().any(|b| b.address.contains(&g.place));
+    (
+        items
+            .iter()
+            .map(|b| format!("{} ({})", b.description, b.address))
+            .collect(),
+        there,
+    )
+}
+
+/// Minutes each person spent at the place during the gathering, from the movement log.
+pub fn attendance(
+    log: &MovementLog,
+    map: &WorldMap,
+    g: &Gathering,
+    sec_per_step: u32,
+) -> BTreeMap<String, u32> {
+    let (from, to) = window(g);
+    let mut scene = Scene::default();
+    let mut secs: BTreeMap<String, u32> = BTreeMap::new();
+    let mut last_time: Option<GameTime> = None;
+    let mut frames = log.frames.iter().peekable();
+    while let Some(f) = frames.next() {
+        scene.apply(f);
+        // The scene holds from this frame's time until the next frame's.
+        let until = frames
+            .peek()
+            .map(|n| n.time)
+            .unwrap_or(f.time.plus_secs(sec_per_step as i64));
+        let (a, b) = (f.time.max(from), until.min(to));
+        last_time = Some(f.time);
+        if b <= a {
+            continue;
+        }
+        for (who, look) in &scene.people {
+            let addr = map.address(crate::sim::map::Tile::new(look.tile.0, look.tile.1));
+            if addr.sector == Some(g.place.as_str()) {
+                *secs.entry(who.clone()).or_insert(0) += (b.0 - a.0) as u32;
+            }
+        }
+    }
+    let _ = last_time;
+    secs.into_iter()
+        .map(|(k, v)| (k, v / 60))
+        .filter(|(_, m)| *m > 0)
+        .collect()
+}
+
+/// Reads everyone's part in the gathering from memories, plans (`plans`, taken when it began)
+/// and the movement log.
+pub fn guests(
+    world: &mut World,
+    g: &Gathering,
+    plans: &BTreeMap<String, (Vec<String>, bool)>,
+) -> Vec<Guest> {
+    let map = world.resource::<WorldMap>().clone();
+    let sec = world.resource::<SimClock>().sec_per_step;
+    let came = attendance(world.resource::<MovementLog>(), &map, g, sec);
+    let mut q = world.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
+    let mut out: Vec<Guest> = q
+        .iter(world)
+        .filter(|(id, _)| id.name != g.organiser)
+        .map(|(id, s)| {
+            let about: Vec<&crate::memory::stream::MemoryNode> = s
+                .nodes()
+                .iter()
+                .filter(|n| n.gathering.as_ref().is_some_and(|x| x.same(g)))
+                .collect();
+            let invited_by = about
+                .iter()
+                .filter(|n| n.predicate == "was invited by" || n.predicate == "will attend")
+                .min_by_key(|n| (n.created, n.id))
+                .and_then(|n| {
+                    n.told
+                        .as_ref()
+                        .map(|t| t.speaker.clone())
+                        .or(Some(n.object.clone()))
+                });
+            let accepted = about.iter().any(|n| n.predicate == "will attend");
+            let declined = about
+                .iter()
+                .filter(|n| n.predicate == "declined")
+                .max_by_key(|n| (n.created, n.id))
+                .map(|n| {
+                    n.description
+                        .rsplit_once(": ")
+                        .map(|(_, r)| r.to_string())
+                        .unwrap_or_else(|| n.description.clone())
+                });
+            let (plan, planned) = plans.get(&id.name).cloned().unwrap_or_default();
+            let minutes = came.get(&id.name).copied().unwrap_or(0);
+            Guest {
+                name: id.name.clone(),
+                invited_by,
+                accepted: accepted && declined.is_none(),
+                declined: if accepted { None } else { declined },
+                plan,
+                planned,
+                came: minutes > 0,
+                minutes_there: minutes,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// A party run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// The gathering.
+    pub gathering: Option<Gathering>,
+    /// Plans as they stood when it began.
+    pub plans: BTreeMap<String, (Vec<String>, bool)>,
+    /// Everyone but the organiser.
+    pub guests: Vec<Guest>,
+    /// Costs.
+    pub costs: Vec<Cost>,
+}
+
+/// Runs the town until the gathering is over (from a save made after it, only reads).
+pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
+    let data = "party.json";
+    let mut run: Run = folder.read(data).unwrap_or_default();
+    let mut town = open_town(sim, &folder.work.join("saves"))?;
+    let agents = town.residents().len();
+    let streams: Vec<(String, MemoryStream)> = {
+        let w = town.app.world_mut();
+        let mut q = w.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
+        q.iter(w)
+            .map(|(i, s)| (i.name.clone(), s.clone()))
+            .collect()
+    };
+    let g = match &run.gathering {
+        Some(g) => g.clone(),
+        None => find_gathering(&streams, word).ok_or_else(|| {
+            format!(
+                "no resident of this town organises a gathering{} (a whisper or history statement like \"… throwing a party at Hobbs Cafe on February 14th from 5pm to 7pm\" makes one)",
+                if word.is_empty() { String::new() } else { format!(" named {word:?}") }
+            )
+        })?,
+    };
+    run.gathering = Some(g.clone());
+    let (from, to) = window(&g);
+    let c = town.clock();
+    let step_at = |t: GameTime| c.step as i64 + (t.0 - c.now.0) / c.sec_per_step as i64;
+    let t = Instant::now();
+    let before = stats(town.app.world());
+    let first = c.step;
+    if c.now < from {
+        town.run_until(step_at(from) as u64, "town until the gathering", |_| Ok(()))?;
+    }
+    if run.plans.is_empty() {
+        let w = town.app.world_mut();
+        let mut q = w.query::<(&Identity, &DayPlan)>();
+        run.plans = q
+            .iter(w)
+            .map(|(i, p)| (i.name.clone(), plan_during(p, &g)))
+            .collect();
+        folder.write(data, &run)?;
+    }
+    if town.clock().now < to {
+        town.run_until(step_at(to) as u64, "town during the gathering", |_| Ok(()))?;
+    }
+    let h = (town.clock().step - first) as f64 * c.sec_per_step as f64 / 3600.0;
+    run.costs.push(Cost::of(
+        &format!("{h:.0} game hours of the town"),
+        &stats(town.app.world()).since(&before),
+        t.elapsed().as_secs_f64(),
+        agents,
+        h,
+    ));
+    run.guests = guests(town.app.world_mut(), &g, &run.plans);
+    folder.write(data, &run)?;
+    Ok(run)
+}
+
+/// The report's section.
+pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
+    let Some(g) = &run.gathering else {
+        return Ok(String::new());
+    };
+    let (from, to) = window(g);
+    let invited: Vec<&Guest> = run
+        .guests
+        .iter()
+        .filter(|x| x.invited_by.is_some())
+        .collect();
+    let came: Vec<&Guest> = run.guests.iter().filter(|x| x.came).collect();
+    let invited_came = invited.iter().filter(|x| x.came).count();
+    let planned = run.guests.iter().filter(|x| x.planned).count();
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for x in &invited {
+        if let Some(w) = x.why_not() {
+            let class = w.split(" (").next().unwrap_or(&w).to_string();
+            *why.entry(class).or_insert(0) += 1;
+        }
+    }
+    let mut md = format!(
+        "## The gathering\n\n{} organised by {}, {} – {}.\n\n",
+        g.what, g.organiser, from, to
+    );
+    md.push_str(&table(
+        &["", "ours", "the paper"],
+        &[
+            vec!["invited".into(), invited.len().to_string(), "12".into()],
+            vec![
+                "planned to come (a plan item there)".into(),
+                planned.to_string(),
+                "–".into(),
+            ],
+            vec![
+                "came (at the place during it)".into(),
+                format!("{} ({} of them invited)", came.len(), invited_came),
+                "5".into(),
+            ],
+            vec![
+                "invited, did not come".into(),
+                (invited.len() - invited_came).to_string(),
+                "7: 3 conflicts, 4 interested but no plan".into(),
+            ],
+        ],
+    ));
+    if !why.is_empty() {
+        md.push_str("\nWhy the invited did not come: ");
+        md.push_str(
+            &why.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        md.push_str(".\n");
+    }
+    let rows: Vec<Vec<String>> = run
+        .guests
+        .iter()
+        .filter(|x| x.invited_by.is_some() || x.came || x.planned)
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.invited_by.clone().unwrap_or_default(),
+                if x.accepted {
+                    "accepted".into()
+                } else if x.declined.is_some() {
+                    "declined".into()
+                } else {
+                    String::new()
+                },
+                x.planned.to_string(),
+                if x.came {
+                    format!("yes, {} min", x.minutes_there)
+                } else {
+                    "no".into()
+                },
+                x.why_not().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    md.push('\n');
+    md.push_str(&table(
+        &[
+            "resident",
+            "invited by",
+            "answer",
+            "planned",
+            "came",
+            "why not",
+        ],
+        &rows,
+    ));
+    md.push('\n');
+    let all: Vec<Vec<String>> = run
+        .guests
+        .iter()
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.invited_by.clone().unwrap_or_default(),
+                x.accepted.to_string(),
+                x.declined.clone().unwrap_or_default(),
+                x.planned.to_string(),
+                x.plan.join("; "),
+                x.came.to_string(),
+                x.minutes_there.to_string(),
+                x.why_not().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    folder.write_text(
+        "party.csv",
+        &csv(
+            &[
+                "resident",
+                "invited_by",
+                "accepted",
+                "declined",
+                "planned",
+                "plan",
+                "came",
+                "minutes_there",
+                "why_not",
+            ],
+            &all,
+        ),
+    )?;
+    let present: BTreeSet<&str> = came.iter().map(|x| x.name.as_str()).collect();
+    super::plot::bars(
+        &folder.work.join("party.png"),
+        &format!("{} ({} – {})", g.what, from, to),
+        &[
+            ("invited".into(), invited.len() as f64, None),
+            ("planned".into(), planned as f64, None),
+            ("came".into(), present.len() as f64, None),
+            ("invited & came".into(), invited_came as f64, None),
+        ],
+        "residents",
+    )?;
+    md.push_str("![the gathering](party.png)\n\n");
+    md.push_str(&cost_section(&run.costs));
+    Ok(md)
+}

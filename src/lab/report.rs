@@ -1,0 +1,237 @@
+//! What every report folder holds besides its own tables: what was run (the command line, the
+//! scenario, the config, the prompts, the model's identity and the seeds, so anyone can run it
+//! again) and what it cost (wall time, requests and tokens by purpose, per agent per game hour).
+
+use super::Folder;
+use crate::config::GameConfig;
+use crate::llm::Llm;
+use crate::llm::config::BackendConfig;
+use crate::llm::metrics::LlmStats;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+/// The cost of a phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    /// What it was ("2 game days of the town", "awareness probes").
+    pub phase: String,
+    /// Wall seconds.
+    pub wall_s: f64,
+    /// Residents.
+    pub agents: usize,
+    /// Game hours simulated (0 for questions asked of a still town).
+    pub game_hours: f64,
+    /// Chat requests.
+    pub chat_calls: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Generated tokens.
+    pub gen_tokens: u64,
+    /// Embedding requests.
+    pub embed_calls: u64,
+    /// Fail-safe answers.
+    pub fallbacks: u64,
+    /// The table by purpose (and per agent per game hour, for a run).
+    pub table: String,
+}
+
+impl Cost {
+    /// The cost of the requests in `stats` (since a snapshot) over `wall_s`.
+    pub fn of(phase: &str, stats: &LlmStats, wall_s: f64, agents: usize, game_hours: f64) -> Self {
+        let chat = stats.chat_total();
+        let embed = stats.embed_total();
+        let mut table = stats.table();
+        if game_hours > 0.0 {
+            table.push_str(&stats.per_agent_hour(agents, game_hours));
+        }
+        Self {
+            phase: phase.into(),
+            wall_s,
+            agents,
+            game_hours,
+            chat_calls: chat.calls,
+            prompt_tokens: chat.prompt_tokens,
+            gen_tokens: chat.gen_tokens,
+            embed_calls: embed.calls,
+            fallbacks: chat.fallbacks,
+            table,
+        }
+    }
+
+    /// One row of the cost table.
+    pub fn row(&self) -> String {
+        let per = (self.agents.max(1) as f64 * self.game_hours).max(1e-9);
+        let per_hour = if self.game_hours > 0.0 {
+            format!(
+                "{:.1} / {:.0}",
+                self.chat_calls as f64 / per,
+                (self.prompt_tokens + self.gen_tokens) as f64 / per
+            )
+        } else {
+            "–".into()
+        };
+        format!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            self.phase,
+            super::clock_words(self.wall_s),
+            self.chat_calls,
+            self.prompt_tokens + self.gen_tokens,
+            self.embed_calls,
+            self.fallbacks,
+            per_hour
+        )
+    }
+}
+
+/// The cost table of a report.
+pub fn cost_section(costs: &[Cost]) -> String {
+    let mut s = String::from(
+        "## Cost\n\n| phase | wall time | chat requests | tokens | embeddings | fail-safe answers | requests / tokens per agent per game hour |\n|---|---|---|---|---|---|---|\n",
+    );
+    for c in costs {
+        s.push_str(&c.row());
+        s.push('\n');
+    }
+    s.push_str("\nBy purpose (`lab_*` are the lab's own questions and judging):\n\n");
+    for c in costs {
+        let _ = write!(s, "{}:\n\n```\n{}```\n\n", c.phase, c.table);
+    }
+    s
+}
+
+/// The LLM counters now.
+pub fn stats(world: &World) -> LlmStats {
+    world
+        .get_resource::<Llm>()
+        .map(|l| l.stats())
+        .unwrap_or_default()
+}
+
+/// The model behind each configured backend, in words.
+pub fn models(config: &GameConfig) -> Vec<String> {
+    config
+        .llm
+        .backends
+        .iter()
+        .map(|b| match b {
+            BackendConfig::Llama(c) => format!(
+                "{} (embedded llama.cpp): {}{}",
+                c.name,
+                c.model,
+                file_identity(&c.model)
+            ),
+            BackendConfig::Bert(c) => format!("{} (sentence embedder): {}", c.name, c.model),
+            BackendConfig::OpenAi(c) => format!(
+                "{} (OpenAI-compatible server): model {:?} at {}",
+                c.name,
+                c.model,
+                c.endpoints.join(", ")
+            ),
+            BackendConfig::Scripted(c) => {
+                format!("{} (scripted answers, no model)", c.name)
+            }
+            BackendConfig::Replay(c) => format!("{} (replay of {})", c.name, c.file),
+        })
+        .collect()
+}
+
+/// A model file's size and a hash of its first mebibyte (enough to tell two files apart).
+fn file_identity(path: &str) -> String {
+    use std::io::Read;
+    let p = crate::data::resolve_path(path);
+    let Ok(meta) = std::fs::metadata(&p) else {
+        return " (file not found)".into();
+    };
+    let mut head = vec![0u8; 1 << 20];
+    let n = std::fs::File::open(&p)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    format!(
+        " ({} bytes, first-MiB FNV-1a {:016x})",
+        meta.len(),
+        crate::sim::hash::fnv1a_64(&head[..n])
+    )
+}
+
+/// Writes what was run beside the report: `command.txt`, `config.ron`, the scenario, the
+/// prompts and `models.txt`.
+pub fn write_inputs(
+    folder: &Folder,
+    config: &GameConfig,
+    scenario_text: &str,
+    seeds: &[u32],
+) -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    folder.write_text(
+        "command.txt",
+        &format!(
+            "{}\n(simulacra {}; seeds {:?})\n",
+            args.join(" "),
+            env!("CARGO_PKG_VERSION"),
+            seeds
+        ),
+    )?;
+    let cfg = ron::ser::to_string_pretty(config, ron::ser::PrettyConfig::default())
+        .map_err(|e| e.to_string())?;
+    folder.write_text("config.ron", &cfg)?;
+    folder.write_text("scenario.ron", scenario_text)?;
+    folder.write_text("models.txt", &(models(config).join("\n") + "\n"))?;
+    let prompts = crate::data::resolve_path(&config.cognition.prompts);
+    if let Ok(rd) = std::fs::read_dir(&prompts) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "txt")
+                && let (Ok(text), Some(name)) = (std::fs::read_to_string(&p), p.file_name())
+            {
+                folder.write_text(&format!("prompts/{}", name.to_string_lossy()), &text)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A markdown table.
+pub fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    s
+}
+
+/// A CSV file's text (fields with commas, quotes or line breaks quoted).
+pub fn csv(head: &[&str], rows: &[Vec<String>]) -> String {
+    let field = |f: &str| {
+        if f.contains([',', '"', '\n']) {
+            format!("\"{}\"", f.replace('"', "\"\""))
+        } else {
+            f.to_string()
+        }
+    };
+    let mut s = head.iter().map(|h| field(h)).collect::<Vec<_>>().join(",");
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+        s.push('\n');
+    }
+    s
+}
+
+/// The note every report on the embedded small model carries.
+pub fn model_note(config: &GameConfig) -> String {
+    let small = config
+        .llm
+        .backends
+        .iter()
+        .any(|b| matches!(b, BackendConfig::Llama(c) if c.model.contains("135M")));
+    if small {
+        "> **Model:** the embedded SmolLM2-135M (see `models.txt`). On a model this small the \
+         figures are a check that the pipeline measures what the paper measured, not a \
+         reproduction of the paper's numbers; the same command runs unchanged against a server \
+         running a bigger model (`--config`).\n\n"
+            .into()
+    } else {
+        "> **Model:** see `models.txt`.\n\n".into()
+    }
+}

@@ -1,0 +1,297 @@
+//! The lab on the scripted backend: a fact told in a conversation shows its hearer aware,
+//! grounded, with the teller in the diffusion tree, and a yes with no memory behind it is
+//! counted as hallucinated; the party read from memories, plans and the movement log; a report
+//! folder written whole; bad input refused before anything is written.
+
+use crate::talk::{invited, talk, town, until_over};
+use bevy::prelude::*;
+use simulacra::SimPlugin;
+use simulacra::agent::DayPlan;
+use simulacra::agent::Identity;
+use simulacra::config::GameConfig;
+use simulacra::headless::run_console_line;
+use simulacra::lab::{self, Folder, diffusion, facts, party};
+use simulacra::llm::config::LlmConfig;
+use simulacra::run_steps;
+use simulacra::save::movement::{Change, Frame, MovementLog};
+use simulacra::sim::map::Tile;
+use simulacra::sim::time::GameTime;
+use std::collections::BTreeMap;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("simulacra-lab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_hallucinated() {
+    let mut app = town(Vec::new(), "2023-02-13 10:00");
+    run_steps(&mut app, 2);
+    run_console_line(
+        &mut app,
+        "whisper Klaus Sam Moore is running for mayor of Smallville",
+    );
+    let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c, 600);
+    let facts = facts::smallville();
+    // The scripted backend answers every probe "yes".
+    let round = diffusion::probe_round(app.world_mut(), &facts, "end");
+    let probe = |fact: &str, who: &str| {
+        round
+            .probes
+            .iter()
+            .find(|p| p.fact == fact && p.resident == who)
+            .unwrap_or_else(|| panic!("{fact} {who}: {round:#?}"))
+            .clone()
+    };
+    let maria = probe("mayor", "Maria Lopez");
+    assert_eq!(maria.class(), "aware", "{maria:?}");
+    assert!(
+        maria
+            .evidence
+            .as_deref()
+            .unwrap()
+            .contains("Klaus Mueller told me")
+    );
+    let klaus = probe("mayor", "Klaus Mueller");
+    assert_eq!(klaus.class(), "aware", "{klaus:?}");
+    let isabella = probe("mayor", "Isabella Rodriguez");
+    assert_eq!(isabella.class(), "hallucinated", "{isabella:?}");
+    let (yes, grounded, halluc, holders, n) = round.counts("mayor");
+    assert_eq!((yes, grounded, halluc, holders, n), (3, 2, 1, 2, 3));
+    // The tree: Maria from Klaus, in their conversation; Klaus a first holder (the whisper).
+    let tree = diffusion::tree(app.world_mut(), &facts);
+    let mayor = &tree["mayor"];
+    let m = mayor.iter().find(|s| s.holder == "Maria Lopez").unwrap();
+    assert_eq!(m.from.as_deref(), Some("Klaus Mueller"), "{mayor:#?}");
+    assert_eq!(m.chain, ["Maria Lopez", "Klaus Mueller"]);
+    assert!(
+        m.conversation
+            .as_deref()
+            .unwrap()
+            .starts_with("Klaus Mueller and Maria Lopez")
+    );
+    let k = mayor.iter().find(|s| s.holder == "Klaus Mueller").unwrap();
+    assert_eq!(k.from, None, "{k:?}");
+    assert!(mayor.iter().all(|s| s.holder != "Isabella Rodriguez"));
+}
+
+#[test]
+fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
+    let out = scratch("diffusion");
+    let config = GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    };
+    let sim = || {
+        let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).unwrap();
+        s.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+        s
+    };
+    let facts = facts::smallville();
+    let opts = diffusion::Options {
+        facts: facts.clone(),
+        hours: 2,
+        every_morning: false,
+        seeds: 1,
+    };
+    let folder = Folder::open(&out, "t", false).unwrap();
+    assert!(
+        folder
+            .work
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(".t-")
+    );
+    // An interrupted run (its first hour checkpointed) goes on where it stopped.
+    let first = diffusion::run_seed(
+        sim(),
+        &folder,
+        &diffusion::Options {
+            hours: 1,
+            ..opts.clone()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(first.rounds.len(), 2);
+    std::fs::write(
+        folder.work.join("seed-1/diffusion.json"),
+        serde_json::to_string(&diffusion::SeedRun {
+            rounds: first.rounds[..1].to_vec(),
+            ..first.clone()
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    let again = Folder::open(&out, "t", true).unwrap();
+    assert_eq!(again.work, folder.work);
+    let run = diffusion::run_seed(sim(), &again, &opts, 1).unwrap();
+    assert_eq!(run.rounds.len(), 2);
+    let (start, end) = (run.rounds[0].at, run.rounds[1].at);
+    assert_eq!(
+        end.0 - start.0,
+        2 * 3600,
+        "two game hours from the start, resumed"
+    );
+    let section = diffusion::report(&[run], &facts, &again).unwrap();
+    assert!(section.contains("hallucinated"), "{section}");
+    let done = lab::finish_report(
+        &again,
+        "Information diffusion",
+        &config,
+        "",
+        &[section],
+        1.0,
+    )
+    .unwrap();
+    for f in ["report.md", "awareness.png", "probes.csv", "tree.csv"] {
+        let len = std::fs::metadata(done.join(f))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len > 100, "{f}: {len} bytes");
+    }
+    assert!(!again.work.exists(), "the working folder became the report");
+    assert!(
+        !done.join("saves").exists(),
+        "checkpoints are not left in the report"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn party_attendance_is_read_from_a_recorded_movement_log() {
+    let sim = SimPlugin::load("the_ville_n3", None, GameConfig::default()).unwrap();
+    let map = &sim.map;
+    let all = (0..map.height).flat_map(|y| (0..map.width).map(move |x| Tile::new(x, y)));
+    let cafe = all
+        .clone()
+        .find(|t| map.address(*t).sector == Some("Hobbs Cafe"))
+        .unwrap();
+    let outside = all
+        .clone()
+        .find(|t| map.address(*t).sector.is_none() && map.walkable(*t))
+        .unwrap();
+    let g = simulacra::memory::news::Gathering {
+        what: "a party".into(),
+        place: "Hobbs Cafe".into(),
+        address: "the_ville:Hobbs Cafe".into(),
+        day: GameTime::parse("2023-02-14 00:00").unwrap().day(),
+        start: 17 * 60,
+        end: 19 * 60,
+        organiser: "Isabella Rodriguez".into(),
+    };
+    let at = |hm: &str| GameTime::parse(&format!("2023-02-14 {hm}")).unwrap();
+    let go = |who: &str, t: Tile| Change {
+        who: who.into(),
+        tile: Some((t.x, t.y)),
+        ..Default::default()
+    };
+    let frame = |step, time, changes| Frame {
+        step,
+        time,
+        changes,
+        objects: Vec::new(),
+    };
+    // Maria at the cafe 16:50–17:40 (40 minutes of it during the party), Klaus there only
+    // before it, Isabella all evening.
+    let log = MovementLog::from_frames(vec![
+        frame(
+            0,
+            at("16:00"),
+            vec![
+                go("Maria Lopez", outside),
+                go("Klaus Mueller", cafe),
+                go("Isabella Rodriguez", cafe),
+            ],
+        ),
+        frame(
+            1,
+            at("16:50"),
+            vec![go("Maria Lopez", cafe), go("Klaus Mueller", outside)],
+        ),
+        frame(2, at("17:40"), vec![go("Maria Lopez", outside)]),
+        frame(3, at("20:00"), vec![]),
+    ]);
+    let seen = party::attendance(&log, map, &g, 10);
+    assert_eq!(seen.get("Maria Lopez"), Some(&40), "{seen:?}");
+    assert_eq!(seen.get("Isabella Rodriguez"), Some(&120), "{seen:?}");
+    assert_eq!(seen.get("Klaus Mueller"), None, "{seen:?}");
+}
+
+#[test]
+fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
+    let (mut app, _) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
+    let streams: Vec<(String, simulacra::memory::stream::MemoryStream)> = {
+        let w = app.world_mut();
+        let mut q = w.query::<(&Identity, &simulacra::memory::stream::MemoryStream)>();
+        q.iter(w)
+            .map(|(i, s)| (i.name.clone(), s.clone()))
+            .collect()
+    };
+    let g = party::find_gathering(&streams, "party").expect("Isabella organises the party");
+    assert_eq!(g.organiser, "Isabella Rodriguez");
+    // Plans as they stand when the party begins, then the party itself.
+    let to = |app: &mut App, hm: &str| {
+        let t = GameTime::parse(&format!("2023-02-14 {hm}")).unwrap();
+        let now = app
+            .world()
+            .resource::<simulacra::sim::clock::SimClock>()
+            .now;
+        run_steps(app, ((t.0 - now.0) / 10).max(0) as u64);
+    };
+    to(&mut app, "17:00");
+    let plans: BTreeMap<String, (Vec<String>, bool)> = {
+        let w = app.world_mut();
+        let mut q = w.query::<(&Identity, &DayPlan)>();
+        q.iter(w)
+            .map(|(i, p)| (i.name.clone(), party::plan_during(p, &g)))
+            .collect()
+    };
+    to(&mut app, "19:00");
+    let guests = party::guests(app.world_mut(), &g, &plans);
+    let maria = guests.iter().find(|x| x.name == "Maria Lopez").unwrap();
+    assert_eq!(
+        maria.invited_by.as_deref(),
+        Some("Isabella Rodriguez"),
+        "{maria:?}"
+    );
+    assert!(maria.accepted && maria.planned && maria.came, "{maria:?}");
+    assert_eq!(maria.why_not(), None);
+    let klaus = guests.iter().find(|x| x.name == "Klaus Mueller").unwrap();
+    assert_eq!(klaus.invited_by, None, "{klaus:?}");
+}
+
+#[test]
+fn a_run_resumed_with_another_town_is_refused_and_unknown_residents_are_named() {
+    let out = scratch("resume");
+    let config = GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    };
+    let saves = out.join("saves");
+    let mut t = lab::open_town(
+        SimPlugin::load("the_ville_n3", None, config.clone()).unwrap(),
+        &saves,
+    )
+    .unwrap();
+    t.checkpoint().unwrap();
+    let residents = t.residents();
+    let err = lab::find_residents(&residents, &["Bob".into()]).unwrap_err();
+    assert!(
+        err.contains("no resident named \"Bob\"") && err.contains("Klaus Mueller"),
+        "{err}"
+    );
+    assert_eq!(
+        lab::find_residents(&residents, &["klaus".into()]).unwrap()[0].0,
+        "Klaus Mueller"
+    );
+    drop(t);
+    let other = SimPlugin::load("the_ville_n25", None, config).unwrap();
+    let err = lab::open_town(other, &saves).err().expect("refused");
+    assert!(err.contains("the unfinished run is of"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}

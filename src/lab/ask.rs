@@ -87,20 +87,7 @@ pub fn ask_all(
         waiting.insert(h.0, Stage::Embedding(i));
     }
     let mut done = 0;
-    let mut quiet = Instant::now();
-    while !waiting.is_empty() {
-        let got = world.resource_scope(|world, mut llm: Mut<Llm>| {
-            llm.wait_reply(Duration::from_millis(500), world.entities())
-        });
-        let Some(msg) = got else {
-            // Every request carries the runtime's own time-out and retries; this is the last
-            // guard against a request that never comes back.
-            if quiet.elapsed() > Duration::from_secs(900) {
-                break;
-            }
-            continue;
-        };
-        quiet = Instant::now();
+    while let Some(msg) = next_reply(world, &waiting) {
         match waiting.remove(&msg.handle.0) {
             Some(Stage::Embedding(i)) => {
                 let h = answer_request(world, &asks[i], &msg);
@@ -125,7 +112,7 @@ pub fn ask_all(
                 done += 1;
                 progress(done, asks.len());
             }
-            None => crate::cognition::pending::route_reply(world, msg),
+            None => {}
         }
     }
     answers
@@ -264,30 +251,40 @@ pub fn run_requests(
         waiting.insert(h.0, i);
     }
     let mut done = 0;
-    let mut quiet = Instant::now();
-    while !waiting.is_empty() {
-        let got = world.resource_scope(|world, mut llm: Mut<Llm>| {
-            llm.wait_reply(Duration::from_millis(500), world.entities())
-        });
-        let Some(msg) = got else {
-            if quiet.elapsed() > Duration::from_secs(900) {
-                break;
+    while let Some(msg) = next_reply(world, &waiting) {
+        // `next_reply` gives only answers to requests in `waiting`.
+        if let Some(i) = waiting.remove(&msg.handle.0) {
+            if let LlmValue::Json(v) = &msg.reply.value
+                && !msg.reply.is_fallback()
+            {
+                out[i] = Some(v.clone());
             }
-            continue;
-        };
-        quiet = Instant::now();
-        match waiting.remove(&msg.handle.0) {
-            Some(i) => {
-                if let LlmValue::Json(v) = &msg.reply.value
-                    && !msg.reply.is_fallback()
-                {
-                    out[i] = Some(v.clone());
-                }
-                done += 1;
-                progress(done, n);
-            }
-            None => crate::cognition::pending::route_reply(world, msg),
+            done += 1;
+            progress(done, n);
         }
     }
     out
+}
+
+/// The next answer to one of `ours` (answers to other requests that arrive meanwhile go to
+/// their residents as usual); `None` when none is awaited, or nothing at all has come back for
+/// 15 minutes (every request carries the runtime's own time-out and retries: this is the last
+/// guard against one that never comes back).
+fn next_reply<T>(world: &mut World, ours: &HashMap<u64, T>) -> Option<LlmReply> {
+    let mut quiet = Instant::now();
+    while !ours.is_empty() {
+        let got = world.resource_scope(|world, mut llm: Mut<Llm>| {
+            llm.wait_reply(Duration::from_millis(500), world.entities())
+        });
+        match got {
+            Some(msg) if ours.contains_key(&msg.handle.0) => return Some(msg),
+            Some(msg) => {
+                quiet = Instant::now();
+                crate::cognition::pending::route_reply(world, msg);
+            }
+            None if quiet.elapsed() > Duration::from_secs(900) => return None,
+            None => {}
+        }
+    }
+    None
 }

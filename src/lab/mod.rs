@@ -109,9 +109,23 @@ impl Folder {
         write_atomic(&self.work.join(file), text.as_bytes())
     }
 
-    /// Turns the working folder into the report folder.
+    /// Turns the working folder into the report folder. The last checkpoint (the town at the
+    /// end of the run) stays as `town/`, a save that `--load` takes (interview the town after a
+    /// diffusion run, say); the other saves go.
+    /// A run of several towns (`seed-N/`) keeps each one's as `seed-N/town/`.
     pub fn finish(&self) -> Result<PathBuf, String> {
-        let _ = std::fs::remove_dir_all(self.work.join("saves"));
+        let subs = std::fs::read_dir(&self.work)
+            .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()))
+            .into_iter()
+            .flatten();
+        for dir in std::iter::once(self.work.clone()).chain(subs.collect::<Vec<_>>()) {
+            let checkpoint = dir.join("saves").join("checkpoint");
+            if checkpoint.join("meta.ron").exists() {
+                std::fs::rename(&checkpoint, dir.join("town"))
+                    .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+            }
+            let _ = std::fs::remove_dir_all(dir.join("saves"));
+        }
         std::fs::rename(&self.work, &self.done)
             .map_err(|e| format!("{} → {}: {e}", self.work.display(), self.done.display()))?;
         Ok(self.done.clone())

@@ -25,11 +25,13 @@ pub enum Flaw {
     Unrelated,
     /// The model gave no usable answer (timed out, failed, wrong shape).
     Failed,
+    /// A plan's activity at an hour it does not fit (lunch at 09:00).
+    WrongHour,
 }
 
 impl Flaw {
     /// Every cause, in report order.
-    pub const ALL: [Flaw; 7] = [
+    pub const ALL: [Flaw; 8] = [
         Flaw::Empty,
         Flaw::OnlyAName,
         Flaw::OnlyANumber,
@@ -37,6 +39,7 @@ impl Flaw {
         Flaw::Repeat,
         Flaw::Unrelated,
         Flaw::Failed,
+        Flaw::WrongHour,
     ];
 
     /// "only a name", as reports write it.
@@ -49,6 +52,7 @@ impl Flaw {
             Flaw::Repeat => "repeat",
             Flaw::Unrelated => "off topic",
             Flaw::Failed => "no answer",
+            Flaw::WrongHour => "at the wrong hour",
         }
     }
 }

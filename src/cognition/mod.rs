@@ -24,6 +24,7 @@ pub mod decompose;
 pub mod details;
 pub mod guard;
 pub mod history;
+pub mod hours;
 pub mod invite;
 pub mod lines;
 pub mod pending;

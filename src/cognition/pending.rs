@@ -53,6 +53,10 @@ pub enum Job {
     PlanHours {
         /// The day being planned.
         day: i64,
+        /// The activities the hours were chosen from (empty in a save from before the hours
+        /// were a choice: its answer is free text).
+        #[serde(default)]
+        options: Vec<String>,
     },
     /// The subtasks of an hourly activity.
     Decompose {

@@ -28,11 +28,18 @@ pub fn is_sleep(activity: &str) -> bool {
         || a.contains("asleep")
         || a.contains("in bed")
         || a.contains("go to bed")
+        || a.contains("goes to bed")
         || a.contains("going to bed")
 }
 
+/// Words an activity does not end with: an item that does was cut off.
+const CUT_OFF: [&str; 17] = [
+    "at", "to", "and", "or", "the", "a", "an", "of", "in", "on", "for", "with", "is", "are", "was",
+    "his", "her",
+];
+
 /// The items of a broad plan that read like activities: at least two words, not the person's
-/// name, not a date or "today is …", each once.
+/// name, not a date or "today is …", not cut off (ending in "at", "and", "a", a comma), each once.
 pub fn plausible_plan(items: Vec<String>, name: &str) -> Vec<String> {
     let first = name
         .split_whitespace()
@@ -50,7 +57,15 @@ pub fn plausible_plan(items: Vec<String>, name: &str) -> Vec<String> {
             || l.contains("january");
         let only_name =
             l.trim_end_matches(|c: char| !c.is_alphabetic()) == name.to_lowercase() || l == first;
-        if words >= 2 && !dated && !only_name && !out.iter().any(|o| o.eq_ignore_ascii_case(&t)) {
+        let last = l.split_whitespace().last().unwrap_or("");
+        let cut_off = l.trim_end().ends_with(',')
+            || CUT_OFF.contains(&last.trim_end_matches(|c: char| !c.is_alphabetic()));
+        if words >= 2
+            && !dated
+            && !only_name
+            && !cut_off
+            && !out.iter().any(|o| o.eq_ignore_ascii_case(&t))
+        {
             out.push(t);
         }
     }
@@ -453,6 +468,8 @@ pub fn apply_plan_days(
             let identity = identity_block(resident, outlook, ask.clock.now);
             let date = ask.clock.now.date_string();
             let broad = numbered(plan.broad.iter().map(String::as_str));
+            let options = super::hours::hour_options(&plan.broad, &daily_routine(p, day));
+            let listed = numbered(options.iter().map(String::as_str));
             let hours = labels.join(", ");
             let messages = ask.prompts.render(
                 "plan_hours",
@@ -461,17 +478,15 @@ pub fn apply_plan_days(
                     ("name", &id.name),
                     ("date", &date),
                     ("plan", &broad),
+                    ("options", &listed),
                     ("hours", &hours),
                 ],
             );
-            let req = LlmRequest::chat(
-                "plan_hours",
-                messages,
-                OutputShape::Json(hours_schema(&labels)),
-            )
-            .sampling(Sampling::greedy(30 + 28 * labels.len() as u32));
+            let schema = super::hours::hours_choice_schema(&labels, options.len());
+            let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(schema))
+                .sampling(Sampling::greedy(30 + 56 * labels.len() as u32));
             let due = ask.steps_until(plan.wake_min).max(1);
-            ask.ask(agent, &mut pending, req, Job::PlanHours { day }, due);
+            ask.ask(agent, &mut pending, req, Job::PlanHours { day, options }, due);
         }
     }
 }
@@ -501,7 +516,7 @@ pub fn apply_plan_hours(
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::PlanHours { .. })
         }) {
-            let Job::PlanHours { day } = job else {
+            let Job::PlanHours { day, options } = job else {
                 continue;
             };
             if plan.day != Some(day) || reply.is_fallback() {
@@ -518,17 +533,26 @@ pub fn apply_plan_hours(
                 own_words: &own_words,
                 earlier: &[],
             };
-            let answers: Vec<(u32, String)> = hour_answers(v, &id.name)
-                .into_iter()
-                .filter(|(_, t)| match super::guard::flaw(t, &ctx) {
-                    Some(f) => {
-                        fallbacks.count("plan item", f);
-                        false
-                    }
-                    None => true,
-                })
-                .collect();
             let p = &resident.persona;
+            let answers: Vec<(u32, String)> = if options.is_empty() {
+                // Free text (a request from before the hours were a choice).
+                hour_answers(v, &id.name)
+                    .into_iter()
+                    .filter(|(_, t)| match super::guard::flaw(t, &ctx) {
+                        Some(f) => {
+                            fallbacks.count("plan item", f);
+                            false
+                        }
+                        None => true,
+                    })
+                    .collect()
+            } else {
+                let awake = (plan.wake_min, p.sleep_min.min(1440));
+                super::hours::hour_choices(v, &options, &id.name, awake, &ctx, &mut fallbacks)
+                    .into_iter()
+                    .map(|c| (c.hour, c.activity))
+                    .collect()
+            };
             let routine = daily_routine(p, day);
             let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);
             let (wake, broad) = (plan.wake_min, std::mem::take(&mut plan.broad));
@@ -629,6 +653,9 @@ mod tests {
             "stream games on Twitch",
             "study physics at the library",
             "eat",
+            "Maria Lopez wakes up at",
+            "currently up to work, eating breakfast, and a",
+            "currently up to breakfast at is up,",
         ];
         assert_eq!(
             plausible_plan(items.iter().map(|s| s.to_string()).collect(), "Maria Lopez"),

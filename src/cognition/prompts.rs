@@ -66,9 +66,9 @@ pub const SPECS: &[PromptSpec] = &[
     },
     PromptSpec {
         name: "plan_hours",
-        about: "one activity for each hour of the day",
-        slots: &["identity", "name", "date", "plan", "hours"],
-        required: &["hours"],
+        about: "one activity for each hour of the day, chosen from the plan and the usual ones",
+        slots: &["identity", "name", "date", "plan", "options", "hours"],
+        required: &["options", "hours"],
     },
     PromptSpec {
         name: "decompose",

@@ -24,7 +24,7 @@ pub fn real_llm() -> LlmConfig {
             BackendConfig::Llama(LlamaConfig {
                 model: crate::model_path().to_string_lossy().into(),
                 slots: 8,
-                context: 8192,
+                context: 16384, // 2,048 tokens a slot: a day's hourly choice is up to ~1,100 generated
                 threads: Some(2),
                 ..Default::default()
             }),

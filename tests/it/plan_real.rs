@@ -9,7 +9,9 @@ use simulacra::SimPlugin;
 use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
+use simulacra::agent::routine::daily_routine;
 use simulacra::cognition::guard::{Context, Flaw, flaw};
+use simulacra::cognition::hours::{fits_hour, hour_options};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
 use simulacra::memory::news::trace;
@@ -91,9 +93,9 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
         }
     }
     let world = app.world_mut();
-    let mut q = world.query_filtered::<(&Identity, &DayPlan, &MemoryStream), With<Resident>>();
+    let mut q = world.query::<(&Identity, &DayPlan, &MemoryStream, &Resident)>();
     let mut refined = 0;
-    for (id, plan, stream) in q.iter(world) {
+    for (id, plan, stream, resident) in q.iter(world) {
         println!(
             "{}: wakes {:02}:{:02}; {:?}",
             id.name,
@@ -124,6 +126,26 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
             id.name
         );
         assert!(plan.blocks.len() > 4);
+        // The hours were chosen from the plan and the usual activities, each at an hour it fits.
+        let routine = daily_routine(&resident.persona, plan.day.unwrap());
+        let options = hour_options(&plan.broad, &routine);
+        let bed = resident.persona.sleep_min.min(1440);
+        for b in plan.hourly.iter().filter(|b| b.start >= plan.wake_min && b.start < bed) {
+            let chosen = options
+                .iter()
+                .chain(routine.iter().map(|r| &r.description))
+                .any(|o| b.description == *o || b.description.starts_with(&format!("{o} (")));
+            assert!(chosen, "{}: {:?} is not on the list", id.name, b.description);
+            if options.iter().any(|o| b.description.starts_with(o.as_str())) {
+                assert!(
+                    fits_hour(&b.description, b.start / 60, plan.wake_min, bed),
+                    "{}: {:?} at {}",
+                    id.name,
+                    b.description,
+                    b.start / 60
+                );
+            }
+        }
         refined += plan.blocks.iter().filter(|b| b.subtask).count();
         assert!(
             stream

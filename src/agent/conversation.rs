@@ -385,6 +385,11 @@ pub struct PlayerChat {
     pub outbox: VecDeque<String>,
     /// The last problem starting a conversation (shown by the game; also in the console log).
     pub notice: Option<String>,
+    /// A window shows a resident's words to the avatar, unanswered: that resident waits for the
+    /// answer instead of going on after `cognition.player_reply_minutes` (the game sets it while
+    /// the chat box is open, for at most `cognition.player_reply_seconds` real seconds).
+    #[serde(skip)]
+    pub hold: bool,
 }
 
 #[cfg(test)]

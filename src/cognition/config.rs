@@ -147,6 +147,9 @@ pub struct CognitionConfig {
     /// Game minutes a resident who spoke to the avatar waits for an answer before going on (when
     /// the player has not joined the conversation).
     pub player_reply_minutes: u32,
+    /// Real seconds the window holds a resident who spoke to the avatar while its words are on
+    /// screen unanswered (game time goes on; the resident waits for the answer, or for Leave).
+    pub player_reply_seconds: u32,
     /// An interview becomes an in-world conversation the resident remembers (default: the
     /// resident's memory is left as it was).
     pub interview_in_world: bool,
@@ -188,6 +191,7 @@ impl Default for CognitionConfig {
             decision_slack_steps: 6,
             talk_max_tiles: 8,
             player_reply_minutes: 10,
+            player_reply_seconds: 180,
             interview_in_world: false,
             topic_min_similarity: 0.3,
             talk_temperature: 0.0,

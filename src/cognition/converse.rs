@@ -190,8 +190,8 @@ pub fn converse(
         };
         let Some(pending) = p.4.as_mut() else {
             // The player's turn: a line typed is said; in the player's own conversation the
-            // resident waits for it; otherwise (a resident spoke to the avatar) it waits a while
-            // and then goes on. The resident remembers the talk either way.
+            // resident waits for it; otherwise (a resident spoke to the avatar) it waits while a
+            // window holds it, else a while, and then goes on. It remembers the talk either way.
             if chat.conversation == Some(ce) {
                 if let Some(text) = chat.outbox.pop_front() {
                     say_line(&mut commands, &mut log, now, ce, &mut conv, speaker, text);
@@ -199,7 +199,7 @@ pub fn converse(
                 continue;
             }
             let waited = now.0 - conv.next_turn.0;
-            if waited < ask.cfg.0.player_reply_minutes as i64 * 60 {
+            if chat.hold || waited < ask.cfg.0.player_reply_minutes as i64 * 60 {
                 continue;
             }
             conv.closing = true;

@@ -181,6 +181,41 @@ pub fn console_ui(
     Ok(())
 }
 
+/// Whether a chat box shown since `since` (real seconds) still holds its resident at `now`.
+pub fn still_holds(since: f64, now: f64, limit_s: u32) -> bool {
+    now - since < limit_s as f64
+}
+
+/// While the chat box shows the words of a resident who spoke to the avatar, unanswered, that
+/// resident waits for the answer (or Leave), for at most `cognition.player_reply_seconds` real
+/// seconds whatever the game's speed: a player reading and typing is not hurried by game time.
+pub fn hold_chat(
+    time: Res<Time<Real>>,
+    cog: Res<Cognition>,
+    mut chat: ResMut<PlayerChat>,
+    avatar: Query<Option<&Talking>, With<Avatar>>,
+    mut shown: Local<Option<(Entity, f64)>>,
+) {
+    let open = avatar.single().ok().flatten().map(|t| t.conversation);
+    let now = time.elapsed_secs_f64();
+    let hold = match open {
+        Some(c) if chat.conversation != Some(c) => {
+            let since = match *shown {
+                Some((e, t)) if e == c => t,
+                _ => shown.insert((c, now)).1,
+            };
+            still_holds(since, now, cog.0.player_reply_seconds)
+        }
+        _ => {
+            *shown = None;
+            false
+        }
+    };
+    if chat.hold != hold {
+        chat.hold = hold;
+    }
+}
+
 /// The chat box of the avatar's conversation: the lines so far, a line to say, and Leave.
 pub fn chat_ui(
     mut contexts: EguiContexts,
@@ -232,6 +267,14 @@ pub fn chat_ui(
                             ui.label(egui::RichText::new(format!("{who}:")).strong());
                             ui.label(line);
                         });
+                    }
+                    if chat.hold {
+                        ui.label(
+                            egui::RichText::new(format!(
+                                "{other} waits for your answer (or Leave)."
+                            ))
+                            .italics(),
+                        );
                     }
                     if !chat.outbox.is_empty() {
                         ui.label(egui::RichText::new("(you are about to speak …)").italics());
@@ -477,4 +520,17 @@ pub fn object_ui(
         p.object = None;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::still_holds;
+
+    #[test]
+    fn a_chat_box_holds_its_resident_for_the_configured_real_seconds() {
+        assert!(still_holds(10.0, 10.0, 180));
+        assert!(still_holds(10.0, 189.9, 180));
+        assert!(!still_holds(10.0, 190.0, 180));
+        assert!(!still_holds(0.0, 0.0, 0), "0 holds nobody");
+    }
 }

@@ -69,6 +69,7 @@ impl Plugin for GamePlugin {
                 feed_script,
                 echo_script,
                 console::open_console_on_error,
+                console::hold_chat,
                 hud::skip_nights,
                 inspect::select_on_click
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),

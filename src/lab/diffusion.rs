@@ -119,6 +119,10 @@ pub struct SeedRun {
     pub costs: Vec<Cost>,
     /// Residents.
     pub residents: usize,
+    /// What the town's conversations carried, at the end (the headless summary's talk lines:
+    /// lines with a topic, about news, in the model's own words, templates, invitations kept).
+    #[serde(default)]
+    pub talk: String,
 }
 
 /// The streams of every resident by name.
@@ -300,6 +304,8 @@ pub fn run_seed(
         ));
         run.rounds.push(round);
         run.tree = tree(town.app.world_mut(), facts);
+        run.talk = crate::cognition::talk_report::talk_report(town.app.world_mut())
+            .text(run.residents, opts.hours as f64);
         folder.write(&data, &run)?;
     }
     Ok(run)
@@ -435,6 +441,12 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         &series,
     )?;
     md.push_str("![awareness over game time](awareness.png)\n\n");
+    for r in runs.iter().filter(|r| !r.talk.is_empty()) {
+        md.push_str(&format!(
+            "### Conversations, seed {}\n\nThe whole conversation log of the town at the end (per agent per game hour of the run):\n\n```\n{}```\n\n",
+            r.seed, r.talk
+        ));
+    }
     // The diffusion tree.
     md.push_str("### Who told whom\n\nFrom the memories' provenance (first memory of the fact each holder has; a told memory names its speaker and conversation, and its chain goes back through every retelling).\n\n");
     let mut tree_rows = Vec::new();

@@ -139,6 +139,10 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
     );
     let section = diffusion::report(&[run], &facts, &again).unwrap();
     assert!(section.contains("hallucinated"), "{section}");
+    assert!(
+        section.contains("### Conversations, seed 1") && section.contains("of lines with a topic"),
+        "what the conversations carried is in the report: {section}"
+    );
     let done = lab::finish_report(
         &again,
         "Information diffusion",

@@ -10,7 +10,9 @@ use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::WalkPath;
 use simulacra::agent::avatar::Avatar;
-use simulacra::agent::conversation::{ConversationLog, Party, Talking, start_conversation};
+use simulacra::agent::conversation::{
+    Conversation, ConversationLog, Party, PlayerChat, Talking, start_conversation,
+};
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
 use simulacra::config::GameConfig;
@@ -304,6 +306,96 @@ fn an_interview_question_in_flight_survives_a_save_and_load() {
     let open = iv.open.expect("the interview is still open");
     assert_eq!(open.lines.len(), 1, "answered once: {:?}", open.lines);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A resident walks up to the avatar and speaks, as the reaction step starts it (whether it
+/// does is the reaction step's business, tested elsewhere); after any talk it is in has ended.
+fn resident_speaks_to_avatar(app: &mut App, resident: Entity, me: Entity) -> Entity {
+    for _ in 0..200 {
+        if app.world().get::<Talking>(resident).is_none() {
+            break;
+        }
+        run_steps(app, 5);
+    }
+    stand_beside(app, me, resident);
+    app.world_mut()
+        .run_system_once(
+            move |mut commands: Commands,
+                  map: Res<WorldMap>,
+                  clock: Res<SimClock>,
+                  mut objects: ResMut<ObjectStates>,
+                  mut q: Query<
+                (&Identity, &mut CurrentAction, &mut WalkPath, &GridPos),
+                Without<Avatar>,
+            >,
+                  avatar: Query<(&Identity, &CurrentAction, &GridPos), With<Avatar>>| {
+                let (pid, paction, ppos) = avatar.get(me).unwrap();
+                let (mut action, mut walk) = (paction.clone(), WalkPath::default());
+                let (id, mut ra, mut rw, rp) = q.get_mut(resident).unwrap();
+                start_conversation(
+                    &mut commands,
+                    &map,
+                    &clock,
+                    &mut objects,
+                    Party { entity: resident, name: id.name.clone(), action: &mut ra, walk: &mut rw, pos: *rp, walks: true },
+                    Party { entity: me, name: pid.name.clone(), action: &mut action, walk: &mut walk, pos: *ppos, walks: false },
+                    12,
+                )
+            },
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_resident_who_speaks_first_waits_for_the_player_while_the_chat_box_holds_it() {
+    let mut app = headless_app(sim(vec![rule("react", None, "no")]));
+    run_steps(&mut app, 3000);
+    let me = avatar(&mut app);
+    let player = app.world().get::<Identity>(me).unwrap().name.clone();
+    let isabella = entity_of(&mut app, "Isabella Rodriguez");
+    let conversation_with = |app: &mut App| {
+        let c = resident_speaks_to_avatar(app, isabella, me);
+        for _ in 0..60 {
+            if !app.world().get::<Conversation>(c).unwrap().lines.is_empty() {
+                break;
+            }
+            run_steps(app, 1);
+        }
+        let conv = app.world().get::<Conversation>(c).unwrap();
+        assert_eq!(conv.lines.len(), 1, "Isabella spoke first: {conv:?}");
+        c
+    };
+    // No window holds her: after cognition.player_reply_minutes (10) she goes on.
+    let c = conversation_with(&mut app);
+    run_steps(&mut app, 6 * 20);
+    let conv = app.world().get::<Conversation>(c).unwrap();
+    assert!(
+        conv.ended.is_some() || conv.closing,
+        "unanswered, she goes on after 10 game minutes: {conv:?}"
+    );
+    crate::talk::until_over(&mut app, c, 200);
+    // The window shows her words: she waits for the answer however long the game runs on (an
+    // hour of game time here; the window lets go after cognition.player_reply_seconds).
+    let c = conversation_with(&mut app);
+    app.world_mut().resource_mut::<PlayerChat>().hold = true;
+    run_steps(&mut app, 6 * 60);
+    let conv = app.world().get::<Conversation>(c).unwrap();
+    assert!(
+        conv.ended.is_none() && !conv.closing,
+        "held, she waits: {conv:?}"
+    );
+    simulacra::play::talk::player_says(app.world_mut(), "Hello Isabella, how is the cafe?")
+        .unwrap();
+    app.world_mut().resource_mut::<PlayerChat>().hold = false;
+    for _ in 0..60 {
+        if app.world().get::<Conversation>(c).unwrap().lines.len() >= 3 {
+            break;
+        }
+        run_steps(&mut app, 1);
+    }
+    let conv = app.world().get::<Conversation>(c).unwrap();
+    assert_eq!(conv.lines[1], (player.clone(), "Hello Isabella, how is the cafe?".into()));
+    assert_eq!(conv.lines[2].0, "Isabella Rodriguez", "she answers: {conv:?}");
 }
 
 #[test]

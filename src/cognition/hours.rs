@@ -206,8 +206,12 @@ mod tests {
         let s = hours_choice_schema(&labels, 3);
         let ok = json!({"07:00": {"activity": 1, "detail": ""}, "08:00": {"activity": 3, "detail": "with Maria"}});
         assert!(validate_schema(&s, &ok, "$").is_ok());
-        let bad = json!({"07:00": {"activity": 4, "detail": ""}, "08:00": {"activity": 1, "detail": ""}});
-        assert!(validate_schema(&s, &bad, "$").is_err(), "4 is not on a list of 3");
+        let bad =
+            json!({"07:00": {"activity": 4, "detail": ""}, "08:00": {"activity": 1, "detail": ""}});
+        assert!(
+            validate_schema(&s, &bad, "$").is_err(),
+            "4 is not on a list of 3"
+        );
         let long = json!({"07:00": {"activity": 1, "detail": "x".repeat(25)}, "08:00": {"activity": 1, "detail": ""}});
         assert!(validate_schema(&s, &long, "$").is_err());
         assert!(
@@ -222,10 +226,20 @@ mod tests {
         let (wake, bed) = (7 * 60, 23 * 60);
         assert!(fits_hour("have lunch at Hobbs Cafe", 12, wake, bed));
         assert!(!fits_hour("have lunch at Hobbs Cafe", 9, wake, bed));
-        assert!(fits_hour("wake up and complete the morning routine", 7, wake, bed));
+        assert!(fits_hour(
+            "wake up and complete the morning routine",
+            7,
+            wake,
+            bed
+        ));
         assert!(!fits_hour("Maria Lopez wakes up", 8, wake, bed));
         assert!(fits_hour("morning routine", 9, wake, bed));
-        assert!(!fits_hour("wake up and complete the morning routine", 15, wake, bed));
+        assert!(!fits_hour(
+            "wake up and complete the morning routine",
+            15,
+            wake,
+            bed
+        ));
         assert!(!fits_hour("Maria Lopez goes to bed", 8, wake, bed));
         assert!(fits_hour("having dinner at home", 18, wake, bed));
         assert!(!fits_hour("having dinner at home", 11, wake, bed));
@@ -266,14 +280,21 @@ mod tests {
             got,
             [
                 (7, "wake up and complete the morning routine"),
-                (8, "work on his research paper at the library (about gentrification)"),
+                (
+                    8,
+                    "work on his research paper at the library (about gentrification)"
+                ),
                 (12, "have lunch at Hobbs Cafe"),
                 (14, "work on his research paper at the library"),
                 (15, "work on his research paper at the library"),
                 (16, "work on his research paper at the library"),
             ]
         );
-        assert_eq!(fb.of("plan hour"), 2, "lunch at 9, and a number off the list");
+        assert_eq!(
+            fb.of("plan hour"),
+            2,
+            "lunch at 9, and a number off the list"
+        );
         assert_eq!(
             fb.of("plan detail"),
             5,

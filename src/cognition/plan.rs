@@ -486,7 +486,13 @@ pub fn apply_plan_days(
             let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(schema))
                 .sampling(Sampling::greedy(30 + 56 * labels.len() as u32));
             let due = ask.steps_until(plan.wake_min).max(1);
-            ask.ask(agent, &mut pending, req, Job::PlanHours { day, options }, due);
+            ask.ask(
+                agent,
+                &mut pending,
+                req,
+                Job::PlanHours { day, options },
+                due,
+            );
         }
     }
 }

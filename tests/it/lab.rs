@@ -165,7 +165,10 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
     );
     // The town at the end stays, a save that loads at the run's last moment.
     let kept = simulacra::save::disk::read_save(&done.join("seed-1/town")).unwrap();
-    assert_eq!(kept.world.clock.now, end, "the kept town is the one at the end");
+    assert_eq!(
+        kept.world.clock.now, end,
+        "the kept town is the one at the end"
+    );
     SimPlugin::from_save(&done.join("seed-1/town"), config.clone()).expect("it loads");
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -7,9 +7,9 @@
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::conversation::{Conversation, ConversationLog};
+use simulacra::agent::routine::daily_routine;
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
-use simulacra::agent::routine::daily_routine;
 use simulacra::cognition::guard::{Context, Flaw, flaw};
 use simulacra::cognition::hours::{fits_hour, hour_options};
 use simulacra::config::GameConfig;
@@ -130,13 +130,24 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
         let routine = daily_routine(&resident.persona, plan.day.unwrap());
         let options = hour_options(&plan.broad, &routine);
         let bed = resident.persona.sleep_min.min(1440);
-        for b in plan.hourly.iter().filter(|b| b.start >= plan.wake_min && b.start < bed) {
+        for b in plan
+            .hourly
+            .iter()
+            .filter(|b| b.start >= plan.wake_min && b.start < bed)
+        {
             let chosen = options
                 .iter()
                 .chain(routine.iter().map(|r| &r.description))
                 .any(|o| b.description == *o || b.description.starts_with(&format!("{o} (")));
-            assert!(chosen, "{}: {:?} is not on the list", id.name, b.description);
-            if options.iter().any(|o| b.description.starts_with(o.as_str())) {
+            assert!(
+                chosen,
+                "{}: {:?} is not on the list",
+                id.name, b.description
+            );
+            if options
+                .iter()
+                .any(|o| b.description.starts_with(o.as_str()))
+            {
                 assert!(
                     fits_hour(&b.description, b.start / 60, plan.wake_min, bed),
                     "{}: {:?} at {}",

@@ -337,8 +337,22 @@ fn resident_speaks_to_avatar(app: &mut App, resident: Entity, me: Entity) -> Ent
                     &map,
                     &clock,
                     &mut objects,
-                    Party { entity: resident, name: id.name.clone(), action: &mut ra, walk: &mut rw, pos: *rp, walks: true },
-                    Party { entity: me, name: pid.name.clone(), action: &mut action, walk: &mut walk, pos: *ppos, walks: false },
+                    Party {
+                        entity: resident,
+                        name: id.name.clone(),
+                        action: &mut ra,
+                        walk: &mut rw,
+                        pos: *rp,
+                        walks: true,
+                    },
+                    Party {
+                        entity: me,
+                        name: pid.name.clone(),
+                        action: &mut action,
+                        walk: &mut walk,
+                        pos: *ppos,
+                        walks: false,
+                    },
                     12,
                 )
             },
@@ -394,8 +408,14 @@ fn a_resident_who_speaks_first_waits_for_the_player_while_the_chat_box_holds_it(
         run_steps(&mut app, 1);
     }
     let conv = app.world().get::<Conversation>(c).unwrap();
-    assert_eq!(conv.lines[1], (player.clone(), "Hello Isabella, how is the cafe?".into()));
-    assert_eq!(conv.lines[2].0, "Isabella Rodriguez", "she answers: {conv:?}");
+    assert_eq!(
+        conv.lines[1],
+        (player.clone(), "Hello Isabella, how is the cafe?".into())
+    );
+    assert_eq!(
+        conv.lines[2].0, "Isabella Rodriguez",
+        "she answers: {conv:?}"
+    );
 }
 
 #[test]

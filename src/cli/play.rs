@@ -11,7 +11,11 @@ use crate::llm::config::LlmConfig;
 /// `play`: opens the window on the world selected.
 pub(super) fn play(args: &PlayArgs) -> i32 {
     match args.world.load() {
-        Ok(sim) => crate::game::run_game(sim, &args.options(), None),
+        Ok(mut sim) => {
+            // The window's own pacing (a living town while the model plans).
+            sim.config.cognition.pacing = sim.config.cognition.play_pacing;
+            crate::game::run_game(sim, &args.options(), None)
+        }
         Err(e) => fail(e),
     }
 }

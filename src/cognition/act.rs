@@ -1,6 +1,7 @@
 //! Carrying out the plan: when the block due now is decided (its place, emoji and object state
 //! known), it becomes the current action and the resident walks there; until then the step waits
-//! for it (or, in real time, the resident carries on). On arrival the object takes the action's
+//! for it (in real time, the resident carries on; under live pacing, it does its routine's
+//! activity). On arrival the object takes the action's
 //! state ("the stove is heating a pan"); when the action ends the state reverts, unless someone
 //! else has set it since.
 
@@ -48,33 +49,56 @@ pub fn action_triple(name: &str, description: &str, address: &str) -> (String, S
     (name.to_string(), verb, object)
 }
 
-/// Switches each resident to the block due now, once it is decided.
+/// Game minutes a block due now may stay undecided, with game time going on, before its resident
+/// does its routine's activity instead (an answer that never came; under
+/// [`Pacing::Wait`](super::config::Pacing) time waits for the answers it expects).
+pub const UNDECIDED_MINUTES: u32 = 15;
+
+/// Switches each resident to the block due now, once it is decided. Under
+/// [`Pacing::Live`](super::config::Pacing), a block whose place is still being chosen leaves the
+/// resident on its routine's activity for now (it switches when the answer is in).
 pub fn follow_plans(
     clock: Res<SimClock>,
+    cog: Res<super::Cognition>,
     mut objects: ResMut<ObjectStates>,
     mut agents: Query<
-        (&Identity, &mut DayPlan, &mut CurrentAction),
-        (With<Resident>, Without<crate::agent::conversation::Talking>),
+        (&Identity, &Resident, &mut DayPlan, &mut CurrentAction),
+        (Without<crate::agent::conversation::Talking>,),
     >,
 ) {
     let minute = clock.now.minute_of_day();
-    for (id, mut plan, mut action) in &mut agents {
+    let live = cog.0.pacing == super::config::Pacing::Live;
+    for (id, resident, mut plan, mut action) in &mut agents {
         let Some(i) = plan.at(minute) else { continue };
         if plan.current == Some(i) {
             continue;
         }
-        let b = &plan.blocks[i];
-        if !b.decided() {
+        let own = plan.blocks[i].decided();
+        let b = if own {
+            plan.current = Some(i);
+            plan.blocks[i].clone()
+        } else if live || minute >= plan.blocks[i].start + UNDECIDED_MINUTES {
+            // Its place is being chosen (live), or no answer came to choose it: the routine's
+            // activity meanwhile (plan.current stays unset, so the block is taken up once it is
+            // decided). Nobody sleeps through the day on a block that was never placed.
+            let routine = crate::agent::routine::daily_routine(&resident.persona, clock.now.day());
+            match routine
+                .into_iter()
+                .find(|r| r.start <= minute && minute < r.end)
+            {
+                Some(r) => r,
+                None => continue,
+            }
+        } else {
             continue; // its place is being chosen (the answer is due now)
-        }
-        let b = b.clone();
-        plan.current = Some(i);
+        };
         if action.description == b.description && action.address == b.address {
             continue; // the same activity carried over midnight
         }
         if !action.address.is_empty() {
             objects.clear_if_by(&action.address, &id.name);
         }
+        let from_model = own && plan.source == PlanSource::Model;
         *action = CurrentAction {
             event: Some(action_triple(&id.name, &b.description, &b.address)),
             object_state: object_state_of(&b.address, &b.object_state, &b.description)
@@ -84,7 +108,7 @@ pub fn follow_plans(
             address: b.address,
             start: clock.now,
             duration_min: b.end - b.start,
-            source: if plan.source == PlanSource::Model {
+            source: if from_model {
                 ActionSource::Plan
             } else {
                 ActionSource::Routine

@@ -77,6 +77,11 @@ pub enum Pacing {
     /// Steps never wait; answers are applied when they arrive (agents without a decision carry
     /// on with their plan). Not reproducible.
     RealTime,
+    /// The day's plan (outlook, broad plan, hours, subtasks, places) never holds game time: each
+    /// resident follows its routine until its own plan arrives and is placed, then switches to
+    /// it; every other answer (memory, reactions, talk) waits as in `Wait`. The window's
+    /// default (a living town at once); not reproducible.
+    Live,
 }
 
 /// Who plans the residents' days.
@@ -120,6 +125,8 @@ pub struct CognitionConfig {
     pub prompts: String,
     /// Whether game time waits for pending answers.
     pub pacing: Pacing,
+    /// The pacing of the window (`play`); `pacing` is that of headless runs, labs and benches.
+    pub play_pacing: Pacing,
     /// Steps an answer about memory (importance, embedding, reflection) may take before game
     /// time waits for it.
     pub memory_slack_steps: u32,
@@ -180,6 +187,7 @@ impl Default for CognitionConfig {
             ablation: Ablation::Full,
             prompts: "config/prompts".into(),
             pacing: Pacing::Wait,
+            play_pacing: Pacing::Live,
             memory_slack_steps: 30,
             importance_batch: 20,
             importance_gather_minutes: 10,

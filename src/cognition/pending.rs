@@ -181,6 +181,22 @@ pub enum Job {
 pub const NEVER_DUE: u64 = u64::MAX;
 
 impl Job {
+    /// Whether the job makes or places the day's plan (what [`Pacing::Live`](super::config::Pacing)
+    /// never holds game time for: a resident follows its routine meanwhile).
+    pub fn is_day_plan(&self) -> bool {
+        matches!(
+            self,
+            Job::ReviseQuery { .. }
+                | Job::Revise { .. }
+                | Job::PlanDay { .. }
+                | Job::PlanHours { .. }
+                | Job::Decompose { .. }
+                | Job::Sector { .. }
+                | Job::Arena { .. }
+                | Job::Details { .. }
+        )
+    }
+
     /// Whether the job belongs to a reflection in progress.
     pub fn is_reflection(&self) -> bool {
         matches!(
@@ -214,6 +230,10 @@ pub struct PendingJob {
     pub due: u64,
     /// The answer, once it has arrived.
     pub reply: Option<Reply>,
+    /// Applied as soon as it arrives and never holding game time (the day's plan under
+    /// [`Pacing::Live`](super::config::Pacing)).
+    #[serde(default)]
+    pub live: bool,
 }
 
 /// An agent's requests in flight, oldest first.
@@ -244,7 +264,16 @@ impl Pending {
             job,
             due,
             reply: None,
+            live: false,
         });
+    }
+
+    /// Records a request applied as soon as its answer arrives, which game time never waits for.
+    pub fn push_live(&mut self, handle: LlmHandle, request: LlmRequest, job: Job, due: u64) {
+        self.push(handle, request, job, due);
+        if let Some(j) = self.jobs.last_mut() {
+            j.live = true;
+        }
     }
 
     /// The jobs, to change (a load asks the unanswered ones again under new handles).
@@ -264,7 +293,7 @@ impl Pending {
     }
 
     /// Removes and returns, oldest first, the answered jobs matching `pred` that may be applied
-    /// at `step` (due by then, or at once in real time).
+    /// at `step` (due by then, or at once in real time or when live).
     pub fn take_ready(
         &mut self,
         step: u64,
@@ -275,7 +304,7 @@ impl Pending {
         let mut i = 0;
         while i < self.jobs.len() {
             let j = &self.jobs[i];
-            if j.reply.is_some() && (real_time || j.due <= step) && pred(&j.job) {
+            if j.reply.is_some() && (real_time || j.live || j.due <= step) && pred(&j.job) {
                 let j = self.jobs.remove(i);
                 out.push((j.job, j.reply.expect("checked")));
             } else {
@@ -289,7 +318,7 @@ impl Pending {
     pub fn blocking(&self, step: u64) -> usize {
         self.jobs
             .iter()
-            .filter(|j| j.reply.is_none() && j.due <= step)
+            .filter(|j| j.reply.is_none() && !j.live && j.due <= step)
             .count()
     }
 
@@ -338,7 +367,12 @@ impl Asker<'_> {
         slack: u32,
     ) {
         let handle = self.llm.submit(req.clone().for_agent(agent));
-        pending.push(handle, req, job, self.clock.step + slack as u64);
+        let due = self.clock.step + slack as u64;
+        if self.cfg.0.pacing == super::config::Pacing::Live && job.is_day_plan() {
+            pending.push_live(handle, req, job, due);
+        } else {
+            pending.push(handle, req, job, due);
+        }
     }
 
     /// Due slack for memory work.

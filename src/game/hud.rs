@@ -133,8 +133,11 @@ pub fn update_hud(
     window: Query<&Window, With<PrimaryWindow>>,
     camera: Query<(&Camera, &GlobalTransform)>,
     avatar: Query<&GridPos, With<Avatar>>,
+    planning: Query<&crate::cognition::pending::Pending, With<Resident>>,
+    cog: Res<crate::cognition::Cognition>,
     mut text: Query<&mut Text, With<HudText>>,
 ) {
+    let replay = replay.as_deref();
     let Ok(mut text) = text.single_mut() else {
         return;
     };
@@ -183,6 +186,12 @@ pub fn update_hud(
         let detail: String = b.detail.chars().take(110).collect();
         s.push_str(&format!("\n  {detail}"));
     }
+    if replay.is_none()
+        && let Some(line) = planning_line(&planning, &cog)
+    {
+        s.push('\n');
+        s.push_str(&line);
+    }
     if gate.waiting > 0 {
         s.push_str(&format!(
             "\nWaiting on {} decision(s) from the model (a thought mark shows who is thinking)",
@@ -203,4 +212,38 @@ pub fn update_hud(
     if text.0 != s {
         text.0 = s;
     }
+}
+
+/// "Plans: 12 of 25 in …" while residents wait on the model for their day's plan (none when
+/// every plan is in).
+fn planning_line(
+    planning: &Query<&crate::cognition::pending::Pending, With<Resident>>,
+    cog: &crate::cognition::Cognition,
+) -> Option<String> {
+    use crate::cognition::pending::Job;
+    let total = planning.iter().count();
+    let waiting = planning
+        .iter()
+        .filter(|p| {
+            p.any(|j| {
+                matches!(
+                    j,
+                    Job::ReviseQuery { .. }
+                        | Job::Revise { .. }
+                        | Job::PlanDay { .. }
+                        | Job::PlanHours { .. }
+                )
+            })
+        })
+        .count();
+    (waiting > 0).then(|| {
+        let meanwhile = match cog.0.pacing {
+            crate::cognition::config::Pacing::Wait => "time waits for the rest",
+            _ => "the rest follow their routine meanwhile",
+        };
+        format!(
+            "Plans: {} of {total} made by the model; {meanwhile}",
+            total - waiting
+        )
+    })
 }

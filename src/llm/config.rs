@@ -285,6 +285,8 @@ pub struct ScriptRule {
     pub contains: Option<String>,
     /// The answer.
     pub reply: String,
+    /// Real milliseconds before the answer comes (a slow model, in tests).
+    pub delay_ms: u64,
 }
 
 /// Replay of a recording.

@@ -203,6 +203,7 @@ fn invalid_answers_and_impossible_requests_fall_back_and_are_counted() {
                 purpose: Some("importance".into()),
                 contains: None,
                 reply: "very important!".into(),
+                ..Default::default()
             }],
             file: None,
         })],

@@ -27,9 +27,9 @@ const INSIGHTS: &str = r#"{"insights": [
 
 fn sim(threshold: u32, importance: &str, ablation: Ablation) -> SimPlugin {
     let rules = vec![
-        ScriptRule { purpose: Some("importance".into()), contains: None, reply: importance.into() },
-        ScriptRule { purpose: Some("reflect_questions".into()), contains: None, reply: "What does this person care about most?\nWho do they spend time with?\nWhat are they working on?".into() },
-        ScriptRule { purpose: Some("reflect_insights".into()), contains: None, reply: INSIGHTS.into() },
+        ScriptRule { purpose: Some("importance".into()), contains: None, reply: importance.into(), ..Default::default() },
+        ScriptRule { purpose: Some("reflect_questions".into()), contains: None, reply: "What does this person care about most?\nWho do they spend time with?\nWhat are they working on?".into(), ..Default::default() },
+        ScriptRule { purpose: Some("reflect_insights".into()), contains: None, reply: INSIGHTS.into(), ..Default::default() },
     ];
     let mut config = GameConfig {
         llm: LlmConfig::scripted(rules),

@@ -265,3 +265,93 @@ fn twenty_five_residents_plan_act_and_talk_for_a_day_the_same_way_twice() {
         );
     }
 }
+
+/// The state of one resident: (plan source, action source, action, asleep).
+fn resident_state(
+    app: &mut App,
+    name: &str,
+) -> (PlanSource, simulacra::agent::ActionSource, String, bool) {
+    let e = crate::entity_of(app, name);
+    let plan = app.world().get::<DayPlan>(e).expect("a plan");
+    let action = app.world().get::<CurrentAction>(e).expect("an action");
+    (
+        plan.source,
+        action.source,
+        action.description.clone(),
+        action.is_asleep(),
+    )
+}
+
+/// The window's pacing: the day's plans never hold game time. A resident whose plan is slow to
+/// come gets up and follows its routine meanwhile, as does one whose plan came but whose places
+/// and objects are still being chosen; one whose plan is in and placed switches to it; and
+/// nothing waits for the slow ones.
+#[test]
+fn under_live_pacing_the_town_lives_on_its_routine_while_the_model_plans() {
+    use simulacra::cognition::config::Pacing;
+    use simulacra::cognition::pending::{Job, Pending};
+    use simulacra::llm::config::{LlmConfig, ScriptRule};
+    let mut config = crate::scripted_config();
+    config.cognition.pacing = Pacing::Live;
+    // Klaus's plan for the day and the objects of Maria's activities take ten minutes of real
+    // time each; everything else comes at once.
+    config.llm = LlmConfig::scripted(vec![
+        ScriptRule {
+            purpose: Some("plan_day".into()),
+            contains: Some("what is Klaus Mueller's plan for today".into()),
+            reply: r#"{"wake_up_hour": 7, "plan": ["wake up and complete the morning routine", "work on his research paper at the library", "have lunch", "go to bed"]}"#.into(),
+            delay_ms: 600_000,
+        },
+        ScriptRule {
+            purpose: Some("act_details".into()),
+            contains: Some("Maria Lopez's next steps:".into()),
+            reply: "{}".into(),
+            delay_ms: 600_000,
+        },
+    ]);
+    let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).expect("loads"));
+    // To 10:00 (the routine has Klaus up by then), a game minute at a time.
+    let mut isabella_switched_at = None;
+    let (mut maria_on_routine_awake, mut maria_on_plan) = (0, 0);
+    for _ in 0..600 {
+        run_steps(&mut app, 6);
+        let (_, action, _, asleep) = resident_state(&mut app, "Maria Lopez");
+        match action {
+            simulacra::agent::ActionSource::Routine if !asleep => maria_on_routine_awake += 1,
+            simulacra::agent::ActionSource::Plan => maria_on_plan += 1,
+            _ => {}
+        }
+        let (plan, action, _, _) = resident_state(&mut app, "Isabella Rodriguez");
+        if isabella_switched_at.is_none()
+            && plan == PlanSource::Model
+            && action == simulacra::agent::ActionSource::Plan
+        {
+            isabella_switched_at = Some(app.world().resource::<SimClock>().now.clock_12h());
+        }
+    }
+    let clock = app.world().resource::<SimClock>().clone();
+    assert_eq!(clock.now.minute_of_day(), 10 * 60, "time never waited");
+    let (plan, action, doing, asleep) = resident_state(&mut app, "Klaus Mueller");
+    assert_eq!(plan, PlanSource::Routine, "Klaus's plan has not come");
+    assert_eq!(action, simulacra::agent::ActionSource::Routine);
+    assert!(!asleep, "Klaus is up on his routine at 10:00: {doing}");
+    let klaus = crate::entity_of(&mut app, "Klaus Mueller");
+    assert!(
+        app.world()
+            .get::<Pending>(klaus)
+            .expect("pending")
+            .any(|j| matches!(j, Job::PlanDay { .. })),
+        "his plan is still being made"
+    );
+    let (plan, _, maria, asleep) = resident_state(&mut app, "Maria Lopez");
+    assert_eq!(plan, PlanSource::Model, "Maria's plan came");
+    assert_eq!(maria_on_plan, 0, "none of her activities is placed yet");
+    assert!(
+        !asleep && maria_on_routine_awake >= 60,
+        "Maria is up on her routine (awake {maria_on_routine_awake} minutes on it; at 10:00: {maria})"
+    );
+    let at = isabella_switched_at.expect("Isabella took up her own plan once it came");
+    println!(
+        "at 10:00 Klaus {doing}, Maria {maria} ({maria_on_routine_awake} minutes awake on her routine); Isabella on her own plan from {at}"
+    );
+}

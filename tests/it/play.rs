@@ -30,6 +30,7 @@ fn rule(purpose: &str, contains: Option<&str>, reply: &str) -> ScriptRule {
         purpose: Some(purpose.into()),
         contains: contains.map(str::to_string),
         reply: reply.into(),
+        ..Default::default()
     }
 }
 
@@ -684,4 +685,109 @@ fn malformed_input_gets_errors_or_in_character_replies_and_never_leaks() {
             );
         }
     }
+}
+
+fn anyone_awake(app: &mut App) -> bool {
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<&CurrentAction, With<Resident>>();
+    q.iter(world).any(|a| !a.is_asleep())
+}
+
+/// The clock at 1× while the player types (issue: "the clock jumped 06:44 AM → 08:32 PM within
+/// seconds while the player typed in the console"): in the window's frame loop (the night skip
+/// included, live pacing), with a console command every few frames, each frame moves the clock
+/// by no more than the speed allows, `speed` and `pause` take effect as typed, and time never
+/// runs ahead while anyone is awake.
+#[test]
+fn typing_console_commands_moves_the_clock_only_by_the_speed() {
+    use simulacra::cognition::config::Pacing;
+    use simulacra::game::hud::{NightSkip, skip_nights};
+    use simulacra::sim::clock::{SimPace, Speed};
+    use std::time::Duration;
+    let mut config = crate::scripted_config();
+    config.cognition.pacing = Pacing::Live;
+    let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).expect("loads"));
+    app.init_resource::<NightSkip>()
+        .add_systems(Update, skip_nights.in_set(simulacra::AppSystems::Input))
+        .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+            Duration::from_millis(100),
+        ));
+    // From 05:30: everyone asleep (time runs ahead, as the window does) until the first wakes.
+    run_steps(&mut app, 5 * 360 + 180);
+    {
+        let mut pace = app.world_mut().resource_mut::<SimPace>();
+        pace.paused = false;
+        pace.speed = Speed::Times(1);
+        pace.block_on_answers = false;
+    }
+    let typed = [
+        "print schedule isabella",
+        "print memory maria",
+        "whisper klaus You want to finish your paper today",
+        "speed 2",
+        "pause",
+        "resume",
+        "print spatial maria",
+        "speed 1",
+        "set <the Ville:Hobbs Cafe:cafe:refrigerator> is burning",
+        "help",
+    ];
+    let (mut frames, mut awake_frames, mut skipped_frames) = (0u32, 0u32, 0u32);
+    let (mut expected, mut paced) = (0.0f32, 0u64);
+    for frame in 0..600u32 {
+        if frame % 20 == 5 {
+            let line = typed[(frame / 20) as usize % typed.len()];
+            app.world_mut()
+                .resource_mut::<simulacra::play::ConsoleQueue>()
+                .push(line);
+        }
+        let before = app.world().resource::<SimClock>().step;
+        let awake_before = anyone_awake(&mut app);
+        app.update();
+        let moved = app.world().resource::<SimClock>().step - before;
+        // The speed in force this frame (the night skip and typed commands change it first).
+        let (speed, paused) = {
+            let p = app.world().resource::<SimPace>();
+            (p.speed, p.paused)
+        };
+        let skipping = app.world().resource::<NightSkip>().active;
+        assert!(
+            !(skipping && awake_before),
+            "frame {frame}: time runs ahead while someone is awake"
+        );
+        let allowed = match (paused, speed) {
+            (true, _) => 0,
+            (false, Speed::Times(n)) => {
+                expected += 0.4 * n as f32;
+                paced += moved;
+                (0.4 * n as f32).ceil() as u64
+            }
+            (false, Speed::Max) if skipping => u64::MAX,
+            (false, Speed::Max) => panic!("frame {frame}: at full speed with nobody asleep"),
+        };
+        assert!(
+            moved <= allowed,
+            "frame {frame}: {moved} steps at {speed:?} (paused {paused}), at most {allowed}"
+        );
+        frames += 1;
+        if awake_before {
+            awake_frames += 1;
+        }
+        if skipping {
+            skipped_frames += 1;
+        }
+    }
+    let clock = app.world().resource::<SimClock>().clone();
+    println!(
+        "{frames} frames of 0.1 s with a command every 20: clock at {} ({} steps at a chosen speed, where it allows {expected}), {awake_frames} with someone awake, {skipped_frames} skipping a night",
+        clock.now.clock_12h(),
+        paced
+    );
+    // A minute of real time (4 steps a second at 1×), some of it paused, some at 2×: the clock
+    // moved by what the speeds allow (a little less where a step waited for an answer).
+    let moved = paced as f32;
+    assert!(
+        moved <= expected.ceil() + 1.0 && moved >= 0.5 * expected,
+        "the clock moved {moved} steps where the speeds allow {expected}"
+    );
 }

@@ -30,6 +30,7 @@ pub(crate) fn rule(purpose: &str, reply: &str) -> ScriptRule {
         purpose: Some(purpose.into()),
         contains: None,
         reply: reply.into(),
+        ..Default::default()
     }
 }
 

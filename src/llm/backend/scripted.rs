@@ -148,6 +148,7 @@ impl Backend for ScriptedBackend {
         64
     }
     fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        let mut delay_ms = 0;
         let outcome = match &work.kind {
             WorkKind::Embed { text } => WorkOutcome::Vector {
                 vector: bag_of_words_vector(text),
@@ -168,6 +169,7 @@ impl Backend for ScriptedBackend {
                             .as_ref()
                             .is_none_or(|c| prompt.contains(c.as_str()))
                 });
+                delay_ms = rule.map_or(0, |r| r.delay_ms);
                 let text = match (rule, shape) {
                     // One number answers a list of numbers: the same number for each.
                     (Some(r), OutputShape::Integers { count, .. })
@@ -186,12 +188,21 @@ impl Backend for ScriptedBackend {
                 }
             }
         };
-        let _ = done.send(WorkDone {
+        let finished = WorkDone {
             id: work.id,
             backend: self.index,
             endpoint: None,
             outcome,
-        });
+        };
+        if delay_ms == 0 {
+            let _ = done.send(finished);
+        } else {
+            // A slow answer: the others go on meanwhile.
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+                let _ = done.send(finished);
+            });
+        }
     }
     fn health(&self) -> (Health, String) {
         match &self.load_error {

@@ -174,6 +174,10 @@ pub enum Job {
         /// hold up).
         #[serde(default)]
         best: String,
+        /// The next memories that bear on it, in order (said instead of `best` when that was
+        /// said already in the interview).
+        #[serde(default)]
+        others: Vec<String>,
     },
 }
 

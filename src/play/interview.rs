@@ -262,22 +262,25 @@ pub fn advance_interviews(
                         .priority(Priority::Interactive)
                         .fallback(LlmValue::Json(json!({"answer": "I would rather not say."})));
                 let h = llm.submit(req.clone().for_agent(iv.target));
+                let said: Vec<String> = found
+                    .iter()
+                    .filter_map(|f| stream.get(f.id))
+                    .map(|n| n.description.clone())
+                    .take(5)
+                    .collect();
                 pending.push(
                     h,
                     req,
                     Job::InterviewAnswer {
                         question: question.clone(),
-                        best: found
-                            .first()
-                            .and_then(|f| stream.get(f.id))
-                            .map(|n| n.description.clone())
-                            .unwrap_or_default(),
+                        best: said.first().cloned().unwrap_or_default(),
+                        others: said.iter().skip(1).cloned().collect(),
                     },
                     NEVER_DUE,
                 );
                 iv.question = Some((question, Asking::Answering(h)));
             }
-            Job::InterviewAnswer { best, .. } => {
+            Job::InterviewAnswer { best, others, .. } => {
                 let answer = match &reply.value {
                     LlmValue::Json(v) if !reply.is_fallback() => {
                         v.get("answer").and_then(Value::as_str).map(one_line)
@@ -304,11 +307,8 @@ pub fn advance_interviews(
                     None => answer,
                     Some(f) => {
                         fallbacks.count("interview answer", f);
-                        if best.is_empty() {
-                            "I'm not sure what to say about that.".into()
-                        } else {
-                            format!("What I can tell you is this: {best}")
-                        }
+                        let memories: Vec<String> = std::iter::once(best).chain(others).collect();
+                        fallback_answer(&memories, &earlier, &question)
                     }
                 };
                 log.out(format!("{}: {answer}", iv.name));
@@ -317,5 +317,57 @@ pub fn advance_interviews(
             }
             _ => {}
         }
+    }
+}
+
+/// What a resident says when its answer does not hold up: the memory that bears most on the
+/// question that it has not said yet in this interview (two questions never get the same words),
+/// else that it has nothing to add about this question.
+pub fn fallback_answer(memories: &[String], earlier: &[String], question: &str) -> String {
+    let unsaid = memories
+        .iter()
+        .filter(|m| !m.is_empty())
+        .find(|m| !earlier.iter().any(|a| a.contains(m.as_str())));
+    match unsaid {
+        Some(m) => format!("What I can tell you is this: {m}"),
+        None if memories.iter().all(String::is_empty) => {
+            format!("I'm not sure what to say about \"{}\".", one_line(question))
+        }
+        None => format!(
+            "I have nothing to add about \"{}\" to what I said.",
+            one_line(question)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallback_answer_never_repeats_an_earlier_one() {
+        let mems = vec![
+            "Isabella runs Hobbs Cafe".to_string(),
+            "Isabella is planning a party".to_string(),
+        ];
+        let first = fallback_answer(&mems, &[], "What do you do?");
+        assert_eq!(
+            first,
+            "What I can tell you is this: Isabella runs Hobbs Cafe"
+        );
+        let second = fallback_answer(&mems, std::slice::from_ref(&first), "Any plans?");
+        assert_eq!(
+            second,
+            "What I can tell you is this: Isabella is planning a party"
+        );
+        let third = fallback_answer(&mems, &[first, second], "Who are you?");
+        assert_eq!(
+            third,
+            "I have nothing to add about \"Who are you?\" to what I said."
+        );
+        assert_eq!(
+            fallback_answer(&[String::new()], &[], "Why?"),
+            "I'm not sure what to say about \"Why?\"."
+        );
     }
 }

@@ -791,3 +791,41 @@ fn typing_console_commands_moves_the_clock_only_by_the_speed() {
         "the clock moved {moved} steps where the speeds allow {expected}"
     );
 }
+
+/// The same words for two different questions (seen on the embedded model): when the model's
+/// answer repeats an earlier one, or does not hold up, the resident says the memory bearing most on
+/// the question that it has not said yet, so no two answers of an interview are the same.
+#[test]
+fn an_interview_never_gives_the_same_answer_to_two_questions() {
+    let mut app = headless_app(sim(vec![rule(
+        "interview",
+        None,
+        r#"{"answer": "I love running my cafe and meeting new people every day."}"#,
+    )]));
+    run_steps(&mut app, 2900);
+    run_console_line(&mut app, "pause");
+    let n = console_len(&app);
+    for line in [
+        "interview isabella as a news reporter",
+        "ask What do you do for a living?",
+        "ask What are your plans for Valentine's Day?",
+        "ask Who are your friends?",
+        "ask What do you do for a living?",
+        "end",
+    ] {
+        run_console_line(&mut app, line);
+    }
+    let answers: Vec<String> = console_since(&app, n)
+        .into_iter()
+        .filter(|(_, t)| t.starts_with("Isabella Rodriguez: "))
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    assert_eq!(
+        answers[0],
+        "Isabella Rodriguez: I love running my cafe and meeting new people every day."
+    );
+    let distinct: std::collections::HashSet<&String> = answers.iter().collect();
+    assert_eq!(distinct.len(), 4, "every answer differs: {answers:#?}");
+    println!("{answers:#?}");
+}

@@ -17,7 +17,7 @@ use bevy::window::PrimaryWindow;
 pub struct HudText;
 
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom | Space pause | +/- speed | F5 save | F2 saves";
+pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom, right-drag pan | Space pause | +/- speed | F5 save | F2 saves";
 
 /// The keys of a replay.
 pub const REPLAY_CONTROLS: &str = "Space play/pause | +/- speed | arrows: a minute (Shift: ten) | PgUp/PgDn an hour | Home/End | WASD pan, F follow | click a person: inspector";

@@ -3,6 +3,7 @@
 
 pub mod art;
 pub mod console;
+pub mod daylight;
 pub mod hud;
 pub mod inspect;
 pub mod log;
@@ -45,6 +46,7 @@ impl Plugin for GamePlugin {
             Startup,
             (
                 town::spawn_town,
+                daylight::spawn_daylight,
                 view::spawn_camera,
                 hud::spawn_hud,
                 people::load_emoji_font,
@@ -98,10 +100,13 @@ impl Plugin for GamePlugin {
                 people::update_bubbles,
                 people::update_speech_and_thoughts,
                 objects::sync_object_markers,
+                daylight::update_daylight,
                 people::place_people,
                 people::declutter_labels,
                 view::follow_avatar,
-                view::zoom_camera.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                (view::zoom_camera, view::drag_camera)
+                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                view::keep_camera_on_town,
                 hud::update_hud,
             )
                 .chain()

@@ -1,13 +1,14 @@
 //! Camera and keyboard: the camera follows the avatar (F frees it to pan), the mouse wheel
-//! zooms, WASD or the arrows walk the avatar, Space pauses, +/- change speed, F12 saves a
-//! screenshot.
+//! zooms, dragging with the right (or middle) button pans, WASD or the arrows walk the avatar,
+//! Space pauses, +/- change speed, F12 saves a screenshot. The view stays on the town: its centre
+//! never leaves the map and it never zooms out much past the whole town.
 
 use super::people::AvatarStep;
 use super::town::tile_to_world;
 use crate::agent::avatar::{Avatar, AvatarMove};
 use crate::sim::clock::SimPace;
 use crate::sim::map::WorldMap;
-use bevy::input::mouse::AccumulatedMouseScroll;
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 
@@ -137,18 +138,78 @@ pub fn read_control_keys(
     }
 }
 
-/// Mouse wheel zoom.
+/// Most zoomed in (world units per pixel).
+pub const MIN_SCALE: f32 = 0.15;
+
+/// Mouse wheel zoom, from most zoomed in down to the whole town in the window (a little more).
 pub fn zoom_camera(
     scroll: Res<AccumulatedMouseScroll>,
+    map: Res<WorldMap>,
+    window: Query<&Window>,
     mut camera: Query<&mut Projection, With<Camera2d>>,
 ) {
     if scroll.delta.y == 0.0 {
         return;
     }
+    let fit = whole_town_scale(&map, window.single().ok());
     if let Ok(mut p) = camera.single_mut()
         && let Projection::Orthographic(o) = &mut *p
     {
-        o.scale = (o.scale * (1.0 - scroll.delta.y * 0.1)).clamp(0.1, 4.0);
+        o.scale = (o.scale * (1.0 - scroll.delta.y * 0.1)).clamp(MIN_SCALE, fit.max(MIN_SCALE));
+    }
+}
+
+/// The scale at which the whole town fits the window, with a tenth to spare.
+pub fn whole_town_scale(map: &WorldMap, window: Option<&Window>) -> f32 {
+    let (w, h) = window.map_or((1280.0, 720.0), |w| (w.width(), w.height()));
+    let town = town_size(map);
+    (town.x / w.max(1.0)).max(town.y / h.max(1.0)) * 1.1
+}
+
+/// The town's size in world units.
+fn town_size(map: &WorldMap) -> Vec2 {
+    Vec2::new(
+        map.width as f32 * super::art::TILE as f32,
+        map.height as f32 * super::art::TILE as f32,
+    )
+}
+
+/// Dragging with the right or middle mouse button pans the view (and stops following).
+pub fn drag_camera(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    mut mode: ResMut<CameraMode>,
+    mut camera: Query<(&mut Transform, &Projection), With<Camera2d>>,
+) {
+    if motion.delta == Vec2::ZERO || !buttons.any_pressed([MouseButton::Right, MouseButton::Middle])
+    {
+        return;
+    }
+    if let Ok((mut tf, proj)) = camera.single_mut() {
+        let scale = match proj {
+            Projection::Orthographic(o) => o.scale,
+            _ => 1.0,
+        };
+        mode.follow = false;
+        // The town moves with the mouse (screen y grows downwards, world y upwards).
+        tf.translation.x -= motion.delta.x * scale;
+        tf.translation.y += motion.delta.y * scale;
+    }
+}
+
+/// Keeps the view's centre on the town.
+pub fn keep_camera_on_town(map: Res<WorldMap>, mut camera: Query<&mut Transform, With<Camera2d>>) {
+    let half = super::art::TILE as f32 / 2.0;
+    let size = town_size(&map);
+    if let Ok(mut tf) = camera.single_mut() {
+        let (x, y) = (
+            tf.translation.x.clamp(-half, size.x - half),
+            tf.translation.y.clamp(-half, size.y - half),
+        );
+        if (x, y) != (tf.translation.x, tf.translation.y) {
+            tf.translation.x = x;
+            tf.translation.y = y;
+        }
     }
 }
 
@@ -181,4 +242,98 @@ pub fn cursor_tile(
     let cursor = window.cursor_position()?;
     let world = camera.0.viewport_to_world_2d(camera.1, cursor).ok()?;
     super::town::world_to_tile(map, world)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
+
+    fn app() -> App {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(
+                crate::sim::map::load_map(std::path::Path::new("maps/smallville.ron"))
+                    .expect("the bundled town"),
+            )
+            .init_resource::<CameraMode>()
+            .init_resource::<AccumulatedMouseScroll>()
+            .init_resource::<AccumulatedMouseMotion>()
+            .init_resource::<ButtonInput<MouseButton>>()
+            .add_systems(
+                Update,
+                (zoom_camera, drag_camera, keep_camera_on_town).chain(),
+            );
+        app.world_mut().spawn((
+            Camera2d,
+            Projection::Orthographic(OrthographicProjection {
+                scale: 0.55,
+                ..OrthographicProjection::default_2d()
+            }),
+            Transform::from_xyz(1000.0, 800.0, 1000.0),
+        ));
+        app
+    }
+
+    fn camera(app: &mut App) -> (Vec3, f32) {
+        let world = app.world_mut();
+        let mut q = world.query_filtered::<(&Transform, &Projection), With<Camera2d>>();
+        let (tf, p) = q.single(world).expect("one camera");
+        let Projection::Orthographic(o) = p else {
+            panic!("orthographic")
+        };
+        (tf.translation, o.scale)
+    }
+
+    #[test]
+    fn the_wheel_zooms_and_a_drag_pans_within_the_town() {
+        let mut app = app();
+        app.update();
+        let (at, scale) = camera(&mut app);
+        // Wheel up: closer.
+        app.world_mut()
+            .resource_mut::<AccumulatedMouseScroll>()
+            .delta = Vec2::new(0.0, 2.0);
+        app.update();
+        let (_, closer) = camera(&mut app);
+        assert!(closer < scale, "{closer} < {scale}");
+        // Far out: never past the whole town.
+        app.world_mut()
+            .resource_mut::<AccumulatedMouseScroll>()
+            .delta = Vec2::new(0.0, -9.0);
+        for _ in 0..50 {
+            app.update();
+        }
+        let (_, far) = camera(&mut app);
+        let map = app.world().resource::<WorldMap>().clone();
+        assert!((far - whole_town_scale(&map, None)).abs() < 1e-3, "{far}");
+        app.world_mut()
+            .resource_mut::<AccumulatedMouseScroll>()
+            .delta = Vec2::ZERO;
+        // A move without a button held pans nothing; a right-button drag does.
+        app.world_mut()
+            .resource_mut::<AccumulatedMouseMotion>()
+            .delta = Vec2::new(40.0, 10.0);
+        app.update();
+        assert_eq!(camera(&mut app).0, at);
+        app.world_mut()
+            .resource_mut::<ButtonInput<MouseButton>>()
+            .press(MouseButton::Right);
+        app.update();
+        let (dragged, _) = camera(&mut app);
+        assert!(dragged.x < at.x && dragged.y > at.y, "{at} → {dragged}");
+        assert!(
+            !app.world().resource::<CameraMode>().follow,
+            "a drag frees the camera"
+        );
+        // Dragging on and on stops at the town's edge.
+        app.world_mut()
+            .resource_mut::<AccumulatedMouseMotion>()
+            .delta = Vec2::new(5000.0, 0.0);
+        for _ in 0..20 {
+            app.update();
+        }
+        let (edge, _) = camera(&mut app);
+        assert_eq!(edge.x, -(super::super::art::TILE as f32) / 2.0);
+    }
 }

@@ -77,10 +77,10 @@ pub enum Pacing {
     /// Steps never wait; answers are applied when they arrive (agents without a decision carry
     /// on with their plan). Not reproducible.
     RealTime,
-    /// The day's plan (outlook, broad plan, hours, subtasks, places) never holds game time: each
-    /// resident follows its routine until its own plan arrives and is placed, then switches to
-    /// it; every other answer (memory, reactions, talk) waits as in `Wait`. The window's
-    /// default (a living town at once); not reproducible.
+    /// The day's plan (outlook, broad plan, hours, subtasks, places) and memory scoring and
+    /// embedding never hold game time: each resident follows its routine until its own plan
+    /// arrives and is placed, then switches to it; every other answer (reflection, reactions,
+    /// talk) waits as in `Wait`. The window's default (a living town at once); not reproducible.
     Live,
 }
 

@@ -185,12 +185,15 @@ pub enum Job {
 pub const NEVER_DUE: u64 = u64::MAX;
 
 impl Job {
-    /// Whether the job makes or places the day's plan (what [`Pacing::Live`](super::config::Pacing)
-    /// never holds game time for: a resident follows its routine meanwhile).
-    pub fn is_day_plan(&self) -> bool {
+    /// Whether [`Pacing::Live`](super::config::Pacing) never holds game time for the job: the
+    /// day's plan and its places (a resident follows its routine meanwhile), and scoring and
+    /// embedding memories (applied when they come).
+    pub fn is_live(&self) -> bool {
         matches!(
             self,
-            Job::ReviseQuery { .. }
+            Job::Importance(_)
+                | Job::Embed(_)
+                | Job::ReviseQuery { .. }
                 | Job::Revise { .. }
                 | Job::PlanDay { .. }
                 | Job::PlanHours { .. }
@@ -372,7 +375,7 @@ impl Asker<'_> {
     ) {
         let handle = self.llm.submit(req.clone().for_agent(agent));
         let due = self.clock.step + slack as u64;
-        if self.cfg.0.pacing == super::config::Pacing::Live && job.is_day_plan() {
+        if self.cfg.0.pacing == super::config::Pacing::Live && job.is_live() {
             pending.push_live(handle, req, job, due);
         } else {
             pending.push(handle, req, job, due);

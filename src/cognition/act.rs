@@ -60,15 +60,24 @@ pub const UNDECIDED_MINUTES: u32 = 15;
 pub fn follow_plans(
     clock: Res<SimClock>,
     cog: Res<super::Cognition>,
+    mut routines: Local<
+        std::collections::HashMap<Entity, (i64, Vec<crate::agent::schedule::Block>)>,
+    >,
     mut objects: ResMut<ObjectStates>,
     mut agents: Query<
-        (&Identity, &Resident, &mut DayPlan, &mut CurrentAction),
+        (
+            Entity,
+            &Identity,
+            &Resident,
+            &mut DayPlan,
+            &mut CurrentAction,
+        ),
         (Without<crate::agent::conversation::Talking>,),
     >,
 ) {
     let minute = clock.now.minute_of_day();
     let live = cog.0.pacing == super::config::Pacing::Live;
-    for (id, resident, mut plan, mut action) in &mut agents {
+    for (entity, id, resident, mut plan, mut action) in &mut agents {
         let Some(i) = plan.at(minute) else { continue };
         if plan.current == Some(i) {
             continue;
@@ -81,12 +90,21 @@ pub fn follow_plans(
             // Its place is being chosen (live), or no answer came to choose it: the routine's
             // activity meanwhile (plan.current stays unset, so the block is taken up once it is
             // decided). Nobody sleeps through the day on a block that was never placed.
-            let routine = crate::agent::routine::daily_routine(&resident.persona, clock.now.day());
+            // (The day's routine is laid out once per resident and day, not at every step.)
+            let day = clock.now.day();
+            let routine = routines.entry(entity).or_insert_with(|| (day, Vec::new()));
+            if routine.0 != day || routine.1.is_empty() {
+                *routine = (
+                    day,
+                    crate::agent::routine::daily_routine(&resident.persona, day),
+                );
+            }
             match routine
-                .into_iter()
+                .1
+                .iter()
                 .find(|r| r.start <= minute && minute < r.end)
             {
-                Some(r) => r,
+                Some(r) => r.clone(),
                 None => continue,
             }
         } else {

@@ -189,18 +189,27 @@ impl Job {
     /// day's plan and its places (a resident follows its routine meanwhile), and scoring and
     /// embedding memories (applied when they come).
     pub fn is_live(&self) -> bool {
+        self.makes_the_day_plan()
+            || matches!(
+                self,
+                Job::Importance(_)
+                    | Job::Embed(_)
+                    | Job::Decompose { .. }
+                    | Job::Sector { .. }
+                    | Job::Arena { .. }
+                    | Job::Details { .. }
+            )
+    }
+
+    /// Whether the job makes the day's plan itself (the outlook, the broad plan, the hours):
+    /// a resident with one pending has no plan of its own for the day yet.
+    pub fn makes_the_day_plan(&self) -> bool {
         matches!(
             self,
-            Job::Importance(_)
-                | Job::Embed(_)
-                | Job::ReviseQuery { .. }
+            Job::ReviseQuery { .. }
                 | Job::Revise { .. }
                 | Job::PlanDay { .. }
                 | Job::PlanHours { .. }
-                | Job::Decompose { .. }
-                | Job::Sector { .. }
-                | Job::Arena { .. }
-                | Job::Details { .. }
         )
     }
 

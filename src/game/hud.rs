@@ -220,21 +220,10 @@ fn planning_line(
     planning: &Query<&crate::cognition::pending::Pending, With<Resident>>,
     cog: &crate::cognition::Cognition,
 ) -> Option<String> {
-    use crate::cognition::pending::Job;
     let total = planning.iter().count();
     let waiting = planning
         .iter()
-        .filter(|p| {
-            p.any(|j| {
-                matches!(
-                    j,
-                    Job::ReviseQuery { .. }
-                        | Job::Revise { .. }
-                        | Job::PlanDay { .. }
-                        | Job::PlanHours { .. }
-                )
-            })
-        })
+        .filter(|p| p.any(crate::cognition::pending::Job::makes_the_day_plan))
         .count();
     (waiting > 0).then(|| {
         let meanwhile = match cog.0.pacing {

@@ -155,3 +155,18 @@ pub fn stand_beside(app: &mut App, mover: Entity, who: Entity) {
     pos.prev = spot;
     pos.tile = spot;
 }
+
+/// Runs steps, `each` at a time and at most `tries` times, until none of `who` is in a
+/// conversation (a test that starts one of its own lets any going on end first).
+pub fn wait_until_free(app: &mut App, who: &[Entity], each: u64, tries: u32) {
+    for _ in 0..tries {
+        if who.iter().all(|e| {
+            app.world()
+                .get::<simulacra::agent::conversation::Talking>(*e)
+                .is_none()
+        }) {
+            break;
+        }
+        simulacra::run_steps(app, each);
+    }
+}

@@ -312,12 +312,7 @@ fn an_interview_question_in_flight_survives_a_save_and_load() {
 /// A resident walks up to the avatar and speaks, as the reaction step starts it (whether it
 /// does is the reaction step's business, tested elsewhere); after any talk it is in has ended.
 fn resident_speaks_to_avatar(app: &mut App, resident: Entity, me: Entity) -> Entity {
-    for _ in 0..200 {
-        if app.world().get::<Talking>(resident).is_none() {
-            break;
-        }
-        run_steps(app, 5);
-    }
+    crate::wait_until_free(app, &[resident], 5, 200);
     stand_beside(app, me, resident);
     app.world_mut()
         .run_system_once(
@@ -441,12 +436,7 @@ fn what_the_player_says_is_remembered_and_passed_on() {
     let me = avatar(&mut app);
     let player = app.world().get::<Identity>(me).unwrap().name.clone();
     // A conversation may be going on: let it end first.
-    for _ in 0..60 {
-        if app.world().get::<Talking>(isabella).is_none() {
-            break;
-        }
-        run_steps(&mut app, 10);
-    }
+    crate::wait_until_free(&mut app, &[isabella], 10, 60);
     stand_beside(&mut app, me, isabella);
     let n = console_len(&app);
     run_console_line(&mut app, "talk isabella");
@@ -486,12 +476,7 @@ fn what_the_player_says_is_remembered_and_passed_on() {
     );
     // Later, Isabella meets Maria and passes it on.
     let before = app.world().resource::<ConversationLog>().lines.len();
-    for _ in 0..30 {
-        if app.world().get::<Talking>(maria).is_none() {
-            break;
-        }
-        run_steps(&mut app, 10);
-    }
+    crate::wait_until_free(&mut app, &[maria], 10, 30);
     // (Started directly: whether two residents stop to talk is the reaction step's business,
     // tested elsewhere.)
     app.world_mut()
@@ -656,12 +641,7 @@ fn malformed_input_gets_errors_or_in_character_replies_and_never_leaks() {
     // Chat: the same junk said to a resident is quoted data; only the resident in the talk hears it.
     let isabella = entity_of(&mut app, "Isabella Rodriguez");
     let me = avatar(&mut app);
-    for _ in 0..60 {
-        if app.world().get::<Talking>(isabella).is_none() {
-            break;
-        }
-        run_steps(&mut app, 10);
-    }
+    crate::wait_until_free(&mut app, &[isabella], 10, 60);
     stand_beside(&mut app, me, isabella);
     run_console_line(&mut app, "talk isabella");
     for line in inputs.iter().take(40) {

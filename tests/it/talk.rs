@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::commitments::Commitments;
 use simulacra::agent::conversation::{
-    Conversation, ConversationLog, Party, Talking, TopicKind, start_conversation,
+    Conversation, ConversationLog, Party, TopicKind, start_conversation,
 };
 use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, WalkPath};
 use simulacra::cognition::guard::{Fallbacks, Flaw};
@@ -52,12 +52,7 @@ pub(crate) fn town(rules: Vec<ScriptRule>, start: &str) -> App {
 /// business, tested elsewhere.)
 pub(crate) fn talk(app: &mut App, a: &str, b: &str) -> Entity {
     let (ea, eb) = (entity_of(app, a), entity_of(app, b));
-    for _ in 0..200 {
-        if app.world().get::<Talking>(ea).is_none() && app.world().get::<Talking>(eb).is_none() {
-            break;
-        }
-        run_steps(app, 5);
-    }
+    crate::wait_until_free(app, &[ea, eb], 5, 200);
     // Side by side, so the talk starts at once.
     stand_beside(app, eb, ea);
     app.world_mut()

@@ -176,6 +176,9 @@ pub struct PlayArgs {
     /// The inspector page to open first.
     #[arg(long, value_enum)]
     pub inspect: Option<InspectTab>,
+    /// Open the help overlay at the start (it opens by itself on a first start).
+    #[arg(long)]
+    pub show_help: bool,
 }
 
 /// Inspector pages.

@@ -61,6 +61,12 @@ pub enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Build the town's art atlases (tiles, people, icons) as PNGs from the code that draws them.
+    Art {
+        /// The folder to write (default: assets/art under the data root, where the window reads them).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// List the saves in the saves folder, newest last.
     Saves {
         /// Config file (for the saves folder; default: config/simulacra.ron).
@@ -235,6 +241,7 @@ pub fn main_with(cli: Cli) -> i32 {
         skip_steps: 0,
         select: None,
         inspect: None,
+        show_help: false,
     }));
     match command {
         Command::Play(args) => play::play(&args),
@@ -242,6 +249,19 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Fork { from, to, config } => saves::fork(&from, &to, config.as_deref()),
         Command::Saves { config } => saves::list(config.as_deref()),
+        Command::Art { out } => {
+            let dir =
+                out.unwrap_or_else(|| crate::data::data_root().join(crate::game::sprites::ART_DIR));
+            match crate::game::sprites::write_atlases(&dir) {
+                Ok(paths) => {
+                    for path in paths {
+                        println!("wrote {}", path.display());
+                    }
+                    0
+                }
+                Err(e) => fail(e),
+            }
+        }
         Command::Check(args) => check::check(&args),
         Command::Import(command) => import::import(command),
         Command::Export(command) => import::export(command),

@@ -31,6 +31,7 @@ impl PlayArgs {
             skip_steps: self.skip_steps,
             select: self.select.clone(),
             inspect: self.inspect.map(InspectTab::tab),
+            show_help: self.show_help,
         }
     }
 }
@@ -74,6 +75,7 @@ pub(super) fn replay(args: &ReplayArgs) -> i32 {
                 skip_steps: 0,
                 select: args.select.clone(),
                 inspect: None,
+                show_help: false,
             };
             crate::game::run_game(sim, &window, Some((replay, args.paused)))
         }

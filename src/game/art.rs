@@ -10,9 +10,9 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 /// Pixels per tile side.
 pub const TILE: u32 = 16;
 
-type Rgba = [u8; 4];
+pub(crate) type Rgba = [u8; 4];
 
-const fn rgb(r: u8, g: u8, b: u8) -> Rgba {
+pub(crate) const fn rgb(r: u8, g: u8, b: u8) -> Rgba {
     [r, g, b, 255]
 }
 
@@ -32,12 +32,12 @@ impl Canvas {
             px: vec![[0, 0, 0, 0]; (w * h) as usize],
         }
     }
-    fn set(&mut self, x: i32, y: i32, c: Rgba) {
+    pub(crate) fn set(&mut self, x: i32, y: i32, c: Rgba) {
         if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
             self.px[(y as u32 * self.w + x as u32) as usize] = c;
         }
     }
-    fn rect(&mut self, x: i32, y: i32, w: i32, h: i32, c: Rgba) {
+    pub(crate) fn rect(&mut self, x: i32, y: i32, w: i32, h: i32, c: Rgba) {
         for yy in y..y + h {
             for xx in x..x + w {
                 self.set(xx, yy, c);
@@ -68,6 +68,21 @@ impl Canvas {
                 }
             }
         }
+    }
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.w, self.h)
+    }
+    pub(crate) fn get(&self, x: i32, y: i32) -> Rgba {
+        if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
+            self.px[(y as u32 * self.w + x as u32) as usize]
+        } else {
+            [0, 0, 0, 0]
+        }
+    }
+    /// The pixels, row by row, RGBA.
+    pub fn into_rgba(self) -> Vec<u8> {
+        self.px.into_iter().flatten().collect()
     }
     /// Into a Bevy image.
     pub fn into_image(self) -> Image {
@@ -146,11 +161,16 @@ const WOOD: Rgba = rgb(139, 94, 60);
 const WOOD_DARK: Rgba = rgb(98, 64, 40);
 const WHITE: Rgba = rgb(236, 236, 240);
 const GREY: Rgba = rgb(150, 156, 166);
-const DARK: Rgba = rgb(52, 54, 64);
+pub(crate) const DARK: Rgba = rgb(52, 54, 64);
 const METAL: Rgba = rgb(190, 198, 208);
 
 /// The atlas strip: terrain then furniture, each 16×16.
 pub fn tile_atlas() -> Image {
+    tile_canvas().into_image()
+}
+
+/// The atlas strip as a canvas.
+pub fn tile_canvas() -> Canvas {
     let mut c = Canvas::new(TILE * ATLAS_TILES, TILE);
     let t = TILE as i32;
     // Terrain.
@@ -221,7 +241,7 @@ pub fn tile_atlas() -> Image {
     let ox = BED_FOOT as i32 * t;
     c.rect(ox + 1, 0, 14, 15, rgb(70, 110, 180));
     c.rect(ox + 1, 14, 14, 2, WOOD_DARK);
-    c.into_image()
+    c
 }
 
 fn draw_furniture(c: &mut Canvas, ox: i32, f: Furniture) {
@@ -411,84 +431,66 @@ fn draw_furniture(c: &mut Canvas, ox: i32, f: Furniture) {
     }
 }
 
-/// A person's sprite (16×16): hair, face, shirt, trousers; colours chosen per person.
-pub fn person_image(index: usize, is_avatar: bool) -> Image {
-    const SHIRTS: [Rgba; 9] = [
-        rgb(220, 70, 70),
-        rgb(70, 130, 220),
-        rgb(80, 180, 100),
-        rgb(230, 170, 50),
-        rgb(160, 90, 200),
-        rgb(40, 170, 180),
-        rgb(240, 120, 170),
-        rgb(120, 120, 120),
-        rgb(250, 250, 250),
-    ];
-    const HAIR: [Rgba; 5] = [
-        rgb(40, 30, 25),
-        rgb(110, 70, 40),
-        rgb(220, 190, 110),
-        rgb(160, 60, 40),
-        rgb(200, 200, 200),
-    ];
-    const SKIN: [Rgba; 4] = [
-        rgb(250, 214, 180),
-        rgb(224, 172, 130),
-        rgb(176, 122, 84),
-        rgb(120, 80, 56),
-    ];
-    const TROUSERS: [Rgba; 3] = [rgb(50, 60, 100), rgb(70, 60, 50), rgb(40, 40, 40)];
-    let mut c = Canvas::new(TILE, TILE);
-    let shirt = if is_avatar {
-        rgb(250, 220, 40)
-    } else {
-        SHIRTS[index % SHIRTS.len()]
-    };
-    let hair = HAIR[(index / 2) % HAIR.len()];
-    let skin = SKIN[(index / 3) % SKIN.len()];
-    let trousers = TROUSERS[(index / 5) % TROUSERS.len()];
-    c.rect(5, 1, 6, 2, hair); // hair
-    c.rect(5, 3, 6, 4, skin); // face
-    c.rect(5, 3, 1, 2, hair);
-    c.rect(6, 4, 1, 1, DARK); // eyes
-    c.rect(9, 4, 1, 1, DARK);
-    c.rect(4, 7, 8, 5, shirt); // body
-    c.rect(3, 8, 1, 3, skin); // hands
-    c.rect(12, 8, 1, 3, skin);
-    c.rect(5, 12, 2, 3, trousers); // legs
-    c.rect(9, 12, 2, 3, trousers);
-    c.rect(5, 15, 2, 1, DARK);
-    c.rect(9, 15, 2, 1, DARK);
-    if is_avatar {
-        c.rect(6, 8, 2, 2, DARK); // a press badge
-        c.outline(3, 0, 10, 16, rgb(255, 255, 255));
-    }
-    c.into_image()
-}
-
 /// Whether [`icon_image`] has a drawing of its own for an emoji (else the emoji is shown in the
 /// emoji font).
 pub fn has_pixel_icon(emoji: &str) -> bool {
-    matches!(
-        emoji,
-        "😴" | "☕"
-            | "💼"
-            | "🍳"
-            | "🍽"
-            | "🍲"
-            | "🍺"
-            | "📚"
-            | "🌳"
-            | "🛒"
-            | "🚿"
-            | "🪥"
-            | "🏠"
-            | "🏋"
-    )
+    PIXEL_ICONS.contains(&emoji)
+}
+
+/// The emoji we draw icons for, in the icon strip's order (the generic icon comes last).
+pub const PIXEL_ICONS: [&str; 14] = [
+    "😴", "☕", "💼", "🍳", "🍽", "🍲", "🍺", "📚", "🌳", "🛒", "🚿", "🪥", "🏠", "🏋",
+];
+
+/// Pixels per icon side.
+pub const ICON: u32 = 10;
+
+/// The icon strip's cell for an emoji: its own drawing, else the generic icon (the last cell).
+pub fn icon_index(emoji: &str) -> usize {
+    PIXEL_ICONS
+        .iter()
+        .position(|e| *e == emoji)
+        .unwrap_or(PIXEL_ICONS.len())
+}
+
+/// The icon strip's cell of the selection ring (after the generic icon).
+pub const RING_INDEX: usize = PIXEL_ICONS.len() + 1;
+
+/// Every icon side by side: [`PIXEL_ICONS`], the generic one, then the selection ring.
+pub fn icon_strip() -> Canvas {
+    let n = RING_INDEX as u32 + 1;
+    let mut strip = Canvas::new(ICON * n, ICON);
+    for (i, e) in PIXEL_ICONS.iter().chain(std::iter::once(&"")).enumerate() {
+        let c = icon_canvas(e);
+        for y in 0..ICON as i32 {
+            for x in 0..ICON as i32 {
+                strip.set(i as i32 * ICON as i32 + x, y, c.get(x, y));
+            }
+        }
+    }
+    // The ring: an ellipse outline, yellow with a dark edge, in the lower part of its cell.
+    let ox = RING_INDEX as i32 * ICON as i32;
+    for y in 0..ICON as i32 {
+        for x in 0..ICON as i32 {
+            let (dx, dy) = ((x as f32 - 4.5) / 4.6, (y as f32 - 4.5) / 3.2);
+            let r = dx * dx + dy * dy;
+            if (0.55..1.0).contains(&r) {
+                strip.set(ox + x, y, rgb(255, 214, 40));
+            } else if (1.0..1.35).contains(&r) {
+                strip.set(ox + x, y, [40, 30, 0, 160]);
+            }
+        }
+    }
+    strip
 }
 
 /// A 10×10 icon for an action's emoji (a generic person for emoji without a drawing).
 pub fn icon_image(emoji: &str) -> Image {
+    icon_canvas(emoji).into_image()
+}
+
+/// An icon as a canvas.
+pub fn icon_canvas(emoji: &str) -> Canvas {
     let mut c = Canvas::new(10, 10);
     let bg = rgb(255, 255, 255);
     c.rect(0, 0, 10, 10, bg);
@@ -559,7 +561,7 @@ pub fn icon_image(emoji: &str) -> Image {
             c.rect(6, 7, 1, 1, DARK);
         }
     }
-    c.into_image()
+    c
 }
 
 #[cfg(test)]
@@ -573,18 +575,5 @@ mod tests {
         assert_eq!(img.height(), TILE);
         assert_eq!(furniture_index(Furniture::Bed), FURNITURE_BASE);
         assert!(furniture_index(Furniture::PoolTable) < BED_FOOT);
-    }
-
-    #[test]
-    fn every_person_looks_different() {
-        let looks: Vec<Vec<u8>> = (0..25)
-            .map(|i| person_image(i, false).data.unwrap())
-            .chain(std::iter::once(person_image(25, true).data.unwrap()))
-            .collect();
-        for i in 0..looks.len() {
-            for j in 0..i {
-                assert_ne!(looks[i], looks[j], "people {i} and {j} look the same");
-            }
-        }
     }
 }

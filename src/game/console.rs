@@ -327,7 +327,15 @@ pub fn help_ui(mut contexts: EguiContexts, mut panels: ResMut<Panels>) -> Result
         .open(&mut open)
         .default_pos([300.0, 60.0])
         .default_width(620.0)
+        .default_height(520.0)
+        .vscroll(true)
         .show(ctx, |ui| {
+            ui.heading("Getting started");
+            for line in GETTING_STARTED {
+                ui.label(format!("• {line}"));
+            }
+            ui.small("H shows this again; O opens the settings.");
+            ui.separator();
             ui.heading("Keys");
             egui::Grid::new("keys").striped(true).show(ui, |ui| {
                 for (k, what) in KEYS {
@@ -351,6 +359,16 @@ pub fn help_ui(mut contexts: EguiContexts, mut panels: ResMut<Panels>) -> Result
     Ok(())
 }
 
+/// The first-start help's lines: what a player can do, in a sentence each.
+pub const GETTING_STARTED: &[&str] = &[
+    "You are Riley Quinn, a reporter (yellow, outlined). Walk with WASD or the arrows; the town lives on by itself.",
+    "Talk: walk up to someone and press T, type a line, Enter. They answer from their memories; Leave ends it.",
+    "Whisper an inner voice: open the console (`) and type  whisper isabella You want to run for mayor",
+    "Interview: interview klaus as a reporter, then ask What are you working on?  (end to finish).",
+    "Edit the world: click an object (a stove, a bed) and pick a state such as burning; people who see it react.",
+    "Watch: click a person for their plan and memories; F follows them; the map (M) finds anyone by name.",
+];
+
 /// The keys, for the help overlay and the README.
 pub const KEYS: &[(&str, &str)] = &[
     ("WASD / arrows", "walk"),
@@ -372,8 +390,17 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("Space", "pause"),
     ("+ / -", "speed"),
-    ("wheel", "zoom"),
-    ("F", "free camera / follow the avatar"),
+    (
+        "wheel / right-drag",
+        "zoom / pan (the view stays on the town)",
+    ),
+    (
+        "F",
+        "follow the person selected / back to the avatar / free camera",
+    ),
+    ("M", "the map: everyone as dots, click to jump, find a name"),
+    ("O", "settings: speed, UI scale, labels, live pacing"),
+    ("hover a person", "who it is and what they do"),
     ("N", "skip nights on or off"),
     ("F5 / F9", "save now / load the newest save of this game"),
     ("F2", "saves: save under a name, load, fork"),
@@ -436,7 +463,7 @@ pub fn edit_object_on_click(
     buttons: Res<ButtonInput<MouseButton>>,
     map: Res<WorldMap>,
     window: Query<&Window, With<bevy::window::PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform)>,
+    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
     people: Query<&GridPos, With<Identity>>,
     mut panels: ResMut<Panels>,
 ) {

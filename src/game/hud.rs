@@ -12,12 +12,32 @@ use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 
-/// The HUD's status text.
+/// The HUD's status text (left of the top bar).
 #[derive(Component)]
 pub struct HudText;
 
+/// Where the player is and what is under the mouse (right of the top bar).
+#[derive(Component)]
+pub struct HudWhere;
+
+/// The HUD's two bars; the town's view lies between them (`view::fit_view_between_bars`).
+#[derive(Component, Clone, Copy, PartialEq, Eq)]
+pub enum Bar {
+    /// Time, speed, the model's state; where you are.
+    Top,
+    /// The keys.
+    Bottom,
+}
+
+/// A short notice under the top bar: the console's answer to a key (F5 "saved …", F9), shown
+/// for a few seconds while the console is closed.
+#[derive(Component)]
+pub struct Toast {
+    until: f64,
+}
+
 /// The controls line.
-pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | H help | click a person: inspector | wheel zoom, right-drag pan | Space pause | +/- speed | F5 save | F2 saves";
+pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L conversations | M map | F follow | O settings | H help | click a person: inspector | wheel zoom, right-drag pan | Space pause | +/- speed | F5 save | F2 saves | F12 screenshot";
 
 /// The keys of a replay.
 pub const REPLAY_CONTROLS: &str = "Space play/pause | +/- speed | arrows: a minute (Shift: ten) | PgUp/PgDn an hour | Home/End | WASD pan, F follow | click a person: inspector";
@@ -77,35 +97,53 @@ pub fn skip_nights(
 
 /// Spawns the HUD panels.
 pub fn spawn_hud(mut commands: Commands, replay: Option<Res<crate::save::replay::Replay>>) {
-    let font = TextFont {
-        font_size: FontSize::Px(15.0),
-        ..default()
-    };
+    let bar = Color::srgb(0.05, 0.06, 0.1);
     commands.spawn((
+        Bar::Top,
         Node {
             position_type: PositionType::Absolute,
-            top: px(8.0),
-            left: px(8.0),
-            padding: UiRect::all(px(6.0)),
+            top: px(0.0),
+            left: px(0.0),
+            right: px(0.0),
+            padding: UiRect::axes(px(8.0), px(4.0)),
+            justify_content: JustifyContent::SpaceBetween,
+            column_gap: px(16.0),
             ..default()
         },
-        BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.78)),
-        children![(
-            Text::new(""),
-            font.clone(),
-            TextColor(Color::WHITE),
-            HudText
-        )],
+        BackgroundColor(bar),
+        children![
+            (
+                Text::new(""),
+                TextFont {
+                    font_size: FontSize::Px(14.0),
+                    ..default()
+                },
+                TextColor(Color::WHITE),
+                HudText
+            ),
+            (
+                Text::new(""),
+                TextFont {
+                    font_size: FontSize::Px(13.0),
+                    ..default()
+                },
+                TextColor(Color::srgb(0.8, 0.85, 0.95)),
+                TextLayout::justify(Justify::Right),
+                HudWhere
+            )
+        ],
     ));
     commands.spawn((
+        Bar::Bottom,
         Node {
             position_type: PositionType::Absolute,
-            bottom: px(8.0),
-            left: px(8.0),
-            padding: UiRect::all(px(5.0)),
+            bottom: px(0.0),
+            left: px(0.0),
+            right: px(0.0),
+            padding: UiRect::axes(px(8.0), px(3.0)),
             ..default()
         },
-        BackgroundColor(Color::srgba(0.05, 0.06, 0.1, 0.7)),
+        BackgroundColor(bar),
         children![(
             Text::new(if replay.is_some() {
                 REPLAY_CONTROLS
@@ -119,6 +157,62 @@ pub fn spawn_hud(mut commands: Commands, replay: Option<Res<crate::save::replay:
             TextColor(Color::srgb(0.85, 0.88, 0.95))
         )],
     ));
+    commands.spawn((
+        Node {
+            position_type: PositionType::Absolute,
+            top: px(96.0),
+            left: percent(30.0),
+            right: percent(30.0),
+            justify_content: JustifyContent::Center,
+            ..default()
+        },
+        Visibility::Hidden,
+        Toast { until: 0.0 },
+        children![(
+            Text::new(""),
+            TextFont {
+                font_size: FontSize::Px(15.0),
+                ..default()
+            },
+            TextColor(Color::WHITE),
+            TextBackgroundColor(Color::srgba(0.1, 0.25, 0.15, 0.9)),
+        )],
+    ));
+}
+
+/// Shows the console's newest answers as a notice while the console is closed (F5's "saved …").
+pub fn show_toasts(
+    log: Res<crate::play::ConsoleLog>,
+    panels: Res<super::console::Panels>,
+    time: Res<Time<Real>>,
+    mut seen: Local<usize>,
+    mut toast: Query<(&mut Toast, &mut Visibility, &Children)>,
+    mut texts: Query<&mut Text>,
+) {
+    let Ok((mut toast, mut vis, children)) = toast.single_mut() else {
+        return;
+    };
+    let now = time.elapsed_secs_f64();
+    let n = log.lines.len();
+    if n > *seen && !panels.console {
+        let new: Vec<&str> = log.lines[(*seen).max(n.saturating_sub(2))..]
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect();
+        if let Some(mut t) = children.first().and_then(|c| texts.get_mut(*c).ok()) {
+            t.0 = format!(" {} ", new.join("\n "));
+        }
+        toast.until = now + 4.0;
+    }
+    *seen = n;
+    let want = if now < toast.until {
+        Visibility::Inherited
+    } else {
+        Visibility::Hidden
+    };
+    if *vis != want {
+        *vis = want;
+    }
 }
 
 /// Rewrites the HUD text.
@@ -131,14 +225,15 @@ pub fn update_hud(
     llm: Res<LlmStatusView>,
     map: Res<WorldMap>,
     window: Query<&Window, With<PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform)>,
+    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
     avatar: Query<&GridPos, With<Avatar>>,
     planning: Query<&crate::cognition::pending::Pending, With<Resident>>,
     cog: Res<crate::cognition::Cognition>,
-    mut text: Query<&mut Text, With<HudText>>,
+    mut text: Query<&mut Text, (With<HudText>, Without<HudWhere>)>,
+    mut place: Query<&mut Text, With<HudWhere>>,
 ) {
     let replay = replay.as_deref();
-    let Ok(mut text) = text.single_mut() else {
+    let (Ok(mut text), Ok(mut place)) = (text.single_mut(), place.single_mut()) else {
         return;
     };
     let speed = if pace.paused {
@@ -201,16 +296,20 @@ pub fn update_hud(
     if skip.active {
         s.push_str("\nEveryone is asleep: time runs ahead (N turns this off)");
     }
+    let mut at = String::new();
     if let Ok(a) = avatar.single() {
-        s.push_str(&format!("\nYou: {}", map.address(a.tile)));
+        at.push_str(&format!("You: {}", map.address(a.tile)));
     }
     if let (Ok(w), Ok(cam)) = (window.single(), camera.single())
         && let Some(t) = cursor_tile(w, cam, &map)
     {
-        s.push_str(&format!("\nCursor {t}: {}", map.address(t)));
+        at.push_str(&format!("\nCursor {t}: {}", map.address(t)));
     }
     if text.0 != s {
         text.0 = s;
+    }
+    if place.0 != at {
+        place.0 = at;
     }
 }
 

@@ -71,7 +71,7 @@ pub fn select_on_click(
     keys: Res<ButtonInput<KeyCode>>,
     map: Res<WorldMap>,
     window: Query<&Window, With<PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform)>,
+    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
     people: Query<(Entity, &GridPos), With<Identity>>,
     mut selected: ResMut<Selected>,
     mut state: ResMut<InspectorState>,

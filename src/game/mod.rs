@@ -7,10 +7,13 @@ pub mod daylight;
 pub mod hud;
 pub mod inspect;
 pub mod log;
+pub mod minimap;
 pub mod objects;
 pub mod people;
 pub mod replay;
 pub mod saves;
+pub mod settings;
+pub mod sprites;
 pub mod tiled_art;
 pub mod town;
 pub mod view;
@@ -31,16 +34,23 @@ impl Plugin for GamePlugin {
             bevy_ecs_tilemap::TilemapPlugin,
             bevy_egui::EguiPlugin::default(),
         ))
+        // The UI camera carries egui (`view::spawn_camera`), not the town's camera.
+        .insert_resource(bevy_egui::EguiGlobalSettings {
+            auto_create_primary_context: false,
+            ..default()
+        })
         .init_resource::<inspect::InspectorState>()
         .init_resource::<console::Panels>()
         .init_resource::<people::EmojiFont>()
         .init_resource::<log::LogWindow>()
         .init_resource::<hud::NightSkip>()
         .init_resource::<people::AvatarStep>()
-        .init_resource::<people::Icons>()
+        .init_resource::<people::Art>()
         .init_resource::<view::CameraMode>()
         .init_resource::<inspect::Selected>()
         .init_resource::<saves::SavesMenu>()
+        .init_resource::<minimap::Minimap>()
+        .init_resource::<settings::Settings>()
         .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
         .add_systems(
             Startup,
@@ -50,6 +60,7 @@ impl Plugin for GamePlugin {
                 view::spawn_camera,
                 hud::spawn_hud,
                 people::load_emoji_font,
+                people::spawn_selection_ring,
             ),
         )
         .add_systems(
@@ -62,6 +73,8 @@ impl Plugin for GamePlugin {
                     hud::toggle_night_skip,
                     console::panel_keys,
                     replay::replay_keys,
+                    minimap::toggle_minimap,
+                    settings::settings_key,
                 )
                     .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
                 console::edit_object_on_click
@@ -80,6 +93,12 @@ impl Plugin for GamePlugin {
                 .in_set(AppSystems::Input),
         )
         .add_systems(
+            PreUpdate,
+            view::keep_egui_between_bars
+                .after(bevy_egui::EguiPreUpdateSet::ProcessInput)
+                .before(bevy_egui::EguiPreUpdateSet::BeginPass),
+        )
+        .add_systems(
             bevy_egui::EguiPrimaryContextPass,
             (
                 inspect::inspector_ui,
@@ -91,6 +110,10 @@ impl Plugin for GamePlugin {
                 console::object_ui,
                 saves::saves_ui,
                 replay::replay_ui,
+                people::hover_tooltip,
+                minimap::minimap_ui,
+                settings::settings_ui,
+                settings::apply_settings,
             ),
         )
         .add_systems(
@@ -99,15 +122,21 @@ impl Plugin for GamePlugin {
                 people::attach_sprites,
                 people::update_bubbles,
                 people::update_speech_and_thoughts,
+                people::animate_people,
                 objects::sync_object_markers,
                 daylight::update_daylight,
                 people::place_people,
                 people::declutter_labels,
+                people::arrange_speech,
+                people::place_selection_ring,
                 view::follow_avatar,
                 (view::zoom_camera, view::drag_camera)
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
                 view::keep_camera_on_town,
+                view::fit_view_between_bars,
                 hud::update_hud,
+                hud::show_toasts,
+                settings::remember_help_seen,
             )
                 .chain()
                 .in_set(AppSystems::Present),
@@ -258,6 +287,8 @@ pub struct PlayOptions {
     pub select: Option<String>,
     /// The inspector page to open first.
     pub inspect: Option<inspect::Tab>,
+    /// Open the help overlay at the start.
+    pub show_help: bool,
 }
 
 /// Opens the window and runs until it closes; returns the exit code. With a replay (and whether
@@ -310,6 +341,8 @@ pub fn run_game(
             };
         }
     }
+    // Screenshot runs keep no settings and show the help only when asked.
+    settings::load(&mut app, args.screenshot.is_none(), args.show_help);
     if let Some(name) = &args.select {
         app.insert_resource(inspect::SelectByName(name.clone()));
     }

@@ -3,7 +3,8 @@
 //! and short text, a speech bubble while they talk, and a thought mark while the step waits on
 //! their decision; drawn between tiles so motion is smooth at every speed.
 
-use super::art::{TILE, has_pixel_icon, icon_image, person_image};
+use super::art::{TILE, has_pixel_icon, icon_index};
+use super::sprites::{self, Heading, Pose};
 use super::town::tile_to_world;
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::Speech;
@@ -13,7 +14,6 @@ use crate::sim::clock::SimClock;
 use crate::sim::clock::{SimPace, Speed};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
-use std::collections::HashMap;
 
 /// The on-screen parts of a person.
 #[derive(Component)]
@@ -52,18 +52,44 @@ pub struct AvatarStep {
     pub progress: f32,
 }
 
-/// Icon images by emoji.
-#[derive(Resource, Default)]
-pub struct Icons(HashMap<String, Handle<Image>>);
+/// The people sheet and the icon strip (from `assets/art/`), with their grids.
+#[derive(Resource, Clone)]
+pub struct Art {
+    people: Handle<Image>,
+    people_layout: Handle<TextureAtlasLayout>,
+    icons: Handle<Image>,
+    icons_layout: Handle<TextureAtlasLayout>,
+}
 
-impl Icons {
-    fn get(&mut self, emoji: &str, images: &mut Assets<Image>) -> Handle<Image> {
-        self.0
-            .entry(emoji.to_string())
-            .or_insert_with(|| images.add(icon_image(emoji)))
-            .clone()
+impl FromWorld for Art {
+    fn from_world(world: &mut World) -> Self {
+        let (people, icons) = {
+            let mut images = world.resource_mut::<Assets<Image>>();
+            (
+                images.add(sprites::load_atlas("people.png")),
+                images.add(sprites::load_atlas("icons.png")),
+            )
+        };
+        let mut layouts = world.resource_mut::<Assets<TextureAtlasLayout>>();
+        Self {
+            people,
+            people_layout: layouts.add(sprites::people_layout()),
+            icons,
+            icons_layout: layouts.add(sprites::icons_layout()),
+        }
     }
 }
+
+/// A person's row in the people sheet, and the pose drawn now.
+#[derive(Component)]
+pub struct Look {
+    row: usize,
+    /// The pose drawn now.
+    pub pose: Pose,
+}
+
+/// Where a speech bubble's bottom sits above a person's feet (world units).
+const SPEECH_Y: f32 = 26.0;
 
 /// Text is rasterised this many times larger than drawn, so it stays sharp when zoomed in.
 const TEXT_OVERSAMPLE: f32 = 4.0;
@@ -90,16 +116,20 @@ pub fn attach_sprites(
     mut commands: Commands,
     new: Query<(Entity, &Identity, &GridPos, Has<Avatar>), Added<Identity>>,
     map: Res<WorldMap>,
-    mut images: ResMut<Assets<Image>>,
-    mut icons: ResMut<Icons>,
+    art: Res<Art>,
     emoji: Res<EmojiFont>,
     mut count: Local<usize>,
 ) {
     for (e, id, pos, is_avatar) in &new {
-        let image = images.add(person_image(*count, is_avatar));
-        *count += 1;
+        let row = sprites::look_row(*count, is_avatar);
+        if !is_avatar {
+            *count += 1;
+        }
+        let pose = Pose::Stand {
+            heading: Heading::Down,
+            step: 0,
+        };
         let p = tile_to_world(&map, pos.tile);
-        let icon_handle = icons.get("🚶", &mut images);
         let mut name = Entity::PLACEHOLDER;
         let mut text = Entity::PLACEHOLDER;
         let mut icon = Entity::PLACEHOLDER;
@@ -114,7 +144,16 @@ pub fn attach_sprites(
         commands
             .entity(e)
             .insert((
-                Sprite::from_image(image),
+                Sprite::from_atlas_image(
+                    art.people.clone(),
+                    TextureAtlas {
+                        layout: art.people_layout.clone(),
+                        index: sprites::sheet_index(row, pose),
+                    },
+                ),
+                // The feet on the tile's lower edge; the head reaches into the tile above.
+                bevy::sprite::Anchor(Vec2::new(0.0, -1.0 / 6.0)),
+                Look { row, pose },
                 Transform::from_xyz(p.x, p.y, 10.0 + if is_avatar { 1.0 } else { 0.0 }),
             ))
             .with_children(|c| {
@@ -140,14 +179,20 @@ pub fn attach_sprites(
                         TextColor(Color::srgb(0.1, 0.1, 0.15)),
                         TextBackgroundColor(Color::srgba(1.0, 1.0, 0.92, 0.85)),
                         bevy::sprite::Anchor::CENTER_LEFT,
-                        Transform::from_xyz(-1.0, 12.5, 2.0)
+                        Transform::from_xyz(-1.0, 20.5, 2.0)
                             .with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
                     ))
                     .id();
                 icon = c
                     .spawn((
-                        Sprite::from_image(icon_handle),
-                        Transform::from_xyz(-5.5, 12.5, 2.5).with_scale(Vec3::splat(0.8)),
+                        Sprite::from_atlas_image(
+                            art.icons.clone(),
+                            TextureAtlas {
+                                layout: art.icons_layout.clone(),
+                                index: icon_index(""),
+                            },
+                        ),
+                        Transform::from_xyz(-5.5, 20.5, 2.5).with_scale(Vec3::splat(0.8)),
                     ))
                     .id();
                 glyph = c
@@ -157,7 +202,7 @@ pub fn attach_sprites(
                         TextColor(Color::srgb(0.1, 0.1, 0.15)),
                         TextBackgroundColor(Color::WHITE),
                         Visibility::Hidden,
-                        Transform::from_xyz(-5.5, 12.5, 2.6)
+                        Transform::from_xyz(-5.5, 20.5, 2.6)
                             .with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
                     ))
                     .id();
@@ -170,7 +215,7 @@ pub fn attach_sprites(
                         bevy::text::TextBounds::new_horizontal(120.0 * TEXT_OVERSAMPLE),
                         bevy::sprite::Anchor::BOTTOM_CENTER,
                         Visibility::Hidden,
-                        Transform::from_xyz(0.0, 18.0, 3.0)
+                        Transform::from_xyz(0.0, SPEECH_Y, 3.0)
                             .with_scale(Vec3::splat(1.0 / TEXT_OVERSAMPLE)),
                     ))
                     .id();
@@ -180,7 +225,7 @@ pub fn attach_sprites(
                         glyph_font.clone(),
                         TextColor(Color::srgb(0.3, 0.3, 0.45)),
                         Visibility::Hidden,
-                        Transform::from_xyz(7.0, 9.0, 2.7)
+                        Transform::from_xyz(8.0, 15.0, 2.7)
                             .with_scale(Vec3::splat(0.8 / TEXT_OVERSAMPLE)),
                     ))
                     .id();
@@ -203,8 +248,6 @@ pub fn update_bubbles(
     mut texts: Query<&mut Text2d>,
     mut sprites: Query<&mut Sprite>,
     mut vis: Query<&mut Visibility>,
-    mut images: ResMut<Assets<Image>>,
-    mut icons: ResMut<Icons>,
     emoji: Res<EmojiFont>,
 ) {
     for (action, bubble) in &people {
@@ -213,8 +256,10 @@ pub fn update_bubbles(
         }
         let as_glyph =
             !has_pixel_icon(&action.emoji) && emoji.0.is_some() && !action.emoji.is_empty();
-        if let Ok(mut s) = sprites.get_mut(bubble.icon) {
-            s.image = icons.get(&action.emoji, &mut images);
+        if let Ok(mut s) = sprites.get_mut(bubble.icon)
+            && let Some(atlas) = s.texture_atlas.as_mut()
+        {
+            atlas.index = icon_index(&action.emoji);
         }
         if let Ok(mut t) = texts.get_mut(bubble.glyph) {
             t.0 = action.emoji.clone();
@@ -232,20 +277,14 @@ pub fn update_bubbles(
 }
 
 /// Shows what people say over their heads, and a thought mark on those whose decision the step
-/// is waiting for; turns sprites the way people face.
+/// is waiting for.
 pub fn update_speech_and_thoughts(
     clock: Res<SimClock>,
-    mut people: Query<(
-        &Bubble,
-        Option<&Speech>,
-        Option<&Pending>,
-        Option<&Facing>,
-        &mut Sprite,
-    )>,
+    people: Query<(&Bubble, Option<&Speech>, Option<&Pending>)>,
     mut texts: Query<&mut Text2d, Without<Bubble>>,
     mut vis: Query<&mut Visibility, Without<Bubble>>,
 ) {
-    for (bubble, speech, pending, facing, mut sprite) in &mut people {
+    for (bubble, speech, pending) in &people {
         let words = speech
             .map(|s| format!("\u{201c}{}\u{201d}", s.text))
             .unwrap_or_default();
@@ -267,9 +306,110 @@ pub fn update_speech_and_thoughts(
                 }
             }
         }
-        let left = facing.is_some_and(|f| f.0 < 0);
-        if sprite.flip_x != left {
-            sprite.flip_x = left;
+    }
+}
+
+/// Words in an object's name that people sit at.
+const SEATS: [&str; 11] = [
+    "chair", "seat", "desk", "table", "sofa", "couch", "bench", "computer", "piano", "stool", "bed",
+];
+
+/// The pose for a person: walking (heading from the step, a foot forward in each half of it),
+/// asleep, sitting at a seat-like object of their action, or standing the way they last went
+/// (or towards their partner in a conversation).
+pub fn pose_for(
+    pos: &GridPos,
+    progress: f32,
+    action: Option<&CurrentAction>,
+    last: Heading,
+) -> Pose {
+    let (dx, dy) = (pos.tile.x - pos.prev.x, pos.tile.y - pos.prev.y);
+    if (dx, dy) != (0, 0) && progress < 1.0 {
+        let heading = if dx.abs() >= dy.abs() {
+            if dx < 0 {
+                Heading::Left
+            } else {
+                Heading::Right
+            }
+        } else if dy < 0 {
+            Heading::Up
+        } else {
+            Heading::Down
+        };
+        let step = if progress < 0.5 {
+            0
+        } else if (pos.tile.x + pos.tile.y) % 2 == 0 {
+            1
+        } else {
+            2
+        };
+        return Pose::Stand { heading, step };
+    }
+    if let Some(a) = action {
+        let d = a.description.to_lowercase();
+        if a.emoji == "😴" || d.contains("sleep") || d.contains("nap") {
+            return Pose::Sleep;
+        }
+        let object = a.address.rsplit(':').next().unwrap_or("").to_lowercase();
+        if a.address.matches(':').count() >= 3 && SEATS.iter().any(|w| object.contains(w)) {
+            return Pose::Sit;
+        }
+    }
+    Pose::Stand {
+        heading: last,
+        step: 0,
+    }
+}
+
+/// Picks each person's picture from the sheet: where they go, what they do, whom they talk to.
+pub fn animate_people(
+    pace: Res<SimPace>,
+    avatar_step: Res<AvatarStep>,
+    mut people: Query<(
+        &GridPos,
+        Option<&CurrentAction>,
+        Option<Ref<Facing>>,
+        &mut Look,
+        &mut Sprite,
+        Has<Avatar>,
+    )>,
+) {
+    let sim_progress = if pace.paused || pace.speed == Speed::Max {
+        1.0
+    } else {
+        pace.progress
+    };
+    for (pos, action, facing, mut look, mut sprite, is_avatar) in &mut people {
+        let mut last = match look.pose {
+            Pose::Stand { heading, .. } => heading,
+            _ => Heading::Down,
+        };
+        if let Some(facing) = facing
+            && facing.is_changed()
+            && !facing.is_added()
+            && pos.prev == pos.tile
+        {
+            last = if facing.0 < 0 {
+                Heading::Left
+            } else {
+                Heading::Right
+            };
+        }
+        let progress = if is_avatar {
+            avatar_step.progress
+        } else {
+            sim_progress
+        };
+        let action = if is_avatar { None } else { action };
+        let pose = pose_for(pos, progress, action, last);
+        if pose != look.pose {
+            look.pose = pose;
+        }
+        let index = sprites::sheet_index(look.row, pose);
+        if let Some(atlas) = sprite.texture_atlas.as_mut()
+            && atlas.index != index
+        {
+            atlas.index = index;
         }
     }
 }
@@ -279,14 +419,20 @@ pub fn place_people(
     map: Res<WorldMap>,
     pace: Res<SimPace>,
     avatar_step: Res<AvatarStep>,
-    mut people: Query<(&GridPos, &mut Transform, Has<Avatar>)>,
+    mut people: Query<(
+        &GridPos,
+        &mut Transform,
+        Has<Avatar>,
+        Option<&Look>,
+        Option<&CurrentAction>,
+    )>,
 ) {
     let sim_progress = if pace.paused || pace.speed == Speed::Max {
         1.0
     } else {
         pace.progress
     };
-    for (pos, mut tf, is_avatar) in &mut people {
+    for (pos, mut tf, is_avatar, look, action) in &mut people {
         let f = if is_avatar {
             avatar_step.progress
         } else {
@@ -294,7 +440,17 @@ pub fn place_people(
         };
         let a = tile_to_world(&map, pos.prev);
         let b = tile_to_world(&map, pos.tile);
-        let p = a.lerp(b, f.clamp(0.0, 1.0));
+        let mut p = a.lerp(b, f.clamp(0.0, 1.0));
+        // A sleeper stands beside a bed (beds block walking) but is drawn lying in it.
+        if look.is_some_and(|l| l.pose == Pose::Sleep)
+            && let Some(bed) = action.and_then(|a| {
+                map.tiles_of(&a.address)
+                    .iter()
+                    .find(|t| t.manhattan(pos.tile) == 1)
+            })
+        {
+            p = tile_to_world(&map, *bed);
+        }
         // Nearer the bottom of the screen draws in front.
         let z = 10.0 + if is_avatar { 1.0 } else { 0.0 }
             - p.y / (map.height as f32 * TILE as f32 * 10.0);
@@ -302,33 +458,52 @@ pub fn place_people(
     }
 }
 
-/// In a crowd (a full cafe) labels would pile up unreadably: the texts of people standing right
-/// next to someone whose texts already show are hidden; their sprites and action icons stay.
-/// The avatar's always show.
+/// In a crowd (a full cafe) labels would pile up unreadably: labels show by priority (the
+/// avatar, the person selected, those talking, then from the front of the scene back) and a
+/// label right next to one already shown hides; sprites and action icons stay, and hovering a
+/// person shows who it is ([`hover_tooltip`]).
 pub fn declutter_labels(
-    people: Query<(&Transform, &Bubble, Has<Avatar>)>,
+    selected: Res<super::inspect::Selected>,
+    settings: Res<super::settings::Settings>,
+    people: Query<(Entity, &Transform, &Bubble, Has<Avatar>, Has<Speech>)>,
     mut vis: Query<&mut Visibility>,
 ) {
-    let mut order: Vec<(Vec2, &Bubble, bool)> = people
+    let mut order: Vec<(u8, Vec2, &Bubble)> = people
         .iter()
-        .map(|(t, b, a)| (t.translation.truncate(), b, a))
+        .map(|(e, t, b, avatar, talking)| {
+            let rank = if avatar {
+                0
+            } else if selected.0 == Some(e) {
+                1
+            } else if talking {
+                2
+            } else {
+                3
+            };
+            (rank, t.translation.truncate(), b)
+        })
         .collect();
     order.sort_by(|a, b| {
-        b.2.cmp(&a.2)
-            .then(b.0.y.total_cmp(&a.0.y))
-            .then(a.0.x.total_cmp(&b.0.x))
+        a.0.cmp(&b.0)
+            .then(a.1.y.total_cmp(&b.1.y))
+            .then(a.1.x.total_cmp(&b.1.x))
     });
     let mut shown: Vec<Vec2> = Vec::new();
-    for (p, bubble, _) in order {
-        let crowded = shown.iter().any(|q| {
-            (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32
-        });
-        let v = if crowded {
-            Visibility::Hidden
-        } else {
-            Visibility::Inherited
-        };
-        for e in [bubble.name, bubble.text] {
+    use super::settings::Labels;
+    let mode = settings.values.labels;
+    for (rank, p, bubble) in order {
+        let crowded = mode != Labels::All
+            && shown.iter().any(|q| {
+                (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32
+            });
+        let show_name = !crowded && (mode != Labels::Off || rank == 0);
+        let show_text = show_name && mode != Labels::Names;
+        for (e, show) in [(bubble.name, show_name), (bubble.text, show_text)] {
+            let v = if show {
+                Visibility::Inherited
+            } else {
+                Visibility::Hidden
+            };
             if let Ok(mut current) = vis.get_mut(e)
                 && *current != v
             {
@@ -339,4 +514,181 @@ pub fn declutter_labels(
             shown.push(p);
         }
     }
+}
+
+/// When each speech bubble's words began (for fading).
+#[derive(Component, Default)]
+pub struct SpeechShown {
+    text: String,
+    since: crate::sim::time::GameTime,
+}
+
+/// Speech bubbles never cover each other: from the front of the scene back, each is lifted
+/// above any bubble already placed that it would overlap; and a line fades as its time to be
+/// shown runs out (to half strength), so the newest words read strongest.
+pub fn arrange_speech(
+    mut commands: Commands,
+    clock: Res<SimClock>,
+    people: Query<(
+        Entity,
+        &Transform,
+        &Bubble,
+        Option<&Speech>,
+        Option<&SpeechShown>,
+    )>,
+    mut bubbles: Query<
+        (
+            &mut Transform,
+            &bevy::text::TextLayoutInfo,
+            &mut TextColor,
+            &mut TextBackgroundColor,
+        ),
+        Without<Bubble>,
+    >,
+) {
+    let mut talking: Vec<(Entity, Vec2, &Bubble, &Speech, Option<&SpeechShown>)> = people
+        .iter()
+        .filter_map(|(e, t, b, s, shown)| s.map(|s| (e, t.translation.truncate(), b, s, shown)))
+        .collect();
+    talking.sort_by(|a, b| a.1.y.total_cmp(&b.1.y).then(a.1.x.total_cmp(&b.1.x)));
+    let mut placed: Vec<Rect> = Vec::new();
+    for (e, p, bubble, speech, shown) in talking {
+        let since = match shown {
+            Some(s) if s.text == speech.text => s.since,
+            _ => {
+                commands.entity(e).insert(SpeechShown {
+                    text: speech.text.clone(),
+                    since: clock.now,
+                });
+                clock.now
+            }
+        };
+        let Ok((mut tf, layout, mut color, mut bg)) = bubbles.get_mut(bubble.speech) else {
+            continue;
+        };
+        let size = layout.size / layout.scale_factor.max(0.1) / TEXT_OVERSAMPLE;
+        let mut y = SPEECH_Y;
+        let mut rect = Rect::from_corners(
+            p + Vec2::new(-size.x / 2.0, y),
+            p + Vec2::new(size.x / 2.0, y + size.y),
+        );
+        while let Some(over) = placed.iter().find(|r| !r.intersect(rect).is_empty()) {
+            y += over.max.y - rect.min.y + 1.0;
+            rect = Rect::from_corners(
+                p + Vec2::new(-size.x / 2.0, y),
+                p + Vec2::new(size.x / 2.0, y + size.y),
+            );
+        }
+        placed.push(rect);
+        if tf.translation.y != y {
+            tf.translation.y = y;
+        }
+        let total = (speech.until.0 - since.0).max(1) as f32;
+        let left = (speech.until.0 - clock.now.0).max(0) as f32;
+        let strength = 0.5 + 0.5 * (left / total).clamp(0.0, 1.0).sqrt();
+        let (text_alpha, bg_alpha) = (strength, 0.95 * strength);
+        if (color.0.alpha() - text_alpha).abs() > 0.02 {
+            color.0.set_alpha(text_alpha);
+            bg.0.set_alpha(bg_alpha);
+        }
+    }
+}
+
+/// The selection ring under the person shown in the inspector.
+#[derive(Component)]
+pub struct SelectionRing;
+
+/// Spawns the selection ring (hidden until someone is selected).
+pub fn spawn_selection_ring(mut commands: Commands, art: Res<Art>) {
+    commands.spawn((
+        SelectionRing,
+        Sprite::from_atlas_image(
+            art.icons.clone(),
+            TextureAtlas {
+                layout: art.icons_layout.clone(),
+                index: super::art::RING_INDEX,
+            },
+        ),
+        Transform::from_xyz(0.0, 0.0, 9.0).with_scale(Vec3::new(2.0, 1.0, 1.0)),
+        Visibility::Hidden,
+    ));
+}
+
+/// Keeps the ring under the selected person's feet.
+pub fn place_selection_ring(
+    selected: Res<super::inspect::Selected>,
+    people: Query<&Transform, (With<Bubble>, Without<SelectionRing>)>,
+    mut ring: Query<(&mut Transform, &mut Visibility), With<SelectionRing>>,
+) {
+    let Ok((mut tf, mut vis)) = ring.single_mut() else {
+        return;
+    };
+    match selected.0.and_then(|e| people.get(e).ok()) {
+        Some(p) => {
+            tf.translation.x = p.translation.x;
+            tf.translation.y = p.translation.y - 7.0;
+            if *vis != Visibility::Inherited {
+                *vis = Visibility::Inherited;
+            }
+        }
+        None => {
+            if *vis != Visibility::Hidden {
+                *vis = Visibility::Hidden;
+            }
+        }
+    }
+}
+
+/// Hovering a person shows who it is and what they do (their label may be hidden in a crowd).
+pub fn hover_tooltip(
+    mut contexts: bevy_egui::EguiContexts,
+    window: Query<&Window, With<bevy::window::PrimaryWindow>>,
+    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
+    people: Query<(
+        &Transform,
+        &Identity,
+        Option<&CurrentAction>,
+        Option<&Speech>,
+    )>,
+) -> Result {
+    let (Ok(window), Ok((cam, cam_tf))) = (window.single(), camera.single()) else {
+        return Ok(());
+    };
+    let Some(cursor) = window.cursor_position() else {
+        return Ok(());
+    };
+    let Ok(world) = cam.viewport_to_world_2d(cam_tf, cursor) else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    if ctx.is_pointer_over_egui() {
+        return Ok(());
+    }
+    // The sprite spans half a tile each side and from the feet up a tile and a half.
+    let hit = people
+        .iter()
+        .filter(|(t, ..)| {
+            let d = world - t.translation.truncate();
+            d.x.abs() <= 0.5 * TILE as f32 && (-0.5 * TILE as f32..=TILE as f32).contains(&d.y)
+        })
+        .max_by(|a, b| a.0.translation.z.total_cmp(&b.0.translation.z));
+    if let Some((_, id, action, speech)) = hit {
+        let at = bevy_egui::egui::pos2(cursor.x + 14.0, cursor.y + 10.0);
+        bevy_egui::egui::Area::new(bevy_egui::egui::Id::new("person tooltip"))
+            .fixed_pos(at)
+            .order(bevy_egui::egui::Order::Tooltip)
+            .interactable(false)
+            .show(ctx, |ui| {
+                bevy_egui::egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.strong(&id.name);
+                    if let Some(a) = action {
+                        ui.label(format!("{} {}", a.emoji, a.description));
+                    }
+                    if let Some(s) = speech {
+                        ui.label(format!("\u{201c}{}\u{201d}", s.text));
+                    }
+                });
+            });
+    }
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! images are there ([`super::tiled_art`]); otherwise our art, a ground layer (every tile) and a
 //! furniture layer (object tiles only), from the [`WorldMap`] resource.
 
-use super::art::{self, BED_FOOT, TILE, furniture_index, terrain_index};
+use super::art::{BED_FOOT, TILE, furniture_index, terrain_index};
 use crate::sim::map::objects::Furniture;
 use crate::sim::map::{Tile, WorldMap};
 use bevy::prelude::*;
@@ -73,7 +73,7 @@ pub fn spawn_town(
 
 /// Our own art: a ground layer from the terrain and a furniture layer from the objects.
 fn spawn_our_art(commands: &mut Commands, map: &WorldMap, images: &mut Assets<Image>) {
-    let atlas = images.add(art::tile_atlas());
+    let atlas = images.add(super::sprites::load_atlas("tiles.png"));
     let size = TilemapSize {
         x: map.width as u32,
         y: map.height as u32,

@@ -30,6 +30,14 @@ impl Default for CameraMode {
     }
 }
 
+/// The camera that draws the town (the UI has a camera of its own, so the town's view can
+/// leave room for the HUD's bars).
+#[derive(Component)]
+pub struct WorldCamera;
+
+/// The default zoom (world units per pixel): a tile is 40 pixels, a person 25 by 55.
+pub const DEFAULT_SCALE: f32 = 0.4;
+
 /// Seconds per avatar step while a key is held.
 const AVATAR_STEP_S: f32 = 0.14;
 
@@ -41,12 +49,96 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
     );
     commands.spawn((
         Camera2d,
+        WorldCamera,
         Projection::Orthographic(OrthographicProjection {
-            scale: 0.55,
+            scale: DEFAULT_SCALE,
             ..OrthographicProjection::default_2d()
         }),
         Transform::from_xyz(centre.x, centre.y, 1000.0),
     ));
+    // The HUD, the panels and egui draw over the whole window with their own camera, which
+    // sees no world layer.
+    commands.spawn((
+        Camera2d,
+        Camera {
+            order: 1,
+            clear_color: ClearColorConfig::None,
+            ..default()
+        },
+        IsDefaultUiCamera,
+        bevy_egui::PrimaryEguiContext,
+        bevy::camera::visibility::RenderLayers::layer(31),
+    ));
+}
+
+/// The HUD's bars in logical pixels: (top, bottom).
+fn bar_heights(bars: &Query<(&ComputedNode, &super::hud::Bar)>) -> (f32, f32) {
+    let (mut top, mut bottom) = (0.0f32, 0.0f32);
+    for (node, bar) in bars {
+        let h = node.size().y * node.inverse_scale_factor();
+        match bar {
+            super::hud::Bar::Top => top = top.max(h),
+            super::hud::Bar::Bottom => bottom = bottom.max(h),
+        }
+    }
+    (top, bottom)
+}
+
+/// egui's windows (inspector, console, menus) keep between the HUD's bars: the bars are egui's
+/// "safe area" insets.
+pub fn keep_egui_between_bars(
+    bars: Query<(&ComputedNode, &super::hud::Bar)>,
+    mut egui: Query<(&mut bevy_egui::EguiInput, &bevy_egui::EguiZoomFactor)>,
+    mut last: Local<(f32, f32, f32)>,
+) {
+    let (top, bottom) = bar_heights(&bars);
+    for (mut input, settings) in &mut egui {
+        let zoom = settings.zoom_factor.max(0.1);
+        if *last != (top, bottom, zoom) || input.0.safe_area_insets.is_none() {
+            input.0.safe_area_insets = Some(bevy_egui::egui::SafeAreaInsets(
+                bevy_egui::egui::epaint::MarginF32 {
+                    top: top / zoom,
+                    bottom: bottom / zoom,
+                    left: 0.0,
+                    right: 0.0,
+                },
+            ));
+        }
+        *last = (top, bottom, zoom);
+    }
+}
+
+/// The town's view is the window less the HUD's top bar and the key bar at the bottom, so the
+/// HUD never covers the town.
+pub fn fit_view_between_bars(
+    window: Query<&Window, With<bevy::window::PrimaryWindow>>,
+    bars: Query<(&ComputedNode, &super::hud::Bar)>,
+    mut camera: Query<&mut Camera, With<WorldCamera>>,
+) {
+    let (Ok(window), Ok(mut camera)) = (window.single(), camera.single_mut()) else {
+        return;
+    };
+    let size = window.physical_size();
+    let (top, bottom) = bar_heights(&bars);
+    let scale = window.scale_factor();
+    let (top, bottom) = (
+        (top * scale).round() as u32,
+        (bottom * scale).round() as u32,
+    );
+    if size.x == 0 || size.y <= top + bottom + 16 {
+        return;
+    }
+    let want = bevy::camera::Viewport {
+        physical_position: UVec2::new(0, top),
+        physical_size: UVec2::new(size.x, size.y - top - bottom),
+        ..default()
+    };
+    let same = camera.viewport.as_ref().is_some_and(|v| {
+        v.physical_position == want.physical_position && v.physical_size == want.physical_size
+    });
+    if !same {
+        camera.viewport = Some(want);
+    }
 }
 
 /// WASD/arrows: walk the avatar (or pan the free camera). In a replay nobody can be walked:
@@ -58,7 +150,7 @@ pub fn read_movement_keys(
     mut mode: ResMut<CameraMode>,
     mut step: ResMut<AvatarStep>,
     mut moves: MessageWriter<AvatarMove>,
-    mut camera: Query<(&mut Transform, &Projection), With<Camera2d>>,
+    mut camera: Query<(&mut Transform, &Projection), With<WorldCamera>>,
 ) {
     let arrows = replay.is_none();
     let mut dir = IVec2::ZERO;
@@ -110,6 +202,7 @@ pub fn read_control_keys(
     keys: Res<ButtonInput<KeyCode>>,
     mut pace: ResMut<SimPace>,
     mut mode: ResMut<CameraMode>,
+    selected: Res<super::inspect::Selected>,
     mut commands: Commands,
     mut shots: Local<u32>,
 ) {
@@ -127,7 +220,7 @@ pub fn read_control_keys(
         pace.speed = pace.speed.slower();
     }
     if keys.just_pressed(KeyCode::KeyF) {
-        mode.follow = !mode.follow;
+        follow_key(&mut mode, selected.0);
     }
     if keys.just_pressed(KeyCode::F12) {
         *shots += 1;
@@ -135,6 +228,19 @@ pub fn read_control_keys(
         commands
             .spawn(Screenshot::primary_window())
             .observe(save_to_disk(path));
+    }
+}
+
+/// F: follow the person selected in the inspector; pressed again (or with nobody selected),
+/// back to the avatar; once more, a free camera.
+pub fn follow_key(mode: &mut CameraMode, selected: Option<Entity>) {
+    match (selected, mode.watch) {
+        (Some(e), w) if w != Some(e) || !mode.follow => {
+            mode.watch = Some(e);
+            mode.follow = true;
+        }
+        (_, Some(_)) => mode.watch = None,
+        _ => mode.follow = !mode.follow,
     }
 }
 
@@ -146,7 +252,7 @@ pub fn zoom_camera(
     scroll: Res<AccumulatedMouseScroll>,
     map: Res<WorldMap>,
     window: Query<&Window>,
-    mut camera: Query<&mut Projection, With<Camera2d>>,
+    mut camera: Query<&mut Projection, With<WorldCamera>>,
 ) {
     if scroll.delta.y == 0.0 {
         return;
@@ -179,7 +285,7 @@ pub fn drag_camera(
     buttons: Res<ButtonInput<MouseButton>>,
     motion: Res<AccumulatedMouseMotion>,
     mut mode: ResMut<CameraMode>,
-    mut camera: Query<(&mut Transform, &Projection), With<Camera2d>>,
+    mut camera: Query<(&mut Transform, &Projection), With<WorldCamera>>,
 ) {
     if motion.delta == Vec2::ZERO || !buttons.any_pressed([MouseButton::Right, MouseButton::Middle])
     {
@@ -198,7 +304,10 @@ pub fn drag_camera(
 }
 
 /// Keeps the view's centre on the town.
-pub fn keep_camera_on_town(map: Res<WorldMap>, mut camera: Query<&mut Transform, With<Camera2d>>) {
+pub fn keep_camera_on_town(
+    map: Res<WorldMap>,
+    mut camera: Query<&mut Transform, With<WorldCamera>>,
+) {
     let half = super::art::TILE as f32 / 2.0;
     let size = town_size(&map);
     if let Ok(mut tf) = camera.single_mut() {
@@ -216,9 +325,9 @@ pub fn keep_camera_on_town(map: Res<WorldMap>, mut camera: Query<&mut Transform,
 /// Keeps the avatar (or the person watched) in view while following.
 pub fn follow_avatar(
     mode: Res<CameraMode>,
-    avatar: Query<&Transform, (With<Avatar>, Without<Camera2d>)>,
-    people: Query<&Transform, Without<Camera2d>>,
-    mut camera: Query<&mut Transform, With<Camera2d>>,
+    avatar: Query<&Transform, (With<Avatar>, Without<WorldCamera>)>,
+    people: Query<&Transform, Without<WorldCamera>>,
+    mut camera: Query<&mut Transform, With<WorldCamera>>,
 ) {
     if !mode.follow {
         return;
@@ -265,7 +374,7 @@ mod tests {
                 (zoom_camera, drag_camera, keep_camera_on_town).chain(),
             );
         app.world_mut().spawn((
-            Camera2d,
+            WorldCamera,
             Projection::Orthographic(OrthographicProjection {
                 scale: 0.55,
                 ..OrthographicProjection::default_2d()
@@ -277,7 +386,7 @@ mod tests {
 
     fn camera(app: &mut App) -> (Vec3, f32) {
         let world = app.world_mut();
-        let mut q = world.query_filtered::<(&Transform, &Projection), With<Camera2d>>();
+        let mut q = world.query_filtered::<(&Transform, &Projection), With<WorldCamera>>();
         let (tf, p) = q.single(world).expect("one camera");
         let Projection::Orthographic(o) = p else {
             panic!("orthographic")

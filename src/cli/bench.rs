@@ -8,6 +8,38 @@ use std::path::PathBuf;
 /// Runs one benchmark and prints what it measured.
 pub(super) fn bench(command: BenchCommand) -> i32 {
     match command {
+        BenchCommand::Frames {
+            world,
+            seconds,
+            speed,
+            skip_steps,
+        } => match world.load() {
+            Ok(mut sim) => {
+                sim.config.cognition.pacing = sim.config.cognition.play_pacing;
+                println!(
+                    "bench frames: the window at {} with {} residents, {seconds} s measured",
+                    if speed == 0 {
+                        "max speed".to_string()
+                    } else {
+                        format!("{speed}x")
+                    },
+                    sim.scenario.residents.len()
+                );
+                let options = crate::game::PlayOptions {
+                    screenshot: None,
+                    frames: 0,
+                    speed: Some(speed),
+                    commands: None,
+                    skip_steps,
+                    select: None,
+                    inspect: None,
+                    show_help: false,
+                    frame_bench: Some(seconds),
+                };
+                crate::game::run_game(sim, &options, None)
+            }
+            Err(e) => fail(e),
+        },
         BenchCommand::Sim {
             world,
             steps,

@@ -119,6 +119,22 @@ pub enum ExportCommand {
 /// Benchmarks.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
+    /// Frame times of the real window (needs a display: under Xvfb, `xvfb-run -a simulacra bench
+    /// frames`): median and 99th percentile, and the simulation's part of each frame.
+    Frames {
+        /// World selection (`--scripted-llm` for no model).
+        #[command(flatten)]
+        world: WorldArgs,
+        /// Seconds to measure (after 120 frames of warm-up).
+        #[arg(long, default_value_t = 20.0)]
+        seconds: f32,
+        /// Speed multiplier (0 = as fast as possible, the default).
+        #[arg(long, default_value_t = 0)]
+        speed: u32,
+        /// Steps to run before the window opens (4600 = 12:46, lunch at Hobbs Cafe).
+        #[arg(long, default_value_t = 4600)]
+        skip_steps: u64,
+    },
     /// Headless simulation steps per second (25 residents on their routine).
     Sim {
         /// World selection.

@@ -32,6 +32,7 @@ impl PlayArgs {
             select: self.select.clone(),
             inspect: self.inspect.map(InspectTab::tab),
             show_help: self.show_help,
+            frame_bench: None,
         }
     }
 }
@@ -76,6 +77,7 @@ pub(super) fn replay(args: &ReplayArgs) -> i32 {
                 select: args.select.clone(),
                 inspect: None,
                 show_help: false,
+                frame_bench: None,
             };
             crate::game::run_game(sim, &window, Some((replay, args.paused)))
         }

@@ -456,9 +456,101 @@ pub fn icon_index(emoji: &str) -> usize {
 /// The icon strip's cell of the selection ring (after the generic icon).
 pub const RING_INDEX: usize = PIXEL_ICONS.len() + 1;
 
-/// Every icon side by side: [`PIXEL_ICONS`], the generic one, then the selection ring.
+/// What an object's state looks like on the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Flames (two frames, [`EFFECT_BASE`] and the next).
+    Fire,
+    /// Water drops.
+    Water,
+    /// A crack and a red cross.
+    Broken,
+    /// Grime.
+    Dirty,
+}
+
+/// The icon strip's first effect cell (after the ring): fire, fire's second frame, water,
+/// broken, dirty.
+pub const EFFECT_BASE: usize = RING_INDEX + 1;
+
+/// The icon strip's cell of an effect (`frame` flickers fire).
+pub fn effect_index(e: Effect, frame: usize) -> usize {
+    EFFECT_BASE
+        + match e {
+            Effect::Fire => frame % 2,
+            Effect::Water => 2,
+            Effect::Broken => 3,
+            Effect::Dirty => 4,
+        }
+}
+
+/// Which effect a state shows, by its words ("burning", "leaking", "out of order", "dirty");
+/// states of ordinary use ("being slept in") show none.
+pub fn state_effect(state: &str) -> Option<Effect> {
+    let s = state.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| s.contains(w));
+    if has(&["burn", "fire", "flame", "smok", "ablaze"]) {
+        Some(Effect::Fire)
+    } else if has(&["leak", "flood", "drip", "overflow", "wet", "spill"]) {
+        Some(Effect::Water)
+    } else if has(&[
+        "broken",
+        "out of order",
+        "not working",
+        "jammed",
+        "crack",
+        "smashed",
+    ]) {
+        Some(Effect::Broken)
+    } else if has(&["dirty", "mess", "stain", "filthy", "grime"]) {
+        Some(Effect::Dirty)
+    } else {
+        None
+    }
+}
+
+fn draw_effects(strip: &mut Canvas) {
+    let cell = |i: usize| i as i32 * ICON as i32;
+    let (fire_red, fire_orange, fire_yellow) =
+        (rgb(220, 50, 30), rgb(250, 140, 30), rgb(255, 230, 90));
+    for frame in 0..2 {
+        let ox = cell(EFFECT_BASE + frame);
+        let sway = frame as i32;
+        strip.rect(ox + 1, 6, 8, 4, fire_red);
+        strip.rect(ox + 2 + sway, 3, 6 - sway, 4, fire_orange);
+        strip.rect(ox + 3, 1 + sway, 2, 3, fire_orange);
+        strip.rect(ox + 6 - sway, sway, 2, 3, fire_red);
+        strip.rect(ox + 3 + sway, 6, 3, 3, fire_yellow);
+    }
+    let ox = cell(EFFECT_BASE + 2);
+    for (x, y) in [(1, 1), (6, 0), (3, 4), (8, 5), (1, 7), (5, 8)] {
+        strip.rect(ox + x, y, 1, 1, rgb(200, 230, 255));
+        strip.rect(ox + x, y + 1, 2, 2, rgb(60, 140, 230));
+    }
+    let ox = cell(EFFECT_BASE + 3);
+    for k in 0..10 {
+        strip.set(ox + k, k, rgb(220, 40, 40));
+        strip.set(ox + 9 - k, k, rgb(220, 40, 40));
+        strip.set(ox + (k + 1).min(9), k, [120, 10, 10, 200]);
+    }
+    let ox = cell(EFFECT_BASE + 4);
+    for (x, y, w) in [
+        (1, 1, 3),
+        (6, 0, 3),
+        (3, 4, 4),
+        (0, 6, 3),
+        (7, 5, 3),
+        (4, 8, 4),
+    ] {
+        strip.rect(ox + x, y, w, 2, [90, 60, 25, 235]);
+        strip.rect(ox + x + 1, y, 1, 1, [60, 120, 40, 235]);
+    }
+}
+
+/// Every icon side by side: [`PIXEL_ICONS`], the generic one, the selection ring, then the
+/// object state effects.
 pub fn icon_strip() -> Canvas {
-    let n = RING_INDEX as u32 + 1;
+    let n = EFFECT_BASE as u32 + 5;
     let mut strip = Canvas::new(ICON * n, ICON);
     for (i, e) in PIXEL_ICONS.iter().chain(std::iter::once(&"")).enumerate() {
         let c = icon_canvas(e);
@@ -481,6 +573,7 @@ pub fn icon_strip() -> Canvas {
             }
         }
     }
+    draw_effects(&mut strip);
     strip
 }
 
@@ -575,5 +668,25 @@ mod tests {
         assert_eq!(img.height(), TILE);
         assert_eq!(furniture_index(Furniture::Bed), FURNITURE_BASE);
         assert!(furniture_index(Furniture::PoolTable) < BED_FOOT);
+    }
+
+    #[test]
+    fn alarming_states_show_on_the_object_and_ordinary_use_does_not() {
+        assert_eq!(state_effect("burning"), Some(Effect::Fire));
+        assert_eq!(state_effect("is on fire"), Some(Effect::Fire));
+        assert_eq!(state_effect("is leaking"), Some(Effect::Water));
+        assert_eq!(state_effect("Out of order"), Some(Effect::Broken));
+        assert_eq!(state_effect("dirty"), Some(Effect::Dirty));
+        assert_eq!(state_effect("being slept in"), None);
+        assert_eq!(state_effect("idle"), None);
+        let cells: Vec<usize> = [Effect::Fire, Effect::Water, Effect::Broken, Effect::Dirty]
+            .iter()
+            .map(|e| effect_index(*e, 0))
+            .chain([effect_index(Effect::Fire, 1)])
+            .collect();
+        for (i, a) in cells.iter().enumerate() {
+            assert!(!cells[..i].contains(a), "effects share a cell");
+            assert!(*a < EFFECT_BASE + 5);
+        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod art;
 pub mod console;
 pub mod daylight;
+pub mod frames;
 pub mod hud;
 pub mod inspect;
 pub mod log;
@@ -289,6 +290,8 @@ pub struct PlayOptions {
     pub inspect: Option<inspect::Tab>,
     /// Open the help overlay at the start.
     pub show_help: bool,
+    /// Measure frame times for this many seconds, print them and quit (`bench frames`).
+    pub frame_bench: Option<f32>,
 }
 
 /// Opens the window and runs until it closes; returns the exit code. With a replay (and whether
@@ -341,8 +344,15 @@ pub fn run_game(
             };
         }
     }
-    // Screenshot runs keep no settings and show the help only when asked.
-    settings::load(&mut app, args.screenshot.is_none(), args.show_help);
+    // Screenshot and bench runs keep no settings and show the help only when asked.
+    settings::load(
+        &mut app,
+        args.screenshot.is_none() && args.frame_bench.is_none(),
+        args.show_help,
+    );
+    if let Some(seconds) = args.frame_bench {
+        frames::add(&mut app, frames::FrameBench::new(seconds, 120));
+    }
     if let Some(name) = &args.select {
         app.insert_resource(inspect::SelectByName(name.clone()));
     }

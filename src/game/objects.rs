@@ -1,6 +1,10 @@
 //! Object states drawn in the town: a small label over each object that is not idle ("stove:
-//! heating a pan"), kept in step with the world's `ObjectStates`.
+//! heating a pan"), kept in step with the world's `ObjectStates`, and on the object itself what
+//! an alarming state looks like (flames on a burning stove, drops on a leaking sink, a red cross
+//! on a broken one, grime on a dirty one).
 
+use super::art::{Effect, effect_index, state_effect};
+use super::people::Art;
 use super::town::tile_to_world;
 use crate::sim::map::WorldMap;
 use crate::sim::objects_state::ObjectStates;
@@ -10,6 +14,10 @@ use bevy::prelude::*;
 #[derive(Component)]
 pub struct ObjectMarker(pub String);
 
+/// An effect drawn on one tile of an object (its address and the effect).
+#[derive(Component)]
+pub struct ObjectEffect(pub String, pub Effect);
+
 const OVERSAMPLE: f32 = 4.0;
 
 /// Adds, updates and removes labels when object states change.
@@ -17,10 +25,54 @@ pub fn sync_object_markers(
     mut commands: Commands,
     states: Res<ObjectStates>,
     map: Res<WorldMap>,
+    art: Res<Art>,
+    time: Res<Time<Real>>,
     mut markers: Query<(Entity, &ObjectMarker, &mut Text2d)>,
+    mut effects: Query<(Entity, &ObjectEffect, &mut Sprite)>,
 ) {
+    // Flames flicker.
+    let frame = (time.elapsed_secs() * 4.0) as usize;
+    for (_, fx, mut sprite) in &mut effects {
+        if fx.1 == Effect::Fire
+            && let Some(a) = sprite.texture_atlas.as_mut()
+            && a.index != effect_index(Effect::Fire, frame)
+        {
+            a.index = effect_index(Effect::Fire, frame);
+        }
+    }
     if !states.is_changed() {
         return;
+    }
+    let mut drawn: Vec<String> = Vec::new();
+    for (e, fx, _) in &effects {
+        let now = states.get(&fx.0).and_then(|s| state_effect(&s.state));
+        if now == Some(fx.1) {
+            drawn.push(fx.0.clone());
+        } else {
+            commands.entity(e).despawn();
+        }
+    }
+    for (address, s) in &states.states {
+        let Some(effect) = state_effect(&s.state) else {
+            continue;
+        };
+        if drawn.contains(address) {
+            continue;
+        }
+        for t in map.tiles_of(address) {
+            let p = tile_to_world(&map, *t);
+            commands.spawn((
+                ObjectEffect(address.clone(), effect),
+                Sprite::from_atlas_image(
+                    art.icons.clone(),
+                    TextureAtlas {
+                        layout: art.icons_layout.clone(),
+                        index: effect_index(effect, 0),
+                    },
+                ),
+                Transform::from_xyz(p.x, p.y + 2.0, 9.3).with_scale(Vec3::splat(1.4)),
+            ));
+        }
     }
     let mut shown: Vec<String> = Vec::new();
     for (e, marker, mut text) in &mut markers {

@@ -57,8 +57,8 @@ pub struct AvatarStep {
 pub struct Art {
     people: Handle<Image>,
     people_layout: Handle<TextureAtlasLayout>,
-    icons: Handle<Image>,
-    icons_layout: Handle<TextureAtlasLayout>,
+    pub(crate) icons: Handle<Image>,
+    pub(crate) icons_layout: Handle<TextureAtlasLayout>,
 }
 
 impl FromWorld for Art {

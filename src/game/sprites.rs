@@ -441,7 +441,7 @@ pub fn people_layout() -> TextureAtlasLayout {
 pub fn icons_layout() -> TextureAtlasLayout {
     TextureAtlasLayout::from_grid(
         UVec2::splat(ICON),
-        super::art::RING_INDEX as u32 + 1,
+        super::art::EFFECT_BASE as u32 + 5,
         1,
         None,
         None,

@@ -414,6 +414,74 @@ fn a_resident_who_speaks_first_waits_for_the_player_while_the_chat_box_holds_it(
     );
 }
 
+/// The window's own hold, in real time: a resident speaks first, the player takes 60 real
+/// seconds (600 frames of 0.1 s at 1x: 40 game minutes, four times the unanswered wait) to
+/// answer, and the answer still reaches her and she replies.
+#[test]
+fn a_resident_who_speaks_first_still_hears_an_answer_typed_a_minute_later() {
+    use simulacra::game::console::hold_chat;
+    use simulacra::sim::clock::{SimPace, Speed};
+    use std::time::Duration;
+    let mut app = headless_app(sim(vec![rule("react", None, "no")]));
+    run_steps(&mut app, 3000);
+    app.add_systems(Update, hold_chat.in_set(simulacra::AppSystems::Input))
+        .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+            Duration::from_millis(100),
+        ));
+    let me = avatar(&mut app);
+    let isabella = entity_of(&mut app, "Isabella Rodriguez");
+    let c = resident_speaks_to_avatar(&mut app, isabella, me);
+    for _ in 0..60 {
+        if !app.world().get::<Conversation>(c).unwrap().lines.is_empty() {
+            break;
+        }
+        run_steps(&mut app, 1);
+    }
+    assert_eq!(
+        app.world().get::<Conversation>(c).unwrap().lines.len(),
+        1,
+        "Isabella spoke first"
+    );
+    {
+        let mut pace = app.world_mut().resource_mut::<SimPace>();
+        pace.paused = false;
+        pace.speed = Speed::Times(1);
+        pace.block_on_answers = false;
+    }
+    let start = app.world().resource::<SimClock>().now;
+    for _ in 0..600 {
+        app.update();
+    }
+    let waited = app.world().resource::<SimClock>().now.0 - start.0;
+    assert!(
+        waited >= 30 * 60,
+        "game time ran on while the player typed: {waited} s"
+    );
+    assert!(
+        app.world().resource::<PlayerChat>().hold,
+        "the chat box still holds her after 60 real seconds"
+    );
+    let conv = app.world().get::<Conversation>(c).unwrap();
+    assert!(
+        conv.ended.is_none() && !conv.closing,
+        "she still waits: {conv:?}"
+    );
+    simulacra::play::talk::player_says(app.world_mut(), "Sorry, I was thinking. Yes, I'd love to!")
+        .unwrap();
+    for _ in 0..600 {
+        if app.world().get::<Conversation>(c).unwrap().lines.len() >= 3 {
+            break;
+        }
+        app.update();
+    }
+    let conv = app.world().get::<Conversation>(c).unwrap();
+    assert_eq!(conv.lines[1].1, "Sorry, I was thinking. Yes, I'd love to!");
+    assert_eq!(
+        conv.lines[2].0, "Isabella Rodriguez",
+        "she answers: {conv:?}"
+    );
+}
+
 #[test]
 fn what_the_player_says_is_remembered_and_passed_on() {
     let news = "The old bakery on Main Street burned down last night";

@@ -33,6 +33,8 @@ pub struct Panels {
     pub people: bool,
     /// Console lines already looked at for errors.
     pub seen_lines: usize,
+    /// Console lines the console had shown (new ones scroll it down).
+    pub console_shown: usize,
     /// The object whose state menu is open (its address).
     pub object: Option<String>,
     /// The state being typed in the object menu.
@@ -157,6 +159,11 @@ pub fn console_ui(
                                 .color(egui::Color32::from_rgb(255, 140, 120)),
                         };
                         ui.label(t);
+                    }
+                    // New answers scroll into view even when the player had scrolled up.
+                    if log.lines.len() != p.console_shown {
+                        ui.scroll_to_cursor(Some(egui::Align::BOTTOM));
+                        p.console_shown = log.lines.len();
                     }
                 });
             let edit = ui.add(

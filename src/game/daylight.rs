@@ -2,6 +2,8 @@
 //! (dusk from 18:00, night from 21:00 to 05:00, dawn until 07:30), and each building's name over
 //! it. The tint is a window-sized layer under the HUD: a translucent world sprite does not blend
 //! over the tilemap as it should under the software renderer (dark tints came out lighter).
+//! At night the windows of a building where someone is awake glow over the tint (small warm
+//! layers placed over the buildings' front walls each frame).
 
 use super::art::TILE;
 use super::town::tile_to_world;
@@ -47,9 +49,19 @@ fn rect_centre(map: &WorldMap, r: &Rect) -> (Vec2, Vec2) {
     ((a + b) / 2.0, size)
 }
 
-/// Spawns the tint and the buildings' names.
-pub fn spawn_daylight(mut commands: Commands, map: Res<WorldMap>) {
-    commands.spawn((
+/// The town camera's UI target: the tint and the windows belong to the town's view (drawn by
+/// its camera, under every panel and the HUD, which the UI camera draws after).
+fn town_view(camera: &Query<Entity, With<super::view::WorldCamera>>) -> Option<UiTargetCamera> {
+    camera.single().ok().map(UiTargetCamera)
+}
+
+/// Spawns the tint and the buildings' names (after the cameras).
+pub fn spawn_daylight(
+    mut commands: Commands,
+    map: Res<WorldMap>,
+    camera: Query<Entity, With<super::view::WorldCamera>>,
+) {
+    let mut tint = commands.spawn((
         NightTint,
         Node {
             position_type: PositionType::Absolute,
@@ -60,6 +72,9 @@ pub fn spawn_daylight(mut commands: Commands, map: Res<WorldMap>) {
         BackgroundColor(Color::NONE),
         GlobalZIndex(-10),
     ));
+    if let Some(t) = town_view(&camera) {
+        tint.insert(t);
+    }
     const OVERSAMPLE: f32 = 4.0;
     for sector in &map.sectors {
         if sector.arenas.is_empty() {
@@ -77,6 +92,113 @@ pub fn spawn_daylight(mut commands: Commands, map: Res<WorldMap>) {
             Transform::from_xyz(centre.x, centre.y + size.y / 2.0 - 5.0, 9.4)
                 .with_scale(Vec3::splat(1.0 / OVERSAMPLE)),
         ));
+    }
+}
+
+/// A window in a building's front wall: its sector and wall tile.
+#[derive(Component)]
+pub struct LitWindow {
+    sector: usize,
+    tile: Tile,
+}
+
+/// The window tiles of a town: every third wall tile (doors excepted) along the bottom edge of
+/// each building, the wall a player looks at.
+pub fn window_tiles(map: &WorldMap) -> Vec<(usize, Tile)> {
+    let mut out = Vec::new();
+    for (i, s) in map.sectors.iter().enumerate() {
+        if s.arenas.is_empty() || s.rect.w < 4 {
+            continue;
+        }
+        let y = s.rect.y + s.rect.h - 1;
+        for x in (s.rect.x + 2..s.rect.x + s.rect.w - 2).step_by(3) {
+            let t = Tile::new(x, y);
+            let beside_door = [Tile::new(x - 1, y), Tile::new(x + 1, y)]
+                .iter()
+                .any(|n| map.terrain(*n) == Some(crate::sim::map::Terrain::Door));
+            if map.terrain(t) == Some(crate::sim::map::Terrain::Wall) && !beside_door {
+                out.push((i, t));
+            }
+        }
+    }
+    out
+}
+
+/// Spawns the windows' glow (hidden by day; after the cameras).
+pub fn spawn_windows(
+    mut commands: Commands,
+    map: Res<WorldMap>,
+    camera: Query<Entity, With<super::view::WorldCamera>>,
+) {
+    for (sector, tile) in window_tiles(&map) {
+        let mut window = commands.spawn((
+            LitWindow { sector, tile },
+            Node {
+                position_type: PositionType::Absolute,
+                ..default()
+            },
+            BackgroundColor(Color::srgba(1.0, 0.82, 0.4, 0.0)),
+            GlobalZIndex(-9),
+            Visibility::Hidden,
+        ));
+        if let Some(t) = town_view(&camera) {
+            window.insert(t);
+        }
+    }
+}
+
+/// At night, lights the windows of buildings where someone is awake, over the tint.
+pub fn light_windows(
+    clock: Res<SimClock>,
+    map: Res<WorldMap>,
+    ui_scale: Res<UiScale>,
+    camera: Query<(&Camera, &GlobalTransform, &Projection), With<super::view::WorldCamera>>,
+    people: Query<(&crate::agent::GridPos, &crate::agent::CurrentAction)>,
+    mut windows: Query<(&LitWindow, &mut Node, &mut BackgroundColor, &mut Visibility)>,
+) {
+    let dark = darkness(clock.now.minute_of_day());
+    let Ok((cam, cam_tf, proj)) = camera.single() else {
+        return;
+    };
+    let scale = match proj {
+        Projection::Orthographic(o) => o.scale,
+        _ => 1.0,
+    };
+    let mut awake = vec![false; map.sectors.len()];
+    if dark > 0.3 {
+        for (pos, action) in &people {
+            let asleep = action.emoji == "😴" || action.description.contains("sleep");
+            if !asleep && let Some(s) = map.sector_at(pos.tile) {
+                awake[s] = true;
+            }
+        }
+    }
+    let tile_px = TILE as f32 / scale / ui_scale.0.max(0.1);
+    for (w, mut node, mut bg, mut vis) in &mut windows {
+        let lit = dark > 0.3 && awake[w.sector];
+        let at = lit
+            .then(|| {
+                cam.world_to_viewport(cam_tf, tile_to_world(&map, w.tile).extend(0.0))
+                    .ok()
+            })
+            .flatten();
+        let Some(p) = at else {
+            if *vis != Visibility::Hidden {
+                *vis = Visibility::Hidden;
+            }
+            continue;
+        };
+        // Relative to the town's view (the nodes are laid out in it), in UI units.
+        let origin = cam.logical_viewport_rect().map_or(Vec2::ZERO, |r| r.min);
+        let p = (p - origin) / ui_scale.0.max(0.1);
+        node.left = px(p.x - tile_px * 0.3);
+        node.top = px(p.y - tile_px * 0.25);
+        node.width = px(tile_px * 0.6);
+        node.height = px(tile_px * 0.45);
+        bg.0 = Color::srgba(1.0, 0.82, 0.4, 0.9 * dark);
+        if *vis != Visibility::Inherited {
+            *vis = Visibility::Inherited;
+        }
     }
 }
 
@@ -112,5 +234,18 @@ mod tests {
         assert!(darkness(6 * 60) > 0.5 && darkness(6 * 60) < 1.0);
         assert_eq!(tint(0.0), Color::NONE);
         assert!(tint(1.0).alpha() > 0.5);
+    }
+
+    #[test]
+    fn buildings_have_windows_in_their_front_walls() {
+        let map = crate::sim::map::load_map(std::path::Path::new("maps/smallville.ron"))
+            .expect("the bundled town");
+        let windows = window_tiles(&map);
+        let cafe = map.sector_by_name("Hobbs Cafe").expect("the cafe");
+        assert!(windows.iter().filter(|(s, _)| *s == cafe).count() >= 3);
+        for (s, t) in &windows {
+            assert_eq!(map.terrain(*t), Some(crate::sim::map::Terrain::Wall));
+            assert_eq!(t.y, map.sectors[*s].rect.y + map.sectors[*s].rect.h - 1);
+        }
     }
 }

@@ -333,15 +333,20 @@ pub fn inspector_ui(
                 );
             }
             ui.separator();
+            // Tabs of one fixed width: a growing memory count never moves them under the mouse.
             ui.horizontal(|ui| {
-                ui.selectable_value(&mut state.tab, Tab::Day, "Day");
-                ui.selectable_value(
-                    &mut state.tab,
-                    Tab::Memory,
-                    format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0)),
-                );
-                ui.selectable_value(&mut state.tab, Tab::Places, "Places");
-                ui.selectable_value(&mut state.tab, Tab::Talks, "Talks");
+                let memories = format!("Memory ({})", stream.map(|s| s.len()).unwrap_or(0));
+                for (tab, label) in [
+                    (Tab::Day, "Day"),
+                    (Tab::Memory, memories.as_str()),
+                    (Tab::Places, "Places"),
+                    (Tab::Talks, "Talks"),
+                ] {
+                    let button = egui::Button::selectable(state.tab == tab, label);
+                    if ui.add_sized([96.0, 22.0], button).clicked() {
+                        state.tab = tab;
+                    }
+                }
             });
             ui.separator();
             match state.tab {

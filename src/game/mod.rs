@@ -57,7 +57,7 @@ impl Plugin for GamePlugin {
             Startup,
             (
                 town::spawn_town,
-                daylight::spawn_daylight,
+                (daylight::spawn_daylight, daylight::spawn_windows).after(view::spawn_camera),
                 view::spawn_camera,
                 hud::spawn_hud,
                 people::load_emoji_font,
@@ -135,6 +135,7 @@ impl Plugin for GamePlugin {
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
                 view::keep_camera_on_town,
                 view::fit_view_between_bars,
+                daylight::light_windows,
                 hud::update_hud,
                 hud::show_toasts,
                 settings::remember_help_seen,

@@ -680,6 +680,7 @@ pub fn hover_tooltip(
             .interactable(false)
             .show(ctx, |ui| {
                 bevy_egui::egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.set_min_width(180.0);
                     ui.strong(&id.name);
                     if let Some(a) = action {
                         ui.label(format!("{} {}", a.emoji, a.description));

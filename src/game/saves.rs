@@ -91,8 +91,18 @@ pub fn saves_ui(
             }
             ui.horizontal(|ui| {
                 ui.label("name");
-                ui.text_edit_singleline(&mut menu.name);
-                if ui.button("Save").clicked() {
+                ui.add(
+                    egui::TextEdit::singleline(&mut menu.name)
+                        .hint_text("one word, e.g. before-party"),
+                );
+                let one_word = !menu.name.trim().contains(char::is_whitespace);
+                if !one_word {
+                    ui.colored_label(egui::Color32::LIGHT_RED, "one word, no spaces");
+                }
+                if ui
+                    .add_enabled(one_word, egui::Button::new("Save"))
+                    .clicked()
+                {
                     let name = menu.name.trim().to_string();
                     command = Some(if name.is_empty() {
                         "save".into()

@@ -179,6 +179,9 @@ pub struct PlayArgs {
     /// Open the help overlay at the start (it opens by itself on a first start).
     #[arg(long)]
     pub show_help: bool,
+    /// Follow this person with the camera, without opening the inspector.
+    #[arg(long)]
+    pub follow: Option<String>,
 }
 
 /// Inspector pages.

@@ -34,6 +34,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
                     select: None,
                     inspect: None,
                     show_help: false,
+                    follow: None,
                     frame_bench: Some(seconds),
                 };
                 crate::game::run_game(sim, &options, None)

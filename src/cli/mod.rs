@@ -258,6 +258,7 @@ pub fn main_with(cli: Cli) -> i32 {
         select: None,
         inspect: None,
         show_help: false,
+        follow: None,
     }));
     match command {
         Command::Play(args) => play::play(&args),

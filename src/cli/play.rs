@@ -32,6 +32,7 @@ impl PlayArgs {
             select: self.select.clone(),
             inspect: self.inspect.map(InspectTab::tab),
             show_help: self.show_help,
+            follow: self.follow.clone(),
             frame_bench: None,
         }
     }
@@ -77,6 +78,7 @@ pub(super) fn replay(args: &ReplayArgs) -> i32 {
                 select: args.select.clone(),
                 inspect: None,
                 show_help: false,
+                follow: None,
                 frame_bench: None,
             };
             crate::game::run_game(sim, &window, Some((replay, args.paused)))

@@ -202,19 +202,28 @@ pub fn light_windows(
     }
 }
 
-/// Tints the view by the game's time of day.
+/// Tints the view by the game's time of day; the tint keeps the size of the town's view (in
+/// pixels: the view changes size with the HUD's bars).
 pub fn update_daylight(
     clock: Res<SimClock>,
-    mut tint_q: Query<&mut BackgroundColor, With<NightTint>>,
-    mut last: Local<Option<u32>>,
+    ui_scale: Res<UiScale>,
+    camera: Query<&Camera, With<super::view::WorldCamera>>,
+    mut tint_q: Query<(&mut BackgroundColor, &mut Node), With<NightTint>>,
 ) {
-    let minute = clock.now.minute_of_day();
-    if *last == Some(minute) {
+    let Ok((mut bg, mut node)) = tint_q.single_mut() else {
         return;
+    };
+    let want = tint(darkness(clock.now.minute_of_day()));
+    if bg.0 != want {
+        bg.0 = want;
     }
-    *last = Some(minute);
-    if let Ok(mut bg) = tint_q.single_mut() {
-        bg.0 = tint(darkness(minute));
+    if let Some(size) = camera.single().ok().and_then(Camera::logical_viewport_size) {
+        let size = size / ui_scale.0.max(0.1);
+        let (w, h) = (px(size.x.ceil()), px(size.y.ceil()));
+        if node.width != w || node.height != h {
+            node.width = w;
+            node.height = h;
+        }
     }
 }
 

@@ -72,11 +72,15 @@ fn sim_ended(mut bench: ResMut<FrameBench>) {
 fn record_frame(
     time: Res<Time<Real>>,
     clock: Res<crate::sim::clock::SimClock>,
+    pace: Res<crate::sim::clock::SimPace>,
     mut bench: ResMut<FrameBench>,
     mut exit: MessageWriter<AppExit>,
 ) {
-    bench.frames_seen += 1;
     let sim = std::mem::take(&mut bench.sim_this_frame);
+    if pace.requested > 0 && bench.started.is_none() {
+        return; // still skipping ahead to the start (`--skip-steps`)
+    }
+    bench.frames_seen += 1;
     if bench.frames_seen <= bench.warmup_frames {
         return;
     }

@@ -103,6 +103,62 @@ pub fn select_on_click(
 #[derive(Resource)]
 pub struct SelectByName(pub String);
 
+/// A person for the camera to follow, without opening the inspector (`play --follow NAME`).
+#[derive(Resource)]
+pub struct FollowByName(pub String);
+
+/// On a plain start the camera watches the first resident up and about (the town wakes in its
+/// homes, away from the street where the player stands), until the player walks or presses F.
+#[derive(Resource)]
+pub struct WatchFirstAwake;
+
+/// Applies [`WatchFirstAwake`]: the first resident not asleep, said once in the console.
+pub fn watch_first_awake(
+    mut commands: Commands,
+    wanted: Option<Res<WatchFirstAwake>>,
+    people: Query<(Entity, &Identity, &crate::agent::CurrentAction), With<crate::agent::Resident>>,
+    mut camera: ResMut<super::view::CameraMode>,
+    mut console: ResMut<crate::play::ConsoleLog>,
+) {
+    if wanted.is_none() {
+        return;
+    }
+    if camera.watch.is_some() {
+        commands.remove_resource::<WatchFirstAwake>();
+        return;
+    }
+    let awake = people.iter().find(|(_, _, a)| {
+        !(a.emoji == "😴" || a.description.contains("sleep") || a.description.is_empty())
+    });
+    if let Some((e, id, a)) = awake {
+        camera.watch = Some(e);
+        camera.follow = true;
+        console.out(format!(
+            "Watching {} ({}), the first up; WASD walks you and brings the camera back, M shows everyone",
+            id.name, a.description
+        ));
+        commands.remove_resource::<WatchFirstAwake>();
+    }
+}
+
+/// Applies [`FollowByName`].
+pub fn follow_by_name(
+    mut commands: Commands,
+    wanted: Option<Res<FollowByName>>,
+    people: Query<(Entity, &Identity)>,
+    mut camera: ResMut<super::view::CameraMode>,
+) {
+    let Some(wanted) = wanted else { return };
+    if let Some((e, _)) = people
+        .iter()
+        .find(|(_, id)| id.name.eq_ignore_ascii_case(&wanted.0))
+    {
+        camera.watch = Some(e);
+        camera.follow = true;
+        commands.remove_resource::<FollowByName>();
+    }
+}
+
 /// Applies [`SelectByName`].
 pub fn select_by_name(
     mut commands: Commands,

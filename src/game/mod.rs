@@ -90,6 +90,8 @@ impl Plugin for GamePlugin {
                 inspect::select_on_click
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
                 inspect::select_by_name,
+                inspect::follow_by_name,
+                inspect::watch_first_awake,
             )
                 .in_set(AppSystems::Input),
         )
@@ -212,6 +214,10 @@ fn feed_script(
     }
 }
 
+/// Present in runs that take a screenshot and quit (`play --screenshot`).
+#[derive(Resource)]
+pub struct ScreenshotRun;
+
 #[derive(Resource)]
 struct AutoScreenshot {
     path: PathBuf,
@@ -220,19 +226,41 @@ struct AutoScreenshot {
     taken: bool,
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the shot reports what the window shows"
+)]
 fn take_auto_screenshot(
     mut shot: ResMut<AutoScreenshot>,
     pace: Res<SimPace>,
     script: Option<Res<GameScript>>,
+    time: Res<Time<Real>>,
+    clock: Res<crate::sim::clock::SimClock>,
+    people: Query<(Entity, &crate::agent::GridPos), With<crate::agent::Resident>>,
+    mut first: Local<Option<std::collections::HashMap<Entity, crate::sim::map::Tile>>>,
     mut commands: Commands,
 ) {
     if pace.requested > 0 || script.is_some_and(|s| !s.lines.is_empty()) {
         return; // frames count once the skipped-ahead steps have run and the script is typed
     }
+    let start = first.get_or_insert_with(|| people.iter().map(|(e, p)| (e, p.tile)).collect());
     shot.seen += 1;
     if shot.taken || shot.seen < shot.frames {
         return;
     }
+    // What a player would have seen: how long the window has been open, the game time, and how
+    // many residents have walked since it opened.
+    let moved = people
+        .iter()
+        .filter(|(e, p)| start.get(e).is_some_and(|t| *t != p.tile))
+        .count();
+    println!(
+        "after {:.1} s and {} frames: {}, {moved} of {} residents have moved since the window opened",
+        time.elapsed_secs(),
+        shot.seen,
+        clock.now.clock_12h(),
+        people.iter().count()
+    );
     shot.taken = true;
     if let Some(dir) = shot.path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -291,6 +319,8 @@ pub struct PlayOptions {
     pub inspect: Option<inspect::Tab>,
     /// Open the help overlay at the start.
     pub show_help: bool,
+    /// Follow this person with the camera (no inspector).
+    pub follow: Option<String>,
     /// Measure frame times for this many seconds, print them and quit (`bench frames`).
     pub frame_bench: Option<f32>,
 }
@@ -330,6 +360,7 @@ pub fn run_game(
             }),
     );
     app.add_plugins((sim, GamePlugin));
+    let replay_none = replay.is_none();
     if let Some((r, paused)) = replay {
         crate::save::replay::start(&mut app, r);
         app.world_mut().resource_mut::<SimPace>().paused = paused;
@@ -354,6 +385,12 @@ pub fn run_game(
     if let Some(seconds) = args.frame_bench {
         frames::add(&mut app, frames::FrameBench::new(seconds, 120));
     }
+    if let Some(name) = &args.follow {
+        app.insert_resource(inspect::FollowByName(name.clone()));
+    }
+    if args.follow.is_none() && args.select.is_none() && args.commands.is_none() && replay_none {
+        app.insert_resource(inspect::WatchFirstAwake);
+    }
     if let Some(name) = &args.select {
         app.insert_resource(inspect::SelectByName(name.clone()));
     }
@@ -375,6 +412,7 @@ pub fn run_game(
         }
     }
     if let Some(path) = &args.screenshot {
+        app.insert_resource(ScreenshotRun);
         app.insert_resource(AutoScreenshot {
             path: path.clone(),
             frames: args.frames.max(2),

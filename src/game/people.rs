@@ -650,7 +650,11 @@ pub fn hover_tooltip(
         Option<&CurrentAction>,
         Option<&Speech>,
     )>,
+    shot: Option<Res<super::ScreenshotRun>>,
 ) -> Result {
+    if shot.is_some() {
+        return Ok(()); // the virtual display's pointer rests mid-window, pointing at no one
+    }
     let (Ok(window), Ok((cam, cam_tf))) = (window.single(), camera.single()) else {
         return Ok(());
     };

@@ -445,4 +445,22 @@ mod tests {
         let (edge, _) = camera(&mut app);
         assert_eq!(edge.x, -(super::super::art::TILE as f32) / 2.0);
     }
+
+    #[test]
+    fn f_follows_the_selected_person_then_the_avatar_then_frees_the_camera() {
+        let someone = Entity::from_raw_u32(7).expect("an entity");
+        let mut mode = CameraMode::default();
+        follow_key(&mut mode, Some(someone));
+        assert_eq!((mode.watch, mode.follow), (Some(someone), true));
+        follow_key(&mut mode, Some(someone));
+        assert_eq!(
+            (mode.watch, mode.follow),
+            (None, true),
+            "back to the avatar"
+        );
+        follow_key(&mut mode, None);
+        assert!(!mode.follow, "with nobody selected F frees the camera");
+        follow_key(&mut mode, None);
+        assert!(mode.follow && mode.watch.is_none());
+    }
 }

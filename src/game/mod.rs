@@ -129,6 +129,7 @@ impl Plugin for GamePlugin {
                 objects::sync_object_markers,
                 daylight::update_daylight,
                 people::place_people,
+                people::keep_icons_readable,
                 people::declutter_labels,
                 people::arrange_speech,
                 people::place_selection_ring,

@@ -465,6 +465,7 @@ pub fn place_people(
 pub fn declutter_labels(
     selected: Res<super::inspect::Selected>,
     settings: Res<super::settings::Settings>,
+    camera: Query<&Projection, With<super::view::WorldCamera>>,
     people: Query<(Entity, &Transform, &Bubble, Has<Avatar>, Has<Speech>)>,
     mut vis: Query<&mut Visibility>,
 ) {
@@ -491,6 +492,12 @@ pub fn declutter_labels(
     let mut shown: Vec<Vec2> = Vec::new();
     use super::settings::Labels;
     let mode = settings.values.labels;
+    // Zoomed far out, names are too small to read: none show (`keep_icons_readable`).
+    if let Ok(Projection::Orthographic(o)) = camera.single()
+        && o.scale > 2.5 * super::view::DEFAULT_SCALE
+    {
+        return;
+    }
     for (rank, p, bubble) in order {
         let crowded = mode != Labels::All
             && shown.iter().any(|q| {
@@ -590,6 +597,40 @@ pub fn arrange_speech(
         if (color.0.alpha() - text_alpha).abs() > 0.02 {
             color.0.set_alpha(text_alpha);
             bg.0.set_alpha(bg_alpha);
+        }
+    }
+}
+
+/// Zoomed out, the action icons and thought marks grow in the world so they stay about as big on
+/// screen as at the default zoom (up to 3 times), and names and action texts, too small to read
+/// there, hide (hover still tells who is who).
+pub fn keep_icons_readable(
+    camera: Query<&Projection, (With<super::view::WorldCamera>, Changed<Projection>)>,
+    people: Query<&Bubble>,
+    mut tf: Query<&mut Transform, Without<Bubble>>,
+    mut vis: Query<&mut Visibility, Without<Bubble>>,
+) {
+    let Ok(Projection::Orthographic(o)) = camera.single() else {
+        return;
+    };
+    let grow = (o.scale / super::view::DEFAULT_SCALE).clamp(1.0, 3.0);
+    let readable = o.scale <= 2.5 * super::view::DEFAULT_SCALE;
+    for b in &people {
+        for (e, base) in [
+            (b.icon, 0.8),
+            (b.glyph, 1.0 / TEXT_OVERSAMPLE),
+            (b.think, 0.8 / TEXT_OVERSAMPLE),
+        ] {
+            if let Ok(mut t) = tf.get_mut(e) {
+                t.scale = Vec3::splat(base * grow);
+            }
+        }
+        if !readable {
+            for e in [b.name, b.text] {
+                if let Ok(mut v) = vis.get_mut(e) {
+                    *v = Visibility::Hidden;
+                }
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod daylight;
 pub mod frames;
 pub mod hud;
 pub mod inspect;
+pub mod labels;
 pub mod log;
 pub mod minimap;
 pub mod objects;
@@ -61,7 +62,7 @@ impl Plugin for GamePlugin {
                 view::spawn_camera,
                 hud::spawn_hud,
                 people::load_emoji_font,
-                people::spawn_selection_ring,
+                labels::spawn_selection_ring,
             ),
         )
         .add_systems(
@@ -113,7 +114,7 @@ impl Plugin for GamePlugin {
                 console::object_ui,
                 saves::saves_ui,
                 replay::replay_ui,
-                people::hover_tooltip,
+                labels::hover_tooltip,
                 minimap::minimap_ui,
                 settings::settings_ui,
                 settings::apply_settings,
@@ -129,10 +130,10 @@ impl Plugin for GamePlugin {
                 objects::sync_object_markers,
                 daylight::update_daylight,
                 people::place_people,
-                people::keep_icons_readable,
-                people::declutter_labels,
-                people::arrange_speech,
-                people::place_selection_ring,
+                labels::keep_icons_readable,
+                labels::declutter_labels,
+                labels::arrange_speech,
+                labels::place_selection_ring,
                 view::follow_avatar,
                 (view::zoom_camera, view::drag_camera)
                     .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),

@@ -86,19 +86,24 @@ impl Canvas {
     }
     /// Into a Bevy image.
     pub fn into_image(self) -> Image {
-        let data: Vec<u8> = self.px.into_iter().flatten().collect();
-        Image::new(
-            Extent3d {
-                width: self.w,
-                height: self.h,
-                depth_or_array_layers: 1,
-            },
-            TextureDimension::D2,
-            data,
-            TextureFormat::Rgba8UnormSrgb,
-            RenderAssetUsages::default(),
-        )
+        let (w, h) = (self.w, self.h);
+        rgba_image(w, h, self.into_rgba())
     }
+}
+
+/// An sRGB RGBA8 image of `w`×`h` pixels from its bytes, row by row.
+pub fn rgba_image(w: u32, h: u32, data: Vec<u8>) -> Image {
+    Image::new(
+        Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        data,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::default(),
+    )
 }
 
 /// Atlas index of a terrain kind (`variant` picks among grass looks).

@@ -8,10 +8,8 @@
 //! kept in the repository), and the window loads them from there. The code in `art.rs` and here
 //! stays the source: a unit test checks the files are what it draws.
 
-use super::art::{Canvas, DARK, ICON, Rgba, icon_strip, rgb, tile_canvas};
-use bevy::asset::RenderAssetUsages;
+use super::art::{Canvas, DARK, ICON, Rgba, icon_strip, rgb, rgba_image, tile_canvas};
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use std::path::{Path, PathBuf};
 
 /// A person's cell: width and height in pixels.
@@ -384,30 +382,16 @@ pub fn read_atlas(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
     Ok((rgba.width(), rgba.height(), rgba.into_raw()))
 }
 
-fn to_image(w: u32, h: u32, data: Vec<u8>) -> Image {
-    Image::new(
-        Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        TextureDimension::D2,
-        data,
-        TextureFormat::Rgba8UnormSrgb,
-        RenderAssetUsages::default(),
-    )
-}
-
 /// An atlas for the window: the file under `assets/art/` when it is there and of the size the
 /// code draws, else drawn now (with a warning naming the file and `simulacra art`).
 pub fn load_atlas(name: &str) -> Image {
     let Some((_, draw)) = atlases().into_iter().find(|(n, _)| *n == name) else {
-        return to_image(1, 1, vec![0; 4]);
+        return rgba_image(1, 1, vec![0; 4]);
     };
     let path = crate::data::data_root().join(ART_DIR).join(name);
     let expected = draw().size();
     match read_atlas(&path) {
-        Ok((w, h, data)) if (w, h) == expected => to_image(w, h, data),
+        Ok((w, h, data)) if (w, h) == expected => rgba_image(w, h, data),
         Ok((w, h, _)) => {
             warn!(
                 "{} is {w}×{h}, the code draws {}×{}: drawing it now; run `simulacra art` to rebuild the atlases",

@@ -15,7 +15,6 @@ use crate::sim::map::{Tile, WorldMap};
 use bevy::asset::RenderAssetUsages;
 use bevy::image::{CompressedImageFormats, ImageSampler, ImageType};
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use bevy_ecs_tilemap::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -171,17 +170,7 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
         .into_iter()
         .map(|data| {
             let h = (data.len() as u32 / 4) / page_w;
-            Image::new(
-                Extent3d {
-                    width: page_w,
-                    height: h,
-                    depth_or_array_layers: 1,
-                },
-                TextureDimension::D2,
-                data,
-                TextureFormat::Rgba8UnormSrgb,
-                RenderAssetUsages::default(),
-            )
+            super::art::rgba_image(page_w, h, data)
         })
         .collect();
     Ok(Atlas {

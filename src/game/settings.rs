@@ -1,7 +1,8 @@
 //! The window's own settings (O): speed, UI scale, which labels show, live pacing and night
 //! skipping; kept between sessions in a small file (`$XDG_CONFIG_HOME/simulacra/window.ron`,
 //! else `~/.config/simulacra/window.ron`; `SIMULACRA_WINDOW_SETTINGS` names another), which also
-//! remembers that the first-start help was seen. Screenshot runs neither read nor write it.
+//! remembers that the first-start help was seen. Screenshot runs neither read nor write it unless
+//! `SIMULACRA_WINDOW_SETTINGS` names the file.
 
 use super::console::Panels;
 use crate::sim::clock::{SimPace, Speed};
@@ -109,7 +110,10 @@ pub fn write(path: &Path, s: &WindowSettings) -> Result<(), String> {
 
 /// Loads the settings for a window run that keeps them; opens the help on a first start.
 pub fn load(app: &mut App, keep: bool, show_help: bool) {
-    let file = keep.then(default_file).flatten();
+    // A file named in SIMULACRA_WINDOW_SETTINGS is used by every run, screenshot runs included
+    // (to show a setting in a screenshot); the default file only by runs that keep settings.
+    let named = std::env::var_os("SIMULACRA_WINDOW_SETTINGS").is_some();
+    let file = (keep || named).then(default_file).flatten();
     let values = match &file {
         Some(f) => read(f).unwrap_or_else(|e| {
             eprintln!("warning: {e}");

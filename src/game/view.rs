@@ -71,11 +71,12 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
     ));
 }
 
-/// The HUD's bars in logical pixels: (top, bottom).
+/// The HUD's bars in physical pixels: (top, bottom).
 fn bar_heights(bars: &Query<(&ComputedNode, &super::hud::Bar)>) -> (f32, f32) {
+    // Physical pixels (a node's size is; its inverse scale factor would also undo the UI scale).
     let (mut top, mut bottom) = (0.0f32, 0.0f32);
     for (node, bar) in bars {
-        let h = node.size().y * node.inverse_scale_factor();
+        let h = node.size().y;
         match bar {
             super::hud::Bar::Top => top = top.max(h),
             super::hud::Bar::Bottom => bottom = bottom.max(h),
@@ -87,11 +88,15 @@ fn bar_heights(bars: &Query<(&ComputedNode, &super::hud::Bar)>) -> (f32, f32) {
 /// egui's windows (inspector, console, menus) keep between the HUD's bars: the bars are egui's
 /// "safe area" insets.
 pub fn keep_egui_between_bars(
+    window: Query<&Window, With<bevy::window::PrimaryWindow>>,
     bars: Query<(&ComputedNode, &super::hud::Bar)>,
     mut egui: Query<(&mut bevy_egui::EguiInput, &bevy_egui::EguiZoomFactor)>,
     mut last: Local<(f32, f32, f32)>,
 ) {
+    // egui's points are logical pixels times its zoom.
+    let scale = window.single().map_or(1.0, |w| w.scale_factor()).max(0.1);
     let (top, bottom) = bar_heights(&bars);
+    let (top, bottom) = (top / scale, bottom / scale);
     for (mut input, settings) in &mut egui {
         let zoom = settings.zoom_factor.max(0.1);
         if *last != (top, bottom, zoom) || input.0.safe_area_insets.is_none() {
@@ -120,11 +125,7 @@ pub fn fit_view_between_bars(
     };
     let size = window.physical_size();
     let (top, bottom) = bar_heights(&bars);
-    let scale = window.scale_factor();
-    let (top, bottom) = (
-        (top * scale).round() as u32,
-        (bottom * scale).round() as u32,
-    );
+    let (top, bottom) = (top.round() as u32, bottom.round() as u32);
     if size.x == 0 || size.y <= top + bottom + 16 {
         return;
     }

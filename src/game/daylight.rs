@@ -167,7 +167,8 @@ pub fn light_windows(
     let mut awake = vec![false; map.sectors.len()];
     if dark > 0.3 {
         for (pos, action) in &people {
-            let asleep = action.emoji == "😴" || action.description.contains("sleep");
+            let d = action.description.to_lowercase();
+            let asleep = action.emoji == "😴" || d.contains("sleep") || d.contains("nap");
             if !asleep && let Some(s) = map.sector_at(pos.tile) {
                 awake[s] = true;
             }

@@ -119,16 +119,20 @@ pub fn watch_first_awake(
     people: Query<(Entity, &Identity, &crate::agent::CurrentAction), With<crate::agent::Resident>>,
     mut camera: ResMut<super::view::CameraMode>,
     mut console: ResMut<crate::play::ConsoleLog>,
+    mut walked: MessageReader<crate::agent::avatar::AvatarMove>,
 ) {
     if wanted.is_none() {
         return;
     }
-    if camera.watch.is_some() {
+    // The player took the camera first (walked, dragged, jumped on the map, pressed F).
+    let walked = walked.read().count() > 0;
+    if camera.watch.is_some() || !camera.follow || walked {
         commands.remove_resource::<WatchFirstAwake>();
         return;
     }
     let awake = people.iter().find(|(_, _, a)| {
-        !(a.emoji == "😴" || a.description.contains("sleep") || a.description.is_empty())
+        let d = a.description.to_lowercase();
+        !(a.emoji == "😴" || d.contains("sleep") || d.contains("nap") || d.is_empty())
     });
     if let Some((e, id, a)) = awake {
         camera.watch = Some(e);

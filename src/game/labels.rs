@@ -44,10 +44,13 @@ pub fn declutter_labels(
     let mut shown: Vec<Vec2> = Vec::new();
     use super::settings::Labels;
     let mode = settings.values.labels;
-    // Zoomed far out, names are too small to read: none show (`keep_icons_readable`).
-    if let Ok(Projection::Orthographic(o)) = camera.single()
-        && o.scale > 2.5 * super::view::DEFAULT_SCALE
-    {
+    // Zoomed far out, names are too small to read: none show (`keep_icons_readable`); zoomed
+    // out at all, the grown icons would cover the action texts, so only names show.
+    let zoom = match camera.single() {
+        Ok(Projection::Orthographic(o)) => o.scale / super::view::DEFAULT_SCALE,
+        _ => 1.0,
+    };
+    if zoom > 2.5 {
         return;
     }
     for (rank, p, bubble) in order {
@@ -56,7 +59,7 @@ pub fn declutter_labels(
                 (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32
             });
         let show_name = !crowded && (mode != Labels::Off || rank == 0);
-        let show_text = show_name && mode != Labels::Names;
+        let show_text = show_name && mode != Labels::Names && zoom <= 1.05;
         for (e, show) in [(bubble.name, show_name), (bubble.text, show_text)] {
             let v = if show {
                 Visibility::Inherited
@@ -105,6 +108,12 @@ pub fn arrange_speech(
         Without<Bubble>,
     >,
 ) {
+    // A line said again later fades from its own start.
+    for (e, _, _, speech, shown) in &people {
+        if speech.is_none() && shown.is_some() {
+            commands.entity(e).remove::<SpeechShown>();
+        }
+    }
     let mut talking: Vec<(Entity, Vec2, &Bubble, &Speech, Option<&SpeechShown>)> = people
         .iter()
         .filter_map(|(e, t, b, s, shown)| s.map(|s| (e, t.translation.truncate(), b, s, shown)))
@@ -125,7 +134,9 @@ pub fn arrange_speech(
         let Ok((mut tf, layout, mut color, mut bg)) = bubbles.get_mut(bubble.speech) else {
             continue;
         };
-        let size = layout.size / layout.scale_factor.max(0.1) / TEXT_OVERSAMPLE;
+        // The layout's size is in logical pixels of the text as rasterised (TEXT_OVERSAMPLE
+        // times what it is drawn at).
+        let size = layout.size / TEXT_OVERSAMPLE;
         let mut y = SPEECH_Y;
         let mut rect = Rect::from_corners(
             p + Vec2::new(-size.x / 2.0, y),
@@ -157,7 +168,7 @@ pub fn arrange_speech(
 /// screen as at the default zoom (up to 3 times), and names and action texts, too small to read
 /// there, hide (hover still tells who is who).
 pub fn keep_icons_readable(
-    camera: Query<&Projection, (With<super::view::WorldCamera>, Changed<Projection>)>,
+    camera: Query<&Projection, With<super::view::WorldCamera>>,
     people: Query<&Bubble>,
     mut tf: Query<&mut Transform, Without<Bubble>>,
     mut vis: Query<&mut Visibility, Without<Bubble>>,
@@ -173,13 +184,17 @@ pub fn keep_icons_readable(
             (b.glyph, 1.0 / TEXT_OVERSAMPLE),
             (b.think, 0.8 / TEXT_OVERSAMPLE),
         ] {
-            if let Ok(mut t) = tf.get_mut(e) {
+            if let Ok(mut t) = tf.get_mut(e)
+                && t.scale.x != base * grow
+            {
                 t.scale = Vec3::splat(base * grow);
             }
         }
         if !readable {
             for e in [b.name, b.text] {
-                if let Ok(mut v) = vis.get_mut(e) {
+                if let Ok(mut v) = vis.get_mut(e)
+                    && *v != Visibility::Hidden
+                {
                     *v = Visibility::Hidden;
                 }
             }
@@ -254,7 +269,7 @@ pub fn hover_tooltip(
     let Some(cursor) = window.cursor_position() else {
         return Ok(());
     };
-    let Ok(world) = cam.viewport_to_world_2d(cam_tf, cursor) else {
+    let Some(world) = super::view::cursor_world(window, (cam, cam_tf)) else {
         return Ok(());
     };
     let ctx = contexts.ctx_mut()?;
@@ -270,7 +285,9 @@ pub fn hover_tooltip(
         })
         .max_by(|a, b| a.0.translation.z.total_cmp(&b.0.translation.z));
     if let Some((_, id, action, speech)) = hit {
-        let at = bevy_egui::egui::pos2(cursor.x + 14.0, cursor.y + 10.0);
+        // egui's points are logical pixels over its zoom (the UI scale).
+        let z = ctx.zoom_factor().max(0.1);
+        let at = bevy_egui::egui::pos2((cursor.x + 14.0) / z, (cursor.y + 10.0) / z);
         bevy_egui::egui::Area::new(bevy_egui::egui::Id::new("person tooltip"))
             .fixed_pos(at)
             .order(bevy_egui::egui::Order::Tooltip)

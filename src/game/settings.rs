@@ -1,7 +1,7 @@
 //! The window's own settings (O): speed, UI scale, which labels show, live pacing and night
-//! skipping; kept between sessions in a small file (`$XDG_CONFIG_HOME/simulacra/window.ron`,
-//! else `~/.config/simulacra/window.ron`; `SIMULACRA_WINDOW_SETTINGS` names another), which also
-//! remembers that the first-start help was seen. Screenshot runs neither read nor write it unless
+//! skipping. The UI scale, the labels and that the first-start help was seen are kept between
+//! sessions in a small file (`$XDG_CONFIG_HOME/simulacra/window.ron`,
+//! else `~/.config/simulacra/window.ron`; `SIMULACRA_WINDOW_SETTINGS` names another). Screenshot runs neither read nor write it unless
 //! `SIMULACRA_WINDOW_SETTINGS` names the file.
 
 use super::console::Panels;
@@ -59,6 +59,8 @@ pub struct Settings {
     pub file: Option<PathBuf>,
     /// The settings panel is shown.
     pub open: bool,
+    /// The UI scale being dragged on the slider (applied and kept when the drag ends).
+    pub scale_edit: Option<f32>,
 }
 
 /// The settings file's default place.
@@ -114,12 +116,16 @@ pub fn load(app: &mut App, keep: bool, show_help: bool) {
     // (to show a setting in a screenshot); the default file only by runs that keep settings.
     let named = std::env::var_os("SIMULACRA_WINDOW_SETTINGS").is_some();
     let file = (keep || named).then(default_file).flatten();
-    let values = match &file {
-        Some(f) => read(f).unwrap_or_else(|e| {
-            eprintln!("warning: {e}");
-            WindowSettings::default()
-        }),
-        None => WindowSettings::default(),
+    let (values, file) = match file {
+        Some(f) => match read(&f) {
+            Ok(v) => (v, Some(f)),
+            // A file that does not parse is the player's to mend: never written over.
+            Err(e) => {
+                eprintln!("warning: {e}; this session keeps no settings");
+                (WindowSettings::default(), None)
+            }
+        },
+        None => (WindowSettings::default(), None),
     };
     let first = file.is_some() && !values.seen_help;
     app.world_mut().resource_mut::<Panels>().help = first || show_help;
@@ -127,6 +133,7 @@ pub fn load(app: &mut App, keep: bool, show_help: bool) {
         values,
         file,
         open: false,
+        scale_edit: None,
     });
 }
 
@@ -213,11 +220,20 @@ pub fn settings_ui(
                     });
                     ui.end_row();
                     ui.label("UI scale");
-                    ui.add(
-                        egui::Slider::new(&mut settings.values.ui_scale, UI_SCALES)
+                    // The scale applies when the slider is let go (changing it under the
+                    // pointer would move the slider away from it).
+                    let mut scale = settings.scale_edit.unwrap_or(settings.values.ui_scale);
+                    let slider = ui.add(
+                        egui::Slider::new(&mut scale, UI_SCALES)
                             .step_by(0.05)
                             .custom_formatter(|v, _| format!("{:.0} %", v * 100.0)),
                     );
+                    if slider.dragged() {
+                        settings.scale_edit = Some(scale);
+                    } else if slider.drag_stopped() || slider.changed() {
+                        settings.scale_edit = None;
+                        settings.values.ui_scale = scale;
+                    }
                     ui.end_row();
                     ui.label("Labels");
                     ui.horizontal(|ui| {
@@ -288,6 +304,55 @@ mod tests {
         assert!(e.contains("window.ron:3:"), "{e}");
         std::fs::write(&f, "(ui_scale: 9.0)").unwrap();
         assert_eq!(read(&f).unwrap().ui_scale, 2.0, "clamped");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A settings file that does not parse is never written over (the help still opens, and
+    /// closing it keeps nothing); a good one opens no help once the help was seen.
+    #[test]
+    fn a_bad_settings_file_is_left_alone_and_a_seen_help_stays_closed() {
+        let dir = std::env::temp_dir().join(format!("simulacra-settings-b-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("window.ron");
+        // SAFETY: nextest runs each test in a process of its own.
+        unsafe { std::env::set_var("SIMULACRA_WINDOW_SETTINGS", &f) };
+        std::fs::write(&f, "(ui_scale: oops)").unwrap();
+        let mut app = App::new();
+        app.init_resource::<Panels>();
+        load(&mut app, true, false);
+        assert!(
+            app.world().resource::<Settings>().file.is_none(),
+            "not kept"
+        );
+        assert!(
+            !app.world().resource::<Panels>().help,
+            "no file to say it was seen: no help"
+        );
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "(ui_scale: oops)");
+        write(
+            &f,
+            &WindowSettings {
+                seen_help: true,
+                ..WindowSettings::default()
+            },
+        )
+        .unwrap();
+        let mut app = App::new();
+        app.init_resource::<Panels>();
+        load(&mut app, true, false);
+        assert!(app.world().resource::<Settings>().file.is_some());
+        assert!(
+            !app.world().resource::<Panels>().help,
+            "seen before: closed"
+        );
+        std::fs::remove_file(&f).unwrap();
+        let mut app = App::new();
+        app.init_resource::<Panels>();
+        load(&mut app, true, false);
+        assert!(
+            app.world().resource::<Panels>().help,
+            "a first start opens the help"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -232,15 +232,19 @@ pub fn read_control_keys(
     }
 }
 
-/// F: follow the person selected in the inspector; pressed again (or with nobody selected),
-/// back to the avatar; once more, a free camera.
+/// F: follow the person selected in the inspector, and pressed again, the avatar (with someone
+/// selected F goes between the two); with nobody selected, back to the avatar from anyone else,
+/// else free the camera / follow the avatar again.
 pub fn follow_key(mode: &mut CameraMode, selected: Option<Entity>) {
     match (selected, mode.watch) {
         (Some(e), w) if w != Some(e) || !mode.follow => {
             mode.watch = Some(e);
             mode.follow = true;
         }
-        (_, Some(_)) => mode.watch = None,
+        (_, Some(_)) => {
+            mode.watch = None;
+            mode.follow = true;
+        }
         _ => mode.follow = !mode.follow,
     }
 }
@@ -343,15 +347,25 @@ pub fn follow_avatar(
     }
 }
 
-/// The tile under the mouse, if any.
+/// The world position under the mouse, if the mouse is over the town's view (not over the
+/// HUD's bars).
+pub fn cursor_world(window: &Window, camera: (&Camera, &GlobalTransform)) -> Option<Vec2> {
+    let cursor = window.cursor_position()?;
+    if let Some(view) = camera.0.logical_viewport_rect()
+        && !view.contains(cursor)
+    {
+        return None;
+    }
+    camera.0.viewport_to_world_2d(camera.1, cursor).ok()
+}
+
+/// The tile under the mouse, if any (none over the HUD's bars).
 pub fn cursor_tile(
     window: &Window,
     camera: (&Camera, &GlobalTransform),
     map: &WorldMap,
 ) -> Option<crate::sim::map::Tile> {
-    let cursor = window.cursor_position()?;
-    let world = camera.0.viewport_to_world_2d(camera.1, cursor).ok()?;
-    super::town::world_to_tile(map, world)
+    super::town::world_to_tile(map, cursor_world(window, camera)?)
 }
 
 #[cfg(test)]
@@ -463,5 +477,15 @@ mod tests {
         assert!(!mode.follow, "with nobody selected F frees the camera");
         follow_key(&mut mode, None);
         assert!(mode.follow && mode.watch.is_none());
+        // Dragged away from someone watched (follow off, watch kept): F is back on the avatar.
+        mode.watch = Some(someone);
+        mode.follow = false;
+        follow_key(&mut mode, None);
+        assert_eq!((mode.watch, mode.follow), (None, true));
+        // With someone selected, F goes between them and the avatar.
+        follow_key(&mut mode, Some(someone));
+        follow_key(&mut mode, Some(someone));
+        follow_key(&mut mode, Some(someone));
+        assert_eq!((mode.watch, mode.follow), (Some(someone), true));
     }
 }

@@ -67,16 +67,67 @@ pub struct Seen<'a> {
     pub doing: &'a str,
 }
 
+/// Where people stand this step, bucketed in square cells of the vision radius's size, so a
+/// viewer looks only at the people of the 3×3 cells around it, not at everyone (a town of a
+/// thousand has a million pairs a step).
+#[derive(Debug, Default)]
+pub struct SeenGrid {
+    cell: i32,
+    cells: std::collections::HashMap<(i32, i32), Vec<usize>>,
+}
+
+impl SeenGrid {
+    /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1).
+    pub fn new(people: &[Seen], radius: u32) -> Self {
+        let cell = radius.max(1) as i32;
+        let mut cells: std::collections::HashMap<(i32, i32), Vec<usize>> = Default::default();
+        for (i, p) in people.iter().enumerate() {
+            cells
+                .entry((p.tile.x.div_euclid(cell), p.tile.y.div_euclid(cell)))
+                .or_default()
+                .push(i);
+        }
+        Self { cell, cells }
+    }
+
+    /// The indices of the people within the square of `radius` around `viewer` (any radius), in
+    /// their order in the list the grid was built from.
+    pub fn near(&self, viewer: Tile, radius: u32, people: &[Seen]) -> Vec<usize> {
+        let (cx, cy) = (
+            viewer.x.div_euclid(self.cell),
+            viewer.y.div_euclid(self.cell),
+        );
+        let reach = (radius as i32).div_euclid(self.cell) + 1;
+        let mut out: Vec<usize> = Vec::new();
+        for dx in -reach..=reach {
+            for dy in -reach..=reach {
+                if let Some(v) = self.cells.get(&(cx + dx, cy + dy)) {
+                    out.extend(
+                        v.iter()
+                            .copied()
+                            .filter(|i| in_square(viewer, people[*i].tile, radius)),
+                    );
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
 /// The events one viewer attends to: people and non-idle objects within the square and in the
 /// same arena, nearest first, at most `bandwidth`.
-pub fn events_in_view<'a>(
+pub fn events_in_view<'a, 'b>(
     map: &WorldMap,
     viewer: Tile,
     radius: u32,
     bandwidth: usize,
-    people: &[Seen<'a>],
+    people: impl IntoIterator<Item = &'b Seen<'a>>,
     objects: &'a ObjectStates,
-) -> Vec<Perceived<'a>> {
+) -> Vec<Perceived<'a>>
+where
+    'a: 'b,
+{
     let here = area(map, viewer);
     let mut out: Vec<Perceived<'a>> = Vec::new();
     for p in people {
@@ -177,6 +228,7 @@ pub fn perceive(
     let first = !*started;
     *started = true;
     let c = &cog.0;
+    let grid = SeenGrid::new(&seen, c.vision_radius);
     for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
         if first || pos.prev != pos.tile {
             spatial.see_square(&map, pos.tile, c.vision_radius as i32);
@@ -184,12 +236,13 @@ pub fn perceive(
         if action.is_asleep() {
             continue;
         }
+        let near = grid.near(pos.tile, c.vision_radius, &seen);
         let events = events_in_view(
             &map,
             pos.tile,
             c.vision_radius,
             c.attention_bandwidth,
-            &seen,
+            near.iter().map(|i| &seen[*i]),
             &objects,
         );
         if events.is_empty() {
@@ -303,13 +356,13 @@ mod tests {
         let now = GameTime::parse("2023-02-13 08:00").unwrap();
         objects.set("w:house:left:bed", "being slept in", None, now);
         objects.set("w:house:right:desk", "covered in papers", None, now);
-        let got = events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects);
+        let got = events_in_view(&m, Tile::new(1, 3), 8, 8, &[] as &[Seen], &objects);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].description(), "bed is being slept in");
         assert_eq!(got[0].subject, "w:house:left:bed");
         objects.set("w:house:left:bed", "idle", None, now);
         assert!(
-            events_in_view(&m, Tile::new(1, 3), 8, 8, &[], &objects).is_empty(),
+            events_in_view(&m, Tile::new(1, 3), 8, 8, &[] as &[Seen], &objects).is_empty(),
             "idle objects are not events"
         );
     }
@@ -346,5 +399,42 @@ mod tests {
             "A fell out of the 2 newest"
         );
         assert_eq!(unseen(&s, 8, vec![ev("A")]).len(), 0);
+    }
+
+    /// The grid finds exactly the people a scan of everyone finds, in the same order, for
+    /// viewers anywhere (edges and negative cells included) and radii up to and past its cell.
+    #[test]
+    fn the_grid_finds_whom_a_scan_of_everyone_finds() {
+        let names: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
+        let mut seed = 12345u64;
+        let mut next = |m: i32| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % m as u64) as i32
+        };
+        let people: Vec<Seen> = names
+            .iter()
+            .map(|n| Seen {
+                name: n,
+                tile: Tile::new(next(60) - 5, next(40) - 5),
+                triple: (n, "is", "idle"),
+                doing: "idle",
+            })
+            .collect();
+        for radius in [1, 4, 7] {
+            let grid = SeenGrid::new(&people, 4);
+            for _ in 0..200 {
+                let viewer = Tile::new(next(70) - 10, next(50) - 10);
+                let scan: Vec<usize> = (0..people.len())
+                    .filter(|i| in_square(viewer, people[*i].tile, radius))
+                    .collect();
+                assert_eq!(
+                    grid.near(viewer, radius, &people),
+                    scan,
+                    "{viewer:?} r{radius}"
+                );
+            }
+        }
     }
 }

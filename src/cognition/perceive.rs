@@ -76,11 +76,18 @@ pub struct SeenGrid {
     cells: std::collections::HashMap<(i32, i32), Vec<usize>>,
 }
 
+/// Below this many people a scan of everyone is cheaper than building the grid.
+pub const GRID_FROM: usize = 64;
+
 impl SeenGrid {
-    /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1).
+    /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1);
+    /// with fewer than [`GRID_FROM`] people, none (every look is then a scan).
     pub fn new(people: &[Seen], radius: u32) -> Self {
         let cell = radius.max(1) as i32;
         let mut cells: std::collections::HashMap<(i32, i32), Vec<usize>> = Default::default();
+        if people.len() < GRID_FROM {
+            return Self { cell: 0, cells };
+        }
         for (i, p) in people.iter().enumerate() {
             cells
                 .entry((p.tile.x.div_euclid(cell), p.tile.y.div_euclid(cell)))
@@ -93,6 +100,11 @@ impl SeenGrid {
     /// The indices of the people within the square of `radius` around `viewer` (any radius), in
     /// their order in the list the grid was built from.
     pub fn near(&self, viewer: Tile, radius: u32, people: &[Seen]) -> Vec<usize> {
+        if self.cell == 0 {
+            return (0..people.len())
+                .filter(|i| in_square(viewer, people[*i].tile, radius))
+                .collect();
+        }
         let (cx, cy) = (
             viewer.x.div_euclid(self.cell),
             viewer.y.div_euclid(self.cell),
@@ -422,6 +434,7 @@ mod tests {
                 doing: "idle",
             })
             .collect();
+        assert!(people.len() >= GRID_FROM, "the grid is built");
         for radius in [1, 4, 7] {
             let grid = SeenGrid::new(&people, 4);
             for _ in 0..200 {

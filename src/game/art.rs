@@ -156,6 +156,8 @@ pub const FURNITURE: [Furniture; 29] = [
 /// The foot of a bed (the tile below the pillow).
 pub const BED_FOOT: u32 = FURNITURE_BASE + FURNITURE.len() as u32;
 const ATLAS_TILES: u32 = BED_FOOT + 1;
+/// The tile atlas's size in pixels.
+pub const TILE_ATLAS_SIZE: (u32, u32) = (TILE * ATLAS_TILES, TILE);
 
 /// Atlas index of a furniture picture.
 pub fn furniture_index(f: Furniture) -> u32 {
@@ -170,13 +172,8 @@ pub(crate) const DARK: Rgba = rgb(52, 54, 64);
 const METAL: Rgba = rgb(190, 198, 208);
 
 /// The atlas strip: terrain then furniture, each 16×16.
-pub fn tile_atlas() -> Image {
-    tile_canvas().into_image()
-}
-
-/// The atlas strip as a canvas.
 pub fn tile_canvas() -> Canvas {
-    let mut c = Canvas::new(TILE * ATLAS_TILES, TILE);
+    let mut c = Canvas::new(TILE_ATLAS_SIZE.0, TILE_ATLAS_SIZE.1);
     let t = TILE as i32;
     // Terrain.
     for (i, (base, fleck, seed)) in [
@@ -478,6 +475,9 @@ pub enum Effect {
 /// broken, dirty.
 pub const EFFECT_BASE: usize = RING_INDEX + 1;
 
+/// Cells in the icon strip: the icons, the generic one, the ring and five effect cells.
+pub const ICON_CELLS: usize = EFFECT_BASE + 5;
+
 /// The icon strip's cell of an effect (`frame` flickers fire).
 pub fn effect_index(e: Effect, frame: usize) -> usize {
     EFFECT_BASE
@@ -555,7 +555,7 @@ fn draw_effects(strip: &mut Canvas) {
 /// Every icon side by side: [`PIXEL_ICONS`], the generic one, the selection ring, then the
 /// object state effects.
 pub fn icon_strip() -> Canvas {
-    let n = EFFECT_BASE as u32 + 5;
+    let n = ICON_CELLS as u32;
     let mut strip = Canvas::new(ICON * n, ICON);
     for (i, e) in PIXEL_ICONS.iter().chain(std::iter::once(&"")).enumerate() {
         let c = icon_canvas(e);
@@ -583,11 +583,6 @@ pub fn icon_strip() -> Canvas {
 }
 
 /// A 10×10 icon for an action's emoji (a generic person for emoji without a drawing).
-pub fn icon_image(emoji: &str) -> Image {
-    icon_canvas(emoji).into_image()
-}
-
-/// An icon as a canvas.
 pub fn icon_canvas(emoji: &str) -> Canvas {
     let mut c = Canvas::new(10, 10);
     let bg = rgb(255, 255, 255);
@@ -668,9 +663,9 @@ mod tests {
 
     #[test]
     fn atlas_has_one_cell_per_index() {
-        let img = tile_atlas();
-        assert_eq!(img.width(), TILE * ATLAS_TILES);
-        assert_eq!(img.height(), TILE);
+        let (w, h) = tile_canvas().size();
+        assert_eq!(w, TILE * ATLAS_TILES);
+        assert_eq!(h, TILE);
         assert_eq!(furniture_index(Furniture::Bed), FURNITURE_BASE);
         assert!(furniture_index(Furniture::PoolTable) < BED_FOOT);
     }
@@ -691,7 +686,7 @@ mod tests {
             .collect();
         for (i, a) in cells.iter().enumerate() {
             assert!(!cells[..i].contains(a), "effects share a cell");
-            assert!(*a < EFFECT_BASE + 5);
+            assert!(*a < ICON_CELLS);
         }
     }
 }

@@ -167,9 +167,9 @@ pub fn light_windows(
     let mut awake = vec![false; map.sectors.len()];
     if dark > 0.3 {
         for (pos, action) in &people {
-            let d = action.description.to_lowercase();
-            let asleep = action.emoji == "😴" || d.contains("sleep") || d.contains("nap");
-            if !asleep && let Some(s) = map.sector_at(pos.tile) {
+            if !super::people::looks_asleep(action)
+                && let Some(s) = map.sector_at(pos.tile)
+            {
                 awake[s] = true;
             }
         }

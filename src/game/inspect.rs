@@ -130,10 +130,9 @@ pub fn watch_first_awake(
         commands.remove_resource::<WatchFirstAwake>();
         return;
     }
-    let awake = people.iter().find(|(_, _, a)| {
-        let d = a.description.to_lowercase();
-        !(a.emoji == "😴" || d.contains("sleep") || d.contains("nap") || d.is_empty())
-    });
+    let awake = people
+        .iter()
+        .find(|(_, _, a)| !a.description.is_empty() && !super::people::looks_asleep(a));
     if let Some((e, id, a)) = awake {
         camera.watch = Some(e);
         camera.follow = true;

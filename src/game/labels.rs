@@ -44,21 +44,19 @@ pub fn declutter_labels(
     let mut shown: Vec<Vec2> = Vec::new();
     use super::settings::Labels;
     let mode = settings.values.labels;
-    // Zoomed far out, names are too small to read: none show (`keep_icons_readable`); zoomed
-    // out at all, the grown icons would cover the action texts, so only names show.
+    // Zoomed far out, names are too small to read: none show; zoomed out at all, the grown icons
+    // (`keep_icons_readable`) would cover the action texts, so only names show.
     let zoom = match camera.single() {
         Ok(Projection::Orthographic(o)) => o.scale / super::view::DEFAULT_SCALE,
         _ => 1.0,
     };
-    if zoom > 2.5 {
-        return;
-    }
+    let readable = zoom <= 2.5;
     for (rank, p, bubble) in order {
         let crowded = mode != Labels::All
             && shown.iter().any(|q| {
                 (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32
             });
-        let show_name = !crowded && (mode != Labels::Off || rank == 0);
+        let show_name = readable && !crowded && (mode != Labels::Off || rank == 0);
         let show_text = show_name && mode != Labels::Names && zoom <= 1.05;
         for (e, show) in [(bubble.name, show_name), (bubble.text, show_text)] {
             let v = if show {
@@ -165,19 +163,24 @@ pub fn arrange_speech(
 }
 
 /// Zoomed out, the action icons and thought marks grow in the world so they stay about as big on
-/// screen as at the default zoom (up to 3 times), and names and action texts, too small to read
-/// there, hide (hover still tells who is who).
+/// screen as at the default zoom (up to 3 times); the labels too small to read there are
+/// [`declutter_labels`]' to hide. Only when the zoom changes or people appear.
 pub fn keep_icons_readable(
-    camera: Query<&Projection, With<super::view::WorldCamera>>,
+    camera: Query<Ref<Projection>, With<super::view::WorldCamera>>,
     people: Query<&Bubble>,
+    new: Query<(), Added<Bubble>>,
     mut tf: Query<&mut Transform, Without<Bubble>>,
-    mut vis: Query<&mut Visibility, Without<Bubble>>,
 ) {
-    let Ok(Projection::Orthographic(o)) = camera.single() else {
+    let Ok(projection) = camera.single() else {
         return;
     };
+    let Projection::Orthographic(o) = &*projection else {
+        return;
+    };
+    if !projection.is_changed() && new.is_empty() {
+        return;
+    }
     let grow = (o.scale / super::view::DEFAULT_SCALE).clamp(1.0, 3.0);
-    let readable = o.scale <= 2.5 * super::view::DEFAULT_SCALE;
     for b in &people {
         for (e, base) in [
             (b.icon, 0.8),
@@ -188,15 +191,6 @@ pub fn keep_icons_readable(
                 && t.scale.x != base * grow
             {
                 t.scale = Vec3::splat(base * grow);
-            }
-        }
-        if !readable {
-            for e in [b.name, b.text] {
-                if let Ok(mut v) = vis.get_mut(e)
-                    && *v != Visibility::Hidden
-                {
-                    *v = Visibility::Hidden;
-                }
             }
         }
     }

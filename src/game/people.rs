@@ -309,6 +309,13 @@ pub fn update_speech_and_thoughts(
     }
 }
 
+/// Whether the window shows someone asleep: drawn lying in bed, windows dark, not the first up.
+/// Wider than [`CurrentAction::is_asleep`] (what perception skips): a nap and the sleep emoji count.
+pub fn looks_asleep(a: &CurrentAction) -> bool {
+    let d = a.description.to_lowercase();
+    a.emoji == "😴" || d.contains("sleep") || d.contains("nap")
+}
+
 /// Words in an object's name that people sit at.
 const SEATS: [&str; 11] = [
     "chair", "seat", "desk", "table", "sofa", "couch", "bench", "computer", "piano", "stool", "bed",
@@ -346,8 +353,7 @@ pub fn pose_for(
         return Pose::Stand { heading, step };
     }
     if let Some(a) = action {
-        let d = a.description.to_lowercase();
-        if a.emoji == "😴" || d.contains("sleep") || d.contains("nap") {
+        if looks_asleep(a) {
             return Pose::Sleep;
         }
         let object = a.address.rsplit(':').next().unwrap_or("").to_lowercase();

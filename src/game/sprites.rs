@@ -8,7 +8,9 @@
 //! kept in the repository), and the window loads them from there. The code in `art.rs` and here
 //! stays the source: a unit test checks the files are what it draws.
 
-use super::art::{Canvas, DARK, ICON, Rgba, icon_strip, rgb, rgba_image, tile_canvas};
+use super::art::{
+    Canvas, DARK, ICON, ICON_CELLS, Rgba, TILE_ATLAS_SIZE, icon_strip, rgb, rgba_image, tile_canvas,
+};
 use bevy::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -298,7 +300,7 @@ fn outline(c: &mut Canvas, ox: i32, oy: i32) {
 /// The people sheet: `LOOKS + 1` rows of [`COLUMNS`] cells.
 pub fn people_sheet() -> Canvas {
     let (w, h) = (PERSON_W as i32, PERSON_H as i32);
-    let mut c = Canvas::new(PERSON_W * COLUMNS as u32, PERSON_H * (LOOKS as u32 + 1));
+    let mut c = Canvas::new(PEOPLE_SHEET_SIZE.0, PEOPLE_SHEET_SIZE.1);
     for row in 0..=LOOKS {
         let l = look(row);
         let oy = row as i32 * h;
@@ -342,12 +344,16 @@ pub fn people_sheet() -> Canvas {
 /// Where the atlases live, under the data root.
 pub const ART_DIR: &str = "assets/art";
 
-/// The atlases: file name and what draws it.
-pub fn atlases() -> [(&'static str, fn() -> Canvas); 3] {
+/// The people sheet's size in pixels.
+pub const PEOPLE_SHEET_SIZE: (u32, u32) =
+    (PERSON_W * COLUMNS as u32, PERSON_H * (LOOKS as u32 + 1));
+
+/// The atlases: file name, size in pixels (known without drawing), and what draws it.
+pub fn atlases() -> [(&'static str, (u32, u32), fn() -> Canvas); 3] {
     [
-        ("tiles.png", tile_canvas),
-        ("people.png", people_sheet),
-        ("icons.png", icon_strip),
+        ("tiles.png", TILE_ATLAS_SIZE, tile_canvas),
+        ("people.png", PEOPLE_SHEET_SIZE, people_sheet),
+        ("icons.png", (ICON * ICON_CELLS as u32, ICON), icon_strip),
     ]
 }
 
@@ -355,7 +361,7 @@ pub fn atlases() -> [(&'static str, fn() -> Canvas); 3] {
 pub fn write_atlases(dir: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut written = Vec::new();
-    for (name, draw) in atlases() {
+    for (name, _, draw) in atlases() {
         let canvas = draw();
         let (w, h) = canvas.size();
         let path = dir.join(name);
@@ -383,13 +389,13 @@ pub fn read_atlas(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
 }
 
 /// An atlas for the window: the file under `assets/art/` when it is there and of the size the
-/// code draws, else drawn now (with a warning naming the file and `simulacra art`).
+/// code draws (nothing is drawn then), else drawn now (with a warning naming the file and
+/// `simulacra art`).
 pub fn load_atlas(name: &str) -> Image {
-    let Some((_, draw)) = atlases().into_iter().find(|(n, _)| *n == name) else {
+    let Some((_, expected, draw)) = atlases().into_iter().find(|(n, ..)| *n == name) else {
         return rgba_image(1, 1, vec![0; 4]);
     };
     let path = crate::data::data_root().join(ART_DIR).join(name);
-    let expected = draw().size();
     match read_atlas(&path) {
         Ok((w, h, data)) if (w, h) == expected => rgba_image(w, h, data),
         Ok((w, h, _)) => {
@@ -402,9 +408,7 @@ pub fn load_atlas(name: &str) -> Image {
             draw().into_image()
         }
         Err(e) => {
-            warn!(
-                "{e}: drawing the art now; run `simulacra art` (set-up does) to build the atlases"
-            );
+            warn!("{e}: drawing the art now; run `simulacra art` to build the atlases");
             draw().into_image()
         }
     }
@@ -425,7 +429,7 @@ pub fn people_layout() -> TextureAtlasLayout {
 pub fn icons_layout() -> TextureAtlasLayout {
     TextureAtlasLayout::from_grid(
         UVec2::splat(ICON),
-        super::art::EFFECT_BASE as u32 + 5,
+        super::art::ICON_CELLS as u32,
         1,
         None,
         None,
@@ -490,9 +494,10 @@ mod tests {
     #[test]
     fn the_atlases_on_disk_are_what_the_code_draws() {
         let dir = crate::data::data_root().join(ART_DIR);
-        for (name, draw) in atlases() {
+        for (name, size, draw) in atlases() {
             let canvas = draw();
             let (w, h) = canvas.size();
+            assert_eq!(size, (w, h), "{name}: the size declared for loading");
             let (fw, fh, data) = read_atlas(&dir.join(name))
                 .unwrap_or_else(|e| panic!("{e}: run `simulacra art` to write the atlases"));
             assert_eq!((fw, fh), (w, h), "{name}: run `simulacra art`");

@@ -225,6 +225,9 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
                 "LLM backend {}: {:?} ({})\n",
                 b.name, b.health, b.detail
             ));
+            for e in &b.endpoints {
+                out.push_str(&format!("  {}\n", crate::llm::backend::endpoint_line(e)));
+            }
         }
         let stats = llm.stats();
         if stats.by_purpose.is_empty() {

@@ -4,3 +4,4 @@
 
 pub mod day;
 pub mod save;
+pub mod scale;

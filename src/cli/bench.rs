@@ -46,6 +46,57 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             steps,
             rounds,
         } => sim(world, steps, rounds),
+        BenchCommand::Scale {
+            sizes,
+            endpoints,
+            tokens_per_s,
+            batch,
+            ttft,
+            concurrency,
+            no_affinity,
+            hours,
+            from,
+            seed,
+            servers,
+            model,
+            out,
+        } => {
+            let Some(from) = crate::sim::time::GameTime::parse(&from) else {
+                return fail(format!(
+                    "--from: bad date-time {from:?}; write \"YYYY-MM-DD HH:MM\""
+                ));
+            };
+            let b = crate::bench::scale::ScaleBench {
+                sizes,
+                endpoints,
+                model: crate::llm::standin::ThroughputModel {
+                    tokens_per_s,
+                    batch,
+                    ttft_s: ttft,
+                    ..Default::default()
+                },
+                concurrency,
+                affinity: !no_affinity,
+                hours,
+                from,
+                seed,
+                servers: (!servers.is_empty()).then_some((servers, model)),
+                out,
+            };
+            println!(
+                "bench scale: generated towns of {:?} residents (seed {seed}), {hours} game h from {from}, {}",
+                b.sizes,
+                if b.servers.is_some() {
+                    "real servers".to_string()
+                } else {
+                    "STAND-IN servers (no model)".to_string()
+                }
+            );
+            match crate::bench::scale::run(&b) {
+                Ok(_) => 0,
+                Err(e) => fail(e),
+            }
+        }
         BenchCommand::Llm {
             model,
             threads,

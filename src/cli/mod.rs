@@ -6,6 +6,7 @@
 mod args;
 mod bench;
 mod check;
+mod generate;
 mod import;
 mod lab;
 mod play;
@@ -44,6 +45,10 @@ pub enum Command {
     /// Convert towns made for the original Generative Agents into ours.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Towns and casts of any size from a seed, with no model: `generate town --residents 1000`
+    /// and `generate cast --map … --residents 1000`.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
     /// Write our towns in the original Generative Agents' formats.
     #[command(subcommand)]
     Export(ExportCommand),
@@ -103,6 +108,40 @@ pub enum ImportCommand {
     },
 }
 
+/// `generate` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum GenerateCommand {
+    /// A town with a bedroom for each of `--residents` people and places to work, study and
+    /// spend free time (shops, cafés, pubs, colleges, parks) in districts; checked, then written.
+    Town {
+        /// People it must house (nine bedrooms a house).
+        #[arg(long)]
+        residents: usize,
+        /// The seed: the same seed and size give the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The map file to write (e.g. maps/town1000.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// A scenario of `--residents` people for a town: homes, jobs or studies with hours,
+    /// favourite places, neighbours, co-workers and friends; checked against the town, then written.
+    Cast {
+        /// The town: a bundled map name or a map file.
+        #[arg(long)]
+        map: String,
+        /// How many residents.
+        #[arg(long)]
+        residents: usize,
+        /// The seed: the same seed, town and size give the same file.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The scenario file to write (e.g. config/scenarios/town1000.ron).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
 /// `export` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum ExportCommand {
@@ -134,6 +173,52 @@ pub enum BenchCommand {
         /// Steps to run before the window opens (4600 = 12:46, lunch at Hobbs Cafe).
         #[arg(long, default_value_t = 4600)]
         skip_steps: u64,
+    },
+    /// A generated town of each size run headless against a pool of endpoints: stand-in
+    /// servers started here (every shape answered after a delay from the throughput model
+    /// given; no model) or real servers (`--servers`). Pace, the simulation's own share of wall
+    /// time, requests in flight per endpoint, affinity, peak memory and save time.
+    Scale {
+        /// Town sizes, residents.
+        #[arg(long, value_delimiter = ',', default_value = "100,300,1000")]
+        sizes: Vec<usize>,
+        /// Numbers of endpoints to try at each size.
+        #[arg(long, value_delimiter = ',', default_value = "4")]
+        endpoints: Vec<usize>,
+        /// Stand-ins: tokens per second per request.
+        #[arg(long, default_value_t = 40.0)]
+        tokens_per_s: f32,
+        /// Stand-ins: requests each serves at once (more wait in its queue).
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// Stand-ins: seconds to the first token (a quarter of it for a cached prefix).
+        #[arg(long, default_value_t = 0.15)]
+        ttft: f32,
+        /// Requests in flight per endpoint (default: the batch).
+        #[arg(long)]
+        concurrency: Option<u32>,
+        /// Spread requests by load alone, not keeping residents on their own endpoint.
+        #[arg(long)]
+        no_affinity: bool,
+        /// Game hours measured.
+        #[arg(long, default_value_t = 1.0)]
+        hours: f64,
+        /// When they begin (the day's plans are made first thing).
+        #[arg(long, default_value = "2023-02-13 07:00")]
+        from: String,
+        /// Seed of the generated towns and casts.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Real OpenAI-compatible servers (base URLs ending in /v1) instead of stand-ins; the
+        /// first N are used for N endpoints.
+        #[arg(long, value_delimiter = ',')]
+        servers: Vec<String>,
+        /// The real servers' model name.
+        #[arg(long, default_value = "default")]
+        model: String,
+        /// Where the towns, casts and saves go.
+        #[arg(long, default_value = "out/scale")]
+        out: PathBuf,
     },
     /// Headless simulation steps per second (25 residents on their routine).
     Sim {
@@ -282,6 +367,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Check(args) => check::check(&args),
         Command::Import(command) => import::import(command),
         Command::Export(command) => import::export(command),
+        Command::Generate(command) => generate::generate(command),
         Command::Bench(command) => bench::bench(command),
         Command::Lab(command) => lab::lab(command),
     }

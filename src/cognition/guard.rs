@@ -90,9 +90,21 @@ pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
     if !text.chars().any(char::is_alphabetic) {
         return Some(Flaw::OnlyANumber);
     }
-    let name_words: Vec<String> = ctx.names.iter().flat_map(|n| words(n)).collect();
+    // Whether a word is a word of someone's name, without making everyone's words (a town
+    // of a thousand asks this for every answer); the first word that is not ends the search.
+    let in_a_name = |x: &str| {
+        ctx.names.iter().any(|n| {
+            n.split(|c: char| !c.is_alphanumeric() && c != '\'')
+                .any(|part| {
+                    part.trim_matches('\'')
+                        .chars()
+                        .flat_map(char::to_lowercase)
+                        .eq(x.chars())
+                })
+        })
+    };
     if w.iter()
-        .all(|x| name_words.contains(x) || PRONOUNS.contains(&x.as_str()))
+        .all(|x| PRONOUNS.contains(&x.as_str()) || in_a_name(x))
     {
         return Some(Flaw::OnlyAName);
     }

@@ -34,6 +34,29 @@ pub struct PlaceRules {
     pub hours: BTreeMap<String, Vec<(u32, u32)>>,
     /// Every resident's name.
     pub names: Vec<String>,
+    /// What is derived from the above on first use (so a town of a thousand does not search
+    /// everyone for each arena it considers).
+    pub memo: PlaceMemo,
+}
+
+/// Lookups derived from [`PlaceRules`] once: each room's owners, and the residents an arena's
+/// name mentions (computed once per distinct arena name). A clone starts empty.
+#[derive(Default)]
+pub struct PlaceMemo {
+    owners: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
+    named: std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+}
+
+impl Clone for PlaceMemo {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for PlaceMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlaceMemo")
+    }
 }
 
 impl PlaceRules {
@@ -82,24 +105,32 @@ impl PlaceRules {
     /// Whether `who` may use an arena: never another resident's own room, nor an arena named
     /// after others only ("Klaus Mueller's room", "Mei and John Lin's bedroom").
     pub fn arena_allowed(&self, who: &str, arena_address: &str) -> bool {
-        if self
-            .rooms
-            .iter()
-            .any(|(n, room)| n != who && room == arena_address)
-            && self.rooms.get(who).map(String::as_str) != Some(arena_address)
+        let owners = self.memo.owners.get_or_init(|| {
+            let mut m = std::collections::HashMap::<String, Vec<String>>::new();
+            for (n, room) in &self.rooms {
+                m.entry(room.clone()).or_default().push(n.clone());
+            }
+            m
+        });
+        if owners
+            .get(arena_address)
+            .is_some_and(|o| !o.iter().any(|n| n == who))
         {
-            return false;
+            return false; // someone else's own room
         }
         let arena = arena_address.rsplit(':').next().unwrap_or(arena_address);
-        let first = |n: &str| n.split_whitespace().next().unwrap_or(n).to_string();
-        let mentions = |n: &str| {
-            arena.contains(n)
-                || arena
-                    .split(|c: char| !c.is_alphanumeric())
-                    .any(|w| w == first(n))
-        };
-        let named_for: Vec<&String> = self.names.iter().filter(|n| mentions(n)).collect();
-        (named_for.is_empty() || named_for.iter().any(|n| *n == who)) && owned_by(arena, who)
+        let mut named = self.memo.named.lock().unwrap();
+        let named_for = named.entry(arena.to_string()).or_insert_with(|| {
+            let first = |n: &str| n.split_whitespace().next().unwrap_or(n).to_string();
+            let mentions = |n: &str| {
+                arena.contains(n)
+                    || arena
+                        .split(|c: char| !c.is_alphanumeric())
+                        .any(|w| w == first(n))
+            };
+            self.names.iter().filter(|n| mentions(n)).cloned().collect()
+        });
+        (named_for.is_empty() || named_for.iter().any(|n| n == who)) && owned_by(arena, who)
     }
 }
 

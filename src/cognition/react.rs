@@ -32,13 +32,13 @@ pub fn newly_seen<'a>(
     stream: &'a MemoryStream,
     me: &str,
     now: crate::sim::time::GameTime,
-    people: &[String],
+    people: &std::collections::HashSet<&str>,
 ) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for n in stream.nodes().iter().rev().take_while(|n| n.created == now) {
         if n.kind == NodeKind::Event
             && n.subject != me
-            && people.contains(&n.subject)
+            && people.contains(n.subject.as_str())
             && !out.contains(&n.subject.as_str())
         {
             out.insert(0, &n.subject);
@@ -74,10 +74,15 @@ pub fn consider_reactions(
     if now.hms().0 == 23 {
         return;
     }
-    let names: Vec<String> = people
+    // Everyone by name, once a step: who was seen is looked up, never searched for, so a
+    // town of a thousand costs each viewer only what it saw.
+    let everyone: Vec<_> = people.iter().collect();
+    let by_name: std::collections::HashMap<&str, usize> = everyone
         .iter()
-        .map(|(_, id, _, _, _)| id.name.clone())
+        .enumerate()
+        .map(|(i, (_, id, _, _, _))| (id.name.as_str(), i))
         .collect();
+    let names: std::collections::HashSet<&str> = by_name.keys().copied().collect();
     let slack = ask.cfg.0.decision_slack_steps;
     let react_cd = ask.cfg.0.react_cooldown_minutes as i64 * 60;
     for (agent, resident, id, outlook, action, walk, stream, mut scratch, mut pending) in
@@ -91,8 +96,7 @@ pub fn consider_reactions(
         }
         let seen = newly_seen(stream, &id.name, now, &names);
         let Some((target, tid, taction, is_player)) = seen.iter().find_map(|n| {
-            let (e, tid, ta, talking, is_player) =
-                people.iter().find(|(_, i, _, _, _)| i.name == *n)?;
+            let (e, tid, ta, talking, is_player) = *everyone.get(*by_name.get(n)?)?;
             let free = !talking && !ta.is_asleep() && !is_waiting(ta);
             let cooled = scratch.react_cooldown.get(*n).is_none_or(|t| *t <= now);
             (free && cooled).then_some((e, tid, ta, is_player))
@@ -384,14 +388,13 @@ mod tests {
         s.add(NodeKind::Event, ev("the Ville:Hobbs Cafe:cafe:piano"), t1);
         s.add(NodeKind::Event, ev("Isabella Rodriguez"), t1);
         s.add(NodeKind::Event, ev("Tom Moreno"), t1);
-        let people: Vec<String> = [
+        let people: std::collections::HashSet<&str> = [
             "Maria Lopez",
             "Klaus Mueller",
             "Isabella Rodriguez",
             "Tom Moreno",
         ]
-        .iter()
-        .map(|s| s.to_string())
+        .into_iter()
         .collect();
         assert_eq!(
             newly_seen(&s, "Isabella Rodriguez", t1, &people),

@@ -151,8 +151,17 @@ pub struct OpenAiConfig {
     /// Older configs: `false` is `dialect: PromptOnly`, `true` leaves `dialect` as it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub json_schema: Option<bool>,
-    /// Requests in flight per endpoint.
+    /// Requests in flight per endpoint (least outstanding requests first among those with room).
     pub concurrency: u32,
+    /// Keep each resident's requests on one endpoint while it has room (rendezvous hashing on
+    /// the resident), so the server's prefix cache (vLLM's automatic prefix caching,
+    /// llama.cpp's slot reuse) keeps the resident's identity block warm; a full or resting
+    /// endpoint's residents go to the least busy other one meanwhile.
+    pub affinity: bool,
+    /// An endpoint whose recent seconds per generated token exceed this many times the fastest
+    /// endpoint's sheds its share: it is given a quarter of `concurrency` (at least one) until
+    /// it is fast again. 0 turns shedding off.
+    pub slow_factor: f32,
 }
 
 impl OpenAiConfig {
@@ -230,6 +239,8 @@ impl Default for OpenAiConfig {
             dialect: Dialect::Auto,
             json_schema: None,
             concurrency: 8,
+            affinity: true,
+            slow_factor: 3.0,
         }
     }
 }

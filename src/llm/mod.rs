@@ -12,6 +12,7 @@ pub mod probe;
 pub mod runtime;
 pub mod server;
 pub mod shape;
+pub mod standin;
 pub mod types;
 
 use bevy::prelude::*;

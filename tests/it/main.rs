@@ -16,6 +16,7 @@ mod memory_real;
 mod plan_day;
 mod plan_real;
 mod play;
+mod pool;
 mod saves;
 mod sim_day;
 mod talk;

@@ -27,6 +27,31 @@ pub struct Work {
     pub deadline: Instant,
     /// Set when the caller no longer wants the answer.
     pub cancelled: Arc<AtomicBool>,
+    /// Whose request it is (a resident's stable key), so a pool can keep a resident's requests
+    /// on one endpoint, where the server's prefix cache holds that resident's identity block.
+    pub affinity: Option<u64>,
+}
+
+/// One endpoint of a pool as the HUD and the benches see it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointStatus {
+    /// Its base URL.
+    pub url: String,
+    /// Whether it takes requests (not resting after failures).
+    pub up: bool,
+    /// Requests in flight on it now.
+    pub in_flight: usize,
+    /// Most requests it is given at once now: the configured concurrency, less while it is
+    /// much slower than the others (it sheds its share) or resting.
+    pub limit: usize,
+    /// Requests it answered (or failed) so far.
+    pub done: u64,
+    /// Requests of a resident sent to that resident's own endpoint.
+    pub affinity_hits: u64,
+    /// Requests of a resident whose own endpoint was full or down, sent elsewhere.
+    pub affinity_misses: u64,
+    /// Recent seconds per request (a moving average; 0 before the first answer).
+    pub latency_s: f32,
 }
 
 /// Chat completion or embedding.
@@ -143,6 +168,28 @@ pub enum Health {
     Starting,
 }
 
+/// One line for an endpoint of a pool: requests, in flight and limit, latency, affinity.
+pub fn endpoint_line(e: &EndpointStatus) -> String {
+    let asked = e.affinity_hits + e.affinity_misses;
+    format!(
+        "{}: {}; {} requests; {} in flight of {}; {:.2} s per request lately{}",
+        e.url,
+        if e.up { "up" } else { "resting" },
+        e.done,
+        e.in_flight,
+        e.limit,
+        e.latency_s,
+        if asked > 0 {
+            format!(
+                "; {:.0} % of residents' requests on their own endpoint",
+                100.0 * e.affinity_hits as f64 / asked as f64
+            )
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// A backend: accepts work without blocking and reports on `done`.
 pub trait Backend: Send {
     /// Name from the config.
@@ -174,6 +221,10 @@ pub trait Backend: Send {
     /// router need not.
     fn keeps_own_deadlines(&self) -> bool {
         false
+    }
+    /// Its endpoints, for a backend that spreads work over several (empty otherwise).
+    fn endpoints(&self) -> Vec<EndpointStatus> {
+        Vec::new()
     }
 }
 

@@ -97,6 +97,8 @@ pub struct BackendStatus {
     pub queued: usize,
     /// A word or two beside the name (a server's dialect).
     pub note: Option<String>,
+    /// Its endpoints, for a pool of servers (empty for other backends).
+    pub endpoints: Vec<super::backend::EndpointStatus>,
 }
 
 impl BackendStatus {

@@ -256,6 +256,7 @@ impl Router {
                     kind,
                     deadline: now + timeout,
                     cancelled: job.cancelled.clone(),
+                    affinity: job.sub.agent.map(|a| a.to_bits()),
                 };
                 self.running[b].insert(id);
                 self.backends[b].start(work, self.done_tx.clone());
@@ -328,6 +329,7 @@ impl Router {
                     in_flight: self.running[i].len(),
                     queued: self.queues[i].len(),
                     note: b.note(),
+                    endpoints: b.endpoints(),
                 }
             })
             .collect();

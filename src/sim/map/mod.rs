@@ -4,6 +4,7 @@
 
 mod build;
 mod file;
+pub mod generate;
 mod layers;
 pub mod objects;
 pub mod original;

@@ -19,9 +19,12 @@ pub use http::{HttpError, api_key, error_chain, http_client, install_crypto_prov
 pub use requests::{chat, embed};
 pub use talk::{EmbedRoute, Embeddings, Talk, embedding_identity};
 
-use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
+use super::{
+    Backend, BackendError, EndpointStatus, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome,
+};
 use crate::llm::config::OpenAiConfig;
 use crossbeam_channel::Sender;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,6 +40,24 @@ struct Endpoint {
     /// The last error and when it came.
     last_error: Option<(String, Instant)>,
     talk: Arc<Mutex<Talk>>,
+    /// Requests answered or failed.
+    done: u64,
+    affinity_hits: u64,
+    affinity_misses: u64,
+    /// Recent seconds per chat answer (exponential moving average), once one was answered.
+    latency: Option<f32>,
+    /// Recent seconds per generated token (eight counted for the prompt): what `slow_factor`
+    /// compares, as it does not depend on how long the answers were.
+    pace: Option<f32>,
+}
+
+/// A resident's score for an endpoint (rendezvous hashing): the resident's own endpoint is the
+/// one scoring highest among those up, so when one rests only its residents move.
+pub fn rendezvous(key: u64, endpoint: usize) -> u64 {
+    let mut z = key ^ (endpoint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// An OpenAI-compatible backend.
@@ -51,6 +72,8 @@ pub struct OpenAiBackend {
     turn: usize,
     down_after: u32,
     probe_after: Duration,
+    /// When each request in flight was sent (for the endpoints' latency).
+    sent: HashMap<u64, Instant>,
 }
 
 impl OpenAiBackend {
@@ -82,6 +105,11 @@ impl OpenAiBackend {
                 probing: false,
                 last_error: None,
                 talk: Arc::new(Mutex::new(Talk::new(dialect))),
+                done: 0,
+                affinity_hits: 0,
+                affinity_misses: 0,
+                latency: None,
+                pace: None,
             })
             .collect();
         Self {
@@ -95,6 +123,7 @@ impl OpenAiBackend {
             turn: 0,
             down_after: down_after.max(1),
             probe_after,
+            sent: HashMap::new(),
         }
     }
 
@@ -114,30 +143,80 @@ impl OpenAiBackend {
         }
     }
 
-    fn pick(&mut self, embed: bool) -> Option<usize> {
+    /// Most requests endpoint `i` is given now: `concurrency`, or a quarter of it while its
+    /// recent seconds per generated token exceed `slow_factor` times the fastest endpoint's.
+    fn limit(&self, i: usize) -> usize {
+        let full = (self.cfg.concurrency as usize).max(1);
+        let (Some(mine), true) = (self.endpoints[i].pace, self.cfg.slow_factor > 0.0) else {
+            return full;
+        };
+        let fastest = self
+            .endpoints
+            .iter()
+            .filter(|e| e.down_until.is_none())
+            .filter_map(|e| e.pace)
+            .fold(f32::INFINITY, f32::min);
+        if fastest.is_finite() && mine > self.cfg.slow_factor * fastest.max(0.001) {
+            (full / 4).max(1)
+        } else {
+            full
+        }
+    }
+
+    /// The endpoint for a request: the resident's own one while it has room (with
+    /// `affinity`), else the one with the fewest requests outstanding for its limit, among
+    /// those up (and making embeddings, for an embedding).
+    fn pick(&mut self, embed: bool, affinity: Option<u64>) -> Option<usize> {
         let now = Instant::now();
         let n = self.endpoints.len();
-        let mut best: Option<usize> = None;
-        for k in 0..n {
-            let i = (self.turn + k) % n;
-            let e = &self.endpoints[i];
-            if !self.usable(e, now) || e.in_flight >= self.cfg.concurrency as usize {
-                continue;
+        let fits = |s: &Self, i: usize| {
+            let e = &s.endpoints[i];
+            s.usable(e, now)
+                && e.in_flight < s.limit(i)
+                && !(embed && matches!(e.talk.lock().unwrap().embeddings, Embeddings::No(_)))
+        };
+        let own = affinity
+            .filter(|_| self.cfg.affinity && n > 1)
+            .and_then(|key| {
+                (0..n)
+                    .filter(|&i| {
+                        let e = &self.endpoints[i];
+                        self.usable(e, now) || e.probing
+                    })
+                    .max_by_key(|&i| rendezvous(key, i))
+            });
+        let chosen = match own {
+            Some(i) if fits(self, i) => {
+                self.endpoints[i].affinity_hits += 1;
+                Some(i)
             }
-            if embed && matches!(e.talk.lock().unwrap().embeddings, Embeddings::No(_)) {
-                continue;
+            _ => {
+                let mut best: Option<usize> = None;
+                for k in 0..n {
+                    let i = (self.turn + k) % n;
+                    if !fits(self, i) {
+                        continue;
+                    }
+                    // Fewest outstanding for the room it has (a slow endpoint's smaller
+                    // limit counts), ties to the next in turn.
+                    let load = |j: usize| self.endpoints[j].in_flight as f64 / self.limit(j) as f64;
+                    if best.is_none_or(|b| load(b) > load(i)) {
+                        best = Some(i);
+                    }
+                }
+                if let (Some(o), Some(_)) = (own, best) {
+                    self.endpoints[o].affinity_misses += 1;
+                }
+                best
             }
-            if best.is_none_or(|b| self.endpoints[b].in_flight > e.in_flight) {
-                best = Some(i);
-            }
-        }
-        if let Some(i) = best {
+        };
+        if let Some(i) = chosen {
             self.turn = (i + 1) % n;
             if self.endpoints[i].down_until.is_some() {
                 self.endpoints[i].probing = true;
             }
         }
-        best
+        chosen
     }
 
     /// Why no endpoint makes embeddings, when none does.
@@ -177,7 +256,36 @@ impl Backend for OpenAiBackend {
     }
 
     fn capacity(&self) -> usize {
-        (self.cfg.concurrency as usize * self.endpoints.len()).max(1)
+        // The room of the endpoints that take work now, so the router keeps the rest of the
+        // queue (in priority order) rather than handing work to a pool that has no room.
+        let now = Instant::now();
+        (0..self.endpoints.len())
+            .filter(|&i| self.usable(&self.endpoints[i], now))
+            .map(|i| self.limit(i))
+            .sum::<usize>()
+            .max(1)
+    }
+
+    fn endpoints(&self) -> Vec<EndpointStatus> {
+        (0..self.endpoints.len())
+            .map(|i| {
+                let e = &self.endpoints[i];
+                EndpointStatus {
+                    url: e.url.clone(),
+                    up: e.down_until.is_none(),
+                    in_flight: e.in_flight,
+                    limit: if e.down_until.is_none() {
+                        self.limit(i)
+                    } else {
+                        0
+                    },
+                    done: e.done,
+                    affinity_hits: e.affinity_hits,
+                    affinity_misses: e.affinity_misses,
+                    latency_s: e.latency.unwrap_or(0.0),
+                }
+            })
+            .collect()
     }
 
     fn available(&self) -> bool {
@@ -214,7 +322,7 @@ impl Backend for OpenAiBackend {
                 );
             }
         };
-        let Some(ep) = self.pick(embed) else {
+        let Some(ep) = self.pick(embed, work.affinity) else {
             return refuse(
                 &done,
                 BackendError::new(ErrorKind::Down, "no endpoint is up"),
@@ -222,6 +330,7 @@ impl Backend for OpenAiBackend {
             );
         };
         self.endpoints[ep].in_flight += 1;
+        self.sent.insert(work.id, Instant::now());
         let base = self.endpoints[ep].url.clone();
         let talk = self.endpoints[ep].talk.clone();
         let key = self.api_key.clone();
@@ -278,6 +387,24 @@ impl Backend for OpenAiBackend {
         };
         e.in_flight = e.in_flight.saturating_sub(1);
         e.probing = false;
+        e.done += 1;
+        // Chat answers only (embeddings take a fraction of the time), per generated token
+        // with eight tokens' worth for the prompt, so that long and short answers compare.
+        if let Some(sent) = self.sent.remove(&d.id)
+            && let WorkOutcome::Text {
+                gen_tokens, text, ..
+            } = &d.outcome
+        {
+            let secs = sent.elapsed().as_secs_f32();
+            let tokens = if *gen_tokens > 0 {
+                *gen_tokens
+            } else {
+                (text.len() / 4) as u32
+            };
+            let pace = secs / (tokens as f32 + 8.0);
+            e.latency = Some(e.latency.map_or(secs, |l| 0.9 * l + 0.1 * secs));
+            e.pace = Some(e.pace.map_or(pace, |l| 0.9 * l + 0.1 * pace));
+        }
         match &d.outcome {
             // A refused request or a missing feature is no sign the server is down.
             WorkOutcome::Failed(err)

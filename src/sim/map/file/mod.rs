@@ -7,6 +7,7 @@
 mod paint;
 mod write;
 
+pub(crate) use write::LEGEND;
 pub use write::{write_ron, write_ron_beside};
 
 use super::objects::{OBJECT_KINDS, ObjectKind, added_kind};
@@ -22,18 +23,18 @@ use std::sync::Arc;
 /// The file as written.
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct MapFile {
-    world: String,
-    width: i32,
-    height: i32,
+pub(crate) struct MapFile {
+    pub(crate) world: String,
+    pub(crate) width: i32,
+    pub(crate) height: i32,
     /// Whether furniture blocks walking (default); `false` for towns whose walls and
     /// furniture are all in the terrain, as in towns drawn for the original.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
-    objects_block: bool,
+    pub(crate) objects_block: bool,
     /// Object kinds this town adds to the catalogue (drawn with a generic picture; they never
     /// block). A kind neither here nor in the catalogue is an error, so typos are caught.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    new_kinds: Vec<String>,
+    pub(crate) new_kinds: Vec<String>,
     /// A Tiled map whose art layers draw this town (relative to this file, or absolute): what
     /// `simulacra import map` of a Tiled map writes, so the converted town keeps its pictures.
     #[serde(
@@ -41,10 +42,10 @@ struct MapFile {
         skip_serializing_if = "Option::is_none",
         serialize_with = "plain_string"
     )]
-    art: Option<String>,
-    legend: BTreeMap<char, Terrain>,
-    terrain: Vec<String>,
-    sectors: Vec<SectorFile>,
+    pub(crate) art: Option<String>,
+    pub(crate) legend: BTreeMap<char, Terrain>,
+    pub(crate) terrain: Vec<String>,
+    pub(crate) sectors: Vec<SectorFile>,
 }
 
 /// `Some("x")` written as `"x"` (the reader takes a bare value for an option).
@@ -62,36 +63,36 @@ fn is_true(b: &bool) -> bool {
 
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct SectorFile {
-    name: String,
-    rect: Rect,
+pub(crate) struct SectorFile {
+    pub(crate) name: String,
+    pub(crate) rect: Rect,
     /// More rectangles of the same sector (a sector of any shape is a union of rectangles).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    more: Vec<Rect>,
-    arenas: Vec<ArenaFile>,
+    pub(crate) more: Vec<Rect>,
+    pub(crate) arenas: Vec<ArenaFile>,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct ArenaFile {
-    name: String,
-    rect: Rect,
+pub(crate) struct ArenaFile {
+    pub(crate) name: String,
+    pub(crate) rect: Rect,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    more: Vec<Rect>,
+    pub(crate) more: Vec<Rect>,
     #[serde(default)]
-    objects: Vec<ObjectFile>,
+    pub(crate) objects: Vec<ObjectFile>,
     /// Named spawn points in this arena, such as `("sp-A", (3, 2))`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    spawns: Vec<(String, (i32, i32))>,
+    pub(crate) spawns: Vec<(String, (i32, i32))>,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct ObjectFile {
-    kind: String,
-    rect: Rect,
+pub(crate) struct ObjectFile {
+    pub(crate) kind: String,
+    pub(crate) rect: Rect,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    more: Vec<Rect>,
+    pub(crate) more: Vec<Rect>,
 }
 
 pub(crate) const NONE: u16 = u16::MAX;

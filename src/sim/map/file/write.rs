@@ -43,7 +43,7 @@ fn cover(w: i32, h: i32, inside: impl Fn(usize) -> bool) -> Vec<Rect> {
 }
 
 /// The legend written by [`write_ron`].
-const LEGEND: [(char, Terrain); 8] = [
+pub(crate) const LEGEND: [(char, Terrain); 8] = [
     ('.', Terrain::Grass),
     ('=', Terrain::Path),
     ('~', Terrain::Water),

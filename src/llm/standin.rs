@@ -1,0 +1,457 @@
+//! Stand-in servers: OpenAI-compatible HTTP servers on this machine that answer every output
+//! shape validly after a delay drawn from a throughput model, with no model behind them. They
+//! measure the simulation's own cost and the pool's efficiency apart from any real model
+//! (`simulacra bench scale`), and they are the endpoints the pool's tests fail, slow down and
+//! bring back. Everything they answer is named "stand-in" (the model id, every bench line).
+//!
+//! The throughput model, per server: `batch` requests are served at once (more wait in the
+//! server's queue, as in vLLM's scheduler); each takes the time to first token, `ttft_s`, then
+//! its answer's tokens at `tokens_per_s`. A prompt whose first 512 characters (the resident's
+//! identity block) were seen lately (`prefix_cache` prompts kept) pays a quarter of `ttft_s`,
+//! as a server's prefix cache saves the prefill.
+
+use crate::sim::hash::text_hash;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How fast a stand-in server answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThroughputModel {
+    /// Tokens per second generated for each request.
+    pub tokens_per_s: f32,
+    /// Requests served at once; more wait in the server's queue.
+    pub batch: usize,
+    /// Seconds to the first token (the prompt's prefill), a quarter of it for a cached prefix.
+    pub ttft_s: f32,
+    /// Prompt prefixes the server's cache keeps (0: none).
+    pub prefix_cache: usize,
+}
+
+impl Default for ThroughputModel {
+    /// About one vLLM server on one GPU with a 7–8B model: 40 tokens/s per request, 32 at a
+    /// time, 0.15 s to the first token.
+    fn default() -> Self {
+        Self {
+            tokens_per_s: 40.0,
+            batch: 32,
+            ttft_s: 0.15,
+            prefix_cache: 256,
+        }
+    }
+}
+
+impl ThroughputModel {
+    /// Seconds one request takes once it has a batch slot.
+    pub fn seconds(&self, answer_tokens: u32, cached_prefix: bool) -> f64 {
+        let ttft = if cached_prefix {
+            self.ttft_s * 0.25
+        } else {
+            self.ttft_s
+        };
+        ttft as f64 + answer_tokens as f64 / self.tokens_per_s.max(0.001) as f64
+    }
+}
+
+/// What a stand-in saw, and knobs the tests turn.
+#[derive(Debug, Default)]
+pub struct StandInState {
+    /// Answer every request with HTTP 500 while set.
+    pub failing: AtomicBool,
+    /// Delays are multiplied by this many percent (100: as modelled).
+    pub slowness: AtomicU32,
+    /// Requests received and not yet answered (queued in the server or in a batch slot).
+    pub open: AtomicUsize,
+    /// The most that were open at once.
+    pub peak_open: AtomicUsize,
+    /// Requests answered.
+    pub answered: AtomicU64,
+    /// Prompts whose prefix was in the cache, and those whose was not.
+    pub prefix_hits: AtomicU64,
+    /// Prompts whose prefix was not in the cache.
+    pub prefix_misses: AtomicU64,
+    /// Every chat prompt's text, when `keep_prompts` is set (tests).
+    pub prompts: Mutex<Vec<String>>,
+    /// Keep the prompts.
+    pub keep_prompts: AtomicBool,
+}
+
+/// A running stand-in server; stops when dropped.
+pub struct StandIn {
+    /// Base URL, ending in `/v1`.
+    pub url: String,
+    /// What it saw, and its knobs.
+    pub state: Arc<StandInState>,
+    stop: Arc<AtomicBool>,
+    addr: std::net::SocketAddr,
+}
+
+/// The batch slots of one server.
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl StandIn {
+    /// Starts a stand-in on 127.0.0.1 and a free port.
+    pub fn start(model: ThroughputModel) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(StandInState {
+            slowness: AtomicU32::new(100),
+            ..Default::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let slots = Arc::new(Slots {
+            free: Mutex::new(model.batch.max(1)),
+            freed: Condvar::new(),
+        });
+        let cache = Arc::new(Mutex::new(VecDeque::<u64>::new()));
+        let (st, sp) = (state.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("stand-in".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if sp.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (st, slots, cache) = (st.clone(), slots.clone(), cache.clone());
+                    let _ = std::thread::Builder::new()
+                        .name("stand-in-conn".into())
+                        .spawn(move || serve(stream, model, &st, &slots, &cache));
+                }
+            })?;
+        Ok(Self {
+            url: format!("http://{addr}/v1"),
+            state,
+            stop,
+            addr,
+        })
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+    }
+}
+
+/// One connection: requests one after another (keep-alive) until the client closes it or it
+/// stays idle for a minute.
+fn serve(
+    stream: TcpStream,
+    model: ThroughputModel,
+    state: &StandInState,
+    slots: &Slots,
+    cache: &Mutex<VecDeque<u64>>,
+) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+    let _ = stream.set_nodelay(true);
+    let Ok(mut out) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let (mut len, mut path, mut close) = (0usize, String::new(), false);
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if path.is_empty() {
+                path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("connection:") && lower.contains("close") {
+                close = true;
+            }
+            if line == "\r\n" || line == "\n" {
+                break;
+            }
+        }
+        let mut body = vec![0u8; len];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let n = state.open.fetch_add(1, Ordering::SeqCst) + 1;
+        state.peak_open.fetch_max(n, Ordering::SeqCst);
+        let (status, payload) = answer(&path, &body, model, state, slots, cache);
+        state.open.fetch_sub(1, Ordering::SeqCst);
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}\r\n",
+            if status == 200 { "OK" } else { "Error" },
+            payload.len(),
+            if close { "Connection: close\r\n" } else { "" }
+        );
+        if out
+            .write_all(head.as_bytes())
+            .and_then(|_| out.write_all(payload.as_bytes()))
+            .is_err()
+            || close
+        {
+            return;
+        }
+    }
+}
+
+/// The status and body for one request, after its modelled delay.
+fn answer(
+    path: &str,
+    body: &[u8],
+    model: ThroughputModel,
+    state: &StandInState,
+    slots: &Slots,
+    cache: &Mutex<VecDeque<u64>>,
+) -> (u16, String) {
+    if path.ends_with("/models") {
+        return (
+            200,
+            json!({"object": "list", "data": [{"id": "stand-in", "object": "model"}]}).to_string(),
+        );
+    }
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let chat = path.ends_with("/chat/completions");
+    if !chat && !path.ends_with("/embeddings") {
+        return (
+            404,
+            json!({"error": {"message": format!("no route {path}")}}).to_string(),
+        );
+    }
+    let prompt = if chat {
+        req["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|x| x["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    } else {
+        match &req["input"] {
+            Value::Array(a) => a.first().and_then(Value::as_str).unwrap_or("").to_string(),
+            v => v.as_str().unwrap_or("").to_string(),
+        }
+    };
+    if chat && state.keep_prompts.load(Ordering::Relaxed) {
+        state.prompts.lock().unwrap().push(prompt.clone());
+    }
+    let h = text_hash(&prompt);
+    let (content, tokens) = if chat {
+        let text = match schema_of(&req) {
+            Some(schema) => instance(schema, h, "").to_string(),
+            None => (*pick(TEXT_LINES, h)).to_string(),
+        };
+        let tokens = (text.len() / 4).max(1) as u32;
+        (text, tokens)
+    } else {
+        (String::new(), 1)
+    };
+    // The prefix cache: the first 512 characters, as the identity block leads each prompt.
+    let prefix: String = prompt.chars().take(512).collect();
+    let key = text_hash(&prefix);
+    let cached = model.prefix_cache > 0 && {
+        let mut c = cache.lock().unwrap();
+        let hit = if let Some(i) = c.iter().position(|k| *k == key) {
+            c.remove(i);
+            true
+        } else {
+            false
+        };
+        c.push_back(key);
+        while c.len() > model.prefix_cache {
+            c.pop_front();
+        }
+        hit
+    };
+    if cached {
+        state.prefix_hits.fetch_add(1, Ordering::Relaxed);
+    } else {
+        state.prefix_misses.fetch_add(1, Ordering::Relaxed);
+    }
+    if state.failing.load(Ordering::Relaxed) {
+        return (
+            500,
+            json!({"error": {"message": "stand-in told to fail"}}).to_string(),
+        );
+    }
+    // Wait for a batch slot, then take the modelled time.
+    {
+        let mut free = slots.free.lock().unwrap();
+        while *free == 0 {
+            free = slots.freed.wait(free).unwrap();
+        }
+        *free -= 1;
+    }
+    let slow = state.slowness.load(Ordering::Relaxed) as f64 / 100.0;
+    let secs = if chat {
+        model.seconds(tokens, cached)
+    } else {
+        model.ttft_s as f64 * 0.25
+    };
+    std::thread::sleep(Duration::from_secs_f64(secs * slow));
+    *slots.free.lock().unwrap() += 1;
+    slots.freed.notify_one();
+    state.answered.fetch_add(1, Ordering::Relaxed);
+    let prompt_tokens = (prompt.len() / 4) as u32;
+    if chat {
+        (
+            200,
+            json!({
+                "id": format!("standin-{h:x}"),
+                "object": "chat.completion",
+                "model": "stand-in",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens, "total_tokens": prompt_tokens + tokens,
+                          "prompt_tokens_details": {"cached_tokens": if cached { 128 } else { 0 }}}
+            })
+            .to_string(),
+        )
+    } else {
+        (
+            200,
+            json!({
+                "object": "list",
+                "model": "stand-in",
+                "data": [{"object": "embedding", "index": 0, "embedding": crate::llm::backend::scripted::bag_of_words_vector(&prompt)}],
+                "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens}
+            })
+            .to_string(),
+        )
+    }
+}
+
+/// The schema a request asks the answer to follow, in any of the forms servers take.
+fn schema_of(req: &Value) -> Option<&Value> {
+    let rf = &req["response_format"];
+    rf["json_schema"]["schema"]
+        .as_object()
+        .map(|_| &rf["json_schema"]["schema"])
+        .or_else(|| rf["schema"].as_object().map(|_| &rf["schema"]))
+        .or_else(|| req["guided_json"].as_object().map(|_| &req["guided_json"]))
+}
+
+const TEXT_LINES: &[&str] = &[
+    "Okay.",
+    "Sounds good to me.",
+    "I was just thinking about that.",
+    "Let us talk later.",
+];
+const PHRASES: &[&str] = &[
+    "having a cup of coffee",
+    "reading a book",
+    "working at the desk",
+    "taking a walk in the park",
+    "talking with a neighbour",
+    "cleaning up the kitchen",
+    "eating lunch",
+    "planning the week",
+];
+const EMOJI: &[&str] = &["🙂", "☕", "📚", "🍳", "🚶", "💬"];
+
+fn pick<'a>(items: &'a [&'a str], h: u64) -> &'a &'a str {
+    &items[(h % items.len() as u64) as usize]
+}
+
+/// A value that follows `schema` (the subset our shapes use: objects, arrays with item
+/// counts, strings with lengths, integers with bounds, enums), varied by `h`.
+pub fn instance(schema: &Value, h: u64, field: &str) -> Value {
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.is_empty()
+    {
+        return options[(h % options.len() as u64) as usize].clone();
+    }
+    let num = |k: &str| schema.get(k).and_then(Value::as_i64);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let mut m = serde_json::Map::new();
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (i, (k, s)) in props.iter().enumerate() {
+                    m.insert(k.clone(), instance(s, h.rotate_left(7 * i as u32 + 3), k));
+                }
+            }
+            Value::Object(m)
+        }
+        Some("array") => {
+            let min = num("minItems").unwrap_or(0).max(0) as u64;
+            let max = num("maxItems").map_or(min + 2, |m| m.max(min as i64) as u64);
+            let n = min + h % (max - min + 1);
+            Value::Array(
+                (0..n)
+                    .map(|i| {
+                        instance(
+                            schema.get("items").unwrap_or(&Value::Null),
+                            h.rotate_left(i as u32 * 11 + 1).wrapping_add(i),
+                            field,
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        Some("integer") | Some("number") => {
+            let lo = num("minimum").unwrap_or(0);
+            let hi = num("maximum").unwrap_or(lo + 9).max(lo);
+            json!(lo + (h % (hi - lo + 1) as u64) as i64)
+        }
+        Some("boolean") => json!(h.is_multiple_of(2)),
+        Some("string") => {
+            let min = num("minLength").unwrap_or(0).max(0) as usize;
+            let max = num("maxLength").map_or(usize::MAX, |m| m.max(0) as usize);
+            let mut s = if field == "emoji" {
+                pick(EMOJI, h).to_string()
+            } else {
+                pick(PHRASES, h).to_string()
+            };
+            while s.chars().count() < min {
+                s.push_str(" and more");
+            }
+            let s: String = s.chars().take(max.max(min)).collect();
+            json!(s)
+        }
+        _ => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::shape::{parse, unwrap_json_answer, wrapped_schema};
+    use crate::llm::types::OutputShape;
+
+    #[test]
+    fn instances_fit_every_shape() {
+        let shapes = [
+            OutputShape::Integer { min: 1, max: 10 },
+            OutputShape::Choice(vec!["a".into(), "b".into(), "c".into()]),
+            OutputShape::YesNo,
+            OutputShape::Lines(3),
+            OutputShape::Integers {
+                count: 4,
+                min: 1,
+                max: 10,
+            },
+            OutputShape::Json(
+                json!({"type": "object", "properties": {"plan": {"type": "array", "minItems": 5, "maxItems": 8, "items": {"type": "object", "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 12}, "minutes": {"type": "integer", "enum": [5, 10, 15]}, "emoji": {"type": "string", "minLength": 1, "maxLength": 4}}, "required": ["task", "minutes"]}}}, "required": ["plan"]}),
+            ),
+        ];
+        for s in &shapes {
+            let schema = wrapped_schema(s).unwrap();
+            for h in 0..50u64 {
+                let text = instance(&schema, h.wrapping_mul(0x9E37_79B9), "").to_string();
+                let inner = unwrap_json_answer(s, &text).unwrap();
+                assert!(parse(s, &inner).is_ok(), "{s:?}: {text}");
+            }
+        }
+    }
+}

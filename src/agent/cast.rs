@@ -367,10 +367,7 @@ pub fn generate_cast(
     let mut by_house: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     let mut by_work: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, home) in home_of.iter().enumerate() {
-        by_house
-            .entry(sector_of(&home.0))
-            .or_default()
-            .push(i);
+        by_house.entry(sector_of(&home.0)).or_default().push(i);
         if let Some(w) = workplace(i) {
             by_work.entry(w).or_default().push(i);
         }

@@ -237,6 +237,10 @@ pub fn perceive(
             },
         })
         .collect();
+    // In name order, not the order the ECS stores people in (which a load may change), so
+    // equally near people are seen in the same order in a run and in its continuation.
+    let mut seen = seen;
+    seen.sort_by(|a, b| a.name.cmp(b.name));
     let first = !*started;
     *started = true;
     let c = &cog.0;

@@ -990,3 +990,50 @@ fn a_save_from_before_the_layers_loads_and_goes_on() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_generated_town_of_300_round_trips_through_a_save() {
+    let dir = temp_dir("generated-300");
+    let cast = simulacra::bench::scale::town_files(&dir, 300, 5).unwrap();
+    let sim = || {
+        let mut sim = SimPlugin::load(&cast.to_string_lossy(), None, crate::scripted_config())
+            .expect("the generated town and cast load");
+        sim.scenario.start = GameTime::parse("2023-02-13 07:00").unwrap();
+        sim.config.saves.dir = dir.display().to_string();
+        sim.config.saves.autosave_minutes = 0;
+        sim
+    };
+    let mut first = headless_app(sim());
+    run_steps(&mut first, 90);
+    let a = capture(first.world_mut(), "before").unwrap();
+    let t = std::time::Instant::now();
+    let saved = save_named(first.world_mut(), "morning").unwrap();
+    eprintln!("saved 300 residents in {:.2} s", t.elapsed().as_secs_f64());
+    drop(first);
+    // Loaded into a new app (the people spawned and the save put into them, no step run),
+    // the town is what was saved, field by field.
+    let mut second = headless_app(SimPlugin::from_save(&saved, sim().config).unwrap());
+    second.update();
+    let b = capture(second.world_mut(), "after").unwrap();
+    assert_eq!(a.agents.len(), 301, "300 residents and the player");
+    let memories: usize = a
+        .agents
+        .iter()
+        .filter_map(|x| x.mind.as_ref())
+        .map(|m| m.memory.len())
+        .sum();
+    let talking = a
+        .agents
+        .iter()
+        .filter(|x| x.action.description.starts_with("chatting"))
+        .count();
+    eprintln!("{memories} memories, {talking} people in conversation at the save");
+    assert!(
+        memories > 300 * 5,
+        "the residents remember their morning: {memories}"
+    );
+    assert_same(&a, &b);
+    // And the loaded town goes on.
+    run_steps(&mut second, 30);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,7 +27,8 @@ pub struct SaveBench {
     pub config: Option<PathBuf>,
 }
 
-fn size_of(path: &Path) -> u64 {
+/// Bytes in a file, or in a folder and everything in it.
+pub(crate) fn size_of(path: &Path) -> u64 {
     if path.is_dir() {
         std::fs::read_dir(path)
             .map(|rd| rd.flatten().map(|e| size_of(&e.path())).sum())

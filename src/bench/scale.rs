@@ -57,13 +57,13 @@ pub struct ScaleRun {
     pub wall_s: f64,
     /// Wall seconds the steps waited for answers.
     pub waited_s: f64,
-    /// Chat requests and embeddings asked for.
+    /// Chat requests asked for.
     pub chats: u64,
     /// Embeddings asked for.
     pub embeds: u64,
     /// Answers that were the fail-safe.
     pub fallbacks: u64,
-    /// Mean requests in flight per endpoint over the run, and the limit.
+    /// Mean requests in flight per endpoint over the run.
     pub mean_in_flight: f64,
     /// Each endpoint's state at the end.
     pub pool: Vec<EndpointStatus>,
@@ -139,18 +139,6 @@ fn peak_rss_mb() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
-}
-
-fn dir_mb(dir: &Path) -> f64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum::<u64>()
-        })
-        .unwrap_or(0) as f64
-        / 1e6
 }
 
 /// Runs one size on one pool.
@@ -237,7 +225,10 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
     let ts = Instant::now();
     let data = crate::save::capture(app.world_mut(), "bench scale")?;
     crate::save::disk::write_save(&save_dir, &data)?;
-    let save = (ts.elapsed().as_secs_f64(), dir_mb(&save_dir));
+    let save = (
+        ts.elapsed().as_secs_f64(),
+        super::save::size_of(&save_dir) as f64 / 1e6,
+    );
     Ok(ScaleRun {
         residents,
         endpoints,

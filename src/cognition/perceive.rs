@@ -223,7 +223,7 @@ pub fn perceive(
         return;
     }
     // Someone whose first action is not decided yet shows nothing to perceive.
-    let seen: Vec<Seen> = people
+    let mut seen: Vec<Seen> = people
         .iter()
         .filter(|(_, _, act)| !act.description.is_empty() || act.event.is_some())
         .map(|(id, pos, act)| Seen {
@@ -239,7 +239,6 @@ pub fn perceive(
         .collect();
     // In name order, not the order the ECS stores people in (which a load may change), so
     // equally near people are seen in the same order in a run and in its continuation.
-    let mut seen = seen;
     seen.sort_by(|a, b| a.name.cmp(b.name));
     let first = !*started;
     *started = true;

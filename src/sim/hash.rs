@@ -16,6 +16,14 @@ pub fn fnv1a_32(bytes: &[u8]) -> u32 {
     })
 }
 
+/// SplitMix64's finaliser: 64 well-mixed bits from any 64 (the step of the towns' random
+/// source, and the score of a resident for an endpoint of a pool).
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A stable 64-bit hash of text ([`fnv1a_64`] of its UTF-8 bytes).
 pub fn text_hash(s: &str) -> u64 {
     fnv1a_64(s.as_bytes())

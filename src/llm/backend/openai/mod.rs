@@ -54,10 +54,7 @@ struct Endpoint {
 /// A resident's score for an endpoint (rendezvous hashing): the resident's own endpoint is the
 /// one scoring highest among those up, so when one rests only its residents move.
 pub fn rendezvous(key: u64, endpoint: usize) -> u64 {
-    let mut z = key ^ (endpoint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::sim::hash::mix64(key ^ (endpoint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// An OpenAI-compatible backend.

@@ -492,7 +492,7 @@ pub fn apply_chat_memories(
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
     // Built at the first conversation to remember (most steps have none).
-    let mut words: Option<(Vec<String>, Vec<String>)> = None;
+    let mut words: Option<(Vec<String>, super::guard::NameWords, Vec<String>)> = None;
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -516,11 +516,13 @@ pub fn apply_chat_memories(
             };
             // A summary, takeaway or memo that does not hold up is not used (the summary is then
             // written from the conversation's topics).
-            let (names, own_words) = &*words.get_or_insert_with(|| {
-                (scenario.0.names(), prompts.get("chat_memory").own_words())
+            let (names, name_words, own_words) = &*words.get_or_insert_with(|| {
+                let names = scenario.0.names();
+                let name_words = super::guard::NameWords::of(&names);
+                (names, name_words, prompts.get("chat_memory").own_words())
             });
             let ctx = super::guard::Context {
-                names,
+                names: name_words,
                 own_words,
                 earlier: &[],
             };

@@ -57,15 +57,45 @@ impl Flaw {
     }
 }
 
+/// The words of people's names, lower case (any of them alone is "only a name"): made once for
+/// the answers checked together, so a town of a thousand is not scanned for every word.
+#[derive(Debug, Clone, Default)]
+pub struct NameWords(std::collections::BTreeSet<String>);
+
+impl NameWords {
+    /// The words of these names.
+    pub fn of(names: &[String]) -> Self {
+        Self(names.iter().flat_map(|n| words(n)).collect())
+    }
+
+    /// Whether `w` (lower case) is a word of someone's name.
+    pub fn contains(&self, w: &str) -> bool {
+        self.0.contains(w)
+    }
+}
+
+/// No names (checks that need none).
+static NO_NAMES: NameWords = NameWords(std::collections::BTreeSet::new());
+
 /// What an answer is checked against.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
-    /// Names of people (any word of them alone is "only a name").
-    pub names: &'a [String],
+    /// Words of people's names.
+    pub names: &'a NameWords,
     /// The prompt template's own words ([`Template::own_words`](super::prompts::Template::own_words)).
     pub own_words: &'a [String],
     /// Earlier answers it must not repeat.
     pub earlier: &'a [String],
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Self {
+            names: &NO_NAMES,
+            own_words: &[],
+            earlier: &[],
+        }
+    }
 }
 
 /// Lower-case words of letters and digits.
@@ -90,21 +120,8 @@ pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
     if !text.chars().any(char::is_alphabetic) {
         return Some(Flaw::OnlyANumber);
     }
-    // Whether a word is a word of someone's name, without making everyone's words (a town
-    // of a thousand asks this for every answer); the first word that is not ends the search.
-    let in_a_name = |x: &str| {
-        ctx.names.iter().any(|n| {
-            n.split(|c: char| !c.is_alphanumeric() && c != '\'')
-                .any(|part| {
-                    part.trim_matches('\'')
-                        .chars()
-                        .flat_map(char::to_lowercase)
-                        .eq(x.chars())
-                })
-        })
-    };
     if w.iter()
-        .all(|x| PRONOUNS.contains(&x.as_str()) || in_a_name(x))
+        .all(|x| PRONOUNS.contains(&x.as_str()) || ctx.names.contains(x))
     {
         return Some(Flaw::OnlyAName);
     }
@@ -242,6 +259,7 @@ mod tests {
             "(Break this into subtasks of 5 to 15 minutes each)".to_string(),
         ];
         let earlier = vec!["Did you hear? Sam Moore is running for mayor.".to_string()];
+        let names = NameWords::of(&names);
         let ctx = Context {
             names: &names,
             own_words: &own,

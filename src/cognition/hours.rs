@@ -268,7 +268,7 @@ mod tests {
             "16:00": {"activity": 2, "detail": "Today is February 13, 20"},
             "13:00": {"activity": 9, "detail": ""},
         });
-        let names = vec!["Klaus Mueller".to_string()];
+        let names = super::super::guard::NameWords::of(&["Klaus Mueller".to_string()]);
         let ctx = Context {
             names: &names,
             ..Default::default()

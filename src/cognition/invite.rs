@@ -199,7 +199,7 @@ pub fn apply_invite_answers(
 ) {
     let now = clock.now;
     // Built at the first answer (most steps have none).
-    let mut words: Option<(Vec<String>, Vec<String>)> = None;
+    let mut words: Option<(guard::NameWords, Vec<String>)> = None;
     for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::InviteAnswer { .. })
@@ -227,7 +227,10 @@ pub fn apply_invite_answers(
                 _ => (false, String::new()),
             };
             let (names, own_words) = &*words.get_or_insert_with(|| {
-                (scenario.0.names(), prompts.get("invite_answer").own_words())
+                (
+                    guard::NameWords::of(&scenario.0.names()),
+                    prompts.get("invite_answer").own_words(),
+                )
             });
             let ctx = guard::Context {
                 names,

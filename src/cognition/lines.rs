@@ -111,6 +111,7 @@ pub fn apply_lines(
         return;
     }
     let names = scenario.0.names();
+    let name_words = guard::NameWords::of(&names);
     let own_words = ask.prompts.get("converse").own_words();
     let min_sim = ask.cfg.0.topic_min_similarity;
     let now = ask.clock.now;
@@ -152,7 +153,7 @@ pub fn apply_lines(
                 };
                 let earlier: Vec<String> = conv.lines.iter().map(|(_, l)| l.clone()).collect();
                 let ctx = guard::Context {
-                    names: &names,
+                    names: &name_words,
                     own_words: &own_words,
                     earlier: &earlier,
                 };

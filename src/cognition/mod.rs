@@ -58,11 +58,11 @@ impl Cognition {
     }
 }
 
-fn blocked_by(world: &mut World, step: u64) -> usize {
+fn blocked_by(world: &mut World, step: u64, awaited: &mut crate::sim::clock::Awaited) -> usize {
     if world.resource::<Cognition>().real_time() {
         return 0;
     }
-    pending::blocking_answers(world, step)
+    pending::blocking_answers(world, step, awaited)
 }
 
 /// Adds cognition to the headless simulation.

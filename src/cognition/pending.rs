@@ -332,10 +332,22 @@ impl Pending {
 
     /// Answers still missing that are due at or before `step` (what game time waits for).
     pub fn blocking(&self, step: u64) -> usize {
+        self.blocking_handles(step).count()
+    }
+
+    /// The handles of the answers [`blocking`](Self::blocking) counts.
+    pub fn blocking_handles(&self, step: u64) -> impl Iterator<Item = LlmHandle> + '_ {
         self.jobs
             .iter()
-            .filter(|j| j.reply.is_none() && !j.live && j.due <= step)
-            .count()
+            .filter(move |j| j.reply.is_none() && !j.live && j.due <= step)
+            .map(|j| j.handle)
+    }
+
+    /// Whether the job with this handle is still waiting for its answer.
+    pub fn is_missing(&self, handle: LlmHandle) -> bool {
+        self.jobs
+            .iter()
+            .any(|j| j.handle == handle && j.reply.is_none())
     }
 
     /// Whether any job matches.
@@ -463,10 +475,28 @@ pub fn route_replies(
     }
 }
 
-/// Answers game time waits for before step `step` (over all agents).
-pub fn blocking_answers(world: &mut World, step: u64) -> usize {
-    let mut q = world.query::<&Pending>();
-    q.iter(world).map(|p| p.blocking(step)).sum()
+/// Answers game time waits for before step `step` (over all agents). The first round of a gate
+/// check lists them in `awaited`; later rounds (only answers arrived since) look at the list.
+pub fn blocking_answers(
+    world: &mut World,
+    step: u64,
+    awaited: &mut crate::sim::clock::Awaited,
+) -> usize {
+    if !awaited.listed {
+        awaited.listed = true;
+        let mut q = world.query::<(Entity, &Pending)>();
+        awaited.keys = q
+            .iter(world)
+            .flat_map(|(e, p)| p.blocking_handles(step).map(move |h| (e, h.0)))
+            .collect();
+    } else {
+        awaited.keys.retain(|&(e, h)| {
+            world
+                .get::<Pending>(e)
+                .is_some_and(|p| p.is_missing(LlmHandle(h)))
+        });
+    }
+    awaited.keys.len()
 }
 
 #[cfg(test)]

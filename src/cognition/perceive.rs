@@ -67,44 +67,33 @@ pub struct Seen<'a> {
     pub doing: &'a str,
 }
 
-/// Where people stand this step, bucketed in square cells of the vision radius's size, so a
-/// viewer looks only at the people of the 3×3 cells around it, not at everyone (a town of a
-/// thousand has a million pairs a step).
+/// Things (by their index in a list) bucketed by the square cells of the vision radius's size
+/// their tiles fall in, so a viewer looks only at the 3×3 cells around it, not at everything (a
+/// town of a thousand has a million pairs a step).
 #[derive(Debug, Default)]
-pub struct SeenGrid {
+struct CellGrid {
     cell: i32,
     cells: std::collections::HashMap<(i32, i32), Vec<usize>>,
 }
 
-/// Below this many people a scan of everyone is cheaper than building the grid.
-pub const GRID_FROM: usize = 64;
-
-impl SeenGrid {
-    /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1);
-    /// with fewer than [`GRID_FROM`] people, none (every look is then a scan).
-    pub fn new(people: &[Seen], radius: u32) -> Self {
+impl CellGrid {
+    fn new(radius: u32, tiles: impl IntoIterator<Item = (usize, Tile)>) -> Self {
         let cell = radius.max(1) as i32;
         let mut cells: std::collections::HashMap<(i32, i32), Vec<usize>> = Default::default();
-        if people.len() < GRID_FROM {
-            return Self { cell: 0, cells };
-        }
-        for (i, p) in people.iter().enumerate() {
-            cells
-                .entry((p.tile.x.div_euclid(cell), p.tile.y.div_euclid(cell)))
-                .or_default()
-                .push(i);
+        for (i, t) in tiles {
+            let v = cells
+                .entry((t.x.div_euclid(cell), t.y.div_euclid(cell)))
+                .or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
+            }
         }
         Self { cell, cells }
     }
 
-    /// The indices of the people within the square of `radius` around `viewer` (any radius), in
-    /// their order in the list the grid was built from.
-    pub fn near(&self, viewer: Tile, radius: u32, people: &[Seen]) -> Vec<usize> {
-        if self.cell == 0 {
-            return (0..people.len())
-                .filter(|i| in_square(viewer, people[*i].tile, radius))
-                .collect();
-        }
+    /// The indices with a tile in the cells that the square of `radius` around `viewer` may
+    /// reach, in increasing order, each once.
+    fn around(&self, viewer: Tile, radius: u32) -> Vec<usize> {
         let (cx, cy) = (
             viewer.x.div_euclid(self.cell),
             viewer.y.div_euclid(self.cell),
@@ -114,16 +103,86 @@ impl SeenGrid {
         for dx in -reach..=reach {
             for dy in -reach..=reach {
                 if let Some(v) = self.cells.get(&(cx + dx, cy + dy)) {
-                    out.extend(
-                        v.iter()
-                            .copied()
-                            .filter(|i| in_square(viewer, people[*i].tile, radius)),
-                    );
+                    out.extend_from_slice(v);
                 }
             }
         }
         out.sort_unstable();
+        out.dedup();
         out
+    }
+}
+
+/// Where people stand this step, in a [`CellGrid`] (none below [`GRID_FROM`] people: every look
+/// is then a scan).
+#[derive(Debug, Default)]
+pub struct SeenGrid(Option<CellGrid>);
+
+/// Below this many people a scan of everyone is cheaper than building the grid.
+pub const GRID_FROM: usize = 64;
+
+impl SeenGrid {
+    /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1).
+    pub fn new(people: &[Seen], radius: u32) -> Self {
+        if people.len() < GRID_FROM {
+            return Self(None);
+        }
+        Self(Some(CellGrid::new(
+            radius,
+            people.iter().enumerate().map(|(i, p)| (i, p.tile)),
+        )))
+    }
+
+    /// The indices of the people within the square of `radius` around `viewer` (any radius), in
+    /// their order in the list the grid was built from.
+    pub fn near(&self, viewer: Tile, radius: u32, people: &[Seen]) -> Vec<usize> {
+        let within = |i: &usize| in_square(viewer, people[*i].tile, radius);
+        match &self.0 {
+            None => (0..people.len()).filter(within).collect(),
+            Some(g) => g
+                .around(viewer, radius)
+                .into_iter()
+                .filter(within)
+                .collect(),
+        }
+    }
+}
+
+/// An object not idle, as perception sees it: (address, state, tiles).
+pub type SeenObject<'a> = (&'a str, &'a str, &'a [Tile]);
+
+/// The objects not idle this step with their tiles, in address order, in a [`CellGrid`] (a town
+/// of a thousand has thousands of beds and desks in use).
+pub struct ObjectGrid<'a> {
+    objects: Vec<SeenObject<'a>>,
+    grid: CellGrid,
+}
+
+impl<'a> ObjectGrid<'a> {
+    /// Looks up the tiles of every object with a state.
+    pub fn new(map: &'a WorldMap, states: &'a ObjectStates, radius: u32) -> Self {
+        let objects: Vec<SeenObject<'a>> = states
+            .states
+            .iter()
+            .map(|(a, st)| (a.as_str(), st.state.as_str(), map.tiles_of(a)))
+            .collect();
+        let grid = CellGrid::new(
+            radius,
+            objects
+                .iter()
+                .enumerate()
+                .flat_map(|(i, o)| o.2.iter().map(move |t| (i, *t))),
+        );
+        Self { objects, grid }
+    }
+
+    /// The objects with a tile in reach of the square of `radius` around `viewer` (maybe some
+    /// farther), in address order.
+    pub fn near(&self, viewer: Tile, radius: u32) -> impl Iterator<Item = &SeenObject<'a>> {
+        self.grid
+            .around(viewer, radius)
+            .into_iter()
+            .map(|i| &self.objects[i])
     }
 }
 
@@ -135,7 +194,7 @@ pub fn events_in_view<'a, 'b>(
     radius: u32,
     bandwidth: usize,
     people: impl IntoIterator<Item = &'b Seen<'a>>,
-    objects: &'a ObjectStates,
+    objects: impl IntoIterator<Item = &'b SeenObject<'a>>,
 ) -> Vec<Perceived<'a>>
 where
     'a: 'b,
@@ -155,9 +214,8 @@ where
             });
         }
     }
-    for (address, st) in &objects.states {
-        let nearest = map
-            .tiles_of(address)
+    for &(address, state, tiles) in objects {
+        let nearest = tiles
             .iter()
             .copied()
             .filter(|t| in_square(viewer, *t, radius) && area(map, *t) == here)
@@ -167,9 +225,9 @@ where
             out.push(Perceived {
                 subject: address,
                 predicate: "is",
-                object: &st.state,
+                object: state,
                 who,
-                doing: &st.state,
+                doing: state,
                 distance: euclid(viewer, t),
             });
         }
@@ -244,6 +302,7 @@ pub fn perceive(
     *started = true;
     let c = &cog.0;
     let grid = SeenGrid::new(&seen, c.vision_radius);
+    let object_grid = ObjectGrid::new(&map, &objects, c.vision_radius);
     for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
         if first || pos.prev != pos.tile {
             spatial.see_square(&map, pos.tile, c.vision_radius as i32);
@@ -258,7 +317,7 @@ pub fn perceive(
             c.vision_radius,
             c.attention_bandwidth,
             near.iter().map(|i| &seen[*i]),
-            &objects,
+            object_grid.near(pos.tile, c.vision_radius),
         );
         if events.is_empty() {
             continue;
@@ -336,8 +395,7 @@ mod tests {
             person("Far", 2, 11, "sleeping"),
             person("Other room", 6, 5, "painting"),
         ];
-        let empty = ObjectStates::default();
-        let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &empty);
+        let got = events_in_view(&m, Tile::new(2, 5), 4, 8, &people, &[] as &[SeenObject]);
         let names: Vec<&str> = got.iter().map(|e| e.subject).collect();
         assert_eq!(
             names,
@@ -345,7 +403,7 @@ mod tests {
             "Far is out of the square; Other room is in another arena"
         );
         assert_eq!(got[1].description(), "Near is cooking");
-        let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &empty);
+        let wide = events_in_view(&m, Tile::new(2, 5), 8, 8, &people, &[] as &[SeenObject]);
         assert_eq!(wide.len(), 3, "a larger radius reaches Far");
     }
 
@@ -356,12 +414,18 @@ mod tests {
         let people: Vec<Seen> = (0..6)
             .map(|i| person(&names[i], 0, 10 - i as i32, "standing"))
             .collect();
-        let empty = ObjectStates::default();
-        let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &empty);
+        let got = events_in_view(&m, Tile::new(0, 10), 8, 3, &people, &[] as &[SeenObject]);
         assert_eq!(
             got.iter().map(|e| e.subject).collect::<Vec<_>>(),
             vec!["P0", "P1", "P2"]
         );
+    }
+
+    fn all_of<'a>(m: &'a WorldMap, objects: &'a ObjectStates) -> Vec<SeenObject<'a>> {
+        ObjectGrid::new(m, objects, 8)
+            .near(Tile::new(0, 0), 1000)
+            .copied()
+            .collect()
     }
 
     #[test]
@@ -371,13 +435,28 @@ mod tests {
         let now = GameTime::parse("2023-02-13 08:00").unwrap();
         objects.set("w:house:left:bed", "being slept in", None, now);
         objects.set("w:house:right:desk", "covered in papers", None, now);
-        let got = events_in_view(&m, Tile::new(1, 3), 8, 8, &[] as &[Seen], &objects);
+        let got = events_in_view(
+            &m,
+            Tile::new(1, 3),
+            8,
+            8,
+            &[] as &[Seen],
+            &all_of(&m, &objects),
+        );
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].description(), "bed is being slept in");
         assert_eq!(got[0].subject, "w:house:left:bed");
         objects.set("w:house:left:bed", "idle", None, now);
         assert!(
-            events_in_view(&m, Tile::new(1, 3), 8, 8, &[] as &[Seen], &objects).is_empty(),
+            events_in_view(
+                &m,
+                Tile::new(1, 3),
+                8,
+                8,
+                &[] as &[Seen],
+                &all_of(&m, &objects)
+            )
+            .is_empty(),
             "idle objects are not events"
         );
     }
@@ -452,5 +531,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_object_grid_finds_what_a_scan_of_every_object_finds() {
+        let (_, m) =
+            crate::sim::map::generate::generate_town(120, 3, Path::new("town.ron")).unwrap();
+        let now = GameTime::parse("2023-02-13 08:00").unwrap();
+        let mut objects = ObjectStates::default();
+        for t in (0..m.width * m.height)
+            .step_by(7)
+            .map(|i| Tile::new(i % m.width, i / m.width))
+        {
+            if m.object_at(t).is_some() {
+                objects.set(&m.address(t).to_string(), "in use", None, now);
+            }
+        }
+        assert!(objects.states.len() > 100, "{}", objects.states.len());
+        let grid = ObjectGrid::new(&m, &objects, 4);
+        let every = all_of(&m, &objects);
+        let mut seed = 99u64;
+        let mut seen = 0;
+        let (w, h) = (m.width, m.height);
+        for radius in [2, 4, 9] {
+            for _ in 0..300 {
+                seed = crate::sim::hash::mix64(seed);
+                let viewer = Tile::new((seed % w as u64) as i32, ((seed >> 32) % h as u64) as i32);
+                let none: &[Seen] = &[];
+                let got = events_in_view(&m, viewer, radius, 50, none, grid.near(viewer, radius));
+                seen += got.len();
+                assert_eq!(
+                    got,
+                    events_in_view(&m, viewer, radius, 50, none, &every),
+                    "{viewer:?} r{radius}"
+                );
+            }
+        }
+        assert!(seen > 100, "the viewers saw objects: {seen}");
     }
 }

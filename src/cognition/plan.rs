@@ -512,16 +512,22 @@ pub fn apply_plan_hours(
         &mut Pending,
     )>,
 ) {
-    let names: Vec<String> = scenario
-        .0
-        .residents
-        .iter()
-        .map(|p| p.spec.name.clone())
-        .collect();
+    // Built at the first answer (most steps have none).
+    let mut known: Option<(Vec<String>, super::guard::NameWords)> = None;
     for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::PlanHours { .. })
         }) {
+            let (names, name_words) = &*known.get_or_insert_with(|| {
+                let names: Vec<String> = scenario
+                    .0
+                    .residents
+                    .iter()
+                    .map(|p| p.spec.name.clone())
+                    .collect();
+                let words = super::guard::NameWords::of(&names);
+                (names, words)
+            });
             let Job::PlanHours { day, options } = job else {
                 continue;
             };
@@ -535,7 +541,7 @@ pub fn apply_plan_hours(
             // routine's activity, as an unusable hour does.
             let own_words = prompts.get("plan_hours").own_words();
             let ctx = super::guard::Context {
-                names: &names,
+                names: name_words,
                 own_words: &own_words,
                 earlier: &[],
             };
@@ -582,7 +588,7 @@ pub fn apply_plan_hours(
                 );
                 let keywords = [
                     vec!["plan".to_string()],
-                    mentioned_names(&text, &id.name, &names),
+                    mentioned_names(&text, &id.name, names),
                 ]
                 .concat();
                 add_plan_thought(&mut stream, &id.name, text, keywords, &clock, &cog);

@@ -290,7 +290,8 @@ pub fn advance_interviews(
                 .unwrap_or_default();
                 // An answer that does not hold up (empty, a name, the prompt's words, the same
                 // as an earlier answer) gives way to the memory that bears most on the question.
-                let names = vec![id.name.clone(), iv.persona.clone()];
+                let names =
+                    crate::cognition::guard::NameWords::of(&[id.name.clone(), iv.persona.clone()]);
                 let own_words = prompts.get("interview").own_words();
                 let earlier: Vec<String> = iv.lines.iter().map(|(_, a)| a.clone()).collect();
                 let ctx = crate::cognition::guard::Context {

@@ -137,8 +137,9 @@ impl SimPace {
 /// the LLM). The HUD and the headless summary read how much time waited.
 #[derive(Resource, Default)]
 pub struct StepGate {
-    /// Answers still missing that step `n` needs (`None`: steps never wait).
-    pub blocked_by: Option<fn(&mut World, u64) -> usize>,
+    /// Answers still missing that step `n` needs (`None`: steps never wait), kept in
+    /// [`Awaited`] between the rounds of one check.
+    pub blocked_by: Option<fn(&mut World, u64, &mut Awaited) -> usize>,
     /// Takes answers that have arrived, waiting up to the given time for the first; returns
     /// how many were taken.
     pub pump: Option<fn(&mut World, Option<Duration>) -> usize>,
@@ -148,6 +149,18 @@ pub struct StepGate {
     pub waited: Duration,
     /// Steps that had to wait at least once.
     pub waited_steps: u64,
+}
+
+/// What one gate check is still waiting for. Between the rounds of a check no system runs and
+/// answers only arrive, so the first round looks at every resident's work and lists what is
+/// missing, and later rounds look only at that list (a town of a thousand has tens of thousands
+/// of requests in flight, and a round comes with every answer).
+#[derive(Debug, Default)]
+pub struct Awaited {
+    /// Whether the first round has looked at everything.
+    pub listed: bool,
+    /// What is missing: (resident, request) keys of the gate's owner.
+    pub keys: Vec<(Entity, u64)>,
 }
 
 /// Whether the next step may run now; in blocking mode waits until it may.
@@ -162,8 +175,9 @@ fn gate_open(world: &mut World) -> bool {
     let step = world.resource::<SimClock>().step;
     let block = world.resource::<SimPace>().block_on_answers;
     let mut counted = false;
+    let mut awaited = Awaited::default();
     loop {
-        let n = blocked_by(world, step);
+        let n = blocked_by(world, step, &mut awaited);
         world.resource_mut::<StepGate>().waiting = n;
         if n == 0 {
             return true;

@@ -10,26 +10,12 @@ pub fn find_path(map: &WorldMap, from: Tile, to: Tile) -> Option<Vec<Tile>> {
     if from == to {
         return Some(Vec::new());
     }
-    if !map.in_bounds(to) {
-        return None;
-    }
-    let (path, _cost) = astar(
-        &from,
-        |t| {
-            t.neighbours()
-                .into_iter()
-                .filter(|n| *n == to || map.walkable(*n))
-                .map(|n| (n, 1u32))
-                .collect::<Vec<_>>()
-        },
-        |t| t.manhattan(to),
-        |t| *t == to,
-    )?;
-    Some(path.into_iter().skip(1).collect())
+    search(map, from, &[to])
 }
 
 /// The shortest path to any of the candidate goals. Like the original, only a few candidates
-/// (the nearest by straight distance, preferring free ones) are searched, to bound the cost.
+/// (the nearest by straight distance, preferring free ones) are searched, to bound the cost;
+/// they are searched together, in one A* toward the nearest of them.
 pub fn path_to_any(
     map: &WorldMap,
     from: Tile,
@@ -42,10 +28,33 @@ pub fn path_to_any(
     let mut cands: Vec<Tile> = goals.to_vec();
     cands.sort_by_key(|g| (occupied(*g), g.manhattan(from), *g));
     cands.truncate(4);
-    cands
-        .into_iter()
-        .filter_map(|g| find_path(map, from, g))
-        .min_by_key(Vec::len)
+    search(map, from, &cands)
+}
+
+/// A* from `from` to the nearest of `goals` (which may be furniture: a walk may end on it but
+/// not pass through it); the path excludes `from`.
+fn search(map: &WorldMap, from: Tile, goals: &[Tile]) -> Option<Vec<Tile>> {
+    let goals: Vec<Tile> = goals
+        .iter()
+        .copied()
+        .filter(|g| map.in_bounds(*g))
+        .collect();
+    if goals.is_empty() {
+        return None;
+    }
+    let g = goals.as_slice();
+    let (path, _cost) = astar(
+        &from,
+        move |t: &Tile| {
+            t.neighbours()
+                .into_iter()
+                .filter(move |n| g.contains(n) || map.walkable(*n))
+                .map(|n| (n, 1u32))
+        },
+        |t| g.iter().map(|x| t.manhattan(*x)).min().unwrap_or(0),
+        |t| g.contains(t),
+    )?;
+    Some(path.into_iter().skip(1).collect())
 }
 
 #[cfg(test)]

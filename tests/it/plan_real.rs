@@ -10,7 +10,7 @@ use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::routine::daily_routine;
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
-use simulacra::cognition::guard::{Context, Flaw, flaw};
+use simulacra::cognition::guard::{Context, Flaw, NameWords, flaw};
 use simulacra::cognition::hours::{fits_hour, hour_options};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
@@ -184,11 +184,11 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
                 .unwrap_or_default()
         );
     }
-    let names = vec![
+    let names = NameWords::of(&[
         "Klaus Mueller".to_string(),
         "Maria Lopez".to_string(),
         "Isabella Rodriguez".to_string(),
-    ];
+    ]);
     let ctx = Context {
         names: &names,
         ..Default::default()

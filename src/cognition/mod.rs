@@ -77,7 +77,7 @@ pub(crate) fn plugin(
         .insert_resource(prompts)
         .insert_resource(crate::sim::clock::StepGate {
             blocked_by: Some(blocked_by),
-            pump: Some(pending::pump_replies),
+            pump: Some(pending::pump_noting),
             ..default()
         });
     app.add_systems(

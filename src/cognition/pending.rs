@@ -343,13 +343,6 @@ impl Pending {
             .map(|j| j.handle)
     }
 
-    /// Whether the job with this handle is still waiting for its answer.
-    pub fn is_missing(&self, handle: LlmHandle) -> bool {
-        self.jobs
-            .iter()
-            .any(|j| j.handle == handle && j.reply.is_none())
-    }
-
     /// Whether any job matches.
     pub fn any(&self, pred: impl Fn(&Job) -> bool) -> bool {
         self.jobs.iter().any(|j| pred(&j.job))
@@ -429,6 +422,16 @@ impl Asker<'_> {
 /// answers go out as [`LlmReply`](crate::llm::LlmReply) messages. With `wait`, blocks up to that
 /// long for the first answer (headless runs waiting on the model). Returns the answers taken.
 pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usize {
+    pump_noting(world, wait, &mut Default::default())
+}
+
+/// [`pump_replies`] for the step gate: the (agent, handle) keys of the answers taken are noted
+/// in `awaited.arrived`.
+pub fn pump_noting(
+    world: &mut World,
+    wait: Option<std::time::Duration>,
+    awaited: &mut crate::sim::clock::Awaited,
+) -> usize {
     let mut got = Vec::new();
     world.resource_scope(|world, mut llm: Mut<Llm>| {
         let entities = world.entities();
@@ -443,6 +446,9 @@ pub fn pump_replies(world: &mut World, wait: Option<std::time::Duration>) -> usi
     });
     let n = got.len();
     for msg in got {
+        if let Some(a) = msg.reply.agent {
+            awaited.arrived.push((a, msg.handle.0));
+        }
         route_reply(world, msg);
     }
     n
@@ -476,7 +482,7 @@ pub fn route_replies(
 }
 
 /// Answers game time waits for before step `step` (over all agents). The first round of a gate
-/// check lists them in `awaited`; later rounds (only answers arrived since) look at the list.
+/// check lists them in `awaited`; later rounds strike off the answers that arrived since.
 pub fn blocking_answers(
     world: &mut World,
     step: u64,
@@ -489,12 +495,9 @@ pub fn blocking_answers(
             .iter(world)
             .flat_map(|(e, p)| p.blocking_handles(step).map(move |h| (e, h.0)))
             .collect();
-    } else {
-        awaited.keys.retain(|&(e, h)| {
-            world
-                .get::<Pending>(e)
-                .is_some_and(|p| p.is_missing(LlmHandle(h)))
-        });
+    }
+    for k in awaited.arrived.drain(..) {
+        awaited.keys.remove(&k);
     }
     awaited.keys.len()
 }

@@ -46,7 +46,7 @@ fn chat_models(cfg: &GameConfig) -> String {
 /// Takes the whole simulation out of a world (answers that have arrived are taken in first).
 pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
     if let Some(pump) = world.resource::<crate::sim::clock::StepGate>().pump {
-        pump(world, None);
+        pump(world, None, &mut Default::default());
     }
     let ctx = world
         .get_resource::<SaveContext>()

@@ -140,9 +140,9 @@ pub struct StepGate {
     /// Answers still missing that step `n` needs (`None`: steps never wait), kept in
     /// [`Awaited`] between the rounds of one check.
     pub blocked_by: Option<fn(&mut World, u64, &mut Awaited) -> usize>,
-    /// Takes answers that have arrived, waiting up to the given time for the first; returns
-    /// how many were taken.
-    pub pump: Option<fn(&mut World, Option<Duration>) -> usize>,
+    /// Takes answers that have arrived, waiting up to the given time for the first, and notes
+    /// their keys in [`Awaited::arrived`]; returns how many were taken.
+    pub pump: Option<fn(&mut World, Option<Duration>, &mut Awaited) -> usize>,
     /// Answers the current step is waiting for (0 when it is not waiting).
     pub waiting: usize,
     /// Real time spent blocked on answers (headless runs).
@@ -153,14 +153,16 @@ pub struct StepGate {
 
 /// What one gate check is still waiting for. Between the rounds of a check no system runs and
 /// answers only arrive, so the first round looks at every resident's work and lists what is
-/// missing, and later rounds look only at that list (a town of a thousand has tens of thousands
-/// of requests in flight, and a round comes with every answer).
+/// missing, and later rounds strike off what arrived (a town of a thousand has tens of
+/// thousands of requests in flight, and a round comes with nearly every answer).
 #[derive(Debug, Default)]
 pub struct Awaited {
     /// Whether the first round has looked at everything.
     pub listed: bool,
     /// What is missing: (resident, request) keys of the gate's owner.
-    pub keys: Vec<(Entity, u64)>,
+    pub keys: std::collections::HashSet<(Entity, u64)>,
+    /// What the pump took since the last round, by the same keys.
+    pub arrived: Vec<(Entity, u64)>,
 }
 
 /// Whether the next step may run now; in blocking mode waits until it may.
@@ -187,14 +189,14 @@ fn gate_open(world: &mut World) -> bool {
             world.resource_mut::<StepGate>().waited_steps += 1;
         }
         let Some(pump) = pump else { return false };
-        if pump(world, None) > 0 {
+        if pump(world, None, &mut awaited) > 0 {
             continue;
         }
         if !block {
             return false;
         }
         let t = Instant::now();
-        pump(world, Some(Duration::from_millis(200)));
+        pump(world, Some(Duration::from_millis(200)), &mut awaited);
         world.resource_mut::<StepGate>().waited += t.elapsed();
     }
 }

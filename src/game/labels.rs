@@ -17,10 +17,11 @@ use bevy::prelude::*;
 pub fn declutter_labels(
     selected: Res<super::inspect::Selected>,
     settings: Res<super::settings::Settings>,
-    camera: Query<&Projection, With<super::view::WorldCamera>>,
+    camera: Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
     people: Query<(Entity, &Transform, &Bubble, Has<Avatar>, Has<Speech>)>,
     mut vis: Query<&mut Visibility>,
 ) {
+    let view = in_view(&camera);
     let mut order: Vec<(u8, Vec2, &Bubble)> = people
         .iter()
         .map(|(e, t, b, avatar, talking)| {
@@ -47,15 +48,20 @@ pub fn declutter_labels(
     // Zoomed far out, names are too small to read: none show; zoomed out at all, the grown icons
     // (`keep_icons_readable`) would cover the action texts, so only names show.
     let zoom = match camera.single() {
-        Ok(Projection::Orthographic(o)) => o.scale / super::view::DEFAULT_SCALE,
+        Ok((Projection::Orthographic(o), _)) => o.scale / super::view::DEFAULT_SCALE,
         _ => 1.0,
     };
     let readable = zoom <= 2.5;
     for (rank, p, bubble) in order {
-        let crowded = mode != Labels::All
-            && shown.iter().any(|q| {
+        // Off screen a label is hidden (a town of a thousand has a thousand of them) and crowds
+        // nothing on screen.
+        let on_screen = view.is_none_or(|v| v.contains(p));
+        let near_one_shown = || {
+            shown.iter().any(|q| {
                 (q.x - p.x).abs() < 2.6 * TILE as f32 && (q.y - p.y).abs() < 1.6 * TILE as f32
-            });
+            })
+        };
+        let crowded = !on_screen || (mode != Labels::All && near_one_shown());
         let show_name = readable && !crowded && (mode != Labels::Off || rank == 0);
         let show_text = show_name && mode != Labels::Names && zoom <= 1.05;
         for (e, show) in [(bubble.name, show_name), (bubble.text, show_text)] {
@@ -76,6 +82,22 @@ pub fn declutter_labels(
     }
 }
 
+/// The part of the world the camera shows, with a margin of two tiles (a label or bubble of
+/// someone just outside still reads at the edge); `None` before the camera has its size.
+fn in_view(
+    camera: &Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
+) -> Option<Rect> {
+    let Ok((Projection::Orthographic(o), at)) = camera.single() else {
+        return None;
+    };
+    if o.area.is_empty() {
+        return None;
+    }
+    let centre = at.translation().truncate();
+    let area = Rect::from_corners(o.area.min + centre, o.area.max + centre);
+    Some(area.inflate(2.0 * TILE as f32))
+}
+
 /// When each speech bubble's words began (for fading).
 #[derive(Component, Default)]
 pub struct SpeechShown {
@@ -89,6 +111,7 @@ pub struct SpeechShown {
 pub fn arrange_speech(
     mut commands: Commands,
     clock: Res<SimClock>,
+    camera: Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
     people: Query<(
         Entity,
         &Transform,
@@ -112,9 +135,13 @@ pub fn arrange_speech(
             commands.entity(e).remove::<SpeechShown>();
         }
     }
+    // Bubbles off screen are not arranged (nobody reads them; a crowd of a thousand would be
+    // arranged against each other every frame); they are when they come into view.
+    let view = in_view(&camera);
     let mut talking: Vec<(Entity, Vec2, &Bubble, &Speech, Option<&SpeechShown>)> = people
         .iter()
         .filter_map(|(e, t, b, s, shown)| s.map(|s| (e, t.translation.truncate(), b, s, shown)))
+        .filter(|(_, p, ..)| view.is_none_or(|v| v.contains(*p)))
         .collect();
     talking.sort_by(|a, b| a.1.y.total_cmp(&b.1.y).then(a.1.x.total_cmp(&b.1.x)));
     let mut placed: Vec<Rect> = Vec::new();

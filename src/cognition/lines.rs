@@ -99,23 +99,26 @@ pub fn apply_lines(
     )>,
 ) {
     let real_time = ask.cfg.real_time();
-    let mut arrived: Vec<(Entity, Job, Reply)> = Vec::new();
-    for (agent, .., mut pending) in &mut agents {
+    let mut arrived: Vec<(String, Entity, Job, Reply)> = Vec::new();
+    for (agent, _, id, .., mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::Utterance { .. } | Job::LineCheck { .. })
         }) {
-            arrived.push((agent, job, reply));
+            arrived.push((id.name.clone(), agent, job, reply));
         }
     }
     if arrived.is_empty() {
         return;
     }
+    // Said in the speakers' name order, not the order the ECS keeps people in (a load changes
+    // it), so the town's log reads the same in a loaded game.
+    arrived.sort_by(|a, b| a.0.cmp(&b.0));
     let names = scenario.0.names();
     let name_words = guard::NameWords::of(&names);
     let own_words = ask.prompts.get("converse").own_words();
     let min_sim = ask.cfg.0.topic_min_similarity;
     let now = ask.clock.now;
-    for (agent, job, reply) in arrived {
+    for (_, agent, job, reply) in arrived {
         let (Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. }) = &job
         else {
             continue;

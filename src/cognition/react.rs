@@ -284,6 +284,9 @@ pub fn apply_reactions(
             }
         }
     }
+    // Who asks first is settled by name, not by the order the ECS keeps people in (a load
+    // changes it), so a loaded game goes on as the saved one would have.
+    talks.sort_by_cached_key(|(a, _)| agents.get(*a).map(|x| x.1.name.clone()).unwrap_or_default());
     // (Talking is inserted by commands at the end of the step: track who is taken meanwhile.)
     let mut taken: Vec<Entity> = Vec::new();
     for (a, b) in talks {

@@ -1,6 +1,6 @@
 //! Paths on the tile grid: A* over the 4-neighbour grid, where walls, water, trees and
-//! furniture block. The goal tile itself may be furniture (a bed, a
-//! desk): a person may end a walk on it but not walk through it.
+//! furniture block. The goal tile itself may be furniture (a bed, a desk): a person may end a
+//! walk on it but not walk through it.
 
 use super::map::{Tile, WorldMap};
 use std::cell::RefCell;

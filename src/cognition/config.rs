@@ -105,6 +105,9 @@ pub struct CognitionConfig {
     pub attention_bandwidth: usize,
     /// An event whose triple is among this many newest events is not stored again.
     pub retention: usize,
+    /// An event remembered in the same words within this many game minutes is not stored
+    /// again (0: only `retention` applies, as in the original).
+    pub repeat_minutes: u32,
     /// Summed importance of new events that triggers a reflection.
     pub reflection_threshold: u32,
     /// Questions asked per reflection.
@@ -177,6 +180,7 @@ impl Default for CognitionConfig {
             vision_radius: 8,
             attention_bandwidth: 8,
             retention: 8,
+            repeat_minutes: 60,
             reflection_threshold: 150,
             reflection_questions: 3,
             reflection_insights: 5,
@@ -227,6 +231,9 @@ impl CognitionConfig {
         }
         if !(0.0..=1.0).contains(&self.topic_min_similarity) {
             return bad("topic_min_similarity", "must be between 0 and 1");
+        }
+        if self.repeat_minutes > 24 * 60 {
+            return bad("repeat_minutes", "must be 0..=1440 game minutes");
         }
         if self.attention_bandwidth == 0 {
             return bad("attention_bandwidth", "must be at least 1");

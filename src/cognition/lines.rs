@@ -206,13 +206,13 @@ pub fn apply_lines(
                 ..
             } => {
                 let line_vec = match &reply.value {
-                    LlmValue::Embedding(e) => e.vector.clone(),
+                    LlmValue::Embedding(e) => e.vector.to_vec(),
                     _ => Vec::new(),
                 };
                 let topic_vec = topic
                     .source
                     .and_then(|s| agents.get(agent).ok()?.5.get(s)?.embedding.clone())
-                    .map(|e| e.vector)
+                    .map(|e| e.vector.to_vec())
                     .unwrap_or_default();
                 let about = topic_text(&topic).unwrap_or(&topic.about).to_string();
                 let cos = guard::cosine(&line_vec, &topic_vec);

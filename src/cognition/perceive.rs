@@ -2,7 +2,10 @@
 //! every place there to its spatial memory) and attends to the events in its own arena: what
 //! other people and the player's avatar are doing, its own action, and objects whose state is
 //! not idle. The nearest `attention_bandwidth` events are kept; one whose triple is among the
-//! `retention` newest events is already known and skipped; each other becomes an event memory.
+//! `retention` newest events, or that was remembered in words within the last `repeat_minutes`,
+//! is already known and skipped; each other becomes an event memory. (The original had only the
+//! first test: in a crowd the nearest few change every step, and the same people doing the same
+//! things were remembered again each minute, half of a town of a thousand's memories.)
 //! Importance: "is idle" is 1 without asking; a text this agent scored before keeps its score;
 //! the rest are scored later, together (see `remember`).
 
@@ -14,6 +17,7 @@ use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::objects_state::ObjectStates;
+use crate::sim::time::GameTime;
 use bevy::prelude::*;
 
 /// Something seen, before it becomes a memory (borrowing from the people and objects seen).
@@ -238,16 +242,25 @@ where
     out
 }
 
-/// Drops events whose triple is among the `retention` newest event memories.
+/// Drops events whose triple is among the `retention` newest event memories, and those whose
+/// description an event memory formed within the last `repeat_secs` before `now` holds.
 pub fn unseen<'a>(
     stream: &MemoryStream,
     retention: usize,
+    repeat_secs: i64,
+    now: GameTime,
     events: Vec<Perceived<'a>>,
 ) -> Vec<Perceived<'a>> {
     let recent: Vec<(&str, &str, &str)> = stream.latest_event_triples(retention).collect();
     events
         .into_iter()
         .filter(|e| !recent.contains(&(e.subject, e.predicate, e.object)))
+        .filter(|e| {
+            repeat_secs <= 0
+                || stream
+                    .last_event_with_text(&e.description())
+                    .is_none_or(|t| now.0 - t.0 >= repeat_secs)
+        })
         .collect()
 }
 
@@ -322,7 +335,13 @@ pub fn perceive(
         if events.is_empty() {
             continue;
         }
-        let events = unseen(&stream, c.retention, events);
+        let events = unseen(
+            &stream,
+            c.retention,
+            c.repeat_minutes as i64 * 60,
+            clock.now,
+            events,
+        );
         for e in events {
             let description = e.description();
             let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
@@ -486,13 +505,26 @@ mod tests {
             doing: "x",
             distance: 0.0,
         };
-        let kept = unseen(&s, 2, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
+        let kept = unseen(&s, 2, 0, now, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
         assert_eq!(
             kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
             vec!["A", "D"],
             "A fell out of the 2 newest"
         );
-        assert_eq!(unseen(&s, 8, vec![ev("A")]).len(), 0);
+        assert_eq!(unseen(&s, 8, 0, now, vec![ev("A")]).len(), 0);
+        // Within the repeat window A is still known though it left the 2 newest; an hour
+        // after it was remembered it may be remembered again.
+        let later = |m: i64| GameTime(now.0 + m * 60);
+        let kept = unseen(&s, 2, 3600, later(59), vec![ev("A"), ev("D")]);
+        assert_eq!(
+            kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
+            vec!["D"]
+        );
+        let kept = unseen(&s, 2, 3600, later(60), vec![ev("A"), ev("D")]);
+        assert_eq!(
+            kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
+            vec!["A", "D"]
+        );
     }
 
     /// The grid finds exactly the people a scan of everyone finds, in the same order, for

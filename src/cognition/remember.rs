@@ -192,8 +192,10 @@ pub fn apply_importance(
                 work.scoring.remove(&key);
                 // Every memory with this text waiting for a score takes it.
                 let same: Vec<(NodeId, NodeKind)> = stream
-                    .unscored()
-                    .filter(|n| n.embedding_key == key)
+                    .ids_with_text(&key)
+                    .into_iter()
+                    .filter_map(|i| stream.get(i))
+                    .filter(|n| !n.scored)
                     .map(|n| (n.id, n.kind))
                     .collect();
                 for (nid, kind) in same {

@@ -163,11 +163,24 @@ impl LlmValue {
 pub struct Embedding {
     /// Model identity (backend kind and model file or name).
     pub model: String,
-    /// Unit-length vector.
-    pub vector: Vec<f32>,
+    /// Unit-length vector, shared by every memory with the same text (a town of a thousand
+    /// holds millions of memories but far fewer different texts).
+    pub vector: std::sync::Arc<[f32]>,
 }
 
 impl Embedding {
+    /// A vector of `model`, scaled to unit length (a zero vector stays as it is).
+    pub fn unit(model: String, mut vector: Vec<f32>) -> Self {
+        let n = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if n > 0.0 && (n - 1.0).abs() > 1e-6 {
+            vector.iter_mut().for_each(|x| *x /= n);
+        }
+        Self {
+            model,
+            vector: vector.into(),
+        }
+    }
+
     /// Vector length.
     pub fn dim(&self) -> usize {
         self.vector.len()
@@ -179,7 +192,7 @@ impl Embedding {
         let dot: f32 = self
             .vector
             .iter()
-            .zip(&other.vector)
+            .zip(other.vector.iter())
             .map(|(a, b)| a * b)
             .sum();
         let na: f32 = self.vector.iter().map(|a| a * a).sum::<f32>().sqrt();

@@ -113,7 +113,7 @@ pub fn time_retrieval(n: usize, dim: usize, k: usize, rounds: u32) -> Vec<Durati
                 importance: Some(1 + (rng.next() % 10) as u8),
                 embedding: Some(Embedding {
                     model: "bench".into(),
-                    vector: random_unit_vector(&mut rng, dim),
+                    vector: random_unit_vector(&mut rng, dim).into(),
                 }),
                 ..Default::default()
             },
@@ -126,7 +126,7 @@ pub fn time_retrieval(n: usize, dim: usize, k: usize, rounds: u32) -> Vec<Durati
         .map(|_| {
             let q = Embedding {
                 model: "bench".into(),
-                vector: random_unit_vector(&mut rng, dim),
+                vector: random_unit_vector(&mut rng, dim).into(),
             };
             let t = Instant::now();
             let found = retrieve(&stream, Some(&q), now, &params, k);

@@ -308,7 +308,7 @@ mod tests {
     fn emb(v: &[f32]) -> Embedding {
         Embedding {
             model: "m".into(),
-            vector: v.to_vec(),
+            vector: v.into(),
         }
     }
 
@@ -494,7 +494,7 @@ mod tests {
                 description: "x".into(),
                 embedding: Some(Embedding {
                     model: "other".into(),
-                    vector: vec![1.0, 0.0],
+                    vector: vec![1.0, 0.0].into(),
                 }),
                 ..Default::default()
             },

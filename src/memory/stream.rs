@@ -189,12 +189,13 @@ pub struct NewNode {
 }
 
 /// The vector scaled to unit length (retrieval compares unit vectors by dot product).
-fn unit(mut e: Embedding) -> Embedding {
+fn unit(e: Embedding) -> Embedding {
     let n = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     if n > 0.0 && (n - 1.0).abs() > 1e-4 {
-        e.vector.iter_mut().for_each(|x| *x /= n);
+        Embedding::unit(e.model, e.vector.to_vec())
+    } else {
+        e
     }
-    e
 }
 
 /// The predicate of reflection thoughts.
@@ -397,6 +398,17 @@ impl MemoryStream {
             .take(n)
             .filter_map(|id| self.get(*id))
             .map(MemoryNode::triple)
+    }
+
+    /// When the newest event memory whose embedded text is `text` was formed.
+    pub fn last_event_with_text(&self, text: &str) -> Option<GameTime> {
+        self.by_text
+            .get(text)?
+            .iter()
+            .rev()
+            .filter_map(|id| self.get(*id))
+            .find(|n| n.kind == NodeKind::Event)
+            .map(|n| n.created)
     }
 
     /// The newest `n` nodes of the given kinds, newest first.

@@ -573,7 +573,7 @@ pub fn encode_embeddings(list: &[(u32, NodeId, Embedding)]) -> Vec<u8> {
         out.extend_from_slice(&id.0.to_le_bytes());
         out.extend_from_slice(&m.to_le_bytes());
         out.extend_from_slice(&(e.vector.len() as u32).to_le_bytes());
-        for x in &e.vector {
+        for x in e.vector.iter() {
             out.extend_from_slice(&x.to_le_bytes());
         }
     }
@@ -656,7 +656,14 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
         if vector.iter().any(|x| !x.is_finite()) {
             return Err(format!("vector {i} (byte {at}): not a number inside"));
         }
-        out.push((a, NodeId(id), Embedding { model, vector }));
+        out.push((
+            a,
+            NodeId(id),
+            Embedding {
+                model,
+                vector: vector.into(),
+            },
+        ));
     }
     if r.at != body.len() {
         return Err(format!("{} bytes after the last vector", body.len() - r.at));
@@ -676,7 +683,7 @@ mod tests {
                 NodeId(3),
                 Embedding {
                     model: "bert:x".into(),
-                    vector: vec![0.6, 0.8],
+                    vector: vec![0.6, 0.8].into(),
                 },
             ),
             (
@@ -684,7 +691,7 @@ mod tests {
                 NodeId(9),
                 Embedding {
                     model: "hash".into(),
-                    vector: vec![1.0, 0.0, 0.0],
+                    vector: vec![1.0, 0.0, 0.0].into(),
                 },
             ),
         ];

@@ -138,7 +138,7 @@ fn normal_reply_with_a_json_schema() {
     let LlmValue::Embedding(e) = r.value else {
         panic!()
     };
-    assert_eq!(e.vector, vec![0.6, 0.8]);
+    assert_eq!(*e.vector, [0.6, 0.8]);
     assert_eq!(e.model, "openai:test");
 }
 
@@ -458,7 +458,7 @@ fn dialect_a_server_that_refuses_json_schema_is_asked_with_the_embedded_grammar(
     let LlmValue::Embedding(e) = r.value else {
         panic!("{:?}", r.source)
     };
-    assert_eq!(e.vector, vec![0.6, 0.8]);
+    assert_eq!(*e.vector, [0.6, 0.8]);
     assert_eq!(e.model, "openai:test (mean of token vectors)");
     assert_eq!(*rt.embedding_model.lock().unwrap(), e.model);
 }

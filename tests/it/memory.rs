@@ -377,7 +377,7 @@ fn vectors_of_another_model_are_embedded_again() {
                     id,
                     simulacra::llm::Embedding {
                         model: "openai:text-embedding-ada-002".into(),
-                        vector: vec![1.0; 8],
+                        vector: vec![1.0; 8].into(),
                     },
                 );
             }

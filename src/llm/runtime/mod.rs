@@ -326,7 +326,7 @@ pub fn default_value(kind: &WorkKind) -> LlmValue {
     match kind {
         WorkKind::Embed { .. } => LlmValue::Embedding(Embedding {
             model: "unavailable".into(),
-            vector: Vec::new(),
+            vector: Vec::new().into(),
         }),
         WorkKind::Chat { shape, .. } => match shape {
             OutputShape::Text => LlmValue::Text(String::new()),

@@ -90,7 +90,7 @@ impl Router {
                 let job = self.jobs.remove(&done.id).expect("present");
                 self.answer(
                     job,
-                    LlmValue::Embedding(Embedding { model, vector }),
+                    LlmValue::Embedding(Embedding::unit(model, vector)),
                     String::new(),
                     true,
                 );
@@ -124,7 +124,7 @@ impl Router {
         if let Some(f) = self.recorder.as_mut() {
             let line = match &value {
                 LlmValue::Embedding(e) => {
-                    serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": e.vector, "model": e.model})
+                    serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": &*e.vector, "model": e.model})
                 }
                 _ => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "text": text}),
             };

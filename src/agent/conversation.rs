@@ -169,10 +169,92 @@ pub struct LoggedLine {
 /// Every line said in town, in order.
 #[derive(Resource, Debug, Default, Clone)]
 pub struct ConversationLog {
-    /// The lines.
+    /// The lines (add with [`ConversationLog::push`], which keeps the news index).
     pub lines: Vec<LoggedLine>,
     /// Lines before this index have been heard (their news reached the listener).
     pub heard: usize,
+    /// Derived: the lines that carried a fact or a gathering, by the pair of people.
+    news: PairNews,
+}
+
+/// For each pair of people (names in order), the indices of the lines between them that carried
+/// a fact or a gathering, for the lines before `upto` (a town of a thousand says a million lines
+/// a day; what two people told each other is looked up for every line they ask for).
+#[derive(Debug, Default, Clone)]
+struct PairNews {
+    upto: usize,
+    by_pair: std::collections::HashMap<(String, String), Vec<u32>>,
+}
+
+/// The pair's key: the two names in order.
+fn pair_key(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// Whether a line told a fact or a gathering.
+fn carries_news(l: &LoggedLine) -> bool {
+    l.topic
+        .as_ref()
+        .is_some_and(|t| t.fact.is_some() || t.gathering.is_some())
+}
+
+impl ConversationLog {
+    /// A log of `lines`, the first `heard` of them heard.
+    pub fn new(lines: Vec<LoggedLine>, heard: usize) -> Self {
+        let mut log = Self {
+            lines,
+            heard,
+            news: PairNews::default(),
+        };
+        log.index_news();
+        log
+    }
+
+    /// Adds a line.
+    pub fn push(&mut self, line: LoggedLine) {
+        self.lines.push(line);
+        self.index_news();
+    }
+
+    fn index_news(&mut self) {
+        for i in self.news.upto..self.lines.len() {
+            let l = &self.lines[i];
+            if carries_news(l) {
+                self.news
+                    .by_pair
+                    .entry(pair_key(&l.speaker, &l.listener))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        self.news.upto = self.lines.len();
+    }
+
+    /// The lines between `a` and `b` (either way) that carried a fact or a gathering, in order.
+    pub fn news_between<'a>(
+        &'a self,
+        a: &'a str,
+        b: &'a str,
+    ) -> impl Iterator<Item = &'a LoggedLine> {
+        let upto = self.news.upto.min(self.lines.len());
+        let indexed = self
+            .news
+            .by_pair
+            .get(&pair_key(a, b))
+            .into_iter()
+            .flatten()
+            .filter_map(|i| self.lines.get(*i as usize));
+        // Lines pushed onto `lines` directly are looked through.
+        let rest = self.lines[upto..].iter().filter(move |l| {
+            carries_news(l)
+                && ((l.speaker == a && l.listener == b) || (l.speaker == b && l.listener == a))
+        });
+        indexed.chain(rest)
+    }
 }
 
 /// One side of a conversation being started.
@@ -342,7 +424,7 @@ pub fn say_line(
     conv.next = 1 - k;
     let until = now.plus_secs(speaking_secs(&text));
     conv.next_turn = until;
-    log.lines.push(LoggedLine {
+    log.push(LoggedLine {
         at: now,
         conversation,
         speaker: name,
@@ -395,6 +477,49 @@ pub struct PlayerChat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The news between two people is found through the index for pushed lines and by a look
+    /// through the rest for lines put on the list directly, either way round, in order.
+    #[test]
+    fn news_between_two_people_is_found_either_way_and_in_order() {
+        let line = |i: i64, speaker: &str, listener: &str, fact: Option<&str>| LoggedLine {
+            at: GameTime(i),
+            conversation: Entity::PLACEHOLDER,
+            speaker: speaker.into(),
+            listener: listener.into(),
+            text: format!("line {i}"),
+            topic: Some(Topic {
+                kind: TopicKind::Fact,
+                about: String::new(),
+                source: None,
+                fact: fact.map(str::to_string),
+                gathering: None,
+                answer: None,
+            }),
+            fallback: None,
+        };
+        let mut log = ConversationLog::new(vec![line(0, "Ann", "Bo", Some("a"))], 0);
+        log.push(line(1, "Bo", "Ann", Some("b")));
+        log.push(line(2, "Ann", "Cy", Some("c")));
+        log.push(line(3, "Ann", "Bo", None));
+        log.lines.push(line(4, "Bo", "Ann", Some("d")));
+        let facts = |a: &str, b: &str| -> Vec<String> {
+            log.news_between(a, b)
+                .filter_map(|l| l.topic.as_ref()?.fact.clone())
+                .collect()
+        };
+        assert_eq!(facts("Ann", "Bo"), ["a", "b", "d"]);
+        assert_eq!(facts("Bo", "Ann"), ["a", "b", "d"]);
+        assert_eq!(facts("Cy", "Ann"), ["c"]);
+        assert!(facts("Bo", "Cy").is_empty());
+        let scan: Vec<&LoggedLine> = log
+            .lines
+            .iter()
+            .filter(|l| carries_news(l) && [&l.speaker, &l.listener].contains(&&"Ann".to_string()))
+            .filter(|l| [&l.speaker, &l.listener].contains(&&"Bo".to_string()))
+            .collect();
+        assert_eq!(log.news_between("Ann", "Bo").collect::<Vec<_>>(), scan);
+    }
 
     #[test]
     fn two_people_meet_halfway_side_by_side() {

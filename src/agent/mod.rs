@@ -281,16 +281,21 @@ impl Outlook {
     }
 }
 
-/// The names among `names` that a text mentions (full name, or first name as a word), plus
+/// The names among `names` that a text mentions (the first name as a word, which a full name
+/// also shows; a first name not made of word characters, "Mary-Ann", by the full name), plus
 /// `own`: keywords for a memory.
 pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '\'';
     let mut out = vec![own.to_string()];
-    let words: Vec<&str> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .collect();
+    let words: HashSet<&str> = text.split(|c: char| !is_word(c)).collect();
     for n in names {
         let first = n.split_whitespace().next().unwrap_or(n);
-        if (text.contains(n.as_str()) || words.contains(&first)) && !out.contains(n) {
+        let said = if first.chars().all(is_word) {
+            words.contains(first)
+        } else {
+            text.contains(n.as_str())
+        };
+        if said && !out.contains(n) {
             out.push(n.clone());
         }
     }
@@ -399,4 +404,27 @@ pub(crate) fn plugin(app: &mut App) {
         ),
     );
     avatar::plugin(app);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_found_by_first_name_as_a_word_or_in_full() {
+        let names: Vec<String> = ["Maria Lopez", "Sam Moore", "Mary-Ann Ito", "Al Chen"]
+            .map(String::from)
+            .into();
+        let found = |text: &str| mentioned_names(text, "Klaus Mueller", &names);
+        assert_eq!(
+            found("Talked with Maria Lopez's friend Sam about art."),
+            ["Klaus Mueller", "Maria Lopez", "Sam Moore"]
+        );
+        assert_eq!(
+            found("Samuel and Alma met Mary-Ann Ito."),
+            ["Klaus Mueller", "Mary-Ann Ito"],
+            "a first name inside another word is not a mention"
+        );
+        assert_eq!(found("Nobody came."), ["Klaus Mueller"]);
+    }
 }

@@ -400,11 +400,7 @@ pub fn plan_next(plan: &DayPlan, now: GameTime) -> Option<String> {
 /// Facts and gatherings a speaker already told a partner, or heard from them (from the town's
 /// log).
 pub fn known_to_partner(log: &ConversationLog, me: &str, partner: &str) -> HashSet<String> {
-    log.lines
-        .iter()
-        .filter(|l| {
-            (l.speaker == me && l.listener == partner) || (l.speaker == partner && l.listener == me)
-        })
+    log.news_between(me, partner)
         .filter_map(|l| l.topic.as_ref())
         .flat_map(|t| {
             t.fact

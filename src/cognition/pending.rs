@@ -256,6 +256,27 @@ pub struct PendingJob {
 #[derive(Component, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
     jobs: Vec<PendingJob>,
+    /// Whether some job may hold an answer: false only when none does, so the many systems that
+    /// look for their answers each step skip a resident with none (a resident of a large town
+    /// has dozens of requests in flight).
+    #[serde(skip)]
+    answered: MaybeAnswered,
+}
+
+/// A hint kept beside the jobs; not part of what a `Pending` is (two are equal whatever it says).
+#[derive(Debug, Clone, Copy)]
+struct MaybeAnswered(bool);
+
+impl Default for MaybeAnswered {
+    fn default() -> Self {
+        Self(true)
+    }
+}
+
+impl PartialEq for MaybeAnswered {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Pending {
@@ -294,6 +315,7 @@ impl Pending {
 
     /// The jobs, to change (a load asks the unanswered ones again under new handles).
     pub fn jobs_mut(&mut self) -> &mut Vec<PendingJob> {
+        self.answered = MaybeAnswered(true);
         &mut self.jobs
     }
 
@@ -302,6 +324,7 @@ impl Pending {
         match self.jobs.iter_mut().find(|j| j.handle == handle) {
             Some(j) => {
                 j.reply = Some(reply);
+                self.answered = MaybeAnswered(true);
                 true
             }
             None => false,
@@ -317,6 +340,10 @@ impl Pending {
         pred: impl Fn(&Job) -> bool,
     ) -> Vec<(Job, Reply)> {
         let mut out = Vec::new();
+        if !self.answered.0 {
+            return out;
+        }
+        let mut left = false;
         let mut i = 0;
         while i < self.jobs.len() {
             let j = &self.jobs[i];
@@ -324,9 +351,11 @@ impl Pending {
                 let j = self.jobs.remove(i);
                 out.push((j.job, j.reply.expect("checked")));
             } else {
+                left |= j.reply.is_some();
                 i += 1;
             }
         }
+        self.answered = MaybeAnswered(left);
         out
     }
 

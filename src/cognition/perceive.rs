@@ -318,7 +318,8 @@ pub fn perceive(
     let object_grid = ObjectGrid::new(&map, &objects, c.vision_radius);
     for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
         if first || pos.prev != pos.tile {
-            spatial.see_square(&map, pos.tile, c.vision_radius as i32);
+            let prev = (!first).then_some(pos.prev);
+            spatial.see_step(&map, prev, pos.tile, c.vision_radius as i32);
         }
         if action.is_asleep() {
             continue;

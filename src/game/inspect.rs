@@ -709,16 +709,16 @@ mod tests {
     fn a_persons_talks_are_grouped_by_conversation_even_when_interleaved_or_reused() {
         let mut world = World::new();
         let (c1, c2) = (world.spawn_empty().id(), world.spawn_empty().id());
-        let log = ConversationLog {
-            lines: vec![
+        let log = ConversationLog::new(
+            vec![
                 line(c1, 0, "Isabella", "Klaus"),
                 line(c2, 5, "Maria", "Sam"),
                 line(c1, 10, "Klaus", "Isabella"),
                 line(c2, 20, "Isabella", "Maria"), // c2 reused for Isabella and Maria
                 line(c1, 9000, "Isabella", "Klaus"), // c1 reused hours later
             ],
-            heard: 0,
-        };
+            0,
+        );
         let talks = talks_of("Isabella", &log);
         let summary: Vec<(&str, usize)> = talks.iter().map(|t| (t.with, t.lines.len())).collect();
         assert_eq!(summary, vec![("Klaus", 2), ("Maria", 1), ("Klaus", 1)]);

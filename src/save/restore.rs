@@ -203,7 +203,7 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     }
     // Every line of a save was heard before it was written.
     let heard = log.len();
-    world.insert_resource(ConversationLog { lines: log, heard });
+    world.insert_resource(ConversationLog::new(log, heard));
     let mut chat = w.player_chat.clone();
     chat.remap(&map);
     world.insert_resource(chat);

@@ -8,7 +8,7 @@
 //! so results can be compared. A pure function: the caller marks the returned memories as
 //! accessed ([`MemoryStream::touch`]).
 
-use super::stream::{MemoryStream, NodeId, NodeKind, ScoreBreakdown};
+use super::stream::{MemoryStream, NodeId, ScoreBreakdown};
 use crate::llm::Embedding;
 use crate::sim::time::GameTime;
 use serde::{Deserialize, Serialize};
@@ -152,14 +152,10 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
-/// Whether a node takes part in retrieval: events and thoughts (a conversation is found
-/// through the event that summarises it), not "is idle", not expired.
-fn candidate(n: &super::stream::MemoryNode, now: GameTime) -> bool {
-    n.kind != NodeKind::Chat && !n.is_idle() && n.alive(now)
-}
-
 /// The top `k` memories for a query embedding (`None`: relevance plays no part).
 /// Memories without an embedding compatible with the query count as unrelated (cosine 0).
+/// Candidates are events and thoughts (a conversation is found through the event that
+/// summarises it), not "is idle", not expired.
 pub fn retrieve(
     stream: &MemoryStream,
     query: Option<&Embedding>,
@@ -170,8 +166,11 @@ pub fn retrieve(
     retrieve_where(stream, query, now, p, k, |_| true)
 }
 
+/// A candidate's raw components: (recency, relevance, importance).
+type Raw = (f32, f32, f32);
+
 /// [`retrieve`] among the memories `keep` lets through (an interview under an ablation leaves
-/// out reflections or plans).
+/// out reflections or plans). One pass over the stream gathers every candidate's components.
 pub fn retrieve_where(
     stream: &MemoryStream,
     query: Option<&Embedding>,
@@ -180,59 +179,56 @@ pub fn retrieve_where(
     k: usize,
     keep: impl Fn(&super::stream::MemoryNode) -> bool,
 ) -> Vec<Scored> {
-    let cands: Vec<&super::stream::MemoryNode> = stream
-        .nodes()
-        .iter()
-        .filter(|n| candidate(n, now) && keep(n))
-        .collect();
-    if cands.is_empty() || k == 0 {
+    if k == 0 {
         return Vec::new();
     }
-    let recency: Vec<f32> = match p.recency {
-        RecencyMode::GameHours => cands
-            .iter()
-            .map(|n| {
-                let hours = ((now.0 - n.last_accessed.0).max(0)) as f32 / 3600.0;
-                p.decay.powf(hours)
-            })
-            .collect(),
-        RecencyMode::OriginalRank => {
-            // Ascending by last access (ties: older id first), the i-th (1-based) gets decay^i.
-            let mut order: Vec<usize> = (0..cands.len()).collect();
-            order.sort_by_key(|&i| (cands[i].last_accessed, cands[i].id));
-            let mut r = vec![0f32; cands.len()];
-            for (rank, &i) in order.iter().enumerate() {
-                r[i] = p.decay.powi(rank as i32 + 1);
-            }
-            r
-        }
-    };
-    let importance: Vec<f32> = cands.iter().map(|n| n.importance as f32).collect();
     // Stored vectors are unit length (the stream normalises them), so cosine is a dot product
     // with the normalised query.
-    let qn: Option<Embedding> = query.and_then(|q| {
+    let qn: Option<(&str, Vec<f32>)> = query.and_then(|q| {
         let n = dot(&q.vector, &q.vector).sqrt();
-        (n > 0.0).then(|| Embedding {
-            model: q.model.clone(),
-            vector: q.vector.iter().map(|x| x / n).collect(),
-        })
+        (n > 0.0).then(|| (q.model.as_str(), q.vector.iter().map(|x| x / n).collect()))
     });
-    let relevance: Vec<f32> = cands
-        .iter()
-        .map(|n| match (&qn, &n.embedding) {
-            (Some(q), Some(e)) if e.dim() == q.dim() && e.model == q.model => {
-                dot(&q.vector, &e.vector)
+    let hours_recency = p.recency == RecencyMode::GameHours;
+    let mut cands: Vec<&super::stream::MemoryNode> = Vec::new();
+    let mut raw: Vec<Raw> = Vec::new();
+    for n in stream.searchable() {
+        if !n.alive(now) || !keep(n) {
+            continue;
+        }
+        let recency = if hours_recency {
+            let hours = ((now.0 - n.last_accessed.0).max(0)) as f32 / 3600.0;
+            p.decay.powf(hours)
+        } else {
+            0.0
+        };
+        let relevance = match (&qn, &n.embedding) {
+            (Some((model, q)), Some(e)) if e.dim() == q.len() && e.model == *model => {
+                dot(q, &e.vector)
             }
             _ => 0.0,
-        })
-        .collect();
+        };
+        cands.push(n);
+        raw.push((recency, relevance, n.importance as f32));
+    }
+    if cands.is_empty() {
+        return Vec::new();
+    }
+    if !hours_recency {
+        // Ascending by last access (ties: older id first), the i-th (1-based) gets decay^i.
+        let mut order: Vec<usize> = (0..cands.len()).collect();
+        order.sort_by_key(|&i| (cands[i].last_accessed, cands[i].id));
+        for (rank, &i) in order.iter().enumerate() {
+            raw[i].0 = p.decay.powi(rank as i32 + 1);
+        }
+    }
     // Min-max normalisation (all equal → 0.5), folded into the scoring so that only the top k
     // get a full breakdown.
-    let span = |v: &[f32]| {
-        let (lo, hi) = v
+    let span = |part: fn(&Raw) -> f32| {
+        let (lo, hi) = raw
             .iter()
+            .map(part)
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), x| {
-                (l.min(*x), h.max(*x))
+                (l.min(x), h.max(x))
             });
         let range = hi - lo;
         if range.abs() < 1e-9 || !range.is_finite() {
@@ -242,12 +238,14 @@ pub fn retrieve_where(
         }
     };
     let norm = |x: f32, (lo, inv): (f32, f32)| if inv == 0.0 { 0.5 } else { (x - lo) * inv };
-    let (sr, sv, si) = (span(&recency), span(&relevance), span(&importance));
-    let mut order: Vec<(f32, u32)> = (0..cands.len())
-        .map(|i| {
-            let score = p.recency_weight * norm(recency[i], sr)
-                + p.relevance_weight * norm(relevance[i], sv)
-                + p.importance_weight * norm(importance[i], si);
+    let (sr, sv, si) = (span(|r| r.0), span(|r| r.1), span(|r| r.2));
+    let mut order: Vec<(f32, u32)> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let score = p.recency_weight * norm(r.0, sr)
+                + p.relevance_weight * norm(r.1, sv)
+                + p.importance_weight * norm(r.2, si);
             (score, i as u32)
         })
         .collect();
@@ -264,11 +262,11 @@ pub fn retrieve_where(
     order
         .into_iter()
         .map(|(score, i)| {
-            let i = i as usize;
+            let (r, i) = (raw[i as usize], i as usize);
             let breakdown = ScoreBreakdown {
-                recency: norm(recency[i], sr),
-                relevance: norm(relevance[i], sv),
-                importance: norm(importance[i], si),
+                recency: norm(r.0, sr),
+                relevance: norm(r.1, sv),
+                importance: norm(r.2, si),
                 score,
                 at: now,
             };
@@ -297,7 +295,7 @@ pub fn retrieve_and_touch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::stream::NewNode;
+    use crate::memory::stream::{NewNode, NodeKind};
 
     fn t(h: f64) -> GameTime {
         GameTime::parse("2023-02-13 00:00")

@@ -215,6 +215,8 @@ pub struct MemoryStream {
     by_keyword: HashMap<String, Vec<NodeId>>,
     keyword_strength: HashMap<String, u32>,
     by_text: HashMap<String, Vec<NodeId>>,
+    /// For each node: whether it may be retrieved at all (not a chat, not "is idle").
+    searchable: Vec<bool>,
 }
 
 /// What is saved: the nodes and the memo; the indexes are rebuilt.
@@ -345,6 +347,8 @@ impl MemoryStream {
 
     fn index_node(&mut self, n: &MemoryNode) {
         self.by_kind[n.kind.index()].push(n.id);
+        self.searchable
+            .push(n.kind != NodeKind::Chat && !n.is_idle());
         self.by_text
             .entry(n.embedding_key.clone())
             .or_default()
@@ -363,11 +367,22 @@ impl MemoryStream {
         self.by_keyword.clear();
         self.keyword_strength.clear();
         self.by_text.clear();
+        self.searchable.clear();
         let nodes = std::mem::take(&mut self.nodes);
         for n in &nodes {
             self.index_node(n);
         }
         self.nodes = nodes;
+    }
+
+    /// The events and thoughts retrieval may return (not chats, which are found through the
+    /// event that summarises them, and not "is idle"), oldest first; expiry is not looked at.
+    pub fn searchable(&self) -> impl Iterator<Item = &MemoryNode> {
+        self.nodes
+            .iter()
+            .zip(&self.searchable)
+            .filter(|(_, s)| **s)
+            .map(|(n, _)| n)
     }
 
     /// Ids of a kind, oldest first.

@@ -256,20 +256,35 @@ pub struct PendingJob {
 #[derive(Component, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
     jobs: Vec<PendingJob>,
-    /// Whether some job may hold an answer: false only when none does, so the many systems that
-    /// look for their answers each step skip a resident with none (a resident of a large town
-    /// has dozens of requests in flight).
+    /// The earliest step at which an answer held may be applied (`None`: no answer held; never
+    /// later than the truth), so the many systems that look for their answers each step skip a
+    /// resident with none ready (a resident of a large town has dozens of requests in flight,
+    /// and answers wait for their due step).
     #[serde(skip)]
     answered: MaybeAnswered,
 }
 
 /// A hint kept beside the jobs; not part of what a `Pending` is (two are equal whatever it says).
 #[derive(Debug, Clone, Copy)]
-struct MaybeAnswered(bool);
+struct MaybeAnswered(Option<u64>);
 
 impl Default for MaybeAnswered {
     fn default() -> Self {
-        Self(true)
+        Self(Some(0))
+    }
+}
+
+impl MaybeAnswered {
+    /// Also an answer applicable from `step`.
+    fn add(&mut self, step: u64) {
+        self.0 = Some(self.0.map_or(step, |s| s.min(step)));
+    }
+}
+
+impl PendingJob {
+    /// The first step its answer may be applied at (real time aside).
+    fn ready_from(&self) -> u64 {
+        if self.live { 0 } else { self.due }
     }
 }
 
@@ -315,7 +330,7 @@ impl Pending {
 
     /// The jobs, to change (a load asks the unanswered ones again under new handles).
     pub fn jobs_mut(&mut self) -> &mut Vec<PendingJob> {
-        self.answered = MaybeAnswered(true);
+        self.answered = MaybeAnswered(Some(0));
         &mut self.jobs
     }
 
@@ -324,7 +339,8 @@ impl Pending {
         match self.jobs.iter_mut().find(|j| j.handle == handle) {
             Some(j) => {
                 j.reply = Some(reply);
-                self.answered = MaybeAnswered(true);
+                let from = j.ready_from();
+                self.answered.add(from);
                 true
             }
             None => false,
@@ -340,10 +356,12 @@ impl Pending {
         pred: impl Fn(&Job) -> bool,
     ) -> Vec<(Job, Reply)> {
         let mut out = Vec::new();
-        if !self.answered.0 {
-            return out;
+        match self.answered.0 {
+            None => return out,
+            Some(from) if !real_time && step < from => return out,
+            _ => {}
         }
-        let mut left = false;
+        let mut left = MaybeAnswered(None);
         let mut i = 0;
         while i < self.jobs.len() {
             let j = &self.jobs[i];
@@ -351,11 +369,13 @@ impl Pending {
                 let j = self.jobs.remove(i);
                 out.push((j.job, j.reply.expect("checked")));
             } else {
-                left |= j.reply.is_some();
+                if j.reply.is_some() {
+                    left.add(j.ready_from());
+                }
                 i += 1;
             }
         }
-        self.answered = MaybeAnswered(left);
+        self.answered = left;
         out
     }
 
@@ -576,6 +596,22 @@ mod tests {
             1,
             "real time applies at once"
         );
+        assert!(p.is_empty());
+    }
+
+    /// An answer due earlier than the ones already held is still found at its step.
+    #[test]
+    fn an_earlier_answer_after_a_later_one_is_applied_on_time() {
+        let mut p = Pending::default();
+        let r = LlmRequest::embed("t", "x");
+        p.push(LlmHandle(1), r.clone(), Job::ReflectQuestions, 10);
+        p.push(LlmHandle(2), r, Job::Embed(vec![NodeId(1)]), 5);
+        assert!(p.deliver(LlmHandle(1), reply(1)));
+        assert!(p.take_ready(5, false, |_| true).is_empty());
+        assert!(p.deliver(LlmHandle(2), reply(2)));
+        assert_eq!(p.take_ready(5, false, |_| true).len(), 1);
+        assert!(p.take_ready(9, false, |_| true).is_empty());
+        assert_eq!(p.take_ready(10, false, |_| true).len(), 1);
         assert!(p.is_empty());
     }
 }

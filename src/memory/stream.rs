@@ -10,6 +10,10 @@ use crate::sim::time::GameTime;
 use bevy::prelude::Component;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+/// The stream's indexes: hash maps keyed by texts and names, with a fast fixed hasher (they are
+/// looked up for every event perceived; nothing iterates them in an order that matters).
+type Index<K, V> = HashMap<K, V, bevy::platform::hash::FixedHasher>;
 use std::fmt;
 
 /// A node's id: its 1-based position in the stream.
@@ -210,11 +214,11 @@ pub const PROVISIONAL_IMPORTANCE: u8 = 4;
 pub struct MemoryStream {
     nodes: Vec<MemoryNode>,
     /// Event description → importance already scored for this agent (never asked twice).
-    importance_memo: HashMap<String, u8>,
+    importance_memo: Index<String, u8>,
     by_kind: [Vec<NodeId>; 3],
-    by_keyword: HashMap<String, Vec<NodeId>>,
-    keyword_strength: HashMap<String, u32>,
-    by_text: HashMap<String, Vec<NodeId>>,
+    by_keyword: Index<String, Vec<NodeId>>,
+    keyword_strength: Index<String, u32>,
+    by_text: Index<String, Vec<NodeId>>,
     /// For each node: whether it may be retrieved at all (not a chat, not "is idle").
     searchable: Vec<bool>,
 }

@@ -116,8 +116,8 @@ pub struct CurrentAction {
 impl CurrentAction {
     /// Whether the person is asleep (and perceives nothing).
     pub fn is_asleep(&self) -> bool {
-        let d = self.description.to_lowercase();
-        d.contains("sleeping") || d.contains("asleep")
+        let d = &self.description;
+        contains_ignoring_case(d, "sleeping") || contains_ignoring_case(d, "asleep")
     }
 
     /// The event others perceive, borrowed: (name, "is", description) when none is set.
@@ -279,6 +279,14 @@ impl Outlook {
             plan_requirement,
         }
     }
+}
+
+/// Whether `text` contains `word` (ASCII, lower-case) with any ASCII case, without making a
+/// lower-case copy (asked of every resident at every step).
+pub fn contains_ignoring_case(text: &str, word: &str) -> bool {
+    text.as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 /// The names among `names` that a text mentions (the first name as a word, which a full name

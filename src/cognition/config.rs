@@ -105,7 +105,7 @@ pub struct CognitionConfig {
     pub attention_bandwidth: usize,
     /// An event whose triple is among this many newest events is not stored again.
     pub retention: usize,
-    /// An event remembered in the same words within this many game minutes is not stored
+    /// An event (the same triple) remembered within this many game minutes is not stored
     /// again (0: only `retention` applies, as in the original).
     pub repeat_minutes: u32,
     /// Summed importance of new events that triggers a reflection.

@@ -2,7 +2,7 @@
 //! every place there to its spatial memory) and attends to the events in its own arena: what
 //! other people and the player's avatar are doing, its own action, and objects whose state is
 //! not idle. The nearest `attention_bandwidth` events are kept; one whose triple is among the
-//! `retention` newest events, or that was remembered in words within the last `repeat_minutes`,
+//! `retention` newest events, or whose triple was remembered within the last `repeat_minutes`,
 //! is already known and skipped; each other becomes an event memory. (The original had only the
 //! first test: in a crowd the nearest few change every step, and the same people doing the same
 //! things were remembered again each minute, half of a town of a thousand's memories.)
@@ -243,7 +243,7 @@ where
 }
 
 /// Drops events whose triple is among the `retention` newest event memories, and those whose
-/// description an event memory formed within the last `repeat_secs` before `now` holds.
+/// triple an event memory formed within the last `repeat_secs` before `now` holds.
 pub fn unseen<'a>(
     stream: &MemoryStream,
     retention: usize,
@@ -258,7 +258,7 @@ pub fn unseen<'a>(
         .filter(|e| {
             repeat_secs <= 0
                 || stream
-                    .last_event_with_text(&e.description())
+                    .last_event_of((e.subject, e.predicate, e.object))
                     .is_none_or(|t| now.0 - t.0 >= repeat_secs)
         })
         .collect()

@@ -23,13 +23,15 @@ use serde_json::{Value, json};
 
 /// Whether an activity is sleep (never refined; its place is the bed at home).
 pub fn is_sleep(activity: &str) -> bool {
-    let a = activity.to_lowercase();
-    a.contains("sleep")
-        || a.contains("asleep")
-        || a.contains("in bed")
-        || a.contains("go to bed")
-        || a.contains("goes to bed")
-        || a.contains("going to bed")
+    [
+        "sleep",
+        "in bed",
+        "go to bed",
+        "goes to bed",
+        "going to bed",
+    ]
+    .iter()
+    .any(|w| crate::agent::contains_ignoring_case(activity, w))
 }
 
 /// Words an activity does not end with: an item that does was cut off.

@@ -221,6 +221,15 @@ pub struct MemoryStream {
     by_text: Index<String, Vec<NodeId>>,
     /// For each node: whether it may be retrieved at all (not a chat, not "is idle").
     searchable: Vec<bool>,
+    /// For each event triple (by [`triple_key`]): when its newest event memory was formed.
+    last_event: Index<u64, GameTime>,
+}
+
+/// A 64-bit key of a triple (perception asks for every event it sees whether it is known; a
+/// collision of two triples is about one in 2^64).
+fn triple_key(triple: (&str, &str, &str)) -> u64 {
+    use std::hash::BuildHasher;
+    bevy::platform::hash::FixedHasher.hash_one(triple)
 }
 
 /// What is saved: the nodes and the memo; the indexes are rebuilt.
@@ -353,6 +362,13 @@ impl MemoryStream {
         self.by_kind[n.kind.index()].push(n.id);
         self.searchable
             .push(n.kind != NodeKind::Chat && !n.is_idle());
+        if n.kind == NodeKind::Event {
+            let at = self
+                .last_event
+                .entry(triple_key(n.triple()))
+                .or_insert(n.created);
+            *at = (*at).max(n.created);
+        }
         self.by_text
             .entry(n.embedding_key.clone())
             .or_default()
@@ -372,6 +388,7 @@ impl MemoryStream {
         self.keyword_strength.clear();
         self.by_text.clear();
         self.searchable.clear();
+        self.last_event.clear();
         let nodes = std::mem::take(&mut self.nodes);
         for n in &nodes {
             self.index_node(n);
@@ -419,15 +436,9 @@ impl MemoryStream {
             .map(MemoryNode::triple)
     }
 
-    /// When the newest event memory whose embedded text is `text` was formed.
-    pub fn last_event_with_text(&self, text: &str) -> Option<GameTime> {
-        self.by_text
-            .get(text)?
-            .iter()
-            .rev()
-            .filter_map(|id| self.get(*id))
-            .find(|n| n.kind == NodeKind::Event)
-            .map(|n| n.created)
+    /// When the newest event memory of the triple (subject, predicate, object) was formed.
+    pub fn last_event_of(&self, triple: (&str, &str, &str)) -> Option<GameTime> {
+        self.last_event.get(&triple_key(triple)).copied()
     }
 
     /// The newest `n` nodes of the given kinds, newest first.
@@ -630,5 +641,14 @@ mod tests {
             "Hi"
         );
         assert_eq!(back.memo_importance("Maria Lopez is studying"), Some(3));
+        assert_eq!(
+            back.last_event_of(("Maria Lopez", "is", "studying")),
+            Some(t(1))
+        );
+        assert_eq!(back.last_event_of(("Maria Lopez", "is", "cooking")), None);
+        assert_eq!(
+            back, m,
+            "the rebuilt indexes equal the ones kept while adding"
+        );
     }
 }

@@ -75,6 +75,9 @@ pub struct ScaleRun {
     pub peak_mb: f64,
     /// Seconds to capture and write a save of the town, and its size in MB.
     pub save: (f64, f64),
+    /// The simulation thread's time on a core and waiting for one, as shares of wall time
+    /// (the own share counts both: on 2 cores the thread waits for the stand-ins and the router).
+    pub sched: Option<(f64, f64)>,
 }
 
 impl ScaleRun {
@@ -130,6 +133,32 @@ fn pool_config(urls: Vec<String>, model: &str, concurrency: u32, affinity: bool)
     }
 }
 
+/// Seconds this thread has run on a core and waited for one, from the kernel's scheduler
+/// statistics (`/proc/thread-self/schedstat`; `None` where there are none).
+fn thread_sched() -> Option<(f64, f64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some((it.next()?? / 1e9, it.next()?? / 1e9))
+}
+
+/// The simulation thread's time on a core and waiting for one since `from`, as shares of `wall`.
+fn sched_share(from: Option<(f64, f64)>, wall: f64) -> Option<(f64, f64)> {
+    let (a, b) = (from?, thread_sched()?);
+    let w = wall.max(1e-9);
+    Some(((b.0 - a.0) / w, (b.1 - a.1) / w))
+}
+
+/// "; its thread ran on a core 4.0 % of the time and waited for one 1.2 %", or nothing.
+fn sched_words(s: Option<(f64, f64)>) -> String {
+    s.map_or(String::new(), |(on, queued)| {
+        format!(
+            " (its thread on a core {:.1} %, waiting for a core {:.1} %)",
+            100.0 * on,
+            100.0 * queued
+        )
+    })
+}
+
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -173,6 +202,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
     let total = (b.hours * 3600.0 / sec) as u64;
     let per_minute = ((60.0 / sec) as u64).max(1);
     let t = Instant::now();
+    let sched0 = thread_sched();
     let mut timeline = Vec::new();
     let mut done = 0;
     let mut last_said = Instant::now();
@@ -195,13 +225,15 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
                 app.world().resource::<StepGate>().waited.as_secs_f64(),
             );
             eprintln!(
-                "  {residents} residents, {endpoints} endpoints: {h:02}:{m:02} after {wall:.0} s; simulation's own share so far {:.1} %; peak memory {:.0} MB",
+                "  {residents} residents, {endpoints} endpoints: {h:02}:{m:02} after {wall:.0} s; simulation's own share so far {:.1} %{}; peak memory {:.0} MB",
                 100.0 * (wall - waited) / wall.max(1e-9),
+                sched_words(sched_share(sched0, wall)),
                 peak_rss_mb()
             );
         }
     }
     let wall_s = t.elapsed().as_secs_f64();
+    let sched = sched_share(sched0, wall_s);
     let waited_s = app.world().resource::<StepGate>().waited.as_secs_f64();
     let stats = app.world().resource::<Llm>().stats();
     let pool = app
@@ -249,6 +281,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
         prefix,
         peak_mb: peak_rss_mb(),
         save,
+        sched,
     })
 }
 
@@ -265,12 +298,13 @@ pub fn describe(b: &ScaleBench, r: &ScaleRun) -> String {
     let limit = r.pool.first().map_or(0, |e| e.limit);
     let _ = writeln!(
         s,
-        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time; {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
+        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}; {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
         r.residents,
         r.game_hours,
         r.wall_s,
         r.pace(),
         100.0 * r.sim_share(),
+        sched_words(r.sched),
         r.chats,
         r.chats as f64 / r.wall_s.max(1e-9),
         r.embeds,
@@ -319,4 +353,29 @@ pub fn run(b: &ScaleBench) -> Result<String, String> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread's time on a core grows while it works; where the kernel keeps no scheduler
+    /// statistics nothing is said.
+    #[test]
+    fn the_simulation_threads_time_on_a_core_is_read() {
+        let Some(a) = thread_sched() else {
+            assert_eq!(sched_words(sched_share(None, 1.0)), "");
+            return;
+        };
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 50 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let b = thread_sched().expect("read before");
+        assert!(b.0 > a.0 && b.1 >= a.1, "{a:?} then {b:?}");
+        let (on, _) = sched_share(Some(a), t.elapsed().as_secs_f64()).unwrap();
+        assert!(on > 0.0 && on <= 1.5, "{on}");
+        assert!(sched_words(Some((0.04, 0.012))).contains("on a core 4.0 %"));
+    }
 }

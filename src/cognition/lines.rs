@@ -205,15 +205,15 @@ pub fn apply_lines(
                 retry,
                 ..
             } => {
-                let line_vec = match &reply.value {
-                    LlmValue::Embedding(e) => e.vector.to_vec(),
-                    _ => Vec::new(),
+                // The vectors are shared, not copied.
+                let line_vec: std::sync::Arc<[f32]> = match &reply.value {
+                    LlmValue::Embedding(e) => e.vector.clone(),
+                    _ => std::sync::Arc::from([]),
                 };
-                let topic_vec = topic
+                let topic_vec: std::sync::Arc<[f32]> = topic
                     .source
-                    .and_then(|s| agents.get(agent).ok()?.5.get(s)?.embedding.clone())
-                    .map(|e| e.vector.to_vec())
-                    .unwrap_or_default();
+                    .and_then(|s| agents.get(agent).ok()?.5.get(s)?.embedding.as_ref())
+                    .map_or_else(|| std::sync::Arc::from([]), |e| e.vector.clone());
                 let about = topic_text(&topic).unwrap_or(&topic.about).to_string();
                 let cos = guard::cosine(&line_vec, &topic_vec);
                 // No vector (the embedder is down): the line is said unchecked.

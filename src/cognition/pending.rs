@@ -281,16 +281,16 @@ impl MaybeAnswered {
     }
 }
 
+impl PartialEq for MaybeAnswered {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 impl PendingJob {
     /// The first step its answer may be applied at (real time aside).
     fn ready_from(&self) -> u64 {
         if self.live { 0 } else { self.due }
-    }
-}
-
-impl PartialEq for MaybeAnswered {
-    fn eq(&self, _: &Self) -> bool {
-        true
     }
 }
 

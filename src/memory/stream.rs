@@ -10,11 +10,11 @@ use crate::sim::time::GameTime;
 use bevy::prelude::Component;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::fmt;
 
 /// The stream's indexes: hash maps keyed by texts and names, with a fast fixed hasher (they are
 /// looked up for every event perceived; nothing iterates them in an order that matters).
 type Index<K, V> = HashMap<K, V, bevy::platform::hash::FixedHasher>;
-use std::fmt;
 
 /// A node's id: its 1-based position in the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

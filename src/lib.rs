@@ -186,6 +186,7 @@ impl Plugin for SimPlugin {
         )
         .insert_resource(self.map.clone())
         .insert_resource(ScenarioRes(self.scenario.clone()))
+        .insert_resource(agent::TownNames::new(self.scenario.names()))
         .insert_resource(sim::clock::SimClock::new(
             self.scenario.start,
             s.sec_per_step,

@@ -6,6 +6,7 @@ pub mod avatar;
 pub mod cast;
 pub mod commitments;
 pub mod conversation;
+pub mod names;
 pub mod persona;
 pub mod routine;
 pub mod schedule;
@@ -17,6 +18,7 @@ use crate::sim::map::{Tile, WorldMap};
 use crate::sim::path::path_to_any;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
+pub use names::TownNames;
 use persona::Persona;
 use routine::block_at;
 use schedule::Block;
@@ -289,25 +291,10 @@ pub fn contains_ignoring_case(text: &str, word: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
-/// The names among `names` that a text mentions (the first name as a word, which a full name
-/// also shows; a first name not made of word characters, "Mary-Ann", by the full name), plus
-/// `own`: keywords for a memory.
+/// The names among `names` that a text mentions, plus `own` (see [`TownNames::mentioned`];
+/// callers with the town's [`TownNames`] resource ask it, which indexes the names once).
 pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '\'';
-    let mut out = vec![own.to_string()];
-    let words: HashSet<&str> = text.split(|c: char| !is_word(c)).collect();
-    for n in names {
-        let first = n.split_whitespace().next().unwrap_or(n);
-        let said = if first.chars().all(is_word) {
-            words.contains(first)
-        } else {
-            text.contains(n.as_str())
-        };
-        if said && !out.contains(n) {
-            out.push(n.clone());
-        }
-    }
-    out
+    names::TownNames::new(names.to_vec()).mentioned(text, own)
 }
 
 /// Plans a walk for everyone whose action moved them to a new address.
@@ -412,27 +399,4 @@ pub(crate) fn plugin(app: &mut App) {
         ),
     );
     avatar::plugin(app);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_found_by_first_name_as_a_word_or_in_full() {
-        let names: Vec<String> = ["Maria Lopez", "Sam Moore", "Mary-Ann Ito", "Al Chen"]
-            .map(String::from)
-            .into();
-        let found = |text: &str| mentioned_names(text, "Klaus Mueller", &names);
-        assert_eq!(
-            found("Talked with Maria Lopez's friend Sam about art."),
-            ["Klaus Mueller", "Maria Lopez", "Sam Moore"]
-        );
-        assert_eq!(
-            found("Samuel and Alma met Mary-Ann Ito."),
-            ["Klaus Mueller", "Mary-Ann Ito"],
-            "a first name inside another word is not a mention"
-        );
-        assert_eq!(found("Nobody came."), ["Klaus Mueller"]);
-    }
 }

@@ -42,6 +42,8 @@ pub struct ScaleBench {
     pub servers: Option<(Vec<String>, String)>,
     /// Where the generated towns, casts and the save go.
     pub out: PathBuf,
+    /// A saved town to continue instead of generated ones (its size and time are used).
+    pub load: Option<PathBuf>,
 }
 
 /// One measured run.
@@ -75,6 +77,8 @@ pub struct ScaleRun {
     pub peak_mb: f64,
     /// Seconds to capture and write a save of the town, and its size in MB.
     pub save: (f64, f64),
+    /// Residents' looks made and not made (nothing in view changed and all of it known).
+    pub looks: (u64, u64),
     /// The simulation thread's time on a core and waiting for one, as shares of wall time
     /// (the own share counts both: on 2 cores the thread waits for the stand-ins and the router).
     pub sched: Option<(f64, f64)>,
@@ -172,7 +176,6 @@ fn peak_rss_mb() -> f64 {
 
 /// Runs one size on one pool.
 pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<ScaleRun, String> {
-    let cast = town_files(&b.out, residents, b.seed)?;
     let standins: Vec<StandIn> = match &b.servers {
         Some(_) => Vec::new(),
         None => (0..endpoints)
@@ -194,10 +197,21 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
         llm: pool_config(urls, &model, concurrency, b.affinity),
         ..Default::default()
     };
-    let mut sim =
-        SimPlugin::load(&cast.to_string_lossy(), None, config).map_err(|e| e.to_string())?;
-    sim.scenario.start = b.from;
+    let sim = match &b.load {
+        Some(dir) => SimPlugin::from_save(dir, config)?,
+        None => {
+            let cast = town_files(&b.out, residents, b.seed)?;
+            let mut sim = SimPlugin::load(&cast.to_string_lossy(), None, config)
+                .map_err(|e| e.to_string())?;
+            sim.scenario.start = b.from;
+            sim
+        }
+    };
+    let residents = sim.scenario.residents.len();
     let mut app = headless_app(sim);
+    // People spawned (and a saved town put into them) before the clock starts: loading a save
+    // is not the simulation's running.
+    app.update();
     let sec = app.world().resource::<SimClock>().sec_per_step as f64;
     let total = (b.hours * 3600.0 / sec) as u64;
     let per_minute = ((60.0 / sec) as u64).max(1);
@@ -258,6 +272,12 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
             m + s.state.prefix_misses.load(Ordering::Relaxed),
         )
     });
+    let looks = {
+        let g = app
+            .world()
+            .resource::<crate::cognition::perceive::Glances>();
+        (g.looked(), g.rested())
+    };
     let save_dir = b.out.join(format!("save-{residents}"));
     let ts = Instant::now();
     let data = crate::save::capture(app.world_mut(), "bench scale")?;
@@ -282,6 +302,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
         peak_mb: peak_rss_mb(),
         save,
         sched,
+        looks,
     })
 }
 
@@ -298,13 +319,15 @@ pub fn describe(b: &ScaleBench, r: &ScaleRun) -> String {
     let limit = r.pool.first().map_or(0, |e| e.limit);
     let _ = writeln!(
         s,
-        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}; {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
+        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}; looks made {}, not made {} (nothing in view changed); {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
         r.residents,
         r.game_hours,
         r.wall_s,
         r.pace(),
         100.0 * r.sim_share(),
         sched_words(r.sched),
+        r.looks.0,
+        r.looks.1,
         r.chats,
         r.chats as f64 / r.wall_s.max(1e-9),
         r.embeds,
@@ -344,7 +367,13 @@ pub fn describe(b: &ScaleBench, r: &ScaleRun) -> String {
 /// Runs every size on every pool, printing each run as it ends; the whole report.
 pub fn run(b: &ScaleBench) -> Result<String, String> {
     let mut report = String::new();
-    for &n in &b.sizes {
+    // A saved town has one size, its own (found when it is loaded).
+    let sizes = if b.load.is_some() {
+        &[0][..]
+    } else {
+        &b.sizes[..]
+    };
+    for &n in sizes {
         for &e in &b.endpoints {
             let r = run_one(b, n, e)?;
             let text = describe(b, &r);

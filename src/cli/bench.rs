@@ -60,6 +60,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             servers,
             model,
             out,
+            load,
         } => {
             let Some(from) = crate::sim::time::GameTime::parse(&from) else {
                 return fail(format!(
@@ -82,10 +83,19 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
                 seed,
                 servers: (!servers.is_empty()).then_some((servers, model)),
                 out,
+                load,
             };
             println!(
-                "bench scale: generated towns of {:?} residents (seed {seed}), {hours} game h from {from}, {}",
-                b.sizes,
+                "bench scale: {}, {hours} game h from {}, {}",
+                match &b.load {
+                    Some(dir) => format!("the saved town {}", dir.display()),
+                    None => format!("generated towns of {:?} residents (seed {seed})", b.sizes),
+                },
+                if b.load.is_some() {
+                    "its time".to_string()
+                } else {
+                    from.to_string()
+                },
                 if b.servers.is_some() {
                     "real servers".to_string()
                 } else {

@@ -219,6 +219,11 @@ pub enum BenchCommand {
         /// Where the towns, casts and saves go.
         #[arg(long, default_value = "out/scale")]
         out: PathBuf,
+        /// Continue a saved town (a save folder, e.g. an earlier run's `out/scale/save-1000`)
+        /// instead of a new one: its residents and their memories, from its time (`--sizes`
+        /// and `--from` are not used); measures a later day, when memories are many.
+        #[arg(long)]
+        load: Option<PathBuf>,
     },
     /// Headless simulation steps per second (25 residents on their routine).
     Sim {

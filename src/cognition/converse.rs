@@ -17,7 +17,6 @@ use crate::agent::conversation::{
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
     CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
-    mentioned_names,
 };
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
@@ -483,12 +482,12 @@ pub fn apply_chat_memories(
     cog: Res<Cognition>,
     prompts: Res<super::prompts::Prompts>,
     mut fallbacks: ResMut<super::guard::Fallbacks>,
-    scenario: Res<crate::agent::persona::ScenarioRes>,
+    town: Res<crate::agent::TownNames>,
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    // Built at the first conversation to remember (most steps have none).
-    let mut words: Option<(Vec<String>, super::guard::NameWords, Vec<String>)> = None;
+    // Made at the first conversation to remember (most steps have none).
+    let mut own_words: Option<Vec<String>> = None;
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -512,13 +511,10 @@ pub fn apply_chat_memories(
             };
             // A summary, takeaway or memo that does not hold up is not used (the summary is then
             // written from the conversation's topics).
-            let (names, name_words, own_words) = &*words.get_or_insert_with(|| {
-                let names = scenario.0.names();
-                let name_words = super::guard::NameWords::of(&names);
-                (names, name_words, prompts.get("chat_memory").own_words())
-            });
+            let own_words =
+                &*own_words.get_or_insert_with(|| prompts.get("chat_memory").own_words());
             let ctx = super::guard::Context {
-                names: name_words,
+                names: &town.words,
                 own_words,
                 earlier: &[],
             };
@@ -582,7 +578,8 @@ pub fn apply_chat_memories(
                         subject: id.name.clone(),
                         predicate: predicate.into(),
                         object: partner.clone(),
-                        keywords: mentioned_names(&text, &id.name, names)
+                        keywords: town
+                            .mentioned(&text, &id.name)
                             .into_iter()
                             .chain([partner.clone()])
                             .collect(),

@@ -8,6 +8,9 @@ use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::agent::names::NameWords;
+use crate::agent::names::lower_words as words;
+
 /// Why an answer was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Flaw {
@@ -57,25 +60,8 @@ impl Flaw {
     }
 }
 
-/// The words of people's names, lower case (any of them alone is "only a name"): made once for
-/// the answers checked together, so a town of a thousand is not scanned for every word.
-#[derive(Debug, Clone, Default)]
-pub struct NameWords(std::collections::BTreeSet<String>);
-
-impl NameWords {
-    /// The words of these names.
-    pub fn of(names: &[String]) -> Self {
-        Self(names.iter().flat_map(|n| words(n)).collect())
-    }
-
-    /// Whether `w` (lower case) is a word of someone's name.
-    pub fn contains(&self, w: &str) -> bool {
-        self.0.contains(w)
-    }
-}
-
 /// No names (checks that need none).
-static NO_NAMES: NameWords = NameWords(std::collections::BTreeSet::new());
+static NO_NAMES: NameWords = NameWords::none();
 
 /// What an answer is checked against.
 #[derive(Debug, Clone, Copy)]
@@ -96,15 +82,6 @@ impl Default for Context<'_> {
             earlier: &[],
         }
     }
-}
-
-/// Lower-case words of letters and digits.
-fn words(t: &str) -> Vec<String> {
-    t.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .map(|w| w.trim_matches('\'').to_string())
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 const PRONOUNS: [&str; 14] = [
@@ -158,6 +135,17 @@ pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
 /// A model's line without what small models put before the words: list numbers and brackets
 /// ("1 } (1) "), a speaker's name and colon ("Klaus Mueller: "), and quotes around it all.
 pub fn clean_line(text: &str, names: &[String]) -> String {
+    clean_line_with(text, |p| {
+        names
+            .iter()
+            .any(|n| n == p || n.split_whitespace().next() == Some(p))
+    })
+}
+
+/// [`clean_line`] with the test for a name or first name (`is_name`) given: the town's
+/// [`TownNames::is_name`](crate::agent::TownNames::is_name) looks it up instead of trying every
+/// name as a prefix.
+pub fn clean_line_with(text: &str, is_name: impl Fn(&str) -> bool) -> String {
     let mut t = text.trim();
     loop {
         let before = t;
@@ -170,12 +158,12 @@ pub fn clean_line(text: &str, names: &[String]) -> String {
                 t = r;
             }
         }
-        for n in names {
-            for prefix in [n.as_str(), n.split_whitespace().next().unwrap_or(n)] {
-                if let Some(r) = t.strip_prefix(prefix).and_then(|r| r.strip_prefix(':')) {
-                    t = r;
-                }
-            }
+        // A speaker's name or first name and a colon ("Klaus Mueller:", "Klaus:").
+        if let Some((who, r)) = t.split_once(':')
+            && !who.is_empty()
+            && is_name(who)
+        {
+            t = r;
         }
         if t == before {
             break;

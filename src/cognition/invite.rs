@@ -12,7 +12,6 @@ use super::pending::{Asker, Job, Pending};
 use super::plan::is_sleep;
 use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
 use crate::agent::conversation::{Conversation, Topic, TopicKind};
-use crate::agent::persona::ScenarioRes;
 use crate::agent::{DayPlan, GridPos, Identity, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::news::{Gathering, Told, minute_words};
@@ -185,7 +184,7 @@ pub fn apply_invite_answers(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     prompts: Res<super::prompts::Prompts>,
-    scenario: Res<ScenarioRes>,
+    town: Res<crate::agent::TownNames>,
     mut fallbacks: ResMut<Fallbacks>,
     mut convs: Query<&mut Conversation>,
     mut agents: Query<(
@@ -199,7 +198,7 @@ pub fn apply_invite_answers(
 ) {
     let now = clock.now;
     // Built at the first answer (most steps have none).
-    let mut words: Option<(guard::NameWords, Vec<String>)> = None;
+    let mut words: Option<Vec<String>> = None;
     for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::InviteAnswer { .. })
@@ -226,14 +225,9 @@ pub fn apply_invite_answers(
                 ),
                 _ => (false, String::new()),
             };
-            let (names, own_words) = &*words.get_or_insert_with(|| {
-                (
-                    guard::NameWords::of(&scenario.0.names()),
-                    prompts.get("invite_answer").own_words(),
-                )
-            });
+            let own_words = &*words.get_or_insert_with(|| prompts.get("invite_answer").own_words());
             let ctx = guard::Context {
-                names,
+                names: &town.words,
                 own_words,
                 earlier: &[],
             };

@@ -18,8 +18,7 @@ use crate::agent::commitments::Commitments;
 use crate::agent::conversation::{
     Conversation, ConversationLog, Line, PlayerChat, Topic, TopicKind, say_line,
 };
-use crate::agent::persona::ScenarioRes;
-use crate::agent::{DayPlan, GridPos, Identity, Outlook, Resident, mentioned_names};
+use crate::agent::{DayPlan, GridPos, Identity, Outlook, Resident, TownNames, mentioned_names};
 use crate::llm::runtime::Reply;
 use crate::llm::{LlmRequest, LlmValue};
 use crate::memory::news::Told;
@@ -29,7 +28,7 @@ use bevy::prelude::*;
 use serde_json::Value;
 
 /// The answer's topic (by number among those offered), words and wish to end.
-fn parse_line(reply: &Reply, topics: &[Topic], names: &[String]) -> (Option<Topic>, String, bool) {
+fn parse_line(reply: &Reply, topics: &[Topic], town: &TownNames) -> (Option<Topic>, String, bool) {
     let LlmValue::Json(v) = &reply.value else {
         return (topics.first().cloned(), String::new(), false);
     };
@@ -41,7 +40,7 @@ fn parse_line(reply: &Reply, topics: &[Topic], names: &[String]) -> (Option<Topi
     let text: String = v
         .get("utterance")
         .and_then(Value::as_str)
-        .map(|t| guard::clean_line(&one_line(t), names))
+        .map(|t| guard::clean_line_with(&one_line(t), |p| town.is_name(p)))
         .unwrap_or_default()
         .chars()
         .take(LINE_MAX_CHARS)
@@ -82,7 +81,7 @@ pub fn apply_lines(
     mut ask: Asker,
     mut commands: Commands,
     map: Res<WorldMap>,
-    scenario: Res<ScenarioRes>,
+    town: Res<TownNames>,
     chat: Res<PlayerChat>,
     mut fallbacks: ResMut<Fallbacks>,
     mut log: ResMut<ConversationLog>,
@@ -113,8 +112,6 @@ pub fn apply_lines(
     // Said in the speakers' name order, not the order the ECS keeps people in (a load changes
     // it), so the town's log reads the same in a loaded game.
     arrived.sort_by(|a, b| a.0.cmp(&b.0));
-    let names = scenario.0.names();
-    let name_words = guard::NameWords::of(&names);
     let own_words = ask.prompts.get("converse").own_words();
     let min_sim = ask.cfg.0.topic_min_similarity;
     let now = ask.clock.now;
@@ -133,7 +130,7 @@ pub fn apply_lines(
         let k = if conv.people[0] == agent { 0 } else { 1 };
         let next = match job {
             Job::Utterance { topics, retry, .. } => {
-                let (topic, text, end) = parse_line(&reply, &topics, &names);
+                let (topic, text, end) = parse_line(&reply, &topics, &town);
                 let Some(topic) = topic else {
                     // A line asked before topics (an older save): said as it came.
                     let text = if text.trim().is_empty() {
@@ -156,7 +153,7 @@ pub fn apply_lines(
                 };
                 let earlier: Vec<String> = conv.lines.iter().map(|(_, l)| l.clone()).collect();
                 let ctx = guard::Context {
-                    names: &name_words,
+                    names: &town.words,
                     own_words: &own_words,
                     earlier: &earlier,
                 };

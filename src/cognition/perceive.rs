@@ -8,6 +8,11 @@
 //! things were remembered again each minute, half of a town of a thousand's memories.)
 //! Importance: "is idle" is 1 without asking; a text this agent scored before keeps its score;
 //! the rest are scored later, together (see `remember`).
+//!
+//! In a town big enough for the grid, a resident whose view has not changed since its last look
+//! (the same people doing the same things, the same objects, where it stands) and all of whose
+//! events are still within the repeat window does not look again ([`Glance`]): that look would
+//! remember nothing. Residents look in parallel; each writes only its own memory.
 
 use super::Cognition;
 use super::scratch::Scratch;
@@ -18,7 +23,12 @@ use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
 use crate::sim::objects_state::ObjectStates;
 use crate::sim::time::GameTime;
+use bevy::ecs::entity::EntityHashMap;
+use bevy::platform::hash::FixedHasher;
 use bevy::prelude::*;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Something seen, before it becomes a memory (borrowing from the people and objects seen).
 #[derive(Debug, Clone, PartialEq)]
@@ -77,17 +87,19 @@ pub struct Seen<'a> {
 #[derive(Debug, Default)]
 struct CellGrid {
     cell: i32,
-    cells: std::collections::HashMap<(i32, i32), Vec<usize>>,
+    cells: HashMap<(i32, i32), Vec<usize>>,
+}
+
+fn cell_of(cell: i32, t: Tile) -> (i32, i32) {
+    (t.x.div_euclid(cell), t.y.div_euclid(cell))
 }
 
 impl CellGrid {
     fn new(radius: u32, tiles: impl IntoIterator<Item = (usize, Tile)>) -> Self {
         let cell = radius.max(1) as i32;
-        let mut cells: std::collections::HashMap<(i32, i32), Vec<usize>> = Default::default();
+        let mut cells: HashMap<(i32, i32), Vec<usize>> = Default::default();
         for (i, t) in tiles {
-            let v = cells
-                .entry((t.x.div_euclid(cell), t.y.div_euclid(cell)))
-                .or_default();
+            let v = cells.entry(cell_of(cell, t)).or_default();
             if v.last() != Some(&i) {
                 v.push(i);
             }
@@ -95,35 +107,110 @@ impl CellGrid {
         Self { cell, cells }
     }
 
-    /// The indices with a tile in the cells that the square of `radius` around `viewer` may
-    /// reach, in increasing order, each once.
-    fn around(&self, viewer: Tile, radius: u32) -> Vec<usize> {
-        let (cx, cy) = (
-            viewer.x.div_euclid(self.cell),
-            viewer.y.div_euclid(self.cell),
+    /// The cell a tile is in.
+    fn cell_of(&self, t: Tile) -> (i32, i32) {
+        cell_of(self.cell, t)
+    }
+
+    /// The cells the square of `radius` around `viewer` reaches.
+    fn cells_around(&self, viewer: Tile, radius: u32) -> impl Iterator<Item = (i32, i32)> {
+        let r = radius as i32;
+        let (x0, x1) = (
+            (viewer.x - r).div_euclid(self.cell),
+            (viewer.x + r).div_euclid(self.cell),
         );
-        let reach = (radius as i32).div_euclid(self.cell) + 1;
+        let (y0, y1) = (
+            (viewer.y - r).div_euclid(self.cell),
+            (viewer.y + r).div_euclid(self.cell),
+        );
+        (x0..=x1).flat_map(move |x| (y0..=y1).map(move |y| (x, y)))
+    }
+
+    /// The indices with a tile in the cells that the square of `radius` around `viewer`
+    /// reaches, in increasing order, each once.
+    fn around(&self, viewer: Tile, radius: u32) -> Vec<usize> {
         let mut out: Vec<usize> = Vec::new();
-        for dx in -reach..=reach {
-            for dy in -reach..=reach {
-                if let Some(v) = self.cells.get(&(cx + dx, cy + dy)) {
-                    out.extend_from_slice(v);
-                }
+        for c in self.cells_around(viewer, radius) {
+            if let Some(v) = self.cells.get(&c) {
+                out.extend_from_slice(v);
             }
         }
         out.sort_unstable();
         out.dedup();
         out
     }
+
+    /// A signature of what the cells the square of `radius` around `viewer` reaches hold, from
+    /// each cell's own (`sigs`): equal while nothing in them changed.
+    fn signature(&self, sigs: &CellSigs, viewer: Tile, radius: u32) -> u64 {
+        let mut h: u64 = 0;
+        for c in self.cells_around(viewer, radius) {
+            if let Some(s) = sigs.get(&c) {
+                h = h.rotate_left(5) ^ s ^ FixedHasher.hash_one(c);
+            }
+        }
+        h
+    }
 }
+
+/// Each cell's signature: the sum of its contents' hashes (their order in a cell is fixed by
+/// the list the grid was built from).
+type CellSigs = HashMap<(i32, i32), u64>;
 
 /// Where people stand this step, in a [`CellGrid`] (none below [`GRID_FROM`] people: every look
 /// is then a scan).
 #[derive(Debug, Default)]
-pub struct SeenGrid(Option<CellGrid>);
+pub struct SeenGrid(Option<(CellGrid, CellSigs)>);
 
 /// Below this many people a scan of everyone is cheaper than building the grid.
 pub const GRID_FROM: usize = 64;
+
+/// A signature of everything a viewer at `viewer` could see this step (the people and objects
+/// in the cells its square reaches, where it stands, how far and how much it attends), or `None`
+/// where people are too few for a grid (every look is then made).
+fn view_signature(
+    people: &SeenGrid,
+    objects: &ObjectGrid,
+    viewer: Tile,
+    radius: u32,
+    bandwidth: usize,
+) -> Option<u64> {
+    let (grid, sigs) = people.0.as_ref()?;
+    let seen = grid.signature(sigs, viewer, radius);
+    let things = objects.grid.signature(&objects.sigs, viewer, radius);
+    Some(FixedHasher.hash_one((seen, things, viewer, radius, bandwidth)))
+}
+
+/// What a resident's last look saw ([`view_signature`]) and until when all of it stays known
+/// (the earliest time one of its events leaves the repeat window): until then, and while the
+/// signature holds, a look would remember nothing new and is not made. Most of a big town
+/// stands still most of the time, at desks, tables and in conversations.
+#[derive(Debug, Clone, Copy)]
+pub struct Glance {
+    signature: u64,
+    quiet_until: i64,
+}
+
+/// Each resident's last [`Glance`] (not saved: a loaded town looks again at its first step).
+#[derive(Resource, Debug, Default)]
+pub struct Glances(EntityHashMap<Glance>, u64, u64);
+
+impl Glances {
+    /// Forgets every glance: everyone looks again at the next step.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Looks not made (nothing in view changed and all of it was known) since the start.
+    pub fn rested(&self) -> u64 {
+        self.1
+    }
+
+    /// Looks made by residents awake since the start.
+    pub fn looked(&self) -> u64 {
+        self.2
+    }
+}
 
 impl SeenGrid {
     /// Buckets the people seen (by their index in `people`) in cells of side `radius` (≥ 1).
@@ -131,10 +218,16 @@ impl SeenGrid {
         if people.len() < GRID_FROM {
             return Self(None);
         }
-        Self(Some(CellGrid::new(
-            radius,
-            people.iter().enumerate().map(|(i, p)| (i, p.tile)),
-        )))
+        let grid = CellGrid::new(radius, people.iter().enumerate().map(|(i, p)| (i, p.tile)));
+        let mut sigs = CellSigs::default();
+        for p in people {
+            let c = grid.cell_of(p.tile);
+            *sigs.entry(c).or_default() = sigs
+                .get(&c)
+                .unwrap_or(&0)
+                .wrapping_add(FixedHasher.hash_one((p.name, p.tile, p.triple, p.doing)));
+        }
+        Self(Some((grid, sigs)))
     }
 
     /// The indices of the people within the square of `radius` around `viewer` (any radius), in
@@ -143,7 +236,7 @@ impl SeenGrid {
         let within = |i: &usize| in_square(viewer, people[*i].tile, radius);
         match &self.0 {
             None => (0..people.len()).filter(within).collect(),
-            Some(g) => g
+            Some((g, _)) => g
                 .around(viewer, radius)
                 .into_iter()
                 .filter(within)
@@ -160,6 +253,7 @@ pub type SeenObject<'a> = (&'a str, &'a str, &'a [Tile]);
 pub struct ObjectGrid<'a> {
     objects: Vec<SeenObject<'a>>,
     grid: CellGrid,
+    sigs: CellSigs,
 }
 
 impl<'a> ObjectGrid<'a> {
@@ -177,7 +271,22 @@ impl<'a> ObjectGrid<'a> {
                 .enumerate()
                 .flat_map(|(i, o)| o.2.iter().map(move |t| (i, *t))),
         );
-        Self { objects, grid }
+        let sigs = grid
+            .cells
+            .iter()
+            .map(|(c, ix)| {
+                let sum = ix.iter().fold(0u64, |h, &i| {
+                    let (address, state, _) = objects[i];
+                    h.wrapping_add(FixedHasher.hash_one((address, state)))
+                });
+                (*c, sum)
+            })
+            .collect();
+        Self {
+            objects,
+            grid,
+            sigs,
+        }
     }
 
     /// The objects with a tile in reach of the square of `radius` around `viewer` (maybe some
@@ -243,25 +352,39 @@ where
 }
 
 /// Drops events whose triple is among the `retention` newest event memories, and those whose
-/// triple an event memory formed within the last `repeat_secs` before `now` holds.
+/// triple an event memory formed within the last `repeat_secs` before `now` holds; with the
+/// events kept, the time until which every event given stays known once they are remembered
+/// (the earliest a look at the same view could find something new; `i64::MIN` when one is
+/// known only as one of the newest, `i64::MAX` for no events).
 pub fn unseen<'a>(
     stream: &MemoryStream,
     retention: usize,
     repeat_secs: i64,
     now: GameTime,
     events: Vec<Perceived<'a>>,
-) -> Vec<Perceived<'a>> {
-    let recent: Vec<(&str, &str, &str)> = stream.latest_event_triples(retention).collect();
-    events
+) -> (Vec<Perceived<'a>>, i64) {
+    let mut recent: Option<Vec<(&str, &str, &str)>> = None;
+    let mut quiet_until = i64::MAX;
+    let kept = events
         .into_iter()
-        .filter(|e| !recent.contains(&(e.subject, e.predicate, e.object)))
         .filter(|e| {
-            repeat_secs <= 0
-                || stream
-                    .last_event_of((e.subject, e.predicate, e.object))
-                    .is_none_or(|t| now.0 - t.0 >= repeat_secs)
+            let triple = (e.subject, e.predicate, e.object);
+            let last = stream.last_event_of(triple).map(|at| at.0);
+            if let Some(at) = last.filter(|at| repeat_secs > 0 && now.0 - at < repeat_secs) {
+                quiet_until = quiet_until.min(at + repeat_secs);
+                return false;
+            }
+            let recent =
+                recent.get_or_insert_with(|| stream.latest_event_triples(retention).collect());
+            if recent.contains(&triple) {
+                quiet_until = i64::MIN;
+                return false;
+            }
+            quiet_until = quiet_until.min(now.0.saturating_add(repeat_secs));
+            true
         })
-        .collect()
+        .collect();
+    (kept, quiet_until)
 }
 
 /// Keywords of an event: the last part of its subject and object (names, objects).
@@ -279,7 +402,7 @@ pub fn perceive(
     people: Query<(&Identity, &GridPos, &CurrentAction)>,
     mut agents: Query<
         (
-            &Identity,
+            Entity,
             &GridPos,
             &CurrentAction,
             &mut MemoryStream,
@@ -289,6 +412,7 @@ pub fn perceive(
         With<Resident>,
     >,
     mut started: Local<bool>,
+    mut glances: ResMut<Glances>,
 ) {
     if !cog.0.ablation.memory() {
         return;
@@ -316,13 +440,33 @@ pub fn perceive(
     let c = &cog.0;
     let grid = SeenGrid::new(&seen, c.vision_radius);
     let object_grid = ObjectGrid::new(&map, &objects, c.vision_radius);
-    for (_, pos, action, mut stream, mut spatial, mut scratch) in &mut agents {
+    let repeat_secs = c.repeat_minutes as i64 * 60;
+    let now = clock.now;
+    let known = &glances.0;
+    // Each resident looks at the shared picture of the step and writes only its own memory:
+    // residents look in parallel (in a town of a thousand this was a fifth of a step), and the
+    // results do not depend on who looked first.
+    let look = |(agent, pos, action, mut stream, mut spatial, mut scratch): LookItem| {
         if first || pos.prev != pos.tile {
             let prev = (!first).then_some(pos.prev);
             spatial.see_step(&map, prev, pos.tile, c.vision_radius as i32);
         }
         if action.is_asleep() {
-            continue;
+            return Look::Asleep;
+        }
+        let signature = view_signature(
+            &grid,
+            &object_grid,
+            pos.tile,
+            c.vision_radius,
+            c.attention_bandwidth,
+        )
+        .filter(|_| repeat_secs > 0);
+        if let (Some(sig), Some(g)) = (signature, known.get(&agent))
+            && g.signature == sig
+            && now.0 < g.quiet_until
+        {
+            return Look::Rested;
         }
         let near = grid.near(pos.tile, c.vision_radius, &seen);
         let events = events_in_view(
@@ -333,41 +477,88 @@ pub fn perceive(
             near.iter().map(|i| &seen[*i]),
             object_grid.near(pos.tile, c.vision_radius),
         );
-        if events.is_empty() {
-            continue;
-        }
-        let events = unseen(
-            &stream,
-            c.retention,
-            c.repeat_minutes as i64 * 60,
-            clock.now,
-            events,
-        );
+        let (events, quiet_until) = unseen(&stream, c.retention, repeat_secs, now, events);
         for e in events {
-            let description = e.description();
-            let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
-            let importance = if idle {
-                Some(1)
-            } else {
-                stream.memo_importance(&description)
-            };
-            stream.add(
-                NodeKind::Event,
-                NewNode {
-                    subject: e.subject.to_string(),
-                    predicate: e.predicate.to_string(),
-                    object: e.object.to_string(),
-                    keywords: keywords(&e),
-                    description,
-                    importance,
-                    ..default()
+            remember_event(&mut stream, &mut scratch, &e, now);
+        }
+        // Every event in view is now remembered (just now, or within the window already):
+        // the look may rest until the first leaves the window.
+        Look::Made(signature.map(|signature| {
+            (
+                agent,
+                Glance {
+                    signature,
+                    quiet_until,
                 },
-                clock.now,
-            );
-            if let Some(i) = importance {
-                scratch.reflection.record(i);
+            )
+        }))
+    };
+    let items: Vec<LookItem> = agents.iter_mut().collect();
+    // A village's step is too short to hand to other threads.
+    let looked: Vec<Look> = if items.len() >= GRID_FROM {
+        items.into_par_iter().with_min_len(32).map(look).collect()
+    } else {
+        items.into_iter().map(look).collect()
+    };
+    for look in looked {
+        match look {
+            Look::Asleep => {}
+            Look::Rested => glances.1 += 1,
+            Look::Made(g) => {
+                glances.2 += 1;
+                if let Some((agent, g)) = g {
+                    glances.0.insert(agent, g);
+                }
             }
         }
+    }
+}
+
+/// What perception reads and writes of a resident.
+type LookItem<'a> = (
+    Entity,
+    &'a GridPos,
+    &'a CurrentAction,
+    Mut<'a, MemoryStream>,
+    Mut<'a, SpatialMemory>,
+    Mut<'a, Scratch>,
+);
+
+/// What one resident's look at a step came to.
+enum Look {
+    /// Asleep: nothing seen.
+    Asleep,
+    /// Nothing in view changed and all of it is known: no look made.
+    Rested,
+    /// Looked (and the glance to keep, where there is a grid).
+    Made(Option<(Entity, Glance)>),
+}
+
+/// An event seen becomes an event memory. Importance: "is idle" is 1 without asking; a text
+/// this agent scored before keeps its score; the rest are scored later, together.
+fn remember_event(stream: &mut MemoryStream, scratch: &mut Scratch, e: &Perceived, now: GameTime) {
+    let description = e.description();
+    let idle = e.predicate == "is idle" || (e.predicate == "is" && e.object == "idle");
+    let importance = if idle {
+        Some(1)
+    } else {
+        stream.memo_importance(&description)
+    };
+    stream.add(
+        NodeKind::Event,
+        NewNode {
+            subject: e.subject.to_string(),
+            predicate: e.predicate.to_string(),
+            object: e.object.to_string(),
+            keywords: keywords(e),
+            description,
+            importance,
+            ..default()
+        },
+        now,
+    );
+    if let Some(i) = importance {
+        scratch.reflection.record(i);
     }
 }
 
@@ -506,22 +697,24 @@ mod tests {
             doing: "x",
             distance: 0.0,
         };
-        let kept = unseen(&s, 2, 0, now, vec![ev("A"), ev("B"), ev("C"), ev("D")]);
+        let kept = unseen(&s, 2, 0, now, vec![ev("A"), ev("B"), ev("C"), ev("D")]).0;
         assert_eq!(
             kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
             vec!["A", "D"],
             "A fell out of the 2 newest"
         );
-        assert_eq!(unseen(&s, 8, 0, now, vec![ev("A")]).len(), 0);
+        assert_eq!(unseen(&s, 8, 0, now, vec![ev("A")]).0.len(), 0);
         // Within the repeat window A is still known though it left the 2 newest; an hour
         // after it was remembered it may be remembered again.
         let later = |m: i64| GameTime(now.0 + m * 60);
-        let kept = unseen(&s, 2, 3600, later(59), vec![ev("A"), ev("D")]);
+        let (kept, quiet) = unseen(&s, 2, 3600, later(59), vec![ev("A"), ev("D")]);
         assert_eq!(
             kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
             vec!["D"]
         );
-        let kept = unseen(&s, 2, 3600, later(60), vec![ev("A"), ev("D")]);
+        // A stays known until an hour after it was remembered (D, new, an hour from now).
+        assert_eq!(quiet, now.0 + 3600);
+        let kept = unseen(&s, 2, 3600, later(60), vec![ev("A"), ev("D")]).0;
         assert_eq!(
             kept.iter().map(|e| e.subject).collect::<Vec<_>>(),
             vec!["A", "D"]

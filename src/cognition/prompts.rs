@@ -415,12 +415,16 @@ pub fn choice_tokens(options: &[String]) -> u32 {
 
 /// A numbered list, one item per line ("1. …").
 pub fn numbered<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| format!("{}. {}", i + 1, one_line(t)))
-        .collect::<Vec<_>>()
-        .join("\n")
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (i, t) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "{}. ", i + 1);
+        push_one_line(&mut out, t);
+    }
+    out
 }
 
 /// A model's line without a leading list marker ("1. ", "2) ", "- ", "* ").
@@ -455,7 +459,19 @@ pub fn numbered_found(
 
 /// A text on one line (line breaks become spaces), so it cannot break a prompt's layout.
 pub fn one_line(t: &str) -> String {
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(t.len());
+    push_one_line(&mut out, t);
+    out
+}
+
+/// [`one_line`] written onto the end of `out`.
+fn push_one_line(out: &mut String, t: &str) {
+    for (i, w) in t.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::Cognition;
 use super::pending::{Asker, Job, Pending};
 use super::prompts::{identity_block, numbered, one_line, strip_list_marker};
 use super::scratch::Scratch;
-use crate::agent::{Identity, Outlook, Resident, mentioned_names};
+use crate::agent::{Identity, Outlook, Resident};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::reflect::{cited_ids, reflection_material};
 use crate::memory::retrieve::retrieve_and_touch;
@@ -224,10 +224,9 @@ pub fn apply_reflect_queries(
 pub fn apply_reflect_insights(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    scenario: Res<crate::agent::persona::ScenarioRes>,
+    town: Res<crate::agent::TownNames>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
-    let names = scenario.0.names();
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -275,7 +274,7 @@ pub fn apply_reflect_insights(
                         subject: id.name.clone(),
                         predicate: crate::memory::stream::REFLECTS.into(),
                         object: text.clone(),
-                        keywords: mentioned_names(&text, &id.name, &names),
+                        keywords: town.mentioned(&text, &id.name),
                         description: text,
                         expiry: Some(expiry),
                         evidence,

@@ -89,7 +89,8 @@ pub(super) fn plugin(app: &mut App) {
         ),
     );
     // Perception.
-    app.add_systems(SimStep, perceive::perceive.in_set(SimSystems::Perceive));
+    app.init_resource::<perceive::Glances>()
+        .add_systems(SimStep, perceive::perceive.in_set(SimSystems::Perceive));
     // Reflection.
     app.add_systems(
         SimStep,

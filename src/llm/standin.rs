@@ -96,6 +96,17 @@ struct Slots {
     freed: Condvar,
 }
 
+/// This thread at the lowest scheduling priority (nice 19): a stand-in plays a server on another
+/// machine, so on a machine of few cores it yields its core to the simulation it serves (its
+/// answers still wait the throughput model's delays, which are sleeps).
+fn lowest_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id changes only its nice value.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+    }
+}
+
 impl StandIn {
     /// Starts a stand-in on 127.0.0.1 and a free port.
     pub fn start(model: ThroughputModel) -> std::io::Result<Self> {
@@ -115,6 +126,7 @@ impl StandIn {
         std::thread::Builder::new()
             .name("stand-in".into())
             .spawn(move || {
+                lowest_priority();
                 for stream in listener.incoming() {
                     if sp.load(Ordering::Relaxed) {
                         break;
@@ -123,7 +135,10 @@ impl StandIn {
                     let (st, slots, cache) = (st.clone(), slots.clone(), cache.clone());
                     let _ = std::thread::Builder::new()
                         .name("stand-in-conn".into())
-                        .spawn(move || serve(stream, model, &st, &slots, &cache));
+                        .spawn(move || {
+                            lowest_priority();
+                            serve(stream, model, &st, &slots, &cache)
+                        });
                 }
             })?;
         Ok(Self {

@@ -189,8 +189,8 @@ pub fn retrieve_where(
         (n > 0.0).then(|| (q.model.as_str(), q.vector.iter().map(|x| x / n).collect()))
     });
     let hours_recency = p.recency == RecencyMode::GameHours;
-    let mut cands: Vec<&super::stream::MemoryNode> = Vec::new();
-    let mut raw: Vec<Raw> = Vec::new();
+    let mut cands: Vec<&super::stream::MemoryNode> = Vec::with_capacity(stream.len());
+    let mut raw: Vec<Raw> = Vec::with_capacity(stream.len());
     for n in stream.searchable() {
         if !n.alive(now) || !keep(n) {
             continue;
@@ -239,26 +239,30 @@ pub fn retrieve_where(
     };
     let norm = |x: f32, (lo, inv): (f32, f32)| if inv == 0.0 { 0.5 } else { (x - lo) * inv };
     let (sr, sv, si) = (span(|r| r.0), span(|r| r.1), span(|r| r.2));
-    let mut order: Vec<(f32, u32)> = raw
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let score = p.recency_weight * norm(r.0, sr)
-                + p.relevance_weight * norm(r.1, sv)
-                + p.importance_weight * norm(r.2, si);
-            (score, i as u32)
-        })
-        .collect();
     // Best first; ties go to the newer memory.
     let better = |a: &(f32, u32), b: &(f32, u32)| {
         b.0.total_cmp(&a.0)
             .then(cands[b.1 as usize].id.cmp(&cands[a.1 as usize].id))
     };
-    if order.len() > k {
-        order.select_nth_unstable_by(k - 1, better);
+    // The best k, kept sorted while the candidates are scored (most fall below the k-th at
+    // once: no list of every candidate's score to select from).
+    let mut order: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
+    for (i, r) in raw.iter().enumerate() {
+        let score = p.recency_weight * norm(r.0, sr)
+            + p.relevance_weight * norm(r.1, sv)
+            + p.importance_weight * norm(r.2, si);
+        let x = (score, i as u32);
+        if order.len() == k
+            && order
+                .last()
+                .is_some_and(|w| better(w, &x) != std::cmp::Ordering::Greater)
+        {
+            continue;
+        }
+        let at = order.partition_point(|y| better(y, &x) == std::cmp::Ordering::Less);
+        order.insert(at, x);
         order.truncate(k);
     }
-    order.sort_by(better);
     order
         .into_iter()
         .map(|(score, i)| {

@@ -1040,3 +1040,45 @@ fn a_generated_town_of_300_round_trips_through_a_save() {
     assert_same(&a, &b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A resident who stands still before a view that does not change does not look again until
+/// something in it leaves the repeat window: the town remembers exactly what it would if everyone
+/// looked at every step (a second run forgets every glance before each step), and many looks
+/// were saved.
+#[test]
+fn looks_not_made_change_nothing_remembered() {
+    let dir = temp_dir("glances-100");
+    let cast = simulacra::bench::scale::town_files(&dir, 100, 3).unwrap();
+    let sim = || {
+        let mut config = crate::scripted_config();
+        // A short window, so that views known for a while are looked at again in the run.
+        config.cognition.repeat_minutes = 3;
+        let mut sim = SimPlugin::load(&cast.to_string_lossy(), None, config)
+            .expect("the generated town and cast load");
+        sim.scenario.start = GameTime::parse("2023-02-13 07:00").unwrap();
+        sim.config.saves.dir = dir.display().to_string();
+        sim.config.saves.autosave_minutes = 0;
+        sim
+    };
+    let (mut resting, mut looking) = (headless_app(sim()), headless_app(sim()));
+    for _ in 0..150 {
+        run_steps(&mut resting, 1);
+        looking
+            .world_mut()
+            .resource_mut::<simulacra::cognition::perceive::Glances>()
+            .clear();
+        run_steps(&mut looking, 1);
+    }
+    let rested = resting
+        .world()
+        .resource::<simulacra::cognition::perceive::Glances>()
+        .rested();
+    eprintln!("{rested} looks of 15,000 not made");
+    assert!(rested > 500, "still residents rest their eyes: {rested}");
+    let (a, b) = (
+        capture(resting.world_mut(), "resting").unwrap(),
+        capture(looking.world_mut(), "looking").unwrap(),
+    );
+    assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}

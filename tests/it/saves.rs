@@ -1082,3 +1082,54 @@ fn looks_not_made_change_nothing_remembered() {
     assert_same(&a, &b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `bench scale` on a generated town writes its save; `bench scale --load` continues that town
+/// from the saved moment (its size, its residents' memories, its time) instead of a new one.
+#[test]
+fn bench_scale_continues_a_saved_town() {
+    use simulacra::bench::scale::{ScaleBench, run_one};
+    let dir = temp_dir("scale-load");
+    let mut b = ScaleBench {
+        sizes: vec![70],
+        endpoints: vec![2],
+        model: simulacra::llm::standin::ThroughputModel {
+            tokens_per_s: 20_000.0,
+            ttft_s: 0.001,
+            ..Default::default()
+        },
+        concurrency: None,
+        affinity: true,
+        hours: 0.05,
+        from: GameTime::parse("2023-02-13 07:00").unwrap(),
+        seed: 2,
+        servers: None,
+        out: dir.clone(),
+        load: None,
+    };
+    let first = run_one(&b, 70, 2).expect("a generated town runs");
+    assert_eq!((first.residents, first.fallbacks), (70, 0));
+    assert!(first.chats > 0 && first.looks.0 > 0, "{first:?}");
+    let saved = dir.join("save-70");
+    let memories = |d: &Path| -> usize {
+        simulacra::save::disk::read_save(d)
+            .unwrap()
+            .agents
+            .iter()
+            .filter_map(|a| a.mind.as_ref())
+            .map(|m| m.memory.len())
+            .sum()
+    };
+    let before = memories(&saved);
+    b.load = Some(saved.clone());
+    b.out = dir.join("again");
+    let second = run_one(&b, 0, 2).expect("the saved town runs on");
+    assert_eq!(second.residents, 70, "the saved town's size");
+    let again = simulacra::save::disk::read_save(&dir.join("again").join("save-70")).unwrap();
+    assert_eq!(
+        again.world.clock.now,
+        GameTime::parse("2023-02-13 07:06").unwrap(),
+        "two stretches of three game minutes from 07:00"
+    );
+    assert!(memories(&dir.join("again").join("save-70")) > before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

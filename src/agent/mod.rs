@@ -18,7 +18,7 @@ use crate::sim::map::{Tile, WorldMap};
 use crate::sim::path::path_to_any;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
-pub use names::TownNames;
+pub use names::{TownNames, mentioned_names};
 use persona::Persona;
 use routine::block_at;
 use schedule::Block;
@@ -289,12 +289,6 @@ pub fn contains_ignoring_case(text: &str, word: &str) -> bool {
     text.as_bytes()
         .windows(word.len())
         .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
-}
-
-/// The names among `names` that a text mentions, plus `own` (see [`TownNames::mentioned`];
-/// callers with the town's [`TownNames`] resource ask it, which indexes the names once).
-pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
-    names::TownNames::new(names.to_vec()).mentioned(text, own)
 }
 
 /// Plans a walk for everyone whose action moved them to a new address.

@@ -41,6 +41,68 @@ impl NameWords {
     }
 }
 
+/// Who a text mentions, indexed: the names whose first name is a word by that first name, and
+/// those whose first name is not one word ("Mary-Ann"), found by the full name.
+#[derive(Debug, Clone, Default)]
+struct Mentions {
+    by_first: HashMap<String, Vec<u32>>,
+    whole: Vec<u32>,
+}
+
+impl Mentions {
+    fn of(names: &[String]) -> Self {
+        let mut m = Self::default();
+        for (i, n) in names.iter().enumerate() {
+            let first = n.split_whitespace().next().unwrap_or(n);
+            if first.chars().all(is_word) {
+                m.by_first
+                    .entry(first.to_string())
+                    .or_default()
+                    .push(i as u32);
+            } else {
+                m.whole.push(i as u32);
+            }
+        }
+        m
+    }
+
+    /// The names (of `names`, the list indexed) a text mentions, in that list's order, after
+    /// `own`.
+    fn find(&self, names: &[String], text: &str, own: &str) -> Vec<String> {
+        let mut found: Vec<u32> = Vec::new();
+        let mut looked: HashSet<&str> = HashSet::new();
+        for w in text.split(|c: char| !is_word(c)) {
+            if looked.insert(w)
+                && let Some(ix) = self.by_first.get(w)
+            {
+                found.extend_from_slice(ix);
+            }
+        }
+        found.extend(
+            self.whole
+                .iter()
+                .filter(|&&i| text.contains(names[i as usize].as_str())),
+        );
+        found.sort_unstable();
+        found.dedup();
+        let mut out = vec![own.to_string()];
+        out.extend(
+            found
+                .into_iter()
+                .map(|i| &names[i as usize])
+                .filter(|n| n.as_str() != own)
+                .cloned(),
+        );
+        out
+    }
+}
+
+/// The names among `names` that a text mentions, plus `own` (see [`TownNames::mentioned`];
+/// callers with the town's [`TownNames`] resource ask it, which indexes the names once).
+pub fn mentioned_names(text: &str, own: &str, names: &[String]) -> Vec<String> {
+    Mentions::of(names).find(names, text, own)
+}
+
 /// The town's names (the residents in order, then the player) with their indexes.
 #[derive(Resource, Debug, Clone, Default)]
 pub struct TownNames {
@@ -48,10 +110,7 @@ pub struct TownNames {
     pub names: Vec<String>,
     /// The words of those names.
     pub words: NameWords,
-    /// Index of the names whose first name is a word, by that first name.
-    by_first: HashMap<String, Vec<u32>>,
-    /// The names whose first name is not one word ("Mary-Ann"): found by the full name.
-    whole: Vec<u32>,
+    mentions: Mentions,
     /// Every full name and first name.
     prefixes: HashSet<String>,
 }
@@ -59,27 +118,19 @@ pub struct TownNames {
 impl TownNames {
     /// Indexes these names.
     pub fn new(names: Vec<String>) -> Self {
-        let mut by_first: HashMap<String, Vec<u32>> = HashMap::new();
-        let mut whole = Vec::new();
-        let mut prefixes = HashSet::new();
-        for (i, n) in names.iter().enumerate() {
-            let first = n.split_whitespace().next().unwrap_or(n);
-            prefixes.insert(n.clone());
-            prefixes.insert(first.to_string());
-            if first.chars().all(is_word) {
-                by_first
-                    .entry(first.to_string())
-                    .or_default()
-                    .push(i as u32);
-            } else {
-                whole.push(i as u32);
-            }
-        }
+        let prefixes = names
+            .iter()
+            .flat_map(|n| {
+                [
+                    n.clone(),
+                    n.split_whitespace().next().unwrap_or(n).to_string(),
+                ]
+            })
+            .collect();
         Self {
             words: NameWords::of(&names),
+            mentions: Mentions::of(&names),
             names,
-            by_first,
-            whole,
             prefixes,
         }
     }
@@ -93,31 +144,7 @@ impl TownNames {
     /// first name not made of word characters by the full name), in the town's order, after
     /// `own`: keywords for a memory.
     pub fn mentioned(&self, text: &str, own: &str) -> Vec<String> {
-        let mut found: Vec<u32> = Vec::new();
-        let mut looked: HashSet<&str> = HashSet::new();
-        for w in text.split(|c: char| !is_word(c)) {
-            if looked.insert(w)
-                && let Some(ix) = self.by_first.get(w)
-            {
-                found.extend_from_slice(ix);
-            }
-        }
-        found.extend(
-            self.whole
-                .iter()
-                .filter(|&&i| text.contains(self.names[i as usize].as_str())),
-        );
-        found.sort_unstable();
-        found.dedup();
-        let mut out = vec![own.to_string()];
-        out.extend(
-            found
-                .into_iter()
-                .map(|i| &self.names[i as usize])
-                .filter(|n| n.as_str() != own)
-                .cloned(),
-        );
-        out
+        self.mentions.find(&self.names, text, own)
     }
 }
 

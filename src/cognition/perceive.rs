@@ -222,10 +222,8 @@ impl SeenGrid {
         let mut sigs = CellSigs::default();
         for p in people {
             let c = grid.cell_of(p.tile);
-            *sigs.entry(c).or_default() = sigs
-                .get(&c)
-                .unwrap_or(&0)
-                .wrapping_add(FixedHasher.hash_one((p.name, p.tile, p.triple, p.doing)));
+            let sig = sigs.entry(c).or_default();
+            *sig = sig.wrapping_add(FixedHasher.hash_one((p.name, p.tile, p.triple, p.doing)));
         }
         Self(Some((grid, sigs)))
     }

@@ -6,7 +6,7 @@ use super::Cognition;
 use super::config::CognitionConfig;
 use super::scratch::Scratch;
 use crate::agent::persona::{Persona, ScenarioRes};
-use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, mentioned_names};
+use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, TownNames};
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -22,10 +22,10 @@ pub fn spawn_people(
     clock: Res<SimClock>,
     map: Res<WorldMap>,
     cog: Res<Cognition>,
+    town: Res<TownNames>,
 ) {
-    let names = scenario.0.names();
     for p in &scenario.0.residents {
-        commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &names));
+        commands.spawn(resident_bundle(p.clone(), clock.now, &map, &cog.0, &town));
     }
     commands.spawn(crate::agent::avatar::avatar_bundle(
         &scenario.0.player,
@@ -42,7 +42,7 @@ pub fn resident_bundle(
     now: GameTime,
     map: &WorldMap,
     cog: &CognitionConfig,
-    names: &[String],
+    town: &TownNames,
 ) -> impl Bundle {
     let spawn = p.spawn;
     let identity = Identity {
@@ -66,7 +66,7 @@ pub fn resident_bundle(
                     predicate: "knows".into(),
                     object: m.clone(),
                     description: m.clone(),
-                    keywords: mentioned_names(m, &p.spec.name, names),
+                    keywords: town.mentioned(m, &p.spec.name),
                     gathering: super::invite::gathering_in(m, &p.spec.name, now, map),
                     ..default()
                 },

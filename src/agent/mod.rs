@@ -304,6 +304,7 @@ pub fn plan_walks(
         return;
     }
     let occupied: HashSet<Tile> = all.iter().map(|p| p.tile).collect();
+    let mut walks: Vec<(Tile, Vec<Tile>, Mut<WalkPath>)> = Vec::new();
     for (id, pos, action, mut walk) in &mut changed {
         if action.address.is_empty() || action.address == STAY_HERE {
             continue;
@@ -316,16 +317,25 @@ pub fn plan_walks(
         }
         let goals = goal_tiles(&map, &action.address, &id.name);
         walk.destination = Some(action.address.clone());
-        walk.tiles = match path_to_any(&map, pos.tile, &goals, &|t| {
-            occupied.contains(&t) && t != pos.tile
-        }) {
+        walks.push((pos.tile, goals, walk));
+    }
+    // Each walk is searched against the same picture of who stands where, so the paths do not
+    // depend on each other: in a town of a thousand they are searched in parallel.
+    let find = |(from, goals, walk): &mut (Tile, Vec<Tile>, Mut<WalkPath>)| {
+        let from = *from;
+        walk.tiles = match path_to_any(&map, from, goals, &|t| occupied.contains(&t) && t != from) {
             Some(p) => p.into(),
             None => {
-                warn!("no path from {} to {}", pos.tile, action.address);
+                warn!(
+                    "no path from {} to {}",
+                    from,
+                    walk.destination.as_deref().unwrap_or("")
+                );
                 VecDeque::new()
             }
         };
-    }
+    };
+    crate::sim::parallel::map_mut(&mut walks, 8, find);
 }
 
 /// Candidate end tiles for an address: furniture itself (one may lie in a bed), walkable tiles

@@ -279,10 +279,28 @@ pub fn apply_chat_queries(
     let params = ask.cfg.0.retrieval.clone();
     let memory = ask.cfg.0.ablation.memory();
     let now = ask.clock.now;
-    for (agent, resident, id, outlook, pos, plan, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+    // The answers are taken in the agents' order; each line's request is then written in
+    // parallel (retrieval reads and touches only the speaker's own stream; in a town of a
+    // thousand it was a sixth of a step), and asked for in the same order as before.
+    let mut items: Vec<ChatQueryItem> = Vec::new();
+    for (agent, resident, id, outlook, pos, plan, stream, mut pending) in &mut agents {
+        let ready = pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::ChatQuery { .. })
-        }) {
+        });
+        if !ready.is_empty() {
+            items.push((
+                agent, resident, id, outlook, pos, plan, stream, pending, ready,
+            ));
+        }
+    }
+    let asker = &ask;
+    let write = |item: &mut ChatQueryItem| -> Vec<(LlmRequest, Job, u32)> {
+        let (agent, resident, id, outlook, pos, plan, stream, _, ready) = item;
+        let (agent, resident, id, outlook, pos, plan) =
+            (*agent, *resident, *id, *outlook, *pos, *plan);
+        let ask = asker;
+        let mut out = Vec::new();
+        for (job, reply) in std::mem::take(ready) {
             let Job::ChatQuery { conversation } = job else {
                 continue;
             };
@@ -300,7 +318,7 @@ pub fn apply_chat_queries(
                 _ => None,
             };
             let found = if memory {
-                retrieve_and_touch(&mut stream, query.as_ref(), now, &params, 15)
+                retrieve_and_touch(stream, query.as_ref(), now, &params, 15)
             } else {
                 Vec::new()
             };
@@ -310,11 +328,11 @@ pub fn apply_chat_queries(
                     id.name
                 )
             } else {
-                numbered_found(&stream, &found)
+                numbered_found(stream, &found)
             };
             // Topics: what was just retrieved, then current concerns (news held, gatherings).
             let concerns = if memory {
-                super::topics::concerns(&stream, now)
+                super::topics::concerns(stream, now)
             } else {
                 Vec::new()
             };
@@ -356,9 +374,7 @@ pub fn apply_chat_queries(
             let slack = ((conv.next_turn.0 - now.0).max(0) as u32)
                 .div_ceil(ask.clock.sec_per_step)
                 .max(1);
-            ask.ask(
-                agent,
-                &mut pending,
+            out.push((
                 req,
                 Job::Utterance {
                     conversation,
@@ -366,10 +382,30 @@ pub fn apply_chat_queries(
                     retry: false,
                 },
                 slack,
-            );
+            ));
+        }
+        out
+    };
+    let asks = crate::sim::parallel::map_mut(&mut items, 8, write);
+    for (item, reqs) in items.iter_mut().zip(asks) {
+        for (req, job, slack) in reqs {
+            ask.ask(item.0, &mut item.7, req, job, slack);
         }
     }
 }
+
+/// What writing a line's request reads and changes of a speaker, with the answers taken.
+type ChatQueryItem<'a> = (
+    Entity,
+    &'a Resident,
+    &'a Identity,
+    &'a Outlook,
+    &'a GridPos,
+    Option<&'a DayPlan>,
+    Mut<'a, MemoryStream>,
+    Mut<'a, Pending>,
+    Vec<(Job, crate::llm::runtime::Reply)>,
+);
 
 /// Where someone stands, in words ("Hobbs Cafe, cafe").
 pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {

@@ -334,6 +334,11 @@ impl Pending {
         &mut self.jobs
     }
 
+    /// Whether a job waits for the answer with that handle.
+    pub fn holds(&self, handle: LlmHandle) -> bool {
+        self.jobs.iter().any(|j| j.handle == handle)
+    }
+
     /// Stores an answer; false when no job has that handle.
     pub fn deliver(&mut self, handle: LlmHandle, reply: Reply) -> bool {
         match self.jobs.iter_mut().find(|j| j.handle == handle) {
@@ -505,14 +510,13 @@ pub fn pump_noting(
 
 /// Stores an answer in its agent's [`Pending`], or sends it out as a message.
 pub fn route_reply(world: &mut World, msg: crate::llm::LlmReply) {
-    let taken = msg
-        .reply
-        .agent
-        .and_then(|a| world.get_mut::<Pending>(a))
-        .is_some_and(|mut p| p.deliver(msg.handle, msg.reply.clone()));
-    if !taken {
-        world.write_message(msg);
+    if let Some(mut p) = msg.reply.agent.and_then(|a| world.get_mut::<Pending>(a))
+        && p.holds(msg.handle)
+    {
+        p.deliver(msg.handle, msg.reply);
+        return;
     }
+    world.write_message(msg);
 }
 
 /// Puts the frame's answers into the agents' [`Pending`] (in `PreUpdate`, after the runtime

@@ -169,10 +169,22 @@ pub fn apply_reflect_queries(
     );
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
-    for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
+    // Answers taken in the agents' order, evidence retrieved in parallel (each from the
+    // resident's own stream), insights asked for in the same order.
+    let mut items: Vec<ReflectQueryItem> = Vec::new();
+    for (agent, resident, id, outlook, stream, mut pending) in &mut agents {
+        let ready = pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::ReflectQuery { .. })
-        }) {
+        });
+        if !ready.is_empty() {
+            items.push((agent, resident, id, outlook, stream, pending, ready));
+        }
+    }
+    let asker = &ask;
+    let write = |(_, resident, id, outlook, stream, _, ready): &mut ReflectQueryItem| {
+        let now = asker.clock.now;
+        let mut out = Vec::new();
+        for (job, reply) in std::mem::take(ready) {
             let Job::ReflectQuery { question } = job else {
                 continue;
             };
@@ -180,7 +192,7 @@ pub fn apply_reflect_queries(
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, k);
+            let found = retrieve_and_touch(stream, query.as_ref(), now, &params, k);
             if found.is_empty() {
                 continue;
             }
@@ -191,9 +203,9 @@ pub fn apply_reflect_queries(
                     .filter_map(|i| stream.get(*i))
                     .map(|n| n.description.as_str()),
             );
-            let identity = identity_block(resident, outlook, ask.clock.now);
+            let identity = identity_block(resident, outlook, now);
             let count = n.to_string();
-            let messages = ask.prompts.render(
+            let messages = asker.prompts.render(
                 "reflect_insights",
                 &[
                     ("identity", &identity),
@@ -209,16 +221,29 @@ pub fn apply_reflect_queries(
                 OutputShape::Json(insights_schema(n, shown.len())),
             )
             .sampling(Sampling::greedy(90 * n as u32));
-            ask.ask(
-                agent,
-                &mut pending,
-                req,
-                Job::ReflectInsights { question, shown },
-                slack,
-            );
+            out.push((req, Job::ReflectInsights { question, shown }));
+        }
+        out
+    };
+    let asks = crate::sim::parallel::map_mut(&mut items, 8, write);
+    for (item, reqs) in items.iter_mut().zip(asks) {
+        for (req, job) in reqs {
+            ask.ask(item.0, &mut item.5, req, job, slack);
         }
     }
 }
+
+/// What retrieving a reflection's evidence reads and changes of a resident, with the answers
+/// taken.
+type ReflectQueryItem<'a> = (
+    Entity,
+    &'a Resident,
+    &'a Identity,
+    &'a Outlook,
+    Mut<'a, MemoryStream>,
+    Mut<'a, Pending>,
+    Vec<(Job, crate::llm::runtime::Reply)>,
+);
 
 /// Insights arrived: store them as thoughts with their evidence.
 pub fn apply_reflect_insights(

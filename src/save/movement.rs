@@ -27,6 +27,34 @@ pub struct Look {
     pub at: String,
 }
 
+/// How one person looks now, borrowed from the world (see [`Look`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LookRef<'a> {
+    /// Tile (x, y).
+    pub tile: (i32, i32),
+    /// The action's emoji.
+    pub emoji: &'a str,
+    /// The action.
+    pub action: &'a str,
+    /// What they are saying (empty: nothing).
+    pub say: &'a str,
+    /// Where the action takes place (empty: none).
+    pub at: &'a str,
+}
+
+impl LookRef<'_> {
+    /// The look, owned.
+    pub fn owned(&self) -> Look {
+        Look {
+            tile: self.tile,
+            emoji: self.emoji.to_string(),
+            action: self.action.to_string(),
+            say: self.say.to_string(),
+            at: self.at.to_string(),
+        }
+    }
+}
+
 /// What changed for one person in a step (absent fields did not change).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Change {
@@ -137,28 +165,49 @@ impl MovementLog {
         Self { frames, last }
     }
 
-    /// Records how everyone and every object look now, keeping what changed.
-    pub fn record(
+    /// Records how everyone and every object look now, keeping what changed. `objects` is every
+    /// object's (address, state) in address order. Only what changed is copied: in a town of a
+    /// thousand almost nobody changes in a step, and copying every look was a sixteenth of it.
+    pub fn record<'a>(
         &mut self,
         step: u64,
         time: GameTime,
-        now: Vec<(String, Look)>,
-        objects: &BTreeMap<String, String>,
+        now: impl IntoIterator<Item = (&'a str, LookRef<'a>)>,
+        objects: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) {
         let mut changes = Vec::new();
         for (who, look) in now {
-            let before = self.last.people.get(&who);
-            let diff = |f: fn(&Look) -> &String| -> Option<String> {
-                let v = f(&look);
-                (before.map(f) != Some(v)).then(|| v.clone())
-            };
-            let c = Change {
-                who: who.clone(),
-                tile: (before.map(|b| b.tile) != Some(look.tile)).then_some(look.tile),
-                emoji: diff(|l| &l.emoji),
-                action: diff(|l| &l.action),
-                say: diff(|l| &l.say),
-                at: diff(|l| &l.at),
+            let c = match self.last.people.get_mut(who) {
+                Some(before) => {
+                    let diff = |b: &mut String, v: &str| {
+                        (b.as_str() != v).then(|| {
+                            v.clone_into(b);
+                            v.to_string()
+                        })
+                    };
+                    Change {
+                        who: who.to_string(),
+                        tile: (before.tile != look.tile).then(|| {
+                            before.tile = look.tile;
+                            look.tile
+                        }),
+                        emoji: diff(&mut before.emoji, look.emoji),
+                        action: diff(&mut before.action, look.action),
+                        say: diff(&mut before.say, look.say),
+                        at: diff(&mut before.at, look.at),
+                    }
+                }
+                None => {
+                    self.last.people.insert(who.to_string(), look.owned());
+                    Change {
+                        who: who.to_string(),
+                        tile: Some(look.tile),
+                        emoji: Some(look.emoji.to_string()),
+                        action: Some(look.action.to_string()),
+                        say: Some(look.say.to_string()),
+                        at: Some(look.at.to_string()),
+                    }
+                }
             };
             if c.tile.is_some()
                 || c.emoji.is_some()
@@ -168,27 +217,34 @@ impl MovementLog {
             {
                 changes.push(c);
             }
-            self.last.people.insert(who, look);
         }
-        let mut object_changes: Vec<ObjectChange> = objects
-            .iter()
-            .filter(|(at, state)| self.last.objects.get(*at) != Some(*state))
-            .map(|(at, state)| ObjectChange {
-                at: at.clone(),
-                state: state.clone(),
-            })
-            .collect();
-        object_changes.extend(
-            self.last
-                .objects
-                .keys()
-                .filter(|at| !objects.contains_key(*at))
-                .map(|at| ObjectChange {
-                    at: at.clone(),
-                    state: String::new(),
-                }),
-        );
-        self.last.objects.clone_from(objects);
+        changes.sort_by(|a, b| a.who.cmp(&b.who));
+        // Both in address order: one pass finds the new, changed and ended states.
+        let mut object_changes = Vec::new();
+        let mut ended = Vec::new();
+        let mut last = self.last.objects.iter().peekable();
+        let mut changed = Vec::new();
+        for (at, state) in objects {
+            while let Some((gone, _)) = last.next_if(|(k, _)| k.as_str() < at) {
+                ended.push(gone.clone());
+            }
+            match last.next_if(|(k, _)| k.as_str() == at) {
+                Some((_, was)) if was == state => {}
+                _ => changed.push((at.to_string(), state.to_string())),
+            }
+        }
+        ended.extend(last.map(|(k, _)| k.clone()));
+        for (at, state) in changed {
+            self.last.objects.insert(at.clone(), state.clone());
+            object_changes.push(ObjectChange { at, state });
+        }
+        for at in ended {
+            self.last.objects.remove(&at);
+            object_changes.push(ObjectChange {
+                at,
+                state: String::new(),
+            });
+        }
         if !changes.is_empty() || !object_changes.is_empty() {
             self.frames.push(Frame {
                 step,
@@ -250,42 +306,41 @@ pub fn record_movement(
     mut log: ResMut<MovementLog>,
     people: Query<(&Identity, &GridPos, &CurrentAction, Option<&Speech>)>,
 ) {
-    let mut now: Vec<(String, Look)> = people
-        .iter()
-        .map(|(id, pos, act, speech)| {
-            (
-                id.name.clone(),
-                Look {
-                    tile: (pos.tile.x, pos.tile.y),
-                    emoji: act.emoji.clone(),
-                    action: act.description.clone(),
-                    say: speech.map(|s| s.text.clone()).unwrap_or_default(),
-                    at: act.address.clone(),
-                },
-            )
-        })
-        .collect();
-    now.sort_by(|a, b| a.0.cmp(&b.0));
-    let objects: BTreeMap<String, String> = objects
+    let now = people.iter().map(|(id, pos, act, speech)| {
+        (
+            id.name.as_str(),
+            LookRef {
+                tile: (pos.tile.x, pos.tile.y),
+                emoji: &act.emoji,
+                action: &act.description,
+                say: speech.map_or("", |s| s.text.as_str()),
+                at: &act.address,
+            },
+        )
+    });
+    let objects = objects
         .states
         .iter()
-        .map(|(at, s)| (at.clone(), s.state.clone()))
-        .collect();
-    log.record(clock.step, clock.now, now, &objects);
+        .map(|(at, s)| (at.as_str(), s.state.as_str()));
+    log.record(clock.step, clock.now, now, objects);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn look(x: i32, action: &str) -> Look {
-        Look {
+    fn look(x: i32, action: &str) -> LookRef<'_> {
+        LookRef {
             tile: (x, 0),
-            emoji: "🙂".into(),
-            action: action.into(),
-            say: String::new(),
-            at: String::new(),
+            emoji: "🙂",
+            action,
+            say: "",
+            at: "",
         }
+    }
+
+    fn states(m: &BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
+        m.iter().map(|(a, s)| (a.as_str(), s.as_str()))
     }
 
     #[test]
@@ -294,42 +349,12 @@ mod tests {
         let none = BTreeMap::new();
         let stove: BTreeMap<String, String> =
             [("v:h:k:stove".to_string(), "burning".to_string())].into();
-        log.record(
-            1,
-            GameTime(10),
-            vec![("A".into(), look(1, "walking"))],
-            &none,
-        );
-        log.record(
-            2,
-            GameTime(20),
-            vec![("A".into(), look(1, "walking"))],
-            &none,
-        );
-        log.record(
-            3,
-            GameTime(30),
-            vec![("A".into(), look(2, "walking"))],
-            &none,
-        );
-        log.record(
-            4,
-            GameTime(40),
-            vec![("A".into(), look(2, "walking"))],
-            &stove,
-        );
-        log.record(
-            5,
-            GameTime(50),
-            vec![("A".into(), look(2, "walking"))],
-            &stove,
-        );
-        log.record(
-            6,
-            GameTime(60),
-            vec![("A".into(), look(2, "walking"))],
-            &none,
-        );
+        log.record(1, GameTime(10), [("A", look(1, "walking"))], states(&none));
+        log.record(2, GameTime(20), [("A", look(1, "walking"))], states(&none));
+        log.record(3, GameTime(30), [("A", look(2, "walking"))], states(&none));
+        log.record(4, GameTime(40), [("A", look(2, "walking"))], states(&stove));
+        log.record(5, GameTime(50), [("A", look(2, "walking"))], states(&stove));
+        log.record(6, GameTime(60), [("A", look(2, "walking"))], states(&none));
         assert_eq!(log.frames.len(), 4, "a step without change leaves no frame");
         assert_eq!(
             log.frames[1].changes,
@@ -353,5 +378,52 @@ mod tests {
             "{back_text}"
         );
         assert_eq!(MovementLog::from_jsonl(bad).unwrap_err().0, 2);
+    }
+
+    /// Objects are compared in one pass in address order: new, changed and ended states, each
+    /// once, in the order a replay applies them.
+    #[test]
+    fn object_states_are_compared_in_address_order() {
+        let m = |v: &[(&str, &str)]| -> BTreeMap<String, String> {
+            v.iter()
+                .map(|(a, s)| (a.to_string(), s.to_string()))
+                .collect()
+        };
+        let mut log = MovementLog::default();
+        log.record(
+            1,
+            GameTime(10),
+            [],
+            states(&m(&[("a", "x"), ("c", "y"), ("e", "q")])),
+        );
+        log.record(
+            2,
+            GameTime(20),
+            [],
+            states(&m(&[("b", "z"), ("c", "w"), ("e", "q")])),
+        );
+        log.record(
+            3,
+            GameTime(30),
+            [],
+            states(&m(&[("b", "z"), ("c", "w"), ("e", "q")])),
+        );
+        let ch = |f: &Frame| -> Vec<(String, String)> {
+            f.objects
+                .iter()
+                .map(|o| (o.at.clone(), o.state.clone()))
+                .collect()
+        };
+        assert_eq!(log.frames.len(), 2, "nothing changed at step 3");
+        assert_eq!(
+            ch(&log.frames[1]),
+            vec![
+                ("b".into(), "z".into()),
+                ("c".into(), "w".into()),
+                ("a".into(), String::new())
+            ]
+        );
+        assert_eq!(log.last.objects, m(&[("b", "z"), ("c", "w"), ("e", "q")]));
+        assert_eq!(log.scene_at(2).objects, log.last.objects);
     }
 }

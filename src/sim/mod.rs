@@ -6,6 +6,7 @@ pub mod entity_serde;
 pub mod hash;
 pub mod map;
 pub mod objects_state;
+pub mod parallel;
 pub mod path;
 pub mod time;
 

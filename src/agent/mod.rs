@@ -286,9 +286,17 @@ impl Outlook {
 /// Whether `text` contains `word` (ASCII, lower-case) with any ASCII case, without making a
 /// lower-case copy (asked of every resident at every step).
 pub fn contains_ignoring_case(text: &str, word: &str) -> bool {
-    text.as_bytes()
-        .windows(word.len())
-        .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    // Asked of every resident's action several times a step ("sleeping"?): only where the
+    // first letter matches is the rest compared.
+    let (t, w) = (text.as_bytes(), word.as_bytes());
+    let Some((first, rest)) = w.split_first() else {
+        return true;
+    };
+    let first = first.to_ascii_lowercase();
+    t.len() >= w.len()
+        && (0..=t.len() - w.len()).any(|i| {
+            t[i].to_ascii_lowercase() == first && t[i + 1..i + w.len()].eq_ignore_ascii_case(rest)
+        })
 }
 
 /// Plans a walk for everyone whose action moved them to a new address.
@@ -403,4 +411,27 @@ pub(crate) fn plugin(app: &mut App) {
         ),
     );
     avatar::plugin(app);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_ignoring_case;
+
+    #[test]
+    fn a_word_is_found_in_any_case_anywhere() {
+        assert!(contains_ignoring_case("Sleeping in bed", "sleeping"));
+        assert!(contains_ignoring_case("is fast ASLEEP", "asleep"));
+        assert!(contains_ignoring_case("asleep", "asleep"));
+        assert!(
+            contains_ignoring_case("ssleeping", "sleeping"),
+            "a false start"
+        );
+        assert!(
+            !contains_ignoring_case("sleepin", "sleeping"),
+            "shorter than the word"
+        );
+        assert!(!contains_ignoring_case("keeping the shop", "sleeping"));
+        assert!(!contains_ignoring_case("café sleepy", "asleep"));
+        assert!(contains_ignoring_case("anything", ""));
+    }
 }

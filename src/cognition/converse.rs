@@ -293,12 +293,10 @@ pub fn apply_chat_queries(
             ));
         }
     }
-    let asker = &ask;
+    let ask_ref = &ask;
     let write = |item: &mut ChatQueryItem| -> Vec<(LlmRequest, Job, u32)> {
         let (agent, resident, id, outlook, pos, plan, stream, _, ready) = item;
-        let (agent, resident, id, outlook, pos, plan) =
-            (*agent, *resident, *id, *outlook, *pos, *plan);
-        let ask = asker;
+        let (agent, plan, ask) = (*agent, *plan, ask_ref);
         let mut out = Vec::new();
         for (job, reply) in std::mem::take(ready) {
             let Job::ChatQuery { conversation } = job else {
@@ -358,7 +356,7 @@ pub fn apply_chat_queries(
             let place = place_words(&map, pos);
             let identity = identity_block(resident, outlook, now);
             let req = line_request(
-                &ask,
+                ask,
                 LineAsk {
                     identity: &identity,
                     name: &id.name,

@@ -59,10 +59,14 @@ pub fn request_decompositions(
             continue;
         }
         let Some(day) = plan.day else { continue };
+        // Those already asked for (most, at most steps) are not copied.
+        let asked = |b: &Block| {
+            pending.any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
+        };
         let wanted: Vec<Block> = plan
             .blocks
             .iter()
-            .filter(|b| b.end > now && b.start < horizon && refinable(b))
+            .filter(|b| b.end > now && b.start < horizon && refinable(b) && !asked(b))
             .cloned()
             .collect();
         for b in wanted {

@@ -224,6 +224,15 @@ pub fn request_places(
             continue;
         }
         let Some(day) = plan.day else { continue };
+        // Nothing in the coming hours still to place (most residents at most steps): the plan
+        // is left untouched, not walked and copied from.
+        if !plan
+            .blocks
+            .iter()
+            .any(|b| b.end > now && b.start < horizon && !b.decided())
+        {
+            continue;
+        }
         let p = &resident.persona;
         // Sleep: in one's own bed.
         for b in plan.blocks.iter_mut().filter(|b| {
@@ -241,6 +250,8 @@ pub fn request_places(
             .blocks
             .iter()
             .filter(|b| b.end > now && b.start < horizon && !b.decided())
+            // Placed and waiting for its subtasks: nothing to do yet (details come with them).
+            .filter(|b| !(plan.places.contains_key(&b.group) && super::decompose::refinable(b)))
             .map(|b| {
                 (
                     b.activity,
@@ -261,9 +272,9 @@ pub fn request_places(
                 continue;
             }
             let due = ask.steps_until(start);
-            let identity = identity_block(resident, outlook, ask.clock.now);
             match plan.places.get(&group).cloned() {
                 None => {
+                    let identity = identity_block(resident, outlook, ask.clock.now);
                     let here = map.address(pos.tile).sector.map(str::to_string);
                     let options =
                         sector_options(&rules, p, spatial, &map.world, here.as_deref(), start);
@@ -342,6 +353,7 @@ pub fn request_places(
                     if blocks.is_empty() {
                         continue;
                     }
+                    let identity = identity_block(resident, outlook, ask.clock.now);
                     asked_details.push(activity);
                     request_details(
                         &mut ask,

@@ -23,6 +23,11 @@ use serde_json::{Value, json};
 
 /// Whether an activity is sleep (never refined; its place is the bed at home).
 pub fn is_sleep(activity: &str) -> bool {
+    // Every phrase below holds "sleep" or "bed": most activities are settled by those two.
+    use crate::agent::contains_ignoring_case as has;
+    if !has(activity, "sleep") && !has(activity, "bed") {
+        return false;
+    }
     [
         "sleep",
         "in bed",
@@ -31,7 +36,7 @@ pub fn is_sleep(activity: &str) -> bool {
         "going to bed",
     ]
     .iter()
-    .any(|w| crate::agent::contains_ignoring_case(activity, w))
+    .any(|w| has(activity, w))
 }
 
 /// Words an activity does not end with: an item that does was cut off.
@@ -676,6 +681,8 @@ mod tests {
             vec!["study physics at the library", "stream games on Twitch"]
         );
         assert!(is_sleep("going to bed") && is_sleep("Sleeping") && !is_sleep("making the bed"));
+        assert!(is_sleep("Going To Bed early") && is_sleep("fell asleep on the couch"));
+        assert!(!is_sleep("cleaning the bedroom") && !is_sleep("serving coffee"));
     }
 
     #[test]

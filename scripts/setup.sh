@@ -98,6 +98,21 @@ if ! "$venv/bin/python" -c 'import sys, llama_cpp, llama_cpp.server.app; sys.exi
   echo "setup: $server_pkg installed in $(( $(date +%s) - started )) s"
 fi
 
+# Room for the build: a linker that runs out of disk dies with a bus error that names nothing.
+# Executables of earlier builds (each several hundred MB, one per source state and build
+# setting) are the first to go when room is short; they are rebuilt when needed.
+free_gb() { mkdir -p "$CARGO_TARGET_DIR"; df -Pk "$CARGO_TARGET_DIR" | awk 'NR==2 {print int($4 / 1048576)}'; }
+need_gb=6
+if [ "$(free_gb)" -lt "$need_gb" ] && [ -d "$CARGO_TARGET_DIR/debug/deps" ]; then
+  echo "setup: $(free_gb) GB free where the build goes; removing executables and incremental state of earlier builds older than a day"
+  find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable \( -name 'simulacra-*' -o -name 'it-*' \) -mtime +0 -delete
+  find "$CARGO_TARGET_DIR/debug/incremental" -mindepth 1 -maxdepth 1 -type d -mtime +0 -exec rm -rf {} + 2>/dev/null || true
+fi
+if [ "$(free_gb)" -lt "$need_gb" ]; then
+  echo "setup: only $(free_gb) GB free on the disk of $CARGO_TARGET_DIR; the build needs about $need_gb GB. Free some space (or remove that folder, or set CARGO_TARGET_DIR elsewhere) and run again." >&2
+  exit 1
+fi
+
 if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
   echo "setup: building (target dir $CARGO_TARGET_DIR)"
   cargo build --locked --bins

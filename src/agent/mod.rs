@@ -238,6 +238,14 @@ impl DayPlan {
     pub fn at(&self, minute: u32) -> Option<usize> {
         block_at(&self.blocks, minute)
     }
+
+    /// The blocks that overlap the minutes `from..to`, found by halving (the blocks are in order
+    /// and cover the day): a plan refined into subtasks holds a hundred blocks or more by
+    /// evening, and a resident's coming hours are looked at every step.
+    pub fn window(&self, from: u32, to: u32) -> std::ops::Range<usize> {
+        let a = self.blocks.partition_point(|b| b.end <= from);
+        a..a + self.blocks[a..].partition_point(|b| b.start < to)
+    }
 }
 
 /// The parts of who someone is that change over time (the original's `currently` and daily
@@ -416,6 +424,48 @@ pub(crate) fn plugin(app: &mut App) {
 #[cfg(test)]
 mod tests {
     use super::contains_ignoring_case;
+    use super::{Block, DayPlan, PlanSource};
+
+    /// The window found by halving holds exactly the blocks a scan of the whole day would.
+    #[test]
+    fn a_plans_window_holds_the_blocks_overlapping_it() {
+        let block = |start, end, d: &str| Block {
+            start,
+            end,
+            description: d.into(),
+            ..Default::default()
+        };
+        let mut plan = DayPlan::from_blocks(
+            0,
+            PlanSource::Model,
+            420,
+            vec![
+                block(0, 420, "sleeping"),
+                block(420, 425, "waking up"),
+                block(425, 600, "working"),
+                block(600, 1320, "reading"),
+                block(1320, 1440, "sleeping"),
+            ],
+        );
+        plan.split_into_hours(|b| b.description == "sleeping");
+        assert!(plan.blocks.len() > 10);
+        for from in (0..1440).step_by(7) {
+            for len in [0, 1, 5, 60, 180, 2000] {
+                let to = from + len;
+                let scanned: Vec<u32> = plan
+                    .blocks
+                    .iter()
+                    .filter(|b| b.end > from && b.start < to)
+                    .map(|b| b.id)
+                    .collect();
+                let found: Vec<u32> = plan.blocks[plan.window(from, to)]
+                    .iter()
+                    .map(|b| b.id)
+                    .collect();
+                assert_eq!(found, scanned, "{from}..{to}");
+            }
+        }
+    }
 
     #[test]
     fn a_word_is_found_in_any_case_anywhere() {

@@ -63,10 +63,9 @@ pub fn request_decompositions(
         let asked = |b: &Block| {
             pending.any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
         };
-        let wanted: Vec<Block> = plan
-            .blocks
+        let wanted: Vec<Block> = plan.blocks[plan.window(now, horizon)]
             .iter()
-            .filter(|b| b.end > now && b.start < horizon && refinable(b) && !asked(b))
+            .filter(|b| refinable(b) && !asked(b))
             .cloned()
             .collect();
         for b in wanted {

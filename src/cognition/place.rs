@@ -226,18 +226,16 @@ pub fn request_places(
         let Some(day) = plan.day else { continue };
         // Nothing in the coming hours still to place (most residents at most steps): the plan
         // is left untouched, not walked and copied from.
-        if !plan
-            .blocks
-            .iter()
-            .any(|b| b.end > now && b.start < horizon && !b.decided())
-        {
+        let ahead = plan.window(now, horizon);
+        if !plan.blocks[ahead.clone()].iter().any(|b| !b.decided()) {
             continue;
         }
         let p = &resident.persona;
         // Sleep: in one's own bed.
-        for b in plan.blocks.iter_mut().filter(|b| {
-            b.end > now && b.start < horizon && !b.decided() && is_sleep(&b.description)
-        }) {
+        for b in plan.blocks[ahead.clone()]
+            .iter_mut()
+            .filter(|b| !b.decided() && is_sleep(&b.description))
+        {
             b.address = p.bed.clone();
             b.emoji = "😴".into();
             b.object_state = if p.bed.ends_with(":bed") {
@@ -246,10 +244,9 @@ pub fn request_places(
                 String::new()
             };
         }
-        let upcoming: Vec<(u32, u32, u32, String, bool)> = plan
-            .blocks
+        let upcoming: Vec<(u32, u32, u32, String, bool)> = plan.blocks[ahead]
             .iter()
-            .filter(|b| b.end > now && b.start < horizon && !b.decided())
+            .filter(|b| !b.decided())
             // Placed and waiting for its subtasks: nothing to do yet (details come with them).
             .filter(|b| !(plan.places.contains_key(&b.group) && super::decompose::refinable(b)))
             .map(|b| {

@@ -76,7 +76,7 @@ pub fn request_memory_work(
                 }
             }
             let n = &stream.nodes()[i];
-            if n.embedding.as_ref().is_none_or(|e| e.model != model) {
+            if n.embedding.as_ref().is_none_or(|e| *e.model != *model) {
                 if let Some(e) = stream.embedding_of_text(&key, &model) {
                     stream.set_embedding(nid, e);
                 } else if !work.embedding.contains(&key) {
@@ -264,7 +264,7 @@ pub fn recheck_embeddings(
             && stream
                 .nodes()
                 .iter()
-                .any(|n| n.embedding.as_ref().is_none_or(|e| e.model != model))
+                .any(|n| n.embedding.as_ref().is_none_or(|e| *e.model != *model))
         {
             work.scanned = 0;
         }

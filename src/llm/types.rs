@@ -161,24 +161,44 @@ impl LlmValue {
 /// A vector with the model that made it, so vectors of different models are never mixed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Embedding {
-    /// Model identity (backend kind and model file or name).
-    pub model: String,
+    /// Model identity (backend kind and model file or name), one shared name per model (see
+    /// [`model_name`]): a town of a thousand holds millions of vectors, and retrieval checks
+    /// each one's model.
+    pub model: std::sync::Arc<str>,
     /// Unit-length vector, shared by every memory with the same text (a town of a thousand
     /// holds millions of memories but far fewer different texts).
     pub vector: std::sync::Arc<[f32]>,
 }
 
+/// The one shared copy of a model's name (names are few: one or two per run).
+pub fn model_name(name: &str) -> std::sync::Arc<str> {
+    static NAMES: std::sync::Mutex<Vec<std::sync::Arc<str>>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| &***n == name) {
+        return n.clone();
+    }
+    let n: std::sync::Arc<str> = name.into();
+    names.push(n.clone());
+    n
+}
+
 impl Embedding {
     /// A vector of `model`, scaled to unit length (a zero vector stays as it is).
-    pub fn unit(model: String, mut vector: Vec<f32>) -> Self {
+    pub fn unit(model: &str, mut vector: Vec<f32>) -> Self {
         let n = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
         if n > 0.0 && (n - 1.0).abs() > 1e-6 {
             vector.iter_mut().for_each(|x| *x /= n);
         }
         Self {
-            model,
+            model: model_name(model),
             vector: vector.into(),
         }
+    }
+
+    /// Whether this vector comes from `model` (the shared name is recognised without reading
+    /// it).
+    pub fn is_of(&self, model: &std::sync::Arc<str>) -> bool {
+        std::sync::Arc::ptr_eq(&self.model, model) || self.model == *model
     }
 
     /// Vector length.
@@ -207,7 +227,7 @@ impl Embedding {
     /// Whether a stored vector can be compared with vectors of `model`/`dim`; a mismatch means
     /// the stored one must be embedded again.
     pub fn check_compatible(&self, model: &str, dim: usize) -> Result<(), EmbeddingMismatch> {
-        if self.model != model || self.dim() != dim {
+        if &*self.model != model || self.dim() != dim {
             return Err(EmbeddingMismatch {
                 stored: format!("{} ({}d)", self.model, self.dim()),
                 current: format!("{model} ({dim}d)"),

@@ -221,7 +221,10 @@ pub fn measure_embedder(
         }
     }
     Ok(EmbedderReport {
-        model: vectors.first().map(|v| v.model.clone()).unwrap_or_default(),
+        model: vectors
+            .first()
+            .map(|v| v.model.to_string())
+            .unwrap_or_default(),
         dim: vectors.first().map(|v| v.dim()).unwrap_or(0),
         per_second: timed.then(|| texts.len() as f64 / secs.max(1e-9)),
         recall_at_5: recall_sum / set.queries.len() as f64,

@@ -184,9 +184,9 @@ pub fn retrieve_where(
     }
     // Stored vectors are unit length (the stream normalises them), so cosine is a dot product
     // with the normalised query.
-    let qn: Option<(&str, Vec<f32>)> = query.and_then(|q| {
+    let qn: Option<(&std::sync::Arc<str>, Vec<f32>)> = query.and_then(|q| {
         let n = dot(&q.vector, &q.vector).sqrt();
-        (n > 0.0).then(|| (q.model.as_str(), q.vector.iter().map(|x| x / n).collect()))
+        (n > 0.0).then(|| (&q.model, q.vector.iter().map(|x| x / n).collect()))
     });
     let hours_recency = p.recency == RecencyMode::GameHours;
     let mut cands: Vec<&super::stream::MemoryNode> = Vec::with_capacity(stream.len());
@@ -202,7 +202,7 @@ pub fn retrieve_where(
             0.0
         };
         let relevance = match (&qn, &n.embedding) {
-            (Some((model, q)), Some(e)) if e.dim() == q.len() && e.model == *model => {
+            (Some((model, q)), Some(e)) if e.dim() == q.len() && e.is_of(model) => {
                 dot(q, &e.vector)
             }
             _ => 0.0,

@@ -196,7 +196,7 @@ pub struct NewNode {
 fn unit(e: Embedding) -> Embedding {
     let n = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     if n > 0.0 && (n - 1.0).abs() > 1e-4 {
-        Embedding::unit(e.model, e.vector.to_vec())
+        Embedding::unit(&e.model, e.vector.to_vec())
     } else {
         e
     }
@@ -490,7 +490,7 @@ impl MemoryStream {
             .get(text)?
             .iter()
             .filter_map(|id| self.get(*id)?.embedding.as_ref())
-            .find(|e| e.model == model && !e.vector.is_empty())
+            .find(|e| &*e.model == model && !e.vector.is_empty())
             .cloned()
     }
 
@@ -523,7 +523,7 @@ impl MemoryStream {
     ) -> impl Iterator<Item = &'a MemoryNode> + 'a {
         self.nodes.iter().filter(move |n| match &n.embedding {
             None => true,
-            Some(e) => e.model != model || dim.is_some_and(|d| d != e.dim()),
+            Some(e) => &*e.model != model || dim.is_some_and(|d| d != e.dim()),
         })
     }
 

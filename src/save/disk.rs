@@ -555,7 +555,7 @@ use crate::sim::hash::fnv1a_64 as fnv;
 pub fn encode_embeddings(list: &[(u32, NodeId, Embedding)]) -> Vec<u8> {
     let mut models: Vec<&str> = Vec::new();
     for (_, _, e) in list {
-        if !models.contains(&e.model.as_str()) {
+        if !models.contains(&&*e.model) {
             models.push(&e.model);
         }
     }
@@ -568,7 +568,7 @@ pub fn encode_embeddings(list: &[(u32, NodeId, Embedding)]) -> Vec<u8> {
     }
     out.extend_from_slice(&(list.len() as u32).to_le_bytes());
     for (a, id, e) in list {
-        let m = models.iter().position(|x| *x == e.model).unwrap_or(0) as u32;
+        let m = models.iter().position(|x| *x == &*e.model).unwrap_or(0) as u32;
         out.extend_from_slice(&a.to_le_bytes());
         out.extend_from_slice(&id.0.to_le_bytes());
         out.extend_from_slice(&m.to_le_bytes());
@@ -626,10 +626,14 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
     for _ in 0..n_models {
         let len = r.u32("a model name's length")? as usize;
         let s = r.take(len, "a model name")?;
-        models.push(String::from_utf8_lossy(s).to_string());
+        models.push(crate::llm::types::model_name(&String::from_utf8_lossy(s)));
     }
     let n = r.u32("the vector count")? as usize;
     let mut out = Vec::with_capacity(n.min(1 << 20));
+    // One vector per different text and model, shared as it was before the save (every memory
+    // of the same text has the same vector): the file repeats it for each memory.
+    let mut shared: std::collections::HashMap<(usize, u64), Vec<std::sync::Arc<[f32]>>> =
+        Default::default();
     for i in 0..n {
         let at = r.at;
         let a = r.u32("an agent index")?;
@@ -649,6 +653,23 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
             return Err(format!("vector {i} (byte {at}): length {dim}"));
         }
         let raw = r.take(dim * 4, "a vector")?;
+        let same = shared.entry((m, fnv(raw))).or_default();
+        let bits = |v: &[f32]| {
+            v.iter().map(|x| x.to_bits()).eq(raw
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))))
+        };
+        if let Some(v) = same.iter().find(|v| v.len() == dim && bits(v)) {
+            out.push((
+                a,
+                NodeId(id),
+                Embedding {
+                    model,
+                    vector: v.clone(),
+                },
+            ));
+            continue;
+        }
         let vector: Vec<f32> = raw
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -656,14 +677,9 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
         if vector.iter().any(|x| !x.is_finite()) {
             return Err(format!("vector {i} (byte {at}): not a number inside"));
         }
-        out.push((
-            a,
-            NodeId(id),
-            Embedding {
-                model,
-                vector: vector.into(),
-            },
-        ));
+        let vector: std::sync::Arc<[f32]> = vector.into();
+        same.push(vector.clone());
+        out.push((a, NodeId(id), Embedding { model, vector }));
     }
     if r.at != body.len() {
         return Err(format!("{} bytes after the last vector", body.len() - r.at));
@@ -707,6 +723,29 @@ mod tests {
                 .contains("magic")
         );
         assert!(decode_embeddings(&b, 1).unwrap_err().contains("agent 1"));
+    }
+
+    /// The file holds a vector once per memory; read back, memories of the same text and model
+    /// share one vector again (a day's save of a thousand residents holds millions).
+    #[test]
+    fn equal_vectors_of_one_model_are_read_back_shared() {
+        let e = |model: &str, v: &[f32]| Embedding {
+            model: model.into(),
+            vector: v.into(),
+        };
+        let list = vec![
+            (0, NodeId(1), e("m", &[0.6, 0.8])),
+            (1, NodeId(2), e("m", &[0.6, 0.8])),
+            (1, NodeId(3), e("n", &[0.6, 0.8])),
+            (0, NodeId(4), e("m", &[0.8, 0.6])),
+        ];
+        let back = decode_embeddings(&encode_embeddings(&list), 2).unwrap();
+        assert_eq!(back, list);
+        let v = |i: usize| &back[i].2.vector;
+        assert!(std::sync::Arc::ptr_eq(v(0), v(1)), "same text, same model");
+        assert!(!std::sync::Arc::ptr_eq(v(0), v(2)), "another model");
+        assert!(!std::sync::Arc::ptr_eq(v(0), v(3)), "another vector");
+        assert!(std::sync::Arc::ptr_eq(&back[0].2.model, &back[1].2.model));
     }
 
     #[test]

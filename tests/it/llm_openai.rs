@@ -139,7 +139,7 @@ fn normal_reply_with_a_json_schema() {
         panic!()
     };
     assert_eq!(*e.vector, [0.6, 0.8]);
-    assert_eq!(e.model, "openai:test");
+    assert_eq!(&*e.model, "openai:test");
 }
 
 #[test]
@@ -459,8 +459,8 @@ fn dialect_a_server_that_refuses_json_schema_is_asked_with_the_embedded_grammar(
         panic!("{:?}", r.source)
     };
     assert_eq!(*e.vector, [0.6, 0.8]);
-    assert_eq!(e.model, "openai:test (mean of token vectors)");
-    assert_eq!(*rt.embedding_model.lock().unwrap(), e.model);
+    assert_eq!(&*e.model, "openai:test (mean of token vectors)");
+    assert_eq!(*rt.embedding_model.lock().unwrap(), *e.model);
 }
 
 #[test]
@@ -666,7 +666,7 @@ fn embeddings_an_endpoint_without_them_says_so_once_and_the_local_embedder_takes
             r.source
         );
         assert!(!e.vector.is_empty());
-        assert_eq!(e.model, *rt.embedding_model.lock().unwrap());
+        assert_eq!(*e.model, *rt.embedding_model.lock().unwrap());
     }
     assert!(rt.embedding_model.lock().unwrap().starts_with("scripted:"));
     assert_eq!(server.hits("/embeddings").len(), 1, "asked once");

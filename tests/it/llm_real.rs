@@ -222,7 +222,7 @@ fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
             panic!("{:?}", r.source)
         };
         assert!(!e.vector.is_empty());
-        assert_eq!(e.model, "llama:SmolLM2-135M-Instruct.Q4_1.gguf");
+        assert_eq!(&*e.model, "llama:SmolLM2-135M-Instruct.Q4_1.gguf");
         vecs.push(e);
     }
     let close = vecs[0].cosine(&vecs[1]).unwrap();

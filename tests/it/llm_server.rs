@@ -137,7 +137,7 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
         576,
         "SmolLM2-135M's width, mean-pooled from per-token vectors"
     );
-    assert_eq!(e.model, "openai:default (mean of token vectors)");
+    assert_eq!(&*e.model, "openai:default (mean of token vectors)");
     let norm: f32 = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-3, "{norm}");
     // The server is stopped with its guard.

@@ -98,7 +98,7 @@ fn residents_start_with_seed_memories_and_known_places() {
             assert!(
                 n.embedding
                     .as_ref()
-                    .is_some_and(|e| e.model == "scripted:scripted"),
+                    .is_some_and(|e| &*e.model == "scripted:scripted"),
                 "{name}: {} not embedded",
                 n.description
             );
@@ -388,7 +388,7 @@ fn vectors_of_another_model_are_embedded_again() {
     for (name, s) in streams(&mut app) {
         for n in s.nodes() {
             assert_eq!(
-                n.embedding.as_ref().map(|e| e.model.as_str()),
+                n.embedding.as_ref().map(|e| &*e.model),
                 Some("scripted:scripted"),
                 "{name}: {}",
                 n.description

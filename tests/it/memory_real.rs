@@ -197,7 +197,7 @@ fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
         let LlmValue::Embedding(e) = r.value else {
             panic!("{:?}", r.source)
         };
-        assert_eq!(e.model, "bert:all-MiniLM-L6-v2");
+        assert_eq!(&*e.model, "bert:all-MiniLM-L6-v2");
         assert_eq!(e.dim(), 384);
         e
     };

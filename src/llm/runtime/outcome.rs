@@ -90,7 +90,7 @@ impl Router {
                 let job = self.jobs.remove(&done.id).expect("present");
                 self.answer(
                     job,
-                    LlmValue::Embedding(Embedding::unit(model, vector)),
+                    LlmValue::Embedding(Embedding::unit(&model, vector)),
                     String::new(),
                     true,
                 );

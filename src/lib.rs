@@ -226,6 +226,24 @@ pub fn headless_app(mut sim: SimPlugin) -> App {
     sim.config.llm.use_all_cores();
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin, sim));
+    // Nothing draws: every schedule runs its systems on this thread, in turn, instead of
+    // handing some to a pool's thread and sleeping until they are done (on 2 cores the sleeping
+    // thread then waits to be given a core back).
+    use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
+    for label in [
+        First.intern(),
+        PreUpdate.intern(),
+        bevy::state::state::StateTransition.intern(),
+        RunFixedMainLoop.intern(),
+        FixedUpdate.intern(),
+        Update.intern(),
+        PostUpdate.intern(),
+        Last.intern(),
+    ] {
+        app.edit_schedule(label, |s| {
+            s.set_executor(SingleThreadedExecutor::new());
+        });
+    }
     app.insert_resource(sim::clock::SimPace {
         max_requested_per_frame: 2000,
         block_on_answers: true,

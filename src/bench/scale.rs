@@ -82,6 +82,8 @@ pub struct ScaleRun {
     /// The simulation thread's time on a core and waiting for one, as shares of wall time
     /// (the own share counts both: on 2 cores the thread waits for the stand-ins and the router).
     pub sched: Option<(f64, f64)>,
+    /// Times a blocked step woke to take the answers that had arrived.
+    pub rounds: u64,
 }
 
 impl ScaleRun {
@@ -303,6 +305,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
         save,
         sched,
         looks,
+        rounds: app.world().resource::<StepGate>().rounds,
     })
 }
 
@@ -319,13 +322,14 @@ pub fn describe(b: &ScaleBench, r: &ScaleRun) -> String {
     let limit = r.pool.first().map_or(0, |e| e.limit);
     let _ = writeln!(
         s,
-        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}; looks made {}, not made {} (nothing in view changed); {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
+        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}, woken {} times for answers; looks made {}, not made {} (nothing in view changed); {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
         r.residents,
         r.game_hours,
         r.wall_s,
         r.pace(),
         100.0 * r.sim_share(),
         sched_words(r.sched),
+        r.rounds,
         r.looks.0,
         r.looks.1,
         r.chats,

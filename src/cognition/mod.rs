@@ -78,6 +78,7 @@ pub(crate) fn plugin(
         .insert_resource(crate::sim::clock::StepGate {
             blocked_by: Some(blocked_by),
             pump: Some(pending::pump_noting),
+            send: Some(|world| world.resource_mut::<crate::llm::Llm>().flush()),
             ..default()
         });
     app.add_systems(

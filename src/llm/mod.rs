@@ -109,6 +109,9 @@ pub struct LlmReply {
 pub struct Llm {
     runtime: LlmRuntime,
     pending: HashMap<u64, Option<Entity>>,
+    /// Requests not yet sent to the runtime: sent together by [`Llm::flush`] (at the end of
+    /// every step and frame, and before anything waits for or takes answers).
+    outbox: Vec<Submission>,
 }
 
 impl Llm {
@@ -117,6 +120,7 @@ impl Llm {
         Self {
             runtime: LlmRuntime::start(config),
             pending: HashMap::new(),
+            outbox: Vec::new(),
         }
     }
 
@@ -125,14 +129,15 @@ impl Llm {
         Self {
             runtime,
             pending: HashMap::new(),
+            outbox: Vec::new(),
         }
     }
 
-    /// Queues a request.
+    /// Queues a request (sent with the others of its step or frame; see [`Llm::flush`]).
     pub fn submit(&mut self, req: LlmRequest) -> LlmHandle {
         let id = self.runtime.next_id();
         self.pending.insert(id, req.agent);
-        self.runtime.submit(Submission {
+        self.outbox.push(Submission {
             id,
             agent: req.agent,
             purpose: req.purpose,
@@ -143,8 +148,16 @@ impl Llm {
         LlmHandle(id)
     }
 
+    /// Sends the requests queued since the last time, in one message and in their order.
+    pub fn flush(&mut self) {
+        if !self.outbox.is_empty() {
+            self.runtime.submit_many(std::mem::take(&mut self.outbox));
+        }
+    }
+
     /// Drops a request (a superseded plan): no reply will be delivered.
     pub fn cancel(&mut self, h: LlmHandle) {
+        self.flush();
         if self.pending.remove(&h.0).is_some() {
             self.runtime.cancel(h.0);
         }
@@ -168,6 +181,7 @@ impl Llm {
     /// The next finished answer, if one is ready (cancelled ones and those of despawned agents
     /// are dropped).
     pub fn poll_reply(&mut self, entities: &bevy::ecs::entity::Entities) -> Option<LlmReply> {
+        self.flush();
         while let Some(reply) = self.runtime.try_recv() {
             if let Some(r) = self.accept(reply, entities) {
                 return Some(r);
@@ -182,6 +196,7 @@ impl Llm {
         d: std::time::Duration,
         entities: &bevy::ecs::entity::Entities,
     ) -> Option<LlmReply> {
+        self.flush();
         let deadline = std::time::Instant::now() + d;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -249,6 +264,12 @@ pub fn deliver_llm_replies(
     llm.cancel_orphans(entities);
 }
 
+/// Sends the requests made since the last send, at the end of a frame (a simulation step's
+/// leave at the step's end: see `StepGate::send`).
+pub fn flush_llm_requests(mut llm: ResMut<Llm>) {
+    llm.flush();
+}
+
 /// Refreshes [`LlmStatusView`].
 pub fn refresh_llm_status(llm: Res<Llm>, mut view: ResMut<LlmStatusView>) {
     view.status = llm.status();
@@ -275,6 +296,7 @@ impl Plugin for LlmPlugin {
         }
         app.add_message::<LlmReply>()
             .init_resource::<LlmStatusView>()
-            .add_systems(PreUpdate, (deliver_llm_replies, refresh_llm_status).chain());
+            .add_systems(PreUpdate, (deliver_llm_replies, refresh_llm_status).chain())
+            .add_systems(Last, flush_llm_requests);
     }
 }

@@ -143,12 +143,17 @@ pub struct StepGate {
     /// Takes answers that have arrived, waiting up to the given time for the first, and notes
     /// their keys in [`Awaited::arrived`]; returns how many were taken.
     pub pump: Option<fn(&mut World, Option<Duration>, &mut Awaited) -> usize>,
+    /// Sends the requests a step made (run after every step: they leave together, not one by
+    /// one as they are made).
+    pub send: Option<fn(&mut World)>,
     /// Answers the current step is waiting for (0 when it is not waiting).
     pub waiting: usize,
     /// Real time spent blocked on answers (headless runs).
     pub waited: Duration,
     /// Steps that had to wait at least once.
     pub waited_steps: u64,
+    /// Times a blocked step woke to take the answers that had arrived (headless runs).
+    pub rounds: u64,
 }
 
 /// What one gate check is still waiting for. Between the rounds of a check no system runs and
@@ -197,7 +202,9 @@ fn gate_open(world: &mut World) -> bool {
         }
         let t = Instant::now();
         pump(world, Some(Duration::from_millis(200)), &mut awaited);
-        world.resource_mut::<StepGate>().waited += t.elapsed();
+        let mut g = world.resource_mut::<StepGate>();
+        g.waited += t.elapsed();
+        g.rounds += 1;
     }
 }
 
@@ -238,7 +245,7 @@ pub fn drive_steps(world: &mut World) {
             return;
         }
         world.resource_mut::<SimPace>().requested -= 1;
-        world.run_schedule(super::SimStep);
+        run_step(world);
         if !world.resource::<SimPace>().block_on_answers && started.elapsed() >= budget * 4 {
             return; // the window stays responsive while skipping ahead
         }
@@ -250,13 +257,21 @@ pub fn drive_steps(world: &mut World) {
                 1.0_f32.min(world.resource::<SimPace>().progress);
             break;
         }
-        world.run_schedule(super::SimStep);
+        run_step(world);
         due -= 1;
         if until_budget && started.elapsed() >= budget {
             // Behind: drop the backlog rather than spiral (the game slows, it never freezes).
             world.resource_mut::<SimPace>().progress = 0.0;
             break;
         }
+    }
+}
+
+/// One step, then what it asked for is sent.
+fn run_step(world: &mut World) {
+    world.run_schedule(super::SimStep);
+    if let Some(send) = world.get_resource::<StepGate>().and_then(|g| g.send) {
+        send(world);
     }
 }
 

@@ -420,6 +420,7 @@ fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
         )
         .for_agent(kept),
     );
+    llm.flush(); // (a frame or a step sends them at its end)
     wait_until(|| started.lock().unwrap().len() == 1);
     app.world_mut().despawn(gone);
     app.update(); // notices the despawn and cancels its pending request

@@ -78,6 +78,9 @@ impl Reply {
 
 enum ToRouter {
     Submit(Submission),
+    /// A step's or a frame's requests in one message: one wake of the router, not one each
+    /// (a waking router takes the core from the simulation's thread).
+    SubmitMany(Vec<Submission>),
     Cancel(u64),
     Shutdown,
 }
@@ -249,6 +252,13 @@ impl LlmRuntime {
     /// Queues a request; the reply arrives on [`Self::try_recv`].
     pub fn submit(&self, sub: Submission) {
         let _ = self.to_router.send(ToRouter::Submit(sub));
+    }
+
+    /// Queues several requests at once, in their order.
+    pub fn submit_many(&self, subs: Vec<Submission>) {
+        if !subs.is_empty() {
+            let _ = self.to_router.send(ToRouter::SubmitMany(subs));
+        }
     }
 
     /// Drops a request: no reply will come for it.

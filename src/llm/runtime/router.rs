@@ -84,6 +84,7 @@ impl Router {
             select! {
                 recv(from_game) -> msg => match msg {
                     Ok(ToRouter::Submit(s)) => self.accept(s),
+                    Ok(ToRouter::SubmitMany(v)) => v.into_iter().for_each(|s| self.accept(s)),
                     Ok(ToRouter::Cancel(id)) => self.cancel(id),
                     Ok(ToRouter::Shutdown) | Err(_) => break,
                 },
@@ -95,6 +96,7 @@ impl Router {
             while let Ok(msg) = from_game.try_recv() {
                 match msg {
                     ToRouter::Submit(s) => self.accept(s),
+                    ToRouter::SubmitMany(v) => v.into_iter().for_each(|s| self.accept(s)),
                     ToRouter::Cancel(id) => self.cancel(id),
                     ToRouter::Shutdown => return,
                 }

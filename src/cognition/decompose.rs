@@ -40,6 +40,11 @@ pub fn decompose_schema() -> Value {
     })
 }
 
+/// Whether the subtasks of `activity` are already asked for.
+fn asked_for(pending: &Pending, activity: u32) -> bool {
+    pending.any(|j| matches!(j, Job::Decompose { activity: a, .. } if *a == activity))
+}
+
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
 pub fn request_decompositions(
     mut ask: Asker,
@@ -60,18 +65,14 @@ pub fn request_decompositions(
         }
         let Some(day) = plan.day else { continue };
         // Those already asked for (most, at most steps) are not copied.
-        let asked = |b: &Block| {
-            pending.any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
-        };
         let wanted: Vec<Block> = plan.blocks[plan.window(now, horizon)]
             .iter()
-            .filter(|b| refinable(b) && !asked(b))
+            .filter(|b| refinable(b) && !asked_for(&pending, b.activity))
             .cloned()
             .collect();
         for b in wanted {
-            if pending
-                .any(|j| matches!(j, Job::Decompose { activity, .. } if *activity == b.activity))
-            {
+            // (Two pieces of one activity: the first is asked for in this loop.)
+            if asked_for(&pending, b.activity) {
                 continue;
             }
             let identity = identity_block(resident, outlook, ask.clock.now);

@@ -659,26 +659,21 @@ pub fn decode_embeddings(b: &[u8], agents: usize) -> Result<Vec<(u32, NodeId, Em
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))))
         };
-        if let Some(v) = same.iter().find(|v| v.len() == dim && bits(v)) {
-            out.push((
-                a,
-                NodeId(id),
-                Embedding {
-                    model,
-                    vector: v.clone(),
-                },
-            ));
-            continue;
-        }
-        let vector: Vec<f32> = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
-        if vector.iter().any(|x| !x.is_finite()) {
-            return Err(format!("vector {i} (byte {at}): not a number inside"));
-        }
-        let vector: std::sync::Arc<[f32]> = vector.into();
-        same.push(vector.clone());
+        let vector = match same.iter().find(|v| v.len() == dim && bits(v)) {
+            Some(v) => v.clone(),
+            None => {
+                let vector: Vec<f32> = raw
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                    .collect();
+                if vector.iter().any(|x| !x.is_finite()) {
+                    return Err(format!("vector {i} (byte {at}): not a number inside"));
+                }
+                let vector: std::sync::Arc<[f32]> = vector.into();
+                same.push(vector.clone());
+                vector
+            }
+        };
         out.push((a, NodeId(id), Embedding { model, vector }));
     }
     if r.at != body.len() {

@@ -48,12 +48,13 @@ fn asked_for(pending: &Pending, activity: u32) -> bool {
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
 pub fn request_decompositions(
     mut ask: Asker,
+    mut quiet: Local<super::quiet::Quiet>,
     mut agents: Query<(
         Entity,
         &Resident,
         &Identity,
         &Outlook,
-        &DayPlan,
+        Ref<DayPlan>,
         &mut Pending,
     )>,
 ) {
@@ -64,6 +65,9 @@ pub fn request_decompositions(
             continue;
         }
         let Some(day) = plan.day else { continue };
+        if quiet.still(agent, plan.last_changed(), &pending, now, horizon) {
+            continue;
+        }
         // Those already asked for (most, at most steps) are not copied.
         let wanted: Vec<Block> = plan.blocks[plan.window(now, horizon)]
             .iter()
@@ -121,6 +125,7 @@ pub fn request_decompositions(
                 due,
             );
         }
+        quiet.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
     }
 }
 

@@ -32,6 +32,7 @@ pub mod perceive;
 pub mod place;
 pub mod plan;
 pub mod prompts;
+pub mod quiet;
 pub mod react;
 pub mod react_object;
 pub mod reflect;

@@ -262,6 +262,35 @@ pub struct Pending {
     /// and answers wait for their due step).
     #[serde(skip)]
     answered: MaybeAnswered,
+    /// Which set of jobs this is: a new number, unique in the process, each time a job is added
+    /// or removed (two equal numbers: the same jobs), so a system can tell that nothing it asked
+    /// or waits for changed since it last looked (see [`Pending::generation`]).
+    #[serde(skip)]
+    generation: Generation,
+}
+
+/// A number unique in the process for each change of a [`Pending`]'s jobs (and for each one
+/// made or loaded; a copy keeps its original's, with the same jobs).
+#[derive(Debug, Clone, Copy)]
+struct Generation(u64);
+
+impl Default for Generation {
+    fn default() -> Self {
+        Self::next()
+    }
+}
+
+impl Generation {
+    fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Generation {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// A hint kept beside the jobs; not part of what a `Pending` is (two are equal whatever it says).
@@ -298,6 +327,7 @@ impl Pending {
     /// Drops the jobs matching `pred` and returns their handles (to cancel with the runtime).
     pub fn drop_where(&mut self, pred: impl Fn(&Job) -> bool) -> Vec<LlmHandle> {
         let mut gone = Vec::new();
+        self.generation = Generation::next();
         self.jobs.retain(|j| {
             let drop = pred(&j.job);
             if drop {
@@ -310,6 +340,7 @@ impl Pending {
 
     /// Records a request.
     pub fn push(&mut self, handle: LlmHandle, request: LlmRequest, job: Job, due: u64) {
+        self.generation = Generation::next();
         self.jobs.push(PendingJob {
             handle,
             request,
@@ -331,7 +362,14 @@ impl Pending {
     /// The jobs, to change (a load asks the unanswered ones again under new handles).
     pub fn jobs_mut(&mut self) -> &mut Vec<PendingJob> {
         self.answered = MaybeAnswered(Some(0));
+        self.generation = Generation::next();
         &mut self.jobs
+    }
+
+    /// This set of jobs' number: equal numbers of one resident's `Pending` at two times mean
+    /// no job was added or removed between them (answers may have arrived).
+    pub fn generation(&self) -> u64 {
+        self.generation.0
     }
 
     /// Whether a job waits for the answer with that handle.
@@ -372,6 +410,7 @@ impl Pending {
             let j = &self.jobs[i];
             if j.reply.is_some() && (real_time || j.live || j.due <= step) && pred(&j.job) {
                 let j = self.jobs.remove(i);
+                self.generation = Generation::next();
                 out.push((j.job, j.reply.expect("checked")));
             } else {
                 if j.reply.is_some() {

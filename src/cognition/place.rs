@@ -204,6 +204,7 @@ pub fn arena_options(
 /// activities of the next hours happen, and their details once the place is known.
 pub fn request_places(
     mut ask: Asker,
+    mut quiet: Local<super::quiet::Quiet>,
     map: Res<WorldMap>,
     rules: Res<PlaceRules>,
     mut agents: Query<(
@@ -224,17 +225,59 @@ pub fn request_places(
             continue;
         }
         let Some(day) = plan.day else { continue };
-        // Nothing in the coming hours still to place (most residents at most steps): the plan
-        // is left untouched, not walked and copied from.
-        let ahead = plan.window(now, horizon);
-        if !plan.blocks[ahead.clone()].iter().any(|b| !b.decided()) {
+        if quiet.still(agent, plan.last_changed(), &pending, now, horizon) {
             continue;
         }
-        let p = &resident.persona;
-        // Sleep: in one's own bed.
+        place_ahead(
+            &mut ask,
+            &map,
+            &rules,
+            (agent, resident, id, outlook, pos, spatial),
+            &mut plan,
+            &mut pending,
+            day,
+            (now, horizon),
+        );
+        quiet.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
+    }
+}
+
+/// Places (and details) what a resident's coming hours still need.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one resident's parts and the town's rules"
+)]
+fn place_ahead(
+    ask: &mut Asker,
+    map: &WorldMap,
+    rules: &PlaceRules,
+    (agent, resident, id, outlook, pos, spatial): (
+        Entity,
+        &Resident,
+        &Identity,
+        &Outlook,
+        &GridPos,
+        &SpatialMemory,
+    ),
+    plan: &mut Mut<DayPlan>,
+    pending: &mut Pending,
+    day: i64,
+    (now, horizon): (u32, u32),
+) {
+    // Nothing in the coming hours still to place (most residents at most steps): the plan
+    // is left untouched, not walked and copied from.
+    let ahead = plan.window(now, horizon);
+    if !plan.blocks[ahead.clone()].iter().any(|b| !b.decided()) {
+        return;
+    }
+    let p = &resident.persona;
+    // Sleep: in one's own bed (the plan is changed only when there is one to place).
+    let unplaced_sleep =
+        |b: &crate::agent::schedule::Block| !b.decided() && is_sleep(&b.description);
+    if plan.blocks[ahead.clone()].iter().any(unplaced_sleep) {
         for b in plan.blocks[ahead.clone()]
             .iter_mut()
-            .filter(|b| !b.decided() && is_sleep(&b.description))
+            .filter(|b| unplaced_sleep(b))
         {
             b.address = p.bed.clone();
             b.emoji = "😴".into();
@@ -244,129 +287,117 @@ pub fn request_places(
                 String::new()
             };
         }
-        let upcoming: Vec<(u32, u32, u32, String, bool)> = plan.blocks[ahead]
-            .iter()
-            .filter(|b| !b.decided())
-            // Placed and waiting for its subtasks: nothing to do yet (details come with them).
-            .filter(|b| !(plan.places.contains_key(&b.group) && super::decompose::refinable(b)))
-            .map(|b| {
-                (
-                    b.activity,
-                    b.group,
-                    b.start,
-                    b.description.clone(),
-                    super::decompose::refinable(b),
-                )
-            })
-            .collect();
-        let mut asked_details: Vec<u32> = Vec::new();
-        for (activity, group, start, description, unrefined) in upcoming {
-            // Places are chosen per group (an activity over several hours), details per piece.
-            let choosing = pending.any(|j| matches!(j, Job::Sector { activity: g, .. } | Job::Arena { activity: g, .. } if *g == group));
-            let detailing =
-                pending.any(|j| matches!(j, Job::Details { activity: a, .. } if *a == activity));
-            if choosing || detailing || asked_details.contains(&activity) {
-                continue;
-            }
-            let due = ask.steps_until(start);
-            match plan.places.get(&group).cloned() {
-                None => {
-                    let identity = identity_block(resident, outlook, ask.clock.now);
-                    let here = map.address(pos.tile).sector.map(str::to_string);
-                    let options =
-                        sector_options(&rules, p, spatial, &map.world, here.as_deref(), start);
-                    let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
-                    if options.len() <= 1 {
-                        let s = options.first().cloned().unwrap_or(home);
-                        request_arena(
-                            &mut ask,
-                            &rules,
-                            agent,
-                            resident,
-                            id,
-                            &identity,
-                            spatial,
-                            &map.world,
-                            &mut plan,
-                            &mut pending,
-                            day,
-                            group,
-                            &description,
-                            &s,
-                            due,
-                        );
-                        continue;
-                    }
-                    let arenas_of = |s: &str| {
-                        arena_options(&rules, &id.name, spatial, &map.world, s).join(", ")
-                    };
-                    let current = here.clone().unwrap_or_else(|| "the street".into());
-                    let (current_arenas, home_arenas) = (
-                        here.as_deref().map(arenas_of).unwrap_or_default(),
-                        arenas_of(&home),
-                    );
-                    let list = options.join(", ");
-                    let messages = ask.prompts.render(
-                        "choose_sector",
-                        &[
-                            ("identity", &identity),
-                            ("name", &id.name),
-                            ("activity", &description),
-                            ("current", &current),
-                            ("current_arenas", &current_arenas),
-                            ("home", &home),
-                            ("home_arenas", &home_arenas),
-                            ("options", &list),
-                        ],
-                    );
-                    let req = LlmRequest::chat(
-                        "choose_sector",
-                        messages,
-                        OutputShape::Choice(options.clone()),
-                    )
-                    .sampling(Sampling::greedy(choice_tokens(&options)))
-                    .fallback(LlmValue::Choice(0, options[0].clone()));
-                    ask.ask(
+    }
+    let upcoming: Vec<(u32, u32, u32, String, bool)> = plan.blocks[ahead]
+        .iter()
+        .filter(|b| !b.decided())
+        // Placed and waiting for its subtasks: nothing to do yet (details come with them).
+        .filter(|b| !(plan.places.contains_key(&b.group) && super::decompose::refinable(b)))
+        .map(|b| {
+            (
+                b.activity,
+                b.group,
+                b.start,
+                b.description.clone(),
+                super::decompose::refinable(b),
+            )
+        })
+        .collect();
+    let mut asked_details: Vec<u32> = Vec::new();
+    for (activity, group, start, description, unrefined) in upcoming {
+        // Places are chosen per group (an activity over several hours), details per piece.
+        let choosing = pending.any(|j| matches!(j, Job::Sector { activity: g, .. } | Job::Arena { activity: g, .. } if *g == group));
+        let detailing =
+            pending.any(|j| matches!(j, Job::Details { activity: a, .. } if *a == activity));
+        if choosing || detailing || asked_details.contains(&activity) {
+            continue;
+        }
+        let due = ask.steps_until(start);
+        match plan.places.get(&group).cloned() {
+            None => {
+                let identity = identity_block(resident, outlook, ask.clock.now);
+                let here = map.address(pos.tile).sector.map(str::to_string);
+                let options = sector_options(rules, p, spatial, &map.world, here.as_deref(), start);
+                let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
+                if options.len() <= 1 {
+                    let s = options.first().cloned().unwrap_or(home);
+                    request_arena(
+                        ask,
+                        rules,
                         agent,
-                        &mut pending,
-                        req,
-                        Job::Sector {
-                            day,
-                            activity: group,
-                        },
-                        due,
-                    );
-                }
-                Some(arena) => {
-                    if unrefined {
-                        continue; // details once the subtasks are known
-                    }
-                    let blocks: Vec<(u32, String)> = plan
-                        .blocks
-                        .iter()
-                        .filter(|b| b.activity == activity && !b.decided())
-                        .map(|b| (b.id, b.description.clone()))
-                        .collect();
-                    if blocks.is_empty() {
-                        continue;
-                    }
-                    let identity = identity_block(resident, outlook, ask.clock.now);
-                    asked_details.push(activity);
-                    request_details(
-                        &mut ask,
-                        agent,
-                        p,
+                        resident,
                         id,
                         &identity,
                         spatial,
-                        &mut pending,
+                        &map.world,
+                        plan,
+                        pending,
                         day,
-                        activity,
-                        blocks,
-                        &arena,
+                        group,
+                        &description,
+                        &s,
                         due,
                     );
+                    continue;
                 }
+                let arenas_of =
+                    |s: &str| arena_options(rules, &id.name, spatial, &map.world, s).join(", ");
+                let current = here.clone().unwrap_or_else(|| "the street".into());
+                let (current_arenas, home_arenas) = (
+                    here.as_deref().map(arenas_of).unwrap_or_default(),
+                    arenas_of(&home),
+                );
+                let list = options.join(", ");
+                let messages = ask.prompts.render(
+                    "choose_sector",
+                    &[
+                        ("identity", &identity),
+                        ("name", &id.name),
+                        ("activity", &description),
+                        ("current", &current),
+                        ("current_arenas", &current_arenas),
+                        ("home", &home),
+                        ("home_arenas", &home_arenas),
+                        ("options", &list),
+                    ],
+                );
+                let req = LlmRequest::chat(
+                    "choose_sector",
+                    messages,
+                    OutputShape::Choice(options.clone()),
+                )
+                .sampling(Sampling::greedy(choice_tokens(&options)))
+                .fallback(LlmValue::Choice(0, options[0].clone()));
+                ask.ask(
+                    agent,
+                    pending,
+                    req,
+                    Job::Sector {
+                        day,
+                        activity: group,
+                    },
+                    due,
+                );
+            }
+            Some(arena) => {
+                if unrefined {
+                    continue; // details once the subtasks are known
+                }
+                let blocks: Vec<(u32, String)> = plan
+                    .blocks
+                    .iter()
+                    .filter(|b| b.activity == activity && !b.decided())
+                    .map(|b| (b.id, b.description.clone()))
+                    .collect();
+                if blocks.is_empty() {
+                    continue;
+                }
+                let identity = identity_block(resident, outlook, ask.clock.now);
+                asked_details.push(activity);
+                request_details(
+                    ask, agent, p, id, &identity, spatial, pending, day, activity, blocks, &arena,
+                    due,
+                );
             }
         }
     }

@@ -243,11 +243,11 @@ fn run_batch(rt: &LlmRuntime, batch: Vec<Vec<ChatMessage>>, max_tokens: u32) -> 
             id: rt.next_id(),
             agent: None,
             purpose: "bench".into(),
-            kind: WorkKind::Chat {
+            kind: std::sync::Arc::new(WorkKind::Chat {
                 messages: m,
                 shape: OutputShape::Text,
                 sampling: Sampling::greedy(max_tokens),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         });
@@ -287,11 +287,11 @@ pub fn prefix_reuse(model_path: &str, threads: u32, n: usize) -> Result<(f64, f6
                 id: rt.next_id(),
                 agent: None,
                 purpose: "bench".into(),
-                kind: WorkKind::Chat {
+                kind: std::sync::Arc::new(WorkKind::Chat {
                     messages: msgs,
                     shape: OutputShape::Integer { min: 1, max: 10 },
                     sampling: Sampling::greedy(4),
-                },
+                }),
                 priority: Priority::Normal,
                 fallback: None,
             });

@@ -202,11 +202,11 @@ pub fn run_cases(
                 id,
                 agent: None,
                 purpose: format!("bench {}", c.kind),
-                kind: WorkKind::Chat {
+                kind: std::sync::Arc::new(WorkKind::Chat {
                     messages: c.messages.clone(),
                     shape: c.shape.clone(),
                     sampling: Sampling::greedy(c.max_tokens),
-                },
+                }),
                 priority: Priority::Normal,
                 fallback: None,
             });

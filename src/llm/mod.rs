@@ -30,8 +30,9 @@ pub struct LlmRequest {
     pub agent: Option<Entity>,
     /// Purpose label ("importance", "plan", "converse", …) for routes and metrics.
     pub purpose: String,
-    /// What to do.
-    pub kind: backend::WorkKind,
+    /// What to do (shared with the runtime's copy: a resident keeps its requests in flight for
+    /// a save, and a prompt with its schema was copied for that at every request).
+    pub kind: std::sync::Arc<backend::WorkKind>,
     /// Queue priority.
     pub priority: Priority,
     /// The fail-safe answer (default: a valid value of the shape).
@@ -48,11 +49,11 @@ impl LlmRequest {
         Self {
             agent: None,
             purpose: purpose.into(),
-            kind: backend::WorkKind::Chat {
+            kind: std::sync::Arc::new(backend::WorkKind::Chat {
                 messages,
                 shape,
                 sampling: Sampling::default(),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         }
@@ -62,7 +63,7 @@ impl LlmRequest {
         Self {
             agent: None,
             purpose: purpose.into(),
-            kind: backend::WorkKind::Embed { text: text.into() },
+            kind: std::sync::Arc::new(backend::WorkKind::Embed { text: text.into() }),
             priority: Priority::Normal,
             fallback: None,
         }
@@ -74,7 +75,7 @@ impl LlmRequest {
     }
     /// With sampling settings.
     pub fn sampling(mut self, s: Sampling) -> Self {
-        if let backend::WorkKind::Chat { sampling, .. } = &mut self.kind {
+        if let backend::WorkKind::Chat { sampling, .. } = std::sync::Arc::make_mut(&mut self.kind) {
             *sampling = s;
         }
         self

@@ -132,7 +132,7 @@ fn probe_in_process(b: BackendConfig, chat: bool, out: &mut String) -> bool {
             id,
             agent: None,
             purpose: "probe".into(),
-            kind,
+            kind: std::sync::Arc::new(kind),
             priority: Priority::Normal,
             fallback: None,
         });

@@ -162,7 +162,7 @@ fn embed_all(rt: &LlmRuntime, texts: &[String]) -> Result<Vec<Embedding>, String
                 id,
                 agent: None,
                 purpose: "embed".into(),
-                kind: WorkKind::Embed { text: t.clone() },
+                kind: std::sync::Arc::new(WorkKind::Embed { text: t.clone() }),
                 priority: Priority::Normal,
                 fallback: None,
             });

@@ -175,6 +175,19 @@ impl MovementLog {
         now: impl IntoIterator<Item = (&'a str, LookRef<'a>)>,
         objects: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) {
+        self.record_changed(step, time, now, Some(objects));
+    }
+
+    /// [`record`](Self::record) given only the people who may have changed (those left out
+    /// look as they did) and the objects' states only when they may have changed (`None`: as
+    /// they were).
+    pub fn record_changed<'a, O: IntoIterator<Item = (&'a str, &'a str)>>(
+        &mut self,
+        step: u64,
+        time: GameTime,
+        now: impl IntoIterator<Item = (&'a str, LookRef<'a>)>,
+        objects: Option<O>,
+    ) {
         let mut changes = Vec::new();
         for (who, look) in now {
             let c = match self.last.people.get_mut(who) {
@@ -220,11 +233,12 @@ impl MovementLog {
         }
         changes.sort_by(|a, b| a.who.cmp(&b.who));
         // Both in address order: one pass finds the new, changed and ended states.
+        let objects_given = objects.is_some();
         let mut object_changes = Vec::new();
         let mut ended = Vec::new();
         let mut last = self.last.objects.iter().peekable();
         let mut changed = Vec::new();
-        for (at, state) in objects {
+        for (at, state) in objects.into_iter().flatten() {
             while let Some((gone, _)) = last.next_if(|(k, _)| k.as_str() < at) {
                 ended.push(gone.clone());
             }
@@ -233,7 +247,9 @@ impl MovementLog {
                 _ => changed.push((at.to_string(), state.to_string())),
             }
         }
-        ended.extend(last.map(|(k, _)| k.clone()));
+        if objects_given {
+            ended.extend(last.map(|(k, _)| k.clone()));
+        }
         for (at, state) in changed {
             self.last.objects.insert(at.clone(), state.clone());
             object_changes.push(ObjectChange { at, state });
@@ -299,30 +315,67 @@ impl MovementLog {
     }
 }
 
-/// Records the step's changes (at the end of the step, before the clock moves on).
+/// Records the step's changes (at the end of the step, before the clock moves on). Only people
+/// whose place, action or line changed since the last step are compared (at a thousand most do
+/// not change in a step; comparing everyone's look was a twentieth of the step), and the objects
+/// only when their states may have changed; everyone when the log itself was replaced (a load).
+#[expect(
+    clippy::type_complexity,
+    reason = "a person's look is read from three components"
+)]
 pub fn record_movement(
     clock: Res<SimClock>,
     objects: Res<ObjectStates>,
     mut log: ResMut<MovementLog>,
-    people: Query<(&Identity, &GridPos, &CurrentAction, Option<&Speech>)>,
+    mut speakers: Local<Vec<Entity>>,
+    talking: Query<Entity, With<Speech>>,
+    people: Query<(
+        Entity,
+        &Identity,
+        Ref<GridPos>,
+        Ref<CurrentAction>,
+        Option<Ref<Speech>>,
+    )>,
 ) {
-    let now = people.iter().map(|(id, pos, act, speech)| {
-        (
-            id.name.as_str(),
-            LookRef {
-                tile: (pos.tile.x, pos.tile.y),
-                emoji: &act.emoji,
-                action: &act.description,
-                say: speech.map_or("", |s| s.text.as_str()),
-                at: &act.address,
-            },
-        )
-    });
-    let objects = objects
-        .states
+    let all = log.is_changed();
+    // Those who spoke at the last step and no longer do (a line's end changes no component
+    // the filter below sees).
+    let mut hushed: Vec<Entity> = speakers
         .iter()
-        .map(|(at, s)| (at.as_str(), s.state.as_str()));
-    log.record(clock.step, clock.now, now, objects);
+        .copied()
+        .filter(|e| !talking.contains(*e))
+        .collect();
+    hushed.sort_unstable();
+    speakers.clear();
+    speakers.extend(talking.iter());
+    let now = people
+        .iter()
+        .filter(|(e, _, pos, act, speech)| {
+            all || pos.is_changed()
+                || act.is_changed()
+                || speech.as_ref().is_some_and(|s| s.is_changed())
+                || hushed.binary_search(e).is_ok()
+        })
+        .map(|(_, id, pos, act, speech)| {
+            let act = act.into_inner();
+            (
+                id.name.as_str(),
+                LookRef {
+                    tile: (pos.tile.x, pos.tile.y),
+                    emoji: &act.emoji,
+                    action: &act.description,
+                    say: speech.map_or("", |s| s.into_inner().text.as_str()),
+                    at: &act.address,
+                },
+            )
+        });
+    let objects = (all || objects.is_changed()).then(|| {
+        objects
+            .states
+            .iter()
+            .map(|(at, s)| (at.as_str(), s.state.as_str()))
+    });
+    log.record_changed(clock.step, clock.now, now, objects);
 }
 
 #[cfg(test)]

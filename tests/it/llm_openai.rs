@@ -93,11 +93,11 @@ fn importance(rt: &LlmRuntime) -> Reply {
         id,
         agent: None,
         purpose: "importance".into(),
-        kind: WorkKind::Chat {
+        kind: std::sync::Arc::new(WorkKind::Chat {
             messages: vec![ChatMessage::user("How poignant? ")],
             shape: OutputShape::Integer { min: 1, max: 10 },
             sampling: Sampling::default(),
-        },
+        }),
         priority: Priority::Normal,
         fallback: Some(LlmValue::Integer(4)),
     });
@@ -128,9 +128,9 @@ fn normal_reply_with_a_json_schema() {
         id,
         agent: None,
         purpose: "embed".into(),
-        kind: WorkKind::Embed {
+        kind: std::sync::Arc::new(WorkKind::Embed {
             text: "hello".into(),
-        },
+        }),
         priority: Priority::Normal,
         fallback: None,
     });
@@ -386,11 +386,11 @@ fn ask(rt: &LlmRuntime, shape: OutputShape) -> Reply {
         id,
         agent: None,
         purpose: "test".into(),
-        kind: WorkKind::Chat {
+        kind: std::sync::Arc::new(WorkKind::Chat {
             messages: vec![ChatMessage::user("How poignant, 1 to 10?")],
             shape,
             sampling: Sampling::default(),
-        },
+        }),
         priority: Priority::Normal,
         fallback: None,
     });

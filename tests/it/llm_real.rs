@@ -31,7 +31,7 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
             id: rt.next_id(),
             agent: None,
             purpose: "test".into(),
-            kind: WorkKind::Chat {
+            kind: std::sync::Arc::new(WorkKind::Chat {
                 messages: vec![
                     ChatMessage::system(
                         "You are a resident of the town of Smallville. Answer briefly.",
@@ -40,7 +40,7 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
                 ],
                 shape,
                 sampling: Sampling::greedy(max_tokens),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         })
@@ -117,7 +117,7 @@ fn a_constrained_choice_is_always_on_the_list() {
         let WorkKind::Chat {
             shape: OutputShape::Choice(options),
             ..
-        } = &s.kind
+        } = &*s.kind
         else {
             unreachable!()
         };
@@ -213,7 +213,7 @@ fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
             id,
             agent: None,
             purpose: "embed".into(),
-            kind: WorkKind::Embed { text: t.into() },
+            kind: std::sync::Arc::new(WorkKind::Embed { text: t.into() }),
             priority: Priority::Normal,
             fallback: None,
         });
@@ -340,7 +340,7 @@ fn a_shared_identity_prefix_is_decoded_once_and_reused() {
             id,
             agent: None,
             purpose: "importance".into(),
-            kind: WorkKind::Chat {
+            kind: std::sync::Arc::new(WorkKind::Chat {
                 messages: vec![
                     ChatMessage::system(identity),
                     ChatMessage::user(format!(
@@ -349,7 +349,7 @@ fn a_shared_identity_prefix_is_decoded_once_and_reused() {
                 ],
                 shape: OutputShape::Integer { min: 1, max: 10 },
                 sampling: Sampling::greedy(4),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         });
@@ -388,14 +388,14 @@ fn a_prefix_held_by_a_busy_slot_is_copied_into_a_free_one_and_still_means_the_sa
             id,
             agent: None,
             purpose: purpose.into(),
-            kind: WorkKind::Chat {
+            kind: std::sync::Arc::new(WorkKind::Chat {
                 messages: vec![
                     ChatMessage::system(identity),
                     ChatMessage::user(question.to_string()),
                 ],
                 shape: OutputShape::Text,
                 sampling: Sampling::greedy(max_tokens),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         });

@@ -19,11 +19,11 @@ fn chat(id: u64, purpose: &str, text: &str, shape: OutputShape, priority: Priori
         id,
         agent: None,
         purpose: purpose.into(),
-        kind: WorkKind::Chat {
+        kind: std::sync::Arc::new(WorkKind::Chat {
             messages: vec![ChatMessage::user(text)],
             shape,
             sampling: Sampling::default(),
-        },
+        }),
         priority,
         fallback: None,
     }
@@ -284,7 +284,7 @@ fn a_recorded_run_replays_identically_without_a_model() {
                 shape,
                 Priority::Normal,
             );
-            if let WorkKind::Chat { sampling, .. } = &mut s.kind {
+            if let WorkKind::Chat { sampling, .. } = std::sync::Arc::make_mut(&mut s.kind) {
                 sampling.temperature = 0.9; // not cacheable: every answer is a model answer
                 sampling.seed = i as u32;
                 sampling.max_tokens = 24;
@@ -295,9 +295,9 @@ fn a_recorded_run_replays_identically_without_a_model() {
             id: 100,
             agent: None,
             purpose: "embed".into(),
-            kind: WorkKind::Embed {
+            kind: std::sync::Arc::new(WorkKind::Embed {
                 text: "Isabella plans a party".into(),
-            },
+            }),
             priority: Priority::Normal,
             fallback: None,
         }))

@@ -61,7 +61,7 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
             id,
             agent: None,
             purpose: "other".into(),
-            kind,
+            kind: kind.into(),
             priority: Priority::Normal,
             fallback: None,
         });

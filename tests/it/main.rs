@@ -41,7 +41,7 @@ pub fn embed_reply(
         id,
         agent: None,
         purpose: "embed".into(),
-        kind: simulacra::llm::backend::WorkKind::Embed { text: text.into() },
+        kind: simulacra::llm::backend::WorkKind::Embed { text: text.into() }.into(),
         priority: simulacra::llm::Priority::Normal,
         fallback: None,
     });

@@ -48,13 +48,13 @@ fn ask(rt: &LlmRuntime, resident: u32, priority: Priority) -> u64 {
         id,
         agent: Entity::from_raw_u32(resident + 1),
         purpose: "importance".into(),
-        kind: WorkKind::Chat {
+        kind: std::sync::Arc::new(WorkKind::Chat {
             messages: vec![ChatMessage::user(format!(
                 "resident {resident}: how poignant is request {id}?"
             ))],
             shape: OutputShape::Integer { min: 1, max: 10 },
             sampling: Sampling::default(),
-        },
+        }),
         priority,
         fallback: None,
     });

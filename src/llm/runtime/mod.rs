@@ -30,8 +30,8 @@ pub struct Submission {
     pub agent: Option<Entity>,
     /// Purpose label, for routes and metrics.
     pub purpose: String,
-    /// The work.
-    pub kind: WorkKind,
+    /// The work (shared with the request the caller keeps).
+    pub kind: std::sync::Arc<WorkKind>,
     /// Queue priority.
     pub priority: Priority,
     /// The caller's fail-safe (default: a valid value of the shape).

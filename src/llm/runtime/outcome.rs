@@ -45,7 +45,7 @@ impl Router {
                 }
                 let WorkKind::Chat {
                     shape: s, sampling, ..
-                } = &job.sub.kind
+                } = &*job.sub.kind
                 else {
                     return;
                 };
@@ -146,7 +146,7 @@ impl Router {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };
-        if err.kind == ErrorKind::Unsupported && matches!(job.sub.kind, WorkKind::Embed { .. }) {
+        if err.kind == ErrorKind::Unsupported && matches!(*job.sub.kind, WorkKind::Embed { .. }) {
             let from = job.backend;
             if from == self.embed_backend {
                 self.switch_embedder(&err.message);

@@ -124,14 +124,14 @@ impl Router {
     }
 
     fn accept(&mut self, sub: Submission) {
-        let backend = match &sub.kind {
+        let backend = match &*sub.kind {
             WorkKind::Embed { .. } => self.embed_backend,
             WorkKind::Chat { .. } => self.routes.get(&sub.purpose).copied().unwrap_or(0),
         };
         let key = work_key(&sub.kind);
         self.stats.lock().unwrap().purpose(&sub.purpose).calls += 1;
         // Invalid shapes (an empty choice list) can never be answered: fail-safe at once.
-        if let WorkKind::Chat { shape: s, .. } = &sub.kind
+        if let WorkKind::Chat { shape: s, .. } = &*sub.kind
             && let Err(e) = shape::grammar(s)
         {
             let job = Job {
@@ -241,7 +241,7 @@ impl Router {
                 let job = self.jobs.get_mut(&id).expect("checked above");
                 job.attempts += 1;
                 job.started = Some(now);
-                let mut kind = job.sub.kind.clone();
+                let mut kind = (*job.sub.kind).clone();
                 if job.attempts > 1
                     && let WorkKind::Chat { sampling, .. } = &mut kind
                 {

@@ -242,6 +242,17 @@ pub fn request_places(
     }
 }
 
+/// A request to choose one of `options` (not empty), greedily, the first being the fail-safe.
+fn choice_request(
+    purpose: &str,
+    messages: Vec<crate::llm::ChatMessage>,
+    options: &[String],
+) -> LlmRequest {
+    LlmRequest::chat(purpose, messages, OutputShape::Choice(options.to_vec()))
+        .sampling(Sampling::greedy(choice_tokens(options)))
+        .fallback(LlmValue::Choice(0, options[0].clone()))
+}
+
 /// Places (and details) what a resident's coming hours still need.
 #[expect(
     clippy::too_many_arguments,
@@ -361,13 +372,7 @@ fn place_ahead(
                         ("options", &list),
                     ],
                 );
-                let req = LlmRequest::chat(
-                    "choose_sector",
-                    messages,
-                    OutputShape::Choice(options.clone()),
-                )
-                .sampling(Sampling::greedy(choice_tokens(&options)))
-                .fallback(LlmValue::Choice(0, options[0].clone()));
+                let req = choice_request("choose_sector", messages, &options);
                 ask.ask(
                     agent,
                     pending,
@@ -447,13 +452,7 @@ fn request_arena(
             ("options", &list),
         ],
     );
-    let req = LlmRequest::chat(
-        "choose_arena",
-        messages,
-        OutputShape::Choice(options.clone()),
-    )
-    .sampling(Sampling::greedy(choice_tokens(&options)))
-    .fallback(LlmValue::Choice(0, options[0].clone()));
+    let req = choice_request("choose_arena", messages, &options);
     ask.ask(
         agent,
         pending,

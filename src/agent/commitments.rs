@@ -75,7 +75,7 @@ pub fn schedule_gathering(plan: &mut DayPlan, g: &Gathering, now_min: u32) -> bo
         subtask: true,
         object_state: String::new(),
     };
-    plan.blocks = insert_action(&plan.blocks, start, block, window_end);
+    plan.blocks = insert_action(std::mem::take(&mut plan.blocks), start, block, window_end);
     plan.current = None;
     true
 }

@@ -124,7 +124,7 @@ pub fn covers_the_day(blocks: &[Block]) -> bool {
 /// starts now: the current activity is cut at `now`, the inserted action follows, then what was
 /// left of the window in its order, shifted later and cut at the window's end (pieces shorter
 /// than 5 minutes are dropped into their neighbour). The blocks still cover the day.
-pub fn insert_action(blocks: &[Block], now: u32, inserted: Block, window_end: u32) -> Vec<Block> {
+pub fn insert_action(blocks: Vec<Block>, now: u32, inserted: Block, window_end: u32) -> Vec<Block> {
     let now = now.min(1439);
     let inserted_end = (now + (inserted.end - inserted.start).max(1)).min(1440);
     let window_end = window_end.clamp(inserted_end, 1440);
@@ -133,11 +133,11 @@ pub fn insert_action(blocks: &[Block], now: u32, inserted: Block, window_end: u3
     let mut after: Vec<Block> = Vec::new();
     for b in blocks {
         if b.end <= now {
-            before.push(b.clone());
+            before.push(b);
             continue;
         }
         if b.start >= window_end {
-            after.push(b.clone());
+            after.push(b);
             continue;
         }
         if b.start < now {
@@ -145,17 +145,18 @@ pub fn insert_action(blocks: &[Block], now: u32, inserted: Block, window_end: u3
             head.end = now;
             before.push(head);
         }
-        let mut mid = b.clone();
+        let tail = (b.end > window_end).then(|| {
+            let mut tail = b.clone();
+            tail.start = window_end;
+            tail
+        });
+        let mut mid = b;
         mid.start = mid.start.max(now);
         mid.end = mid.end.min(window_end);
         if mid.end > mid.start {
             rest.push(mid);
         }
-        if b.end > window_end {
-            let mut tail = b.clone();
-            tail.start = window_end;
-            after.push(tail);
-        }
+        after.extend(tail);
     }
     let mut out = before;
     out.push(Block {
@@ -254,7 +255,7 @@ mod tests {
             b(600, 720, "work"),
             b(720, 1440, "rest"),
         ];
-        let out = insert_action(&day, 500, b(0, 30, "chat"), 600);
+        let out = insert_action(day.clone(), 500, b(0, 30, "chat"), 600);
         assert!(covers_the_day(&out), "{out:?}");
         let names: Vec<(&str, u32, u32)> = out
             .iter()
@@ -280,14 +281,14 @@ mod tests {
             .sum();
         assert_eq!(in_window, 120);
         // A long insertion runs past the window: later blocks start later but the day is whole.
-        let out = insert_action(&day, 590, b(0, 45, "chat"), 600);
+        let out = insert_action(day.clone(), 590, b(0, 45, "chat"), 600);
         assert!(covers_the_day(&out), "{out:?}");
         assert!(
             out.iter()
                 .any(|x| x.description == "chat" && x.start == 590 && x.end == 635)
         );
         // At the very start of a block.
-        let out = insert_action(&day, 540, b(0, 10, "wait"), 600);
+        let out = insert_action(day.clone(), 540, b(0, 10, "wait"), 600);
         assert!(covers_the_day(&out), "{out:?}");
         assert_eq!(
             out.iter()

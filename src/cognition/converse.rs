@@ -248,7 +248,7 @@ pub fn write_chat_into_plan(plan: &mut DayPlan, start: GameTime, now: GameTime, 
         subtask: true,
         object_state: String::new(),
     };
-    plan.blocks = insert_action(&plan.blocks, s, chat, window_end);
+    plan.blocks = insert_action(std::mem::take(&mut plan.blocks), s, chat, window_end);
     plan.current = None;
 }
 

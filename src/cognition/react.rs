@@ -277,7 +277,8 @@ pub fn apply_reactions(
                         subtask: true,
                         object_state: String::new(),
                     };
-                    plan.blocks = insert_action(&plan.blocks, now_min, wait, window_end);
+                    plan.blocks =
+                        insert_action(std::mem::take(&mut plan.blocks), now_min, wait, window_end);
                     plan.current = None;
                 }
                 _ => {}

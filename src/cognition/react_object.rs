@@ -182,7 +182,8 @@ pub fn apply_object_reactions(
                 subtask: true,
                 object_state: format!("being dealt with by {}", id.first_name),
             };
-            plan.blocks = insert_action(&plan.blocks, now_min, deal, window_end);
+            plan.blocks =
+                insert_action(std::mem::take(&mut plan.blocks), now_min, deal, window_end);
             plan.current = None;
         }
     }

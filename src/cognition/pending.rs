@@ -411,8 +411,6 @@ impl Pending {
             if j.reply.is_some() && (real_time || j.live || j.due <= step) && pred(&j.job) {
                 let j = self.jobs.remove(i);
                 self.generation = Generation::next();
-                // The request's prompt and schema are freed off the simulation's thread.
-                crate::sim::later::drop_later(j.request);
                 out.push((j.job, j.reply.expect("checked")));
             } else {
                 if j.reply.is_some() {

@@ -4,7 +4,6 @@
 pub mod clock;
 pub mod entity_serde;
 pub mod hash;
-pub mod later;
 pub mod map;
 pub mod objects_state;
 pub mod parallel;

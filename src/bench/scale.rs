@@ -241,7 +241,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
                 app.world().resource::<StepGate>().waited.as_secs_f64(),
             );
             eprintln!(
-                "  {residents} residents, {endpoints} endpoints: {h:02}:{m:02} after {wall:.0} s; simulation's own share so far {:.1} %{}; peak memory {:.0} MB",
+                "  {residents} residents, {endpoints} endpoints: {h:02}:{m:02} after {wall:.0} s; simulation's own share so far {:.2} %{}; peak memory {:.0} MB",
                 100.0 * (wall - waited) / wall.max(1e-9),
                 sched_words(sched_share(sched0, wall)),
                 peak_rss_mb()
@@ -322,12 +322,13 @@ pub fn describe(b: &ScaleBench, r: &ScaleRun) -> String {
     let limit = r.pool.first().map_or(0, |e| e.limit);
     let _ = writeln!(
         s,
-        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.1} % of wall time{}, woken {} times for answers; looks made {}, not made {} (nothing in view changed); {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
+        "{} residents, {servers}: {:.2} game h in {:.1} s = {:.1} game h per wall h; simulation's own share {:.2} % of wall time ({:.1} s){}, woken {} times for answers; looks made {}, not made {} (nothing in view changed); {} chat requests ({:.1}/s), {} embeddings, {} fail-safe; {:.1} in flight per endpoint on average (limit {limit}); affinity {}; {}peak memory {:.0} MB; save {:.2} s ({:.1} MB)",
         r.residents,
         r.game_hours,
         r.wall_s,
         r.pace(),
         100.0 * r.sim_share(),
+        r.sim_share() * r.wall_s,
         sched_words(r.sched),
         r.rounds,
         r.looks.0,

@@ -10,9 +10,9 @@ use super::pending::{Asker, Job, Pending};
 use super::prompts::{identity_block, numbered, one_line, strip_list_marker};
 use super::scratch::Scratch;
 use crate::agent::{Identity, Outlook, Resident};
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::reflect::{cited_ids, reflection_material};
-use crate::memory::retrieve::retrieve_and_touch;
+use crate::memory::retrieve::retrieve_many_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
@@ -184,15 +184,23 @@ pub fn apply_reflect_queries(
     let write = |(_, resident, id, outlook, stream, _, ready): &mut ReflectQueryItem| {
         let now = asker.clock.now;
         let mut out = Vec::new();
-        for (job, reply) in std::mem::take(ready) {
-            let Job::ReflectQuery { question } = job else {
-                continue;
-            };
-            let query = match &reply.value {
-                LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
+        let ready = std::mem::take(ready);
+        let (questions, queries): (Vec<String>, Vec<Option<&Embedding>>) = ready
+            .iter()
+            .filter_map(|(job, reply)| match job {
+                Job::ReflectQuery { question } => Some((
+                    question.clone(),
+                    match &reply.value {
+                        LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e),
+                        _ => None,
+                    },
+                )),
                 _ => None,
-            };
-            let found = retrieve_and_touch(stream, query.as_ref(), now, &params, k);
+            })
+            .unzip();
+        // The questions' evidence in one read of the stream, marked in the questions' order.
+        let founds = retrieve_many_and_touch(stream, &queries, now, &params, k);
+        for (question, found) in questions.into_iter().zip(founds) {
             if found.is_empty() {
                 continue;
             }
@@ -280,8 +288,7 @@ pub fn apply_reflect_insights(
                     continue;
                 }
                 // A statement repeated is not an insight, nor is one the agent already has.
-                let same = |d: &str| d.trim().eq_ignore_ascii_case(text.trim());
-                if stream.nodes().iter().any(|n| same(&n.description)) {
+                if stream.has_said(&text) {
                     continue;
                 }
                 let cited: Vec<i64> = item

@@ -8,7 +8,7 @@
 //! so results can be compared. A pure function: the caller marks the returned memories as
 //! accessed ([`MemoryStream::touch`]).
 
-use super::stream::{MemoryStream, NodeId, ScoreBreakdown};
+use super::stream::{MemoryNode, MemoryStream, NodeId, ScoreBreakdown};
 use crate::llm::Embedding;
 use crate::sim::time::GameTime;
 use serde::{Deserialize, Serialize};
@@ -193,19 +193,41 @@ pub fn retrieve_where(
     now: GameTime,
     p: &RetrievalParams,
     k: usize,
-    keep: impl Fn(&super::stream::MemoryNode) -> bool,
+    keep: impl Fn(&MemoryNode) -> bool,
 ) -> Vec<Scored> {
     if k == 0 {
         return Vec::new();
     }
-    // Stored vectors are unit length (the stream normalises them), so cosine is a dot product
-    // with the normalised query.
-    let qn: Option<(&std::sync::Arc<str>, Vec<f32>)> = query.and_then(|q| {
+    let (cands, mut raw) = candidates(stream, now, p, &keep);
+    if let Some(rel) = relevances(&cands, &[normalised(query)]).pop().flatten() {
+        for (r, x) in raw.iter_mut().zip(rel) {
+            r.1 = x;
+        }
+    }
+    best(&cands, &raw, now, p, k)
+}
+
+/// A query's model and its vector at unit length (stored vectors are unit length, the stream
+/// normalises them, so cosine is a dot product with it); `None` without a usable vector.
+type Normalised<'a> = Option<(&'a std::sync::Arc<str>, Vec<f32>)>;
+
+fn normalised(query: Option<&Embedding>) -> Normalised<'_> {
+    query.and_then(|q| {
         let n = dot(&q.vector, &q.vector).sqrt();
         (n > 0.0).then(|| (&q.model, q.vector.iter().map(|x| x / n).collect()))
-    });
+    })
+}
+
+/// The candidates (events and thoughts, alive, let through by `keep`) with their recency and
+/// importance; relevance is left at 0.
+fn candidates<'a>(
+    stream: &'a MemoryStream,
+    now: GameTime,
+    p: &RetrievalParams,
+    keep: &impl Fn(&MemoryNode) -> bool,
+) -> (Vec<&'a MemoryNode>, Vec<Raw>) {
     let hours_recency = p.recency == RecencyMode::GameHours;
-    let mut cands: Vec<&super::stream::MemoryNode> = Vec::with_capacity(stream.len());
+    let mut cands: Vec<&MemoryNode> = Vec::with_capacity(stream.len());
     let mut raw: Vec<Raw> = Vec::with_capacity(stream.len());
     for n in stream.searchable() {
         if !n.alive(now) || !keep(n) {
@@ -220,39 +242,6 @@ pub fn retrieve_where(
         cands.push(n);
         raw.push((recency, 0.0, n.importance as f32));
     }
-    if cands.is_empty() {
-        return Vec::new();
-    }
-    // Relevance in a second pass over the candidates: each vector is its own allocation, far
-    // from the last in a large town's memory, so the next ones are fetched while one is read.
-    if let Some((model, q)) = &qn {
-        fn vector_of<'a>(
-            n: &'a super::stream::MemoryNode,
-            model: &std::sync::Arc<str>,
-            dim: usize,
-        ) -> Option<&'a [f32]> {
-            n.embedding
-                .as_ref()
-                .filter(|e| e.dim() == dim && e.is_of(model))
-                .map(|e| &e.vector[..])
-        }
-        let vector_of = |n| vector_of(n, model, q.len());
-        // Two ahead: over a large town's streams, a third faster than none (`bench retrieval`).
-        const AHEAD: usize = 2;
-        for n in cands.iter().take(AHEAD) {
-            if let Some(v) = vector_of(n) {
-                prefetch(v);
-            }
-        }
-        for i in 0..cands.len() {
-            if let Some(v) = cands.get(i + AHEAD).and_then(|n| vector_of(n)) {
-                prefetch(v);
-            }
-            if let Some(v) = vector_of(cands[i]) {
-                raw[i].1 = dot(q, v);
-            }
-        }
-    }
     if !hours_recency {
         // Ascending by last access (ties: older id first), the i-th (1-based) gets decay^i.
         let mut order: Vec<usize> = (0..cands.len()).collect();
@@ -260,6 +249,57 @@ pub fn retrieve_where(
         for (rank, &i) in order.iter().enumerate() {
             raw[i].0 = p.decay.powi(rank as i32 + 1);
         }
+    }
+    (cands, raw)
+}
+
+/// Each query's relevance of every candidate (0 where a memory has no vector of the query's
+/// model), in one pass: each vector is its own allocation, far from the last in a large town's
+/// memory, so it is read once for all the queries and the next ones are fetched while one is
+/// read.
+fn relevances(cands: &[&MemoryNode], queries: &[Normalised<'_>]) -> Vec<Option<Vec<f32>>> {
+    let mut out: Vec<Option<Vec<f32>>> = queries
+        .iter()
+        .map(|q| q.as_ref().map(|_| vec![0.0; cands.len()]))
+        .collect();
+    if out.iter().all(Option::is_none) {
+        return out;
+    }
+    fn any_vector(n: &MemoryNode) -> Option<&[f32]> {
+        n.embedding.as_ref().map(|e| &e.vector[..])
+    }
+    // Two ahead: over a large town's streams, a third faster than none (`bench retrieval`).
+    const AHEAD: usize = 2;
+    for v in cands.iter().take(AHEAD).filter_map(|n| any_vector(n)) {
+        prefetch(v);
+    }
+    for (i, n) in cands.iter().enumerate() {
+        if let Some(v) = cands.get(i + AHEAD).and_then(|n| any_vector(n)) {
+            prefetch(v);
+        }
+        let Some(e) = &n.embedding else { continue };
+        for (q, rel) in queries.iter().zip(out.iter_mut()) {
+            if let (Some((model, q)), Some(rel)) = (q, rel)
+                && e.dim() == q.len()
+                && e.is_of(model)
+            {
+                rel[i] = dot(q, &e.vector);
+            }
+        }
+    }
+    out
+}
+
+/// The best `k` candidates by the weighted sum of their min-max normalised components.
+fn best(
+    cands: &[&MemoryNode],
+    raw: &[Raw],
+    now: GameTime,
+    p: &RetrievalParams,
+    k: usize,
+) -> Vec<Scored> {
+    if cands.is_empty() {
+        return Vec::new();
     }
     // Min-max normalisation (all equal → 0.5), folded into the scoring so that only the top k
     // get a full breakdown.
@@ -334,6 +374,38 @@ pub fn retrieve_and_touch(
     let marks: Vec<(NodeId, ScoreBreakdown)> = found.iter().map(|s| (s.id, s.breakdown)).collect();
     stream.touch(&marks, now);
     found
+}
+
+/// [`retrieve_and_touch`] for several queries in turn at one time (a reflection's questions):
+/// the same results and marks as asking each in order, with each memory's vector read once for
+/// all of them (relevance does not depend on the marks; recency is taken again after each).
+pub fn retrieve_many_and_touch(
+    stream: &mut MemoryStream,
+    queries: &[Option<&Embedding>],
+    now: GameTime,
+    p: &RetrievalParams,
+    k: usize,
+) -> Vec<Vec<Scored>> {
+    if k == 0 {
+        return vec![Vec::new(); queries.len()];
+    }
+    let queries: Vec<Normalised<'_>> = queries.iter().map(|q| normalised(*q)).collect();
+    let all = relevances(&candidates(stream, now, p, &|_| true).0, &queries);
+    let mut out = Vec::with_capacity(all.len());
+    for rel in all {
+        let found = {
+            let (cands, mut raw) = candidates(stream, now, p, &|_| true);
+            for (r, x) in raw.iter_mut().zip(rel.into_iter().flatten()) {
+                r.1 = x;
+            }
+            best(&cands, &raw, now, p, k)
+        };
+        let marks: Vec<(NodeId, ScoreBreakdown)> =
+            found.iter().map(|s| (s.id, s.breakdown)).collect();
+        stream.touch(&marks, now);
+        out.push(found);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -499,6 +571,88 @@ mod tests {
         let n = m.get(a).unwrap();
         assert_eq!(n.last_accessed, t(3.0));
         assert_eq!(n.last_score.unwrap().score, 1.5);
+    }
+
+    #[test]
+    fn several_queries_at_once_find_and_mark_what_asking_in_turn_does() {
+        // Memories of varied age, importance and direction; the queries overlap, so the
+        // marks made for one change the recency seen by the next.
+        let fill = |m: &mut MemoryStream| {
+            for i in 0..40 {
+                let a = i as f32 * 0.37;
+                let v = [a.cos(), a.sin(), (i % 3) as f32 * 0.2];
+                add(m, &format!("m{i}"), i as f64 * 0.25, (i % 9 + 1) as u8, &v);
+            }
+            // One without a vector and one of another model: relevance 0 for both.
+            m.add(
+                NodeKind::Thought,
+                NewNode {
+                    description: "bare".into(),
+                    importance: Some(6),
+                    ..Default::default()
+                },
+                t(2.0),
+            );
+            m.add(
+                NodeKind::Event,
+                NewNode {
+                    description: "foreign".into(),
+                    importance: Some(8),
+                    embedding: Some(Embedding {
+                        model: "other".into(),
+                        vector: [1.0, 0.0, 0.0][..].into(),
+                    }),
+                    ..Default::default()
+                },
+                t(3.0),
+            );
+        };
+        let queries = [
+            Some(emb(&[1.0, 0.2, 0.0])),
+            None,
+            Some(emb(&[0.9, 0.3, 0.1])),
+            Some(emb(&[0.0, 0.0, 0.0])),
+            Some(emb(&[-0.5, 1.0, 0.4])),
+        ];
+        for recency in [RecencyMode::GameHours, RecencyMode::OriginalRank] {
+            let p = RetrievalParams {
+                recency,
+                ..Default::default()
+            };
+            let (mut one, mut many) = (MemoryStream::default(), MemoryStream::default());
+            fill(&mut one);
+            fill(&mut many);
+            let now = t(12.0);
+            let in_turn: Vec<Vec<Scored>> = queries
+                .iter()
+                .map(|q| retrieve_and_touch(&mut one, q.as_ref(), now, &p, 6))
+                .collect();
+            let refs: Vec<Option<&Embedding>> = queries.iter().map(Option::as_ref).collect();
+            let at_once = retrieve_many_and_touch(&mut many, &refs, now, &p, 6);
+            assert_eq!(at_once, in_turn, "{recency:?}");
+            // A later query saw an earlier one's marks (it finds otherwise on a fresh stream).
+            let mut fresh = MemoryStream::default();
+            fill(&mut fresh);
+            assert!(
+                queries
+                    .iter()
+                    .zip(&in_turn)
+                    .any(|(q, r)| retrieve(&fresh, q.as_ref(), now, &p, 6) != *r),
+                "{recency:?}"
+            );
+            let marks = |m: &MemoryStream| {
+                m.searchable()
+                    .map(|n| (n.id, n.last_accessed, n.last_score))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(marks(&many), marks(&one));
+        }
+        let mut m = MemoryStream::default();
+        fill(&mut m);
+        let refs: Vec<Option<&Embedding>> = queries.iter().map(Option::as_ref).collect();
+        let none = retrieve_many_and_touch(&mut m, &refs, t(12.0), &RetrievalParams::default(), 0);
+        assert_eq!(none.len(), queries.len());
+        assert!(none.iter().all(Vec::is_empty));
     }
 
     #[test]

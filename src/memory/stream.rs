@@ -223,6 +223,8 @@ pub struct MemoryStream {
     searchable: Vec<bool>,
     /// For each event triple (by [`triple_key`]): when its newest event memory was formed.
     last_event: Index<u64, GameTime>,
+    /// Every node's description, trimmed and in ASCII lower case, by [`said_key`].
+    said: Index<u64, ()>,
 }
 
 /// A 64-bit key of a triple (perception asks for every event it sees whether it is known; a
@@ -230,6 +232,23 @@ pub struct MemoryStream {
 fn triple_key(triple: (&str, &str, &str)) -> u64 {
     use std::hash::BuildHasher;
     bevy::platform::hash::FixedHasher.hash_one(triple)
+}
+
+/// A 64-bit key of a description as [`MemoryStream::has_said`] compares it (trimmed, ASCII
+/// case ignored; a collision of two descriptions is about one in 2^64).
+fn said_key(description: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = bevy::platform::hash::FixedHasher.build_hasher();
+    let d = description.trim();
+    h.write_usize(d.len());
+    for chunk in d.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        for (w, b) in word.iter_mut().zip(chunk) {
+            *w = b.to_ascii_lowercase();
+        }
+        h.write_u64(u64::from_le_bytes(word));
+    }
+    h.finish()
 }
 
 /// What is saved: the nodes and the memo; the indexes are rebuilt.
@@ -373,6 +392,7 @@ impl MemoryStream {
             .entry(n.embedding_key.clone())
             .or_default()
             .push(n.id);
+        self.said.insert(said_key(&n.description), ());
         for k in &n.keywords {
             self.by_keyword.entry(k.clone()).or_default().push(n.id);
             if n.kind != NodeKind::Chat && !n.is_idle() {
@@ -389,6 +409,7 @@ impl MemoryStream {
         self.by_text.clear();
         self.searchable.clear();
         self.last_event.clear();
+        self.said.clear();
         let nodes = std::mem::take(&mut self.nodes);
         for n in &nodes {
             self.index_node(n);
@@ -477,6 +498,12 @@ impl MemoryStream {
                 self.importance_memo.insert(key, importance);
             }
         }
+    }
+
+    /// Whether some memory's description is `text`, ignoring surrounding white space and ASCII
+    /// case (an insight the agent already has is not drawn again), without reading the nodes.
+    pub fn has_said(&self, text: &str) -> bool {
+        self.said.contains_key(&said_key(text))
     }
 
     /// Ids of the nodes whose embedded text is `text`, oldest first.
@@ -618,6 +645,36 @@ mod tests {
     }
 
     #[test]
+    fn said_means_equal_after_trimming_and_ignoring_ascii_case() {
+        let texts = [
+            "Klaus is writing a paper",
+            "klaus is writing a paper",
+            "  Klaus is writing a paper\t",
+            "Klaus is writing a papers",
+            "Klaus is writing a pape",
+            "Klaus  is writing a paper",
+            "Éric is here",
+            "éric is here",
+            "ÉRIC is here",
+            "",
+            "12345678",
+            "12345678\0",
+        ];
+        for a in texts {
+            let mut m = MemoryStream::default();
+            let node = NewNode {
+                description: a.into(),
+                ..Default::default()
+            };
+            m.add(NodeKind::Thought, node, t(1));
+            for b in texts {
+                let same = a.trim().eq_ignore_ascii_case(b.trim());
+                assert_eq!(m.has_said(b), same, "{a:?} / {b:?}");
+            }
+        }
+    }
+
+    #[test]
     fn serde_round_trip_rebuilds_indexes() {
         let mut m = MemoryStream::default();
         let a = m.add(NodeKind::Event, ev("Maria Lopez", "studying"), t(1));
@@ -646,6 +703,8 @@ mod tests {
             Some(t(1))
         );
         assert_eq!(back.last_event_of(("Maria Lopez", "is", "cooking")), None);
+        assert!(back.has_said("  maria lopez IS studying ") && back.has_said("Chat"));
+        assert!(!back.has_said("Maria Lopez is studyin") && !back.has_said("Maria Lopez is"));
         assert_eq!(
             back, m,
             "the rebuilt indexes equal the ones kept while adding"

@@ -95,6 +95,44 @@ impl GameConfig {
                 "must be in (0, 1000]",
             ));
         }
+        if !(1..=10_000).contains(&cfg.sim.frame_budget_ms) {
+            return Err(DataError::new(
+                path,
+                lines.line_near("frame_budget_ms", 0),
+                "sim.frame_budget_ms",
+                format!(
+                    "{} is not 1 to 10000 real milliseconds",
+                    cfg.sim.frame_budget_ms
+                ),
+            ));
+        }
+        let saves = &cfg.saves;
+        let save_field = |field: &str, msg: String| {
+            Err(DataError::new(
+                path,
+                lines.line_near(field, 0),
+                format!("saves.{field}"),
+                msg,
+            ))
+        };
+        if saves.dir.trim().is_empty() {
+            return save_field("dir", "names the saves folder; it is empty".into());
+        }
+        if saves.autosave_minutes > 7 * 24 * 60 {
+            return save_field(
+                "autosave_minutes",
+                format!(
+                    "{} is not 0 (never) to 10080 game minutes",
+                    saves.autosave_minutes
+                ),
+            );
+        }
+        if !(1..=1000).contains(&saves.autosave_keep) {
+            return save_field(
+                "autosave_keep",
+                format!("{} is not 1 to 1000 autosaves", saves.autosave_keep),
+            );
+        }
         cfg.llm.validate(path, &lines)?;
         cfg.cognition.validate(path, &lines)?;
         Ok(())

@@ -99,6 +99,101 @@ pub fn resolve_data(kind_dir: &str, name_or_path: &str) -> PathBuf {
         .join(format!("{name_or_path}.ron"))
 }
 
+/// The largest text file read whole: maps, scenarios, configs, prompts, history and command
+/// files, a save's parts (a day of a thousand residents writes agent files of a few MB each).
+pub const MAX_TEXT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads a file that a user or another program made, whole, with a limit: only a regular file
+/// (a device such as `/dev/zero` or a FIFO would never end or never come), no larger than
+/// `limit` bytes (checked before reading and again while reading, in case it grows), valid
+/// UTF-8, and a byte-order mark at its start dropped. Errors say which of these failed.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
+    let bytes = read_bytes_bounded(path, limit)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (byte {} is not valid)",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// The bytes of a regular file of at most `limit` bytes (see [`read_bounded`]).
+pub fn read_bytes_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(if meta.is_dir() {
+            "is a folder, not a file".into()
+        } else {
+            "not a regular file (a device, a FIFO or a socket): refused".into()
+        });
+    }
+    if meta.len() > limit {
+        return Err(format!(
+            "{} bytes: larger than the {limit} bytes read from such a file",
+            meta.len()
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "grew past the {limit} bytes read from such a file while it was read"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_bounded`] with [`MAX_TEXT_BYTES`], the error starting with the file's path.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    read_bounded(path, MAX_TEXT_BYTES).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
+/// Every string in a value read from a file made safe as [`clean_text`] makes one (through its
+/// JSON form; a value that does not go there and back comes back as it was).
+pub fn clean_strings<T: serde::Serialize + serde::de::DeserializeOwned>(value: T) -> T {
+    fn walk(v: &mut serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => match clean_text(s) {
+                std::borrow::Cow::Owned(c) => {
+                    *s = c;
+                    true
+                }
+                std::borrow::Cow::Borrowed(_) => false,
+            },
+            serde_json::Value::Array(a) => a.iter_mut().fold(false, |any, x| walk(x) | any),
+            serde_json::Value::Object(o) => o.values_mut().fold(false, |any, x| walk(x) | any),
+            _ => false,
+        }
+    }
+    let Ok(mut json) = serde_json::to_value(&value) else {
+        return value;
+    };
+    if !walk(&mut json) {
+        return value;
+    }
+    serde_json::from_value(json).unwrap_or(value)
+}
+
+/// Text from outside (a model's answer, a history file, a scenario) made safe to keep, print
+/// and write: control characters (the terminal's escape sequences among them) are dropped,
+/// except new lines and tabs; carriage returns become nothing. Borrowed when nothing changes.
+pub fn clean_text(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if s.chars().any(bad) {
+        std::borrow::Cow::Owned(s.chars().filter(|c| !bad(*c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +227,41 @@ mod tests {
         let home = first_data_root(&[(empty.clone(), "$SIMULACRA_HOME")]);
         assert_eq!(home, Ok(empty), "$SIMULACRA_HOME is taken as it is");
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn files_are_read_with_a_limit_and_devices_are_refused() {
+        let dir = std::env::temp_dir().join(format!("simulacra-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("a.ron");
+        std::fs::write(&f, "\u{feff}(a: 1)").unwrap();
+        assert_eq!(
+            read_bounded(&f, 100).unwrap(),
+            "(a: 1)",
+            "the byte-order mark is dropped"
+        );
+        let e = read_bounded(&f, 4).unwrap_err();
+        assert!(e.contains("larger than the 4 bytes"), "{e}");
+        let e = read_bounded(Path::new("/dev/zero"), 100).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = read_bounded(&dir, 100).unwrap_err();
+        assert!(e.contains("folder"), "{e}");
+        std::fs::write(&f, [b'a', 0xff, b'b']).unwrap();
+        assert!(read_bounded(&f, 100).unwrap_err().contains("UTF-8"));
+        let e = read_text(&dir.join("none.ron")).unwrap_err();
+        assert!(e.contains("none.ron: cannot read"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn control_characters_are_dropped_but_lines_and_tabs_kept() {
+        assert_eq!(
+            clean_text("a\u{1b}]0;owned\u{7}b\r\n\tc\u{9b}"),
+            "a]0;ownedb\n\tc"
+        );
+        assert!(matches!(
+            clean_text("plain text"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

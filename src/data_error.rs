@@ -120,7 +120,7 @@ pub fn ron_text<T: serde::Serialize>(value: &T, depth: usize, comment: &str) -> 
 
 /// Reads a file and parses it as RON, turning both failures into a [`DataError`] with the line.
 pub fn read_ron<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String), DataError> {
-    let src = std::fs::read_to_string(path)
+    let src = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
     let value = parse_ron(path, &src)?;
     Ok((value, src))

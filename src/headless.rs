@@ -20,6 +20,7 @@ pub fn run(
     history: Option<&std::path::Path>,
     save: Option<&str>,
 ) -> Result<String, String> {
+    before_the_first_step(&sim, save)?;
     let mut app = headless_app(sim);
     if let Some(h) = history {
         app.update(); // spawn the residents
@@ -63,12 +64,14 @@ pub fn run_commands(
     save: Option<&str>,
 ) -> Result<String, String> {
     use std::io::BufRead;
+    before_the_first_step(&sim, save)?;
     let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        let f = std::fs::File::open(file)
+        // A file of commands, read as any input file is (standard input is the way to stream).
+        let text = crate::data::read_bounded(file, crate::data::MAX_TEXT_BYTES)
             .map_err(|e| format!("{}: cannot read the commands: {e}", file.display()))?;
-        Box::new(std::io::BufReader::new(f))
+        Box::new(std::io::Cursor::new(text))
     };
     let mut app = headless_app(sim);
     app.update(); // spawn the residents
@@ -80,13 +83,16 @@ pub fn run_commands(
     let started = Instant::now();
     let step0 = app.world().resource::<SimClock>().step;
     let mut shown = 0;
-    for (i, line) in reader.lines().enumerate() {
+    for (i, line) in bounded_lines(reader).enumerate() {
         let line = line.map_err(|e| format!("{}:{}: cannot read: {e}", file.display(), i + 1))?;
         run_console_line(&mut app, &line);
         let log = &app.world().resource::<crate::play::ConsoleLog>().lines;
         let mut out = std::io::stdout().lock();
         // A load puts back the console of its save: what it holds is printed from where it ends.
         for (kind, text) in &log[shown.min(log.len())..] {
+            // What a save or a server put into the console reaches the terminal without its
+            // control characters.
+            let text = crate::data::clean_text(text);
             let _ = match kind {
                 crate::play::LineKind::Input => writeln!(out, "> {text}"),
                 crate::play::LineKind::Output => writeln!(out, "{text}"),
@@ -98,6 +104,48 @@ pub fn run_commands(
     let steps = app.world().resource::<SimClock>().step - step0;
     save_at_end(&mut app, save)?;
     Ok(summary(&mut app, steps, started.elapsed().as_secs_f64()))
+}
+
+/// The longest console line read from a file or standard input (a stream with no line end, such
+/// as `/dev/zero`, ends in an error instead of filling memory).
+const MAX_LINE_BYTES: u64 = 64 * 1024;
+
+/// Lines of a reader, each at most [`MAX_LINE_BYTES`].
+fn bounded_lines(
+    mut reader: Box<dyn std::io::BufRead + '_>,
+) -> impl Iterator<Item = Result<String, String>> + '_ {
+    use std::io::{BufRead, Read};
+    std::iter::from_fn(move || {
+        let mut buf = Vec::new();
+        match (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(0) => None,
+            Ok(_) if buf.len() as u64 > MAX_LINE_BYTES && !buf.ends_with(b"\n") => {
+                Some(Err(format!("a line longer than {MAX_LINE_BYTES} bytes")))
+            }
+            Ok(_) => {
+                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                    buf.pop();
+                }
+                Some(String::from_utf8(buf).map_err(|_| "not UTF-8 text".to_string()))
+            }
+            Err(e) => Some(Err(e.to_string())),
+        }
+    })
+}
+
+/// What a run will need at its end, checked before its first step, so no run's work is lost
+/// for a name or a folder found wrong only when it ends: the `--save` name, the saves folder
+/// (made if missing, and written to), and the files of the LLM backends and the recording.
+pub fn before_the_first_step(sim: &SimPlugin, save: Option<&str>) -> Result<(), String> {
+    if let Some(name) = save {
+        crate::save::disk::check_user_name(name).map_err(|e| format!("--save: {e}"))?;
+        crate::save::disk::check_writable(std::path::Path::new(&sim.config.saves.dir))
+            .map_err(|e| format!("--save {name}: {e}"))?;
+    }
+    sim.config.llm.check_files()
 }
 
 /// `--save NAME`: saves the simulation when the run ends and says where.

@@ -99,12 +99,25 @@ impl SimPlugin {
     }
 
     /// Continues a saved simulation: the save's scenario, map and settings (but the LLM
-    /// backends and save settings of `config`, the machine's own), its state applied at start.
+    /// backends, the save settings and the prompt templates' folder of `config`, the machine's
+    /// own), its state applied at start.
     pub fn from_save(dir: &Path, config: GameConfig) -> Result<Self, String> {
         let data = save::disk::read_save(dir)?;
+        Self::from_save_data(dir, data, config)
+    }
+
+    /// [`Self::from_save`] with the save already read. A save is data: every path in it that
+    /// this machine would read or write (models, recordings, the saves folder, the prompts) is
+    /// this machine's own, from `config`; nothing in it runs.
+    pub fn from_save_data(
+        dir: &Path,
+        data: save::SaveData,
+        config: GameConfig,
+    ) -> Result<Self, String> {
         let mut cfg = data.config.clone();
         cfg.llm = config.llm;
         cfg.saves = config.saves;
+        cfg.cognition.prompts = config.cognition.prompts;
         let scenario = dir.join("scenario.ron");
         let map = dir.join("map.ron");
         let mut sim = Self::load(
@@ -114,6 +127,7 @@ impl SimPlugin {
         )
         .map_err(|e| format!("{} (in the save {})", e, dir.display()))?;
         save::check_people(&data, &sim.scenario.names(), dir)?;
+        save::check_positions(&data, &sim.map, dir)?;
         sim.scenario.start = data.world.clock.start;
         sim.load = Some(std::sync::Arc::new((data, dir.to_path_buf())));
         Ok(sim)
@@ -125,10 +139,14 @@ impl SimPlugin {
     pub fn save_base(&self) -> String {
         match &self.load {
             Some(l) => {
+                // The name was checked when the save was read; made a slug again here, as a
+                // folder name of ours must never hold a path.
                 let name = &l.0.meta.name;
-                name.strip_prefix("auto-")
-                    .and_then(|r| r.rsplit_once('-').map(|(b, _)| b.to_string()))
-                    .unwrap_or_else(|| save::disk::slug(name))
+                let base = name
+                    .strip_prefix("auto-")
+                    .and_then(|r| r.rsplit_once('-').map(|(b, _)| b))
+                    .unwrap_or(name);
+                save::disk::slug(base)
             }
             None => {
                 let secs = std::time::SystemTime::now()
@@ -247,6 +265,7 @@ pub fn headless_app(mut sim: SimPlugin) -> App {
     app.insert_resource(sim::clock::SimPace {
         max_requested_per_frame: 2000,
         block_on_answers: true,
+        requested_only: true,
         ..sim::clock::SimPace::manual()
     });
     app

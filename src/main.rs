@@ -3,5 +3,6 @@
 use clap::Parser;
 
 fn main() {
+    simulacra::cli::exit_on_thread_panic();
     std::process::exit(simulacra::cli::main_with(simulacra::cli::Cli::parse()));
 }

@@ -255,9 +255,20 @@ impl Scenario {
     }
 }
 
+/// The most residents a scenario holds (a generated town of ten times the thousand measured).
+pub const MAX_RESIDENTS: usize = 10_000;
+
+/// The most seed memories (statements and memory nodes) of all residents together: each is
+/// embedded before the town can start.
+pub const MAX_SEED_MEMORIES: usize = 200_000;
+
+/// The most seed memories one resident starts with.
+pub const MAX_SEED_MEMORIES_EACH: usize = 20_000;
+
 /// Reads a scenario file (not yet checked against a map).
 pub fn read_scenario(path: &Path) -> Result<(ScenarioFile, String), DataError> {
-    read_ron(path)
+    let (file, src): (ScenarioFile, String) = read_ron(path)?;
+    Ok((crate::data::clean_strings(file), src))
 }
 
 /// Validates a scenario against its map.
@@ -292,6 +303,51 @@ pub fn validate_scenario(
             lines.line_near("residents", 0),
             "residents".into(),
             "a scenario needs at least one resident".into(),
+        ));
+    }
+    if file.residents.len() > MAX_RESIDENTS {
+        return Err(err(
+            lines.line_near("residents", 0),
+            "residents".into(),
+            format!(
+                "{} residents: a scenario holds at most {MAX_RESIDENTS}",
+                file.residents.len()
+            ),
+        ));
+    }
+    if file.player.name.trim().is_empty() {
+        return Err(err(
+            lines.line_near("player", 0),
+            "player.name".into(),
+            "the player needs a name".into(),
+        ));
+    }
+    if let Some(i) = file
+        .residents
+        .iter()
+        .position(|r| r.name.trim().eq_ignore_ascii_case(file.player.name.trim()))
+    {
+        return Err(err(
+            lines.line_of_quoted(&file.player.name, 0),
+            "player.name".into(),
+            format!(
+                "'{}' is the name of residents[{i}]: the player needs a name of their own (residents and commands would not know who is meant)",
+                file.player.name
+            ),
+        ));
+    }
+    let seeds: usize = file
+        .residents
+        .iter()
+        .map(|r| r.memories.split(';').count() + r.memory_nodes.len())
+        .sum();
+    if seeds > MAX_SEED_MEMORIES {
+        return Err(err(
+            lines.line_near("residents", 0),
+            "residents[..].memories".into(),
+            format!(
+                "{seeds} seed memories in all: a scenario starts with at most {MAX_SEED_MEMORIES} (each is embedded at start)"
+            ),
         ));
     }
     let mut residents = Vec::new();
@@ -428,6 +484,16 @@ pub fn validate_scenario(
                 lines.line_near("memories", at),
                 field("memories"),
                 "needs at least one seed memory".into(),
+            ));
+        }
+        if memories.len() + spec.memory_nodes.len() > MAX_SEED_MEMORIES_EACH {
+            return Err(err(
+                lines.line_near("memories", at),
+                field("memories"),
+                format!(
+                    "{} seed memories: a resident starts with at most {MAX_SEED_MEMORIES_EACH}",
+                    memories.len() + spec.memory_nodes.len()
+                ),
             ));
         }
         let mut memory_nodes = Vec::new();

@@ -72,9 +72,10 @@ pub fn run(b: &SaveBench) -> Result<String, String> {
     let mut out = String::new();
     let (sim, what) = match &b.load {
         Some(name) => {
-            let dir = crate::save::disk::resolve(&root, name, None);
+            let named = crate::save::disk::read_named(&root, name, None)?;
+            let dir = named.dir.clone();
             (
-                SimPlugin::from_save(&dir, config.clone())?,
+                SimPlugin::from_save_data(&dir, named.data, config.clone())?,
                 format!("the save {}", dir.display()),
             )
         }

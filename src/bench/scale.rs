@@ -282,7 +282,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
     };
     let save_dir = b.out.join(format!("save-{residents}"));
     let ts = Instant::now();
-    let data = crate::save::capture(app.world_mut(), "bench scale")?;
+    let data = crate::save::capture(app.world_mut(), "bench-scale")?;
     crate::save::disk::write_save(&save_dir, &data)?;
     let save = (
         ts.elapsed().as_secs_f64(),

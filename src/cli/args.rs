@@ -118,9 +118,12 @@ impl WorldArgs {
             config.llm = LlmConfig::scripted(Vec::new());
         }
         if let Some(name) = &self.load {
-            let dir =
-                crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), name, None);
-            return SimPlugin::from_save(&dir, config);
+            let named =
+                crate::save::disk::read_named(std::path::Path::new(&config.saves.dir), name, None)?;
+            for p in &named.passed_over {
+                eprintln!("--load {name}: passed over, it does not load: {p}");
+            }
+            return SimPlugin::from_save_data(&named.dir, named.data, config);
         }
         if self.routine {
             config.cognition.planning = crate::cognition::config::Planning::Routine;

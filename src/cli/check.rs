@@ -6,7 +6,12 @@ use super::{CheckArgs, fail};
 /// `check`: exit code 0 when everything loads (with `--probe`, 1 when a backend fails), 2 when
 /// something does not.
 pub(super) fn check(args: &CheckArgs) -> i32 {
-    match args.world.load() {
+    let loaded = args.world.load().and_then(|sim| {
+        // What a run will read and write: model files, scripted rules, recordings.
+        sim.config.llm.check_files()?;
+        Ok(sim)
+    });
+    match loaded {
         Ok(sim) if args.probe => {
             let (report, ok) = crate::llm::probe::probe(&sim.config.llm);
             print!("{report}");

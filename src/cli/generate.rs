@@ -43,6 +43,12 @@ fn town(residents: usize, seed: u64, out: &Path) -> Result<String, String> {
     if residents == 0 {
         return Err("--residents: a town is made for at least one resident".into());
     }
+    let most = crate::sim::map::generate::most_residents();
+    if residents > most {
+        return Err(format!(
+            "--residents {residents}: a generated town holds at most {most} residents (its map is at most 1024×1024 tiles)"
+        ));
+    }
     let (text, map) = crate::sim::map::generate::generate_town(residents, seed, out)
         .map_err(|e| e.to_string())?;
     write(out, &text)?;
@@ -62,6 +68,12 @@ fn town(residents: usize, seed: u64, out: &Path) -> Result<String, String> {
 }
 
 fn cast(map_arg: &str, residents: usize, seed: u64, out: &Path) -> Result<String, String> {
+    let most = crate::agent::persona::MAX_RESIDENTS;
+    if residents == 0 || residents > most {
+        return Err(format!(
+            "--residents {residents}: a cast is 1 to {most} residents"
+        ));
+    }
     let path = crate::data::resolve_data("maps", map_arg);
     let map = crate::sim::map::load_map(&path).map_err(|e| e.to_string())?;
     // A town in the data folder's maps/ is named by its name; any other by the path given.

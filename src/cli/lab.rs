@@ -137,6 +137,7 @@ pub fn lab(command: LabCommand) -> i32 {
 fn world(a: &LabArgs) -> Result<SimPlugin, String> {
     let mut sim = a.world.load()?;
     lab::apply_sets(&mut sim.config, &a.sets)?;
+    sim.config.llm.check_files()?;
     Ok(sim)
 }
 

@@ -336,6 +336,30 @@ pub enum BenchCommand {
     },
 }
 
+/// Threads whose panic is caught where they are joined and reported there (the game goes on).
+const PANICS_HANDLED_BY_JOIN: &[&str] = &["autosave"];
+
+/// Makes a panic on any thread but the main one end the process with its message (exit code
+/// 101), as a panic on the main thread does: the LLM router, a backend's worker or a stand-in
+/// server that stopped would otherwise leave the simulation waiting for answers that never
+/// come, spinning. Threads that are joined and report their panic themselves are left be.
+pub fn exit_on_thread_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        let name = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_string();
+        if name != "main" && !PANICS_HANDLED_BY_JOIN.contains(&name.as_str()) {
+            eprintln!(
+                "error: the thread '{name}' stopped on the error above; the run cannot go on without it"
+            );
+            std::process::exit(101);
+        }
+    }));
+}
+
 /// Runs the parsed command line; returns the process exit code.
 pub fn main_with(cli: Cli) -> i32 {
     let command = cli.command.unwrap_or(Command::Play(PlayArgs {

@@ -91,9 +91,11 @@ pub(super) fn replay(args: &ReplayArgs) -> i32 {
 fn replay_setup(args: &ReplayArgs) -> Result<(SimPlugin, crate::save::replay::Replay), String> {
     let mut config =
         GameConfig::load_or_default(args.config.as_deref()).map_err(|e| e.to_string())?;
-    let dir = crate::save::disk::resolve(std::path::Path::new(&config.saves.dir), &args.save, None);
+    let named =
+        crate::save::disk::read_named(std::path::Path::new(&config.saves.dir), &args.save, None)?;
+    let dir = named.dir.clone();
     config.llm = LlmConfig::scripted(Vec::new());
-    let sim = SimPlugin::from_save(&dir, config)?;
+    let sim = SimPlugin::from_save_data(&dir, named.data, config)?;
     let Some(loaded) = sim.load.clone() else {
         return Err(format!("{}: not loaded", dir.display()));
     };

@@ -275,6 +275,44 @@ impl CognitionConfig {
         if self.prefetch_minutes > 24 * 60 {
             return bad("prefetch_minutes", "must be at most a day (1440)");
         }
+        if w.recency_weight + w.relevance_weight + w.importance_weight > 1e6 {
+            return bad("retrieval", "weights must add up to at most 1000000");
+        }
+        // Every other number, in the unit it is counted in: a value past these ranges is a
+        // typo (or a hostile file), and none is a setting a run can use.
+        const WEEK: u64 = 7 * 24 * 60;
+        #[rustfmt::skip]
+        let ranges: [(&str, u64, u64, u64, &str); 18] = [
+            ("attention_bandwidth", self.attention_bandwidth as u64, 1, 1000, "events"),
+            ("retention", self.retention as u64, 0, 100_000, "events"),
+            ("reflection_threshold", self.reflection_threshold as u64, 1, 1_000_000, "importance points"),
+            ("reflection_material", self.reflection_material as u64, 1, 100_000, "memories"),
+            ("thought_expiry_days", self.thought_expiry_days as u64, 1, 36_500, "days"),
+            ("memory_slack_steps", self.memory_slack_steps as u64, 0, 86_400, "steps"),
+            ("importance_gather_minutes", self.importance_gather_minutes as u64, 0, 120, "game minutes"),
+            ("chat_cooldown_minutes", self.chat_cooldown_minutes as u64, 0, WEEK, "game minutes"),
+            ("react_cooldown_minutes", self.react_cooldown_minutes as u64, 0, WEEK, "game minutes"),
+            ("decision_slack_steps", self.decision_slack_steps as u64, 0, 86_400, "steps"),
+            ("talk_max_tiles", self.talk_max_tiles as u64, 1, 1024, "tiles"),
+            ("player_reply_minutes", self.player_reply_minutes as u64, 0, WEEK, "game minutes"),
+            ("player_reply_seconds", self.player_reply_seconds as u64, 0, 86_400, "real seconds"),
+            ("vision_radius", self.vision_radius as u64, 1, 64, "tiles"),
+            ("reflection_retrieve", self.reflection_retrieve as u64, 1, 100, "memories"),
+            ("importance_batch", self.importance_batch as u64, 1, 32, "memories"),
+            ("max_utterances", self.max_utterances as u64, 2, 40, "lines"),
+            ("repeat_minutes", self.repeat_minutes as u64, 0, 1440, "game minutes"),
+        ];
+        for (field, v, least, most, unit) in ranges {
+            if !(least..=most).contains(&v) {
+                return bad(field, &format!("{v} is not {least} to {most} {unit}"));
+            }
+        }
+        if self.prompts.trim().is_empty() {
+            return bad(
+                "prompts",
+                "names the folder of prompt templates; it is empty",
+            );
+        }
         Ok(())
     }
 }

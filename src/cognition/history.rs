@@ -41,7 +41,7 @@ impl HistoryReport {
 /// Adds a history file's statements to the residents' memory streams. The file as a whole
 /// failing (unreadable, an unclosed quote) is an error; bad rows are reported in the result.
 pub fn load_history(world: &mut World, path: &Path) -> Result<HistoryReport, DataError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the history file: {e}")))?;
     load_history_text(world, path, &text)
 }
@@ -66,7 +66,7 @@ pub fn load_history_text(
         let mut n = 0;
         for (name, statements) in ok.iter().filter(|(n, _)| *n == id.name) {
             for s in statements {
-                let text = to_third_person(s, name);
+                let text = to_third_person(&crate::data::clean_text(s), name);
                 stream.add(
                     NodeKind::Thought,
                     NewNode {

@@ -266,17 +266,18 @@ impl Prompts {
         let mut templates = HashMap::new();
         for spec in SPECS {
             let file = dir.join(format!("{}.txt", spec.name));
-            let text = std::fs::read_to_string(&file).map_err(|e| {
-                DataError::new(
-                    &file,
-                    0,
-                    "",
-                    format!(
-                        "cannot read the prompt template ({e}); every purpose needs one: {}",
-                        SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?;
+            let text =
+                crate::data::read_bounded(&file, crate::data::MAX_TEXT_BYTES).map_err(|e| {
+                    DataError::new(
+                        &file,
+                        0,
+                        "",
+                        format!(
+                            "cannot read the prompt template ({e}); every purpose needs one: {}",
+                            SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?;
             templates.insert(spec.name, parse_template(&file, &text, spec)?);
         }
         Ok(Self { templates })

@@ -400,7 +400,7 @@ pub fn run_game(
         app.insert_resource(inspect::OpenTab(tab));
     }
     if let Some(file) = &args.commands {
-        match std::fs::read_to_string(file) {
+        match crate::data::read_bounded(file, crate::data::MAX_TEXT_BYTES) {
             Ok(text) => {
                 app.insert_resource(GameScript {
                     lines: text.lines().map(str::to_string).collect(),

@@ -38,7 +38,8 @@ pub struct Atlas {
 
 /// Decodes a tileset image to RGBA pixels (width, height, bytes).
 fn decode_png(path: &std::path::Path) -> Result<(u32, u32, Vec<u8>), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::data::read_bytes_bounded(path, crate::data::MAX_TEXT_BYTES)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -17,16 +17,15 @@ use std::path::Path;
 
 /// A JSON file of the original (a byte-order mark allowed).
 fn read_json(path: &Path) -> Result<Value, DataError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    serde_json::from_str(text)
+    serde_json::from_str(&text)
         .map_err(|e| DataError::new(path, e.line(), "", format!("not valid JSON: {e}")))
 }
 
 /// The 1-based line where `"key"` first appears in a JSON file (0 when absent), for errors.
 fn line_of_key(path: &Path, key: &str) -> usize {
-    std::fs::read_to_string(path)
+    crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .ok()
         .and_then(|t| {
             t.lines()

@@ -91,16 +91,14 @@ pub fn parse_questions(text: &str, file: &str) -> Result<Vec<Question>, String> 
 
 /// Reads a questions file.
 pub fn read_questions(path: &Path) -> Result<Vec<Question>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = crate::data::read_text(path)?;
     parse_questions(&text, &path.display().to_string())
 }
 
 /// Human answers: `resident | question | answer` per line (the question as asked, placeholders
 /// filled in).
 pub fn read_human(path: &Path) -> Result<BTreeMap<(String, String), String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = crate::data::read_text(path)?;
     let mut out = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();

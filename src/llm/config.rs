@@ -310,6 +310,12 @@ pub struct ReplayConfig {
     pub file: String,
 }
 
+/// Seconds from the config as a duration: never a panic (a config that was not validated, as
+/// tests build them, may hold anything); out of range is clamped to 0 to a day, not a number is 0.
+pub fn seconds(s: f32) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f32(s.clamp(0.0, 86_400.0)).unwrap_or_default()
+}
+
 impl LlmConfig {
     /// In-process backends without a thread count get every core (headless runs draw nothing;
     /// the window keeps one core free instead).
@@ -337,6 +343,61 @@ impl LlmConfig {
             embedding_backend: None,
             ..Default::default()
         }
+    }
+
+    /// Checks the files the backends will read and write, as a run will need them: model
+    /// files and folders, scripted rules and recordings to replay exist and can be read, and
+    /// the recording (`record`) can be written. `check` and the headless commands call it
+    /// before the first step, so no long run is made with a model that is not there or a
+    /// recording that is never written.
+    pub fn check_files(&self) -> Result<(), String> {
+        use super::backend::{bert, llama};
+        for (i, b) in self.backends.iter().enumerate() {
+            let at = |field: &str, e: String| format!("llm.backends[{i}].{field}: {e}");
+            match b {
+                BackendConfig::Llama(l) => {
+                    llama::check_model_file(&llama::resolve_model(&l.model))
+                        .map_err(|e| at("model", e))?;
+                    if let Some(m) = &l.embedding_model {
+                        llama::check_model_file(&llama::resolve_model(m))
+                            .map_err(|e| at("embedding_model", e))?;
+                    }
+                }
+                BackendConfig::Bert(c) => bert::check_model_dir(&bert::resolve_dir(&c.model))
+                    .map_err(|e| at("model", e))?,
+                BackendConfig::Scripted(c) => {
+                    if let Some(f) = &c.file {
+                        let p = crate::data::resolve_data("", f);
+                        crate::data_error::read_ron::<Vec<ScriptRule>>(&p)
+                            .map_err(|e| at("file", e.to_string()))?;
+                    }
+                }
+                BackendConfig::Replay(c) => {
+                    let p = crate::data::resolve_data("", &c.file);
+                    crate::data::read_bounded(&p, crate::data::MAX_TEXT_BYTES).map_err(|e| {
+                        at(
+                            "file",
+                            format!("{}: cannot read the recording: {e}", p.display()),
+                        )
+                    })?;
+                }
+                BackendConfig::OpenAi(_) => {}
+            }
+        }
+        if let Some(r) = &self.record {
+            let p = Path::new(r);
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    format!("llm.record: {}: cannot make the folder: {e}", dir.display())
+                })?;
+            }
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| format!("llm.record: {r}: cannot be written: {e}"))?;
+        }
+        Ok(())
     }
 
     /// Checks names and numbers serde cannot.
@@ -403,15 +464,124 @@ impl LlmConfig {
                 format!("no backend named '{b}'"),
             ));
         }
-        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
-            return Err(DataError::new(
-                path,
-                line("timeout_s"),
-                "llm.timeout_s",
-                "must be positive",
-            ));
+        // Seconds become durations on the router's thread: each is finite and in a range a
+        // run can use (a day at most), so none can stop that thread.
+        #[rustfmt::skip]
+        let seconds = [
+            ("timeout_s", self.timeout_s, 0.1, "seconds, 0.1 to 86400"),
+            ("probe_after_s", self.probe_after_s, 0.0, "seconds, 0 to 86400"),
+            ("slow_after_s", self.slow_after_s, 0.0, "seconds, 0 to 86400"),
+        ];
+        for (field, v, least, range) in seconds {
+            if !(v.is_finite() && v >= least && v <= 86_400.0) {
+                return Err(DataError::new(
+                    path,
+                    line(field),
+                    format!("llm.{field}"),
+                    format!("{v} is not {range}"),
+                ));
+            }
+        }
+        #[rustfmt::skip]
+        let counts = [
+            ("retries", self.retries as u64, 0, 20, "retries"),
+            ("backoff_ms", self.backoff_ms, 0, 600_000, "milliseconds"),
+            ("down_after", self.down_after as u64, 1, 1000, "failures"),
+            ("cache_entries", self.cache_entries as u64, 0, 10_000_000, "answers"),
+        ];
+        for (field, v, least, most, unit) in counts {
+            if !(least..=most).contains(&v) {
+                return Err(DataError::new(
+                    path,
+                    line(field),
+                    format!("llm.{field}"),
+                    format!("{v} is not {least} to {most} {unit}"),
+                ));
+            }
         }
         for (i, b) in self.backends.iter().enumerate() {
+            let at = lines.line_of_quoted(b.name(), 0);
+            let bad = |field: &str, msg: String| {
+                Err(DataError::new(
+                    path,
+                    at,
+                    format!("llm.backends[{i}].{field}"),
+                    msg,
+                ))
+            };
+            match b {
+                BackendConfig::OpenAi(o) => {
+                    if let Some(e) = o.endpoints.iter().find(|e| {
+                        let l = e.to_ascii_lowercase();
+                        !(l.starts_with("http://") || l.starts_with("https://"))
+                    }) {
+                        return bad(
+                            "endpoints",
+                            format!(
+                                "{e:?}: an endpoint is an http:// or https:// URL, such as \"http://127.0.0.1:8080/v1\""
+                            ),
+                        );
+                    }
+                    if !(1..=4096).contains(&o.concurrency) {
+                        return bad(
+                            "concurrency",
+                            format!(
+                                "{} is not 1 to 4096 requests in flight per endpoint",
+                                o.concurrency
+                            ),
+                        );
+                    }
+                    if !(o.slow_factor.is_finite() && (0.0..=1000.0).contains(&o.slow_factor)) {
+                        return bad(
+                            "slow_factor",
+                            format!(
+                                "{} is not 0 (off) to 1000 times the fastest endpoint",
+                                o.slow_factor
+                            ),
+                        );
+                    }
+                }
+                BackendConfig::Llama(l) => {
+                    if l.threads.is_some_and(|t| !(1..=1024).contains(&t)) {
+                        return bad("threads", "must be 1 to 1024 CPU threads".into());
+                    }
+                    if !(1..=1024).contains(&l.slots) {
+                        return bad("slots", format!("{} is not 1 to 1024 sequences", l.slots));
+                    }
+                    if !(512..=4_194_304).contains(&l.context) {
+                        return bad(
+                            "context",
+                            format!("{} is not 512 to 4194304 tokens", l.context),
+                        );
+                    }
+                    if !(1..=65_536).contains(&l.batch) {
+                        return bad("batch", format!("{} is not 1 to 65536 tokens", l.batch));
+                    }
+                }
+                BackendConfig::Bert(c) => {
+                    if c.threads.is_some_and(|t| !(1..=1024).contains(&t)) {
+                        return bad("threads", "must be 1 to 1024 CPU threads".into());
+                    }
+                    if !(1..=1024).contains(&c.batch) {
+                        return bad("batch", format!("{} is not 1 to 1024 texts", c.batch));
+                    }
+                    if !(8..=512).contains(&c.max_tokens) {
+                        return bad(
+                            "max_tokens",
+                            format!("{} is not 8 to 512 tokens", c.max_tokens),
+                        );
+                    }
+                }
+                BackendConfig::Scripted(c) => {
+                    if let Some(r) = c.rules.iter().find(|r| r.delay_ms > 3_600_000) {
+                        return bad(
+                            "rules",
+                            format!("delay_ms {} is more than an hour (3600000 ms)", r.delay_ms),
+                        );
+                    }
+                }
+                BackendConfig::Replay(_) => {}
+            }
             match b {
                 BackendConfig::OpenAi(o) if o.endpoints.is_empty() => {
                     return Err(DataError::new(
@@ -419,14 +589,6 @@ impl LlmConfig {
                         lines.line_of_quoted(&o.name, 0),
                         format!("llm.backends[{i}].endpoints"),
                         "needs at least one endpoint URL",
-                    ));
-                }
-                BackendConfig::Llama(l) if l.slots == 0 || l.context < 512 => {
-                    return Err(DataError::new(
-                        path,
-                        lines.line_of_quoted(&l.name, 0),
-                        format!("llm.backends[{i}]"),
-                        "slots must be ≥ 1 and context ≥ 512",
                     ));
                 }
                 BackendConfig::Llama(l) if l.split_kv && l.context / l.slots < 512 => {

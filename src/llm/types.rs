@@ -158,6 +158,10 @@ impl LlmValue {
     }
 }
 
+/// The longest embedding vector taken (the largest embedders make 4,096 numbers; a save or a
+/// server giving more is damaged or broken).
+pub const MAX_EMBEDDING_DIM: usize = 16_384;
+
 /// A vector with the model that made it, so vectors of different models are never mixed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Embedding {

@@ -127,8 +127,13 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
             Ok("paused".into())
         }
         Command::Resume => {
-            world.resource_mut::<SimPace>().paused = false;
-            Ok("running".into())
+            let mut pace = world.resource_mut::<SimPace>();
+            pace.paused = false;
+            Ok(if pace.requested_only {
+                "this run moves only by `run N` (it has no real time to follow)".into()
+            } else {
+                "running".into()
+            })
         }
         Command::Speed(n) => {
             let mut pace = world.resource_mut::<SimPace>();
@@ -206,7 +211,7 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
                 return Err("no interview to save yet".into());
             };
             let text = iv.transcript();
-            write_atomically(&path, &text)
+            write_atomically(&path, &crate::data::clean_text(&text))
                 .map(|_| format!("transcript written to {}", path.display()))
         }
         Command::Set(addr, state) => {

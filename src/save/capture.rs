@@ -19,8 +19,8 @@ use crate::config::GameConfig;
 use crate::llm::Llm;
 use crate::memory::SpatialMemory;
 use crate::memory::stream::MemoryStream;
+use crate::play::ConsoleLog;
 use crate::play::interview::Interviews;
-use crate::play::{ConsoleLog, ConsoleQueue};
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
 use bevy::prelude::*;
@@ -161,7 +161,7 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
         player_chat: world.resource::<PlayerChat>().clone(),
         interviews: world.resource::<Interviews>().clone(),
         console: world.resource::<ConsoleLog>().clone(),
-        console_queue: world.resource::<ConsoleQueue>().0.iter().cloned().collect(),
+        console_queue: Vec::new(),
         avatar_route: world.resource::<AvatarRoute>().clone(),
     };
     Ok(SaveData {

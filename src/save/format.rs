@@ -89,8 +89,9 @@ pub struct WorldSave {
     pub interviews: Interviews,
     /// The console's lines.
     pub console: ConsoleLog,
-    /// Console lines not yet run.
-    #[serde(default)]
+    /// Console lines not yet run, as saves before 2026-11 kept them. A save is data and never
+    /// runs a command: lines found here are shown in the console as not run, and none is written.
+    #[serde(default, skip_serializing)]
     pub console_queue: Vec<String>,
     /// The avatar's `goto` walk.
     pub avatar_route: AvatarRoute,

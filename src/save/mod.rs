@@ -18,9 +18,12 @@
 pub mod autosave;
 pub mod capture;
 pub mod disk;
+pub mod embeddings;
 pub mod entity_ref;
+pub mod folder;
 pub mod format;
 pub mod movement;
+pub mod read;
 pub mod replay;
 pub mod restore;
 
@@ -32,7 +35,7 @@ use bevy::prelude::*;
 pub use capture::capture;
 pub use format::*;
 use movement::MovementLog;
-pub use restore::{LoadOnStart, check_people, load_on_start, restore};
+pub use restore::{LoadOnStart, check_people, check_positions, load_on_start, restore};
 use std::path::PathBuf;
 
 /// The settings in effect, the run's config and the name autosaves take.
@@ -115,8 +118,8 @@ pub fn save_named(world: &mut World, name: &str) -> Result<PathBuf, String> {
 pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
     let root = save_root(world)?;
     let scenario = &world.resource::<crate::agent::persona::ScenarioRes>().0;
-    let dir = disk::resolve(&root, name, Some(&scenario.name));
-    let data = disk::read_save(&dir)?;
+    let named = disk::read_named(&root, name, Some(&scenario.name))?;
+    let (dir, data, notes) = (named.dir.clone(), &named.data, named.notes());
     let scenario = &world.resource::<crate::agent::persona::ScenarioRes>().0;
     let elsewhere = |what: &str| {
         format!(
@@ -149,9 +152,9 @@ pub fn load_named(world: &mut World, name: &str) -> Result<String, String> {
             "with other settings (sim or cognition in its config.ron)",
         ));
     }
-    restore(world, &data, &dir)?;
+    restore(world, data, &dir)?;
     Ok(format!(
-        "loaded {} ({}, step {})",
+        "loaded {} ({}, step {}){notes}",
         dir.display(),
         data.meta.now,
         data.meta.step

@@ -10,8 +10,8 @@ use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking}
 use crate::cognition::pending::Pending;
 use crate::cognition::replan::Replan;
 use crate::llm::{Llm, LlmHandle};
+use crate::play::ConsoleLog;
 use crate::play::interview::Interviews;
-use crate::play::{ConsoleLog, ConsoleQueue};
 use bevy::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -86,6 +86,33 @@ pub fn check_people(data: &SaveData, names: &[String], dir: &Path) -> Result<(),
     Ok(())
 }
 
+/// Checks that every person of a save stands and walks on the town's map (a damaged or
+/// hand-made save could put someone where no path leads).
+pub fn check_positions(
+    data: &SaveData,
+    map: &crate::sim::map::WorldMap,
+    dir: &Path,
+) -> Result<(), String> {
+    for (i, a) in data.agents.iter().enumerate() {
+        let off = [("pos.tile", a.pos.tile), ("pos.prev", a.pos.prev)]
+            .into_iter()
+            .chain(a.walk.tiles.iter().map(|t| ("walk.tiles", *t)))
+            .find(|(_, t)| !map.in_bounds(*t));
+        if let Some((field, t)) = off {
+            return Err(format!(
+                "{}: field `{field}`: {} at ({}, {}) is off the town's map ({}×{} tiles)",
+                dir.join("agents").join(agent_file(i, &a.name)).display(),
+                a.name,
+                t.x,
+                t.y,
+                map.width,
+                map.height
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Puts a saved simulation into a world whose people were spawned from the save's scenario
 /// (or one with the same people): every person's state, the conversations, the world's
 /// resources; LLM work whose answer had not come is asked again.
@@ -94,6 +121,7 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     let people: Vec<(Entity, String)> = q.iter(world).map(|(e, id)| (e, id.name.clone())).collect();
     let names: Vec<String> = people.iter().map(|p| p.1.clone()).collect();
     check_people(data, &names, dir)?;
+    check_positions(data, world.resource::<crate::sim::map::WorldMap>(), dir)?;
 
     // The work of the state being replaced is not wanted any more: free the model of it.
     let mut pq = world.query::<&Pending>();
@@ -224,7 +252,18 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
         world.resource_scope(|_, mut llm: Mut<Llm>| gone.into_iter().for_each(|h| llm.cancel(h)));
         crate::play::interview::ask(world, &q)?;
     }
-    world.insert_resource(ConsoleQueue(w.console_queue.iter().cloned().collect()));
+    // A save never runs a command: lines an older save (or a crafted one) held to run are
+    // shown, not run; the console's queue stays this game's own.
+    if !w.console_queue.is_empty() {
+        let mut log = world.resource_mut::<ConsoleLog>();
+        log.err(format!(
+            "the save held {} console line(s) to run; a save never runs commands, so they were not run:",
+            w.console_queue.len()
+        ));
+        for l in &w.console_queue {
+            log.out(format!("  (not run) {}", crate::data::clean_text(l)));
+        }
+    }
     world.insert_resource(w.avatar_route.clone());
     world.insert_resource(data.movement.clone());
     if let Some(mut ctx) = world.get_resource_mut::<SaveContext>() {

@@ -105,6 +105,9 @@ pub struct SimPace {
     /// When a step must wait for answers, block the frame until they come (headless runs,
     /// which draw nothing) instead of trying again next frame (the window).
     pub block_on_answers: bool,
+    /// Only requested steps ever run (headless runs: `run N` moves the clock, `resume` and
+    /// `speed` do not set it running free).
+    pub requested_only: bool,
 }
 
 impl Default for SimPace {
@@ -118,6 +121,7 @@ impl Default for SimPace {
             requested: 0,
             max_requested_per_frame: 1000,
             block_on_answers: false,
+            requested_only: false,
         }
     }
 }
@@ -223,7 +227,7 @@ pub fn drive_steps(world: &mut World) {
     let mut pace = world.resource_mut::<SimPace>();
     let requested = pace.requested.min(pace.max_requested_per_frame);
     let budget = pace.frame_budget;
-    let (mut due, until_budget) = if pace.paused {
+    let (mut due, until_budget) = if pace.paused || pace.requested_only {
         (0u64, false)
     } else {
         match pace.speed {

@@ -62,12 +62,21 @@ impl<'de> Deserialize<'de> for GameTime {
                 f.write_str("a time like \"2023-02-13 07:00:00\" or seconds since 1970")
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<GameTime, E> {
-                Ok(GameTime(v))
+                GameTime::from_secs(v).ok_or_else(|| {
+                    E::custom(format!(
+                        "{v} seconds since 1970 is not a date of years 1 to 9999"
+                    ))
+                })
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<GameTime, E> {
                 i64::try_from(v)
-                    .map(GameTime)
-                    .map_err(|_| E::custom(format!("{v} seconds is too far in the future")))
+                    .ok()
+                    .and_then(GameTime::from_secs)
+                    .ok_or_else(|| {
+                        E::custom(format!(
+                            "{v} seconds since 1970 is not a date of years 1 to 9999"
+                        ))
+                    })
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<GameTime, E> {
                 GameTime::parse(v).ok_or_else(|| {
@@ -82,13 +91,14 @@ impl<'de> Deserialize<'de> for GameTime {
                 let secs: i64 = a
                     .next_element()?
                     .ok_or_else(|| serde::de::Error::custom("an empty time"))?;
-                Ok(GameTime(secs))
+                self.visit_i64(secs)
             }
             fn visit_newtype_struct<D2: serde::Deserializer<'de>>(
                 self,
                 d: D2,
             ) -> Result<GameTime, D2::Error> {
-                i64::deserialize(d).map(GameTime)
+                let secs = i64::deserialize(d)?;
+                self.visit_i64(secs)
             }
         }
         d.deserialize_any(V)
@@ -121,6 +131,14 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 impl GameTime {
+    /// Seconds since 1970 as a time, if it falls in the years 1 to 9999 (the dates files and
+    /// saves may hold; arithmetic on them never overflows).
+    pub fn from_secs(secs: i64) -> Option<Self> {
+        const FIRST: i64 = -62_135_596_800; // 0001-01-01
+        const END: i64 = 253_402_300_800; // 10000-01-01
+        (FIRST..END).contains(&secs).then_some(Self(secs))
+    }
+
     /// A time from a civil date and a time of day.
     pub fn from_ymd_hms(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Self {
         Self(days_from_civil(y, mo, d) * 86_400 + (h * 3600 + mi * 60 + s) as i64)
@@ -131,10 +149,14 @@ impl GameTime {
         let text = text.trim();
         let (date, time) = text.split_once([' ', 'T']).unwrap_or((text, "00:00"));
         let mut dp = date.split('-');
-        let y = dp.next()?.parse().ok()?;
+        let y: i64 = dp.next()?.parse().ok()?;
         let mo: u32 = dp.next()?.parse().ok()?;
         let d: u32 = dp.next()?.parse().ok()?;
         if dp.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+            return None;
+        }
+        // A real date: the day exists in that month ("2023-02-30" is no date, not March 2).
+        if !(1..=9999).contains(&y) || civil_from_days(days_from_civil(y, mo, d)) != (y, mo, d) {
             return None;
         }
         let secs = parse_clock(time)?;
@@ -238,6 +260,28 @@ pub fn parse_clock(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_real_dates_are_read() {
+        assert!(
+            GameTime::parse("2023-02-30 07:00").is_none(),
+            "February has no 30th"
+        );
+        assert!(GameTime::parse("2023-04-31").is_none());
+        assert!(GameTime::parse("2024-02-29 07:00").is_some(), "a leap day");
+        assert!(GameTime::parse("2023-02-29").is_none());
+        assert!(GameTime::parse("0000-01-01").is_none());
+        assert_eq!(
+            GameTime::parse("2023-02-13 07:00").map(|t| t.ymd()),
+            Some((2023, 2, 13))
+        );
+        assert!(serde_json::from_str::<GameTime>("9223372036854775807").is_err());
+        assert!(serde_json::from_str::<GameTime>("\"2023-02-30 07:00:00\"").is_err());
+        assert_eq!(
+            serde_json::from_str::<GameTime>("1676271600").unwrap(),
+            GameTime(1_676_271_600)
+        );
+    }
 
     #[test]
     fn files_write_a_readable_time_and_read_the_older_forms() {

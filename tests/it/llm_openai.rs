@@ -716,3 +716,56 @@ fn https_is_built_in() {
         "a TLS failure: {msg}"
     );
 }
+
+#[test]
+fn an_answer_too_large_a_vector_too_long_and_control_characters_are_not_taken() {
+    let huge = format!("\"{}\"", "7".repeat(20 * 1024 * 1024));
+    let server = ScriptedServer::start(move |path, body| {
+        if path.ends_with("/embeddings") {
+            let v = vec!["0.5"; 20_000].join(",");
+            return (200, format!("{{\"data\":[{{\"embedding\":[{v}]}}]}}"));
+        }
+        if body.contains("huge") {
+            return (200, huge.clone());
+        }
+        chat_answer("\u{1b}]0;owned\u{7}Hello\u{1b}[2J there")
+    });
+    let mut cfg = server_config(&server.url);
+    cfg.retries = 0;
+    let rt = LlmRuntime::start(&cfg);
+    // A 20 MB answer is not read.
+    let id = rt.next_id();
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: "test".into(),
+        kind: Arc::new(WorkKind::Chat {
+            messages: vec![ChatMessage::user("a huge answer please")],
+            shape: OutputShape::Text,
+            sampling: Sampling::default(),
+        }),
+        priority: Priority::Normal,
+        fallback: None,
+    });
+    let r = rt.recv_timeout(Duration::from_secs(20)).expect("a reply");
+    match &r.source {
+        ReplySource::Fallback(why) => assert!(why.contains("larger than"), "{why}"),
+        other => panic!("a 20 MB answer was taken: {other:?}"),
+    }
+    // A vector of 20,000 numbers is no embedding.
+    let r = embed_one(&rt, "hello");
+    if let LlmValue::Embedding(e) = &r.value {
+        assert!(e.vector.len() < 20_000, "{} numbers taken", e.vector.len());
+    }
+    // Escape sequences from the server reach neither the value nor the text.
+    let r = ask(&rt, OutputShape::Text);
+    assert!(!r.is_fallback(), "{:?}", r.source);
+    assert!(!r.text.chars().any(|c| c.is_control()), "{:?}", r.text);
+    match &r.value {
+        LlmValue::Text(t) => {
+            assert!(!t.chars().any(|c| c.is_control()), "{t:?}");
+            assert!(t.contains("Hello") && t.contains("there"), "{t:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -17,6 +17,7 @@ mod plan_day;
 mod plan_real;
 mod play;
 mod pool;
+mod robust;
 mod saves;
 mod sim_day;
 mod talk;

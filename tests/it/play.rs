@@ -447,6 +447,7 @@ fn a_resident_who_speaks_first_still_hears_an_answer_typed_a_minute_later() {
         pace.paused = false;
         pace.speed = Speed::Times(1);
         pace.block_on_answers = false;
+        pace.requested_only = false;
     }
     let start = app.world().resource::<SimClock>().now;
     for _ in 0..600 {
@@ -767,6 +768,7 @@ fn typing_console_commands_moves_the_clock_only_by_the_speed() {
         pace.paused = false;
         pace.speed = Speed::Times(1);
         pace.block_on_answers = false;
+        pace.requested_only = false;
     }
     let typed = [
         "print schedule isabella",

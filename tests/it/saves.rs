@@ -622,7 +622,7 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
     let mut finished: Vec<(std::path::PathBuf, Vec<(String, u64)>)> =
         vec![(base.clone(), digest(&base))];
     let mut save_ms = Vec::new();
-    let (mut cut_short, mut partial_before) = (0, 0);
+    let mut cut_short = 0;
     for round in 0..24 {
         let mut child = std::process::Command::new(crate::simulacra_bin())
             .args(["run", "--scripted-llm", "--quiet", "--config"])
@@ -674,18 +674,22 @@ fn saves_survive_the_program_being_killed_at_any_moment() {
         let one = times[1].duration_since(times[0]).as_micros() as u64;
         save_ms.push(one as f64 / 1000.0);
         std::thread::sleep(Duration::from_micros(next(one * 4)));
+        let pid = child.id();
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         reader.join().unwrap();
         let lines: Vec<String> = said.lock().unwrap().iter().map(|l| l.1.clone()).collect();
-        // A kill in the middle of a save leaves its hidden temporary folder behind.
+        // A kill in the middle of a save leaves its hidden temporary folder behind (the next
+        // writer removes it, its writer being gone).
         let partial = std::fs::read_dir(&saves)
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                n.starts_with('.') && n.ends_with(&format!("-{pid}"))
+            })
             .count();
-        cut_short += usize::from(partial > partial_before);
-        partial_before = partial;
+        cut_short += usize::from(partial > 0);
         let reported: Vec<&str> = lines
             .iter()
             .filter_map(|l| l.strip_prefix("saved "))

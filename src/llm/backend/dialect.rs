@@ -329,6 +329,7 @@ pub struct Pooled {
 /// Reads `embedding`: a flat vector (a pooling model), or one vector per token (a chat model
 /// without pooling, as llama-cpp-python's server gives), mean-pooled here. Normalised.
 pub fn pool_embedding(e: &Value) -> Result<Pooled, String> {
+    use crate::llm::types::MAX_EMBEDDING_DIM;
     let arr = e.as_array().ok_or("no embedding vector in the answer")?;
     let nums = |a: &[Value]| -> Result<Vec<f32>, String> {
         a.iter()
@@ -347,6 +348,11 @@ pub fn pool_embedding(e: &Value) -> Result<Pooled, String> {
                 .map(|r| nums(r.as_array().map(Vec::as_slice).unwrap_or(&[])))
                 .collect::<Result<_, _>>()?;
             let dim = rows[0].len();
+            if dim > MAX_EMBEDDING_DIM {
+                return Err(format!(
+                    "per-token vectors of {dim} numbers: more than the {MAX_EMBEDDING_DIM} of any embedder"
+                ));
+            }
             if dim == 0 || rows.iter().any(|r| r.len() != dim) {
                 return Err("per-token vectors of different sizes".into());
             }
@@ -359,6 +365,12 @@ pub fn pool_embedding(e: &Value) -> Result<Pooled, String> {
             let n = rows.len() as f32;
             mean.iter_mut().for_each(|m| *m /= n);
             (mean, rows.len())
+        }
+        Some(_) if arr.len() > MAX_EMBEDDING_DIM => {
+            return Err(format!(
+                "{} numbers in the embedding: more than the {MAX_EMBEDDING_DIM} of any embedder",
+                arr.len()
+            ));
         }
         Some(_) => (nums(arr)?, 0),
     };

@@ -40,7 +40,7 @@ impl ReplayBackend {
             error: None,
             misses: 0,
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::data::read_bounded(&path, crate::data::MAX_TEXT_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 me.error = Some(format!(

@@ -202,7 +202,14 @@ impl LlmRuntime {
                 .create(true)
                 .append(true)
                 .open(p)
-                .map_err(|e| bevy::log::error!("cannot record to {p}: {e}"))
+                .map_err(|e| {
+                    // Said where it is seen whatever logs: a run that records nothing must
+                    // not look like one that does (headless runs check it before they start).
+                    eprintln!(
+                        "error: llm.record: {p}: cannot be written ({e}); nothing is recorded"
+                    );
+                    bevy::log::error!("cannot record to {p}: {e}")
+                })
                 .ok()
         });
         let (done_tx, done_rx) = unbounded();
@@ -293,7 +300,7 @@ fn make_backend(index: usize, cfg: &BackendConfig, all: &LlmConfig) -> Box<dyn B
             c.clone(),
         )),
         BackendConfig::OpenAi(c) => {
-            let probe = Duration::from_secs_f32(all.probe_after_s.max(0.0));
+            let probe = super::config::seconds(all.probe_after_s);
             Box::new(super::backend::openai::OpenAiBackend::with_health(
                 index,
                 c.clone(),

@@ -49,6 +49,12 @@ impl Router {
                 else {
                     return;
                 };
+                // A server's answer is text from outside: no control character (a terminal's
+                // escape sequence) goes on into memories, the console or files.
+                let text = match crate::data::clean_text(&text) {
+                    std::borrow::Cow::Owned(clean) => clean,
+                    std::borrow::Cow::Borrowed(_) => text,
+                };
                 match shape::parse(s, &text) {
                     Ok(value) => {
                         let deterministic = sampling.deterministic() && job.attempts == 1;

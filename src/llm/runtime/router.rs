@@ -204,7 +204,7 @@ impl Router {
 
     fn dispatch(&mut self) {
         let now = Instant::now();
-        let timeout = Duration::from_secs_f32(self.config.timeout_s);
+        let timeout = crate::llm::config::seconds(self.config.timeout_s);
         for b in 0..self.backends.len() {
             while let Some(entry) = self.queues[b].peek() {
                 let id = entry.id;
@@ -268,7 +268,7 @@ impl Router {
 
     /// A backend that never answers must not hold a request forever.
     fn expire_hung(&mut self) {
-        let grace = Duration::from_secs_f32(self.config.timeout_s) + Duration::from_secs(2);
+        let grace = crate::llm::config::seconds(self.config.timeout_s) + Duration::from_secs(2);
         let now = Instant::now();
         let hung: Vec<u64> = self
             .running
@@ -310,7 +310,7 @@ impl Router {
     }
 
     fn publish_status(&mut self) {
-        let slow = Duration::from_secs_f32(self.config.slow_after_s);
+        let slow = crate::llm::config::seconds(self.config.slow_after_s);
         let backends = self
             .backends
             .iter()

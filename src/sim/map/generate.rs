@@ -107,6 +107,22 @@ const PUB_WORDS: (&[&str], &[&str]) = (
     ],
 );
 
+/// The most residents a generated town holds (its map at most 1024 tiles each way).
+pub fn most_residents() -> usize {
+    let fits = |n: usize| {
+        let blocks: usize = district_counts(n).iter().map(|(_, k)| k).sum();
+        let cols = ((blocks as f64 * 1.2).sqrt().ceil() as usize).max(2);
+        cols * BLOCK_W as usize + 2 <= 1024 && blocks.div_ceil(cols) * BLOCK_H as usize + 2 <= 1024
+    };
+    // Fitting is monotone in the count: halve the range.
+    let (mut lo, mut hi) = (1usize, 1usize << 20);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    lo
+}
+
 /// A town for `residents` people, from `seed`: the map file's text (with a first comment line
 /// saying how it was made) and the town it describes, checked as any map file is.
 pub fn generate_town(
@@ -115,15 +131,28 @@ pub fn generate_town(
     path: &Path,
 ) -> Result<(String, WorldMap), DataError> {
     let mut rng = Rng::new(seed);
+    let blocks: usize = district_counts(residents).iter().map(|(_, n)| n).sum();
+    // A grid about 1.6 times as wide as tall in blocks (the screen's shape in tiles).
+    let cols = ((blocks as f64 * 1.2).sqrt().ceil() as usize).max(2);
+    let rows = blocks.div_ceil(cols);
+    // Sized before anything is made: a map is at most 1024 tiles each way.
+    let (w, h) = (cols * BLOCK_W as usize + 2, rows * BLOCK_H as usize + 2);
+    if w > 1024 || h > 1024 {
+        return Err(DataError::new(
+            path,
+            0,
+            "residents",
+            format!(
+                "a town for {residents} residents would be {w}×{h} tiles; a town is at most 1024×1024, which holds about {} residents",
+                most_residents()
+            ),
+        ));
+    }
+    let (w, h) = (w as i32, h as i32);
     let mut kinds: Vec<BlockKind> = Vec::new();
     for (kind, n) in district_counts(residents) {
         kinds.extend(std::iter::repeat_n(kind, n));
     }
-    let blocks = kinds.len();
-    // A grid about 1.6 times as wide as tall in blocks (the screen's shape in tiles).
-    let cols = ((blocks as f64 * 1.2).sqrt().ceil() as usize).max(2);
-    let rows = blocks.div_ceil(cols);
-    let (w, h) = (cols as i32 * BLOCK_W + 2, rows as i32 * BLOCK_H + 2);
     let cells = district_layout(&kinds, cols, rows, &mut rng);
     let mut town = Draft::new(w, h);
     let mut names = Names::default();

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 /// One CSV file split into trimmed cells, with 1-based line numbers; blank lines are skipped
 /// and one trailing empty cell (a trailing comma) is dropped.
 pub(super) fn read_rows(path: &Path) -> Result<Vec<(usize, Vec<String>)>, DataError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text
         .lines()
         .enumerate()

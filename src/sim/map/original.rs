@@ -177,10 +177,9 @@ fn read_matrix(path: &Path) -> Result<(Layers, ImportReport), DataError> {
     })?;
     let mut report = ImportReport::default();
     let meta_path = dir.join("maze_meta_info.json");
-    let meta_text = std::fs::read_to_string(&meta_path)
+    let meta_text = crate::data::read_bounded(&meta_path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(&meta_path, 0, "", format!("cannot read the file: {e}")))?;
-    let meta_text = meta_text.strip_prefix('\u{feff}').unwrap_or(&meta_text);
-    let meta: serde_json::Value = serde_json::from_str(meta_text)
+    let meta: serde_json::Value = serde_json::from_str(&meta_text)
         .map_err(|e| DataError::new(&meta_path, e.line(), "", format!("not valid JSON: {e}")))?;
     let w = meta_int(&meta, &meta_path, "maze_width")?;
     let h = meta_int(&meta, &meta_path, "maze_height")?;

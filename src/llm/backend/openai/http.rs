@@ -68,6 +68,10 @@ pub enum HttpError {
     NotJson(String),
 }
 
+/// The largest answer body read from a server (a model list, a chat answer, an embedding of
+/// per-token vectors for a long text).
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 /// Posts (or, with no body, gets) and reads JSON.
 pub async fn send(
     client: &reqwest::Client,
@@ -82,15 +86,35 @@ pub async fn send(
     if let Some(k) = key {
         req = req.bearer_auth(k);
     }
-    let resp = req
+    let mut resp = req
         .send()
         .await
         .map_err(|e| HttpError::Transport(format!("{url}: {}", error_chain(&e))))?;
     let status = resp.status();
-    let bytes = resp
-        .bytes()
+    // Read up to a limit: an answer of a few lines, or an embedding, is kilobytes; a server
+    // that sends more is broken or hostile, and is not read into memory.
+    let too_big = || {
+        HttpError::Transport(format!(
+            "{url}: the answer is larger than {MAX_ANSWER_BYTES} bytes; not read"
+        ))
+    };
+    if resp
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
+    {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
         .await
-        .map_err(|e| HttpError::Transport(format!("{url}: {}", error_chain(&e))))?;
+        .map_err(|e| HttpError::Transport(format!("{url}: {}", error_chain(&e))))?
+    {
+        if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(too_big());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
     if !status.is_success() {
         return Err(HttpError::Status(
             status.as_u16(),

@@ -99,7 +99,7 @@ pub(crate) const NONE: u16 = u16::MAX;
 
 /// Loads and validates a town file.
 pub(crate) fn load_ron_map(path: &Path) -> Result<WorldMap, DataError> {
-    let src = std::fs::read_to_string(path)
+    let src = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
     parse_map(path, &src)
 }

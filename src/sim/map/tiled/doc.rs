@@ -85,9 +85,8 @@ impl Doc {
 /// Reads a Tiled map file (`.tmx`, or else Tiled's JSON) into a [`Doc`], each layer with the line
 /// where it starts, every layer checked to hold the map's width × height cells.
 pub(super) fn read_doc(path: &Path) -> Result<Doc, DataError> {
-    let src = std::fs::read_to_string(path)
+    let src = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
         .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
-    let src = src.strip_prefix('\u{feff}').unwrap_or(&src).to_string();
     let is_tmx = path
         .extension()
         .and_then(|e| e.to_str())

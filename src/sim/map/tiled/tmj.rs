@@ -170,7 +170,7 @@ fn json_tileset(path: &Path, dir: &Path, i: usize, t: &JTileset) -> Result<ArtTi
             })?;
         return Ok(tiled_tileset(&ts, t.firstgid));
     }
-    let text = std::fs::read_to_string(&file).map_err(|e| {
+    let text = crate::data::read_bounded(&file, crate::data::MAX_TEXT_BYTES).map_err(|e| {
         DataError::new(
             path,
             0,
@@ -178,15 +178,14 @@ fn json_tileset(path: &Path, dir: &Path, i: usize, t: &JTileset) -> Result<ArtTi
             format!("the tileset {} cannot be read: {e}", file.display()),
         )
     })?;
-    let ext_ts: JTileset = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
-        .map_err(|e| {
-            DataError::new(
-                &file,
-                e.line(),
-                "",
-                format!("not a Tiled tileset in JSON: {e}"),
-            )
-        })?;
+    let ext_ts: JTileset = serde_json::from_str(&text).map_err(|e| {
+        DataError::new(
+            &file,
+            e.line(),
+            "",
+            format!("not a Tiled tileset in JSON: {e}"),
+        )
+    })?;
     Ok(art_tileset(&absolute_dir(&file), &ext_ts, t.firstgid))
 }
 

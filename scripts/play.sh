@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Command 1: set everything up and open the game on Smallville with the embedded default model.
-# Extra arguments go to `simulacra play` (e.g. --scenario the_ville_n3, --speed 4).
+# Command 1: set up what the game needs (./scripts/setup.sh game) and open the game on Smallville with the
+# embedded default model. Extra arguments go to `simulacra play` (e.g. --scenario the_ville_n3, --speed 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
-./scripts/setup.sh
+./scripts/setup.sh game
 exec cargo run --locked --bin simulacra -- play "$@"

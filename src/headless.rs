@@ -24,7 +24,7 @@ pub fn run(
     let mut app = headless_app(sim);
     if let Some(h) = history {
         app.update(); // spawn the residents
-        let report = crate::cognition::history::load_history(app.world_mut(), h)
+        let report = crate::cognition::resident::history::load_history(app.world_mut(), h)
             .map_err(|e| e.to_string())?;
         eprintln!("{}", report.describe(h));
     }
@@ -76,7 +76,7 @@ pub fn run_commands(
     let mut app = headless_app(sim);
     app.update(); // spawn the residents
     if let Some(h) = history {
-        let report = crate::cognition::history::load_history(app.world_mut(), h)
+        let report = crate::cognition::resident::history::load_history(app.world_mut(), h)
             .map_err(|e| e.to_string())?;
         eprintln!("{}", report.describe(h));
     }
@@ -193,7 +193,7 @@ pub fn run_console_line(app: &mut App, line: &str) {
         .waiting()
         && t.elapsed() < std::time::Duration::from_secs(600)
     {
-        crate::cognition::pending::pump_replies(
+        crate::cognition::ask::pending::pump_replies(
             app.world_mut(),
             Some(std::time::Duration::from_millis(200)),
         );
@@ -287,6 +287,6 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
         }
     }
     let game_hours = steps as f64 * clock.sec_per_step as f64 / 3600.0;
-    out.push_str(&crate::cognition::talk_report::talk_report(world).text(residents, game_hours));
+    out.push_str(&crate::cognition::talk::report::talk_report(world).text(residents, game_hours));
     out
 }

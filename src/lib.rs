@@ -39,7 +39,7 @@ pub struct SimPlugin {
     /// Settings.
     pub config: GameConfig,
     /// Prompt templates.
-    pub prompts: cognition::prompts::Prompts,
+    pub prompts: cognition::ask::prompts::Prompts,
     /// A save to continue from (applied once the people are spawned), and its folder.
     pub load: Option<std::sync::Arc<(save::SaveData, PathBuf)>>,
     /// The scenario file's text as read at start (saves keep it, whatever happens to the file).
@@ -87,7 +87,7 @@ impl SimPlugin {
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
         let prompts =
-            cognition::prompts::Prompts::load(&data::resolve_path(&config.cognition.prompts))?;
+            cognition::ask::prompts::Prompts::load(&data::resolve_path(&config.cognition.prompts))?;
         Ok(Self {
             map,
             scenario,
@@ -219,7 +219,7 @@ impl Plugin for SimPlugin {
             app,
             self.config.cognition.clone(),
             self.prompts.clone(),
-            cognition::place::PlaceRules::of(&self.scenario.residents),
+            cognition::act::place::PlaceRules::of(&self.scenario.residents),
         );
         agent::plugin(app);
         play::plugin(app);

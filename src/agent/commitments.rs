@@ -5,6 +5,7 @@
 use super::DayPlan;
 use super::schedule::{Block, insert_action};
 use crate::memory::news::Gathering;
+use crate::sim::map::WorldMap;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
 
@@ -78,6 +79,29 @@ pub fn schedule_gathering(plan: &mut DayPlan, g: &Gathering, now_min: u32) -> bo
     plan.blocks = insert_action(std::mem::take(&mut plan.blocks), start, block, window_end);
     plan.current = None;
     true
+}
+
+/// The places a gathering may be at: each sector by name, at its largest arena.
+pub fn gathering_places(map: &WorldMap) -> Vec<(String, String)> {
+    map.sectors
+        .iter()
+        .filter_map(|s| {
+            let a = s
+                .arenas
+                .iter()
+                .map(|a| &map.arenas[*a])
+                .max_by_key(|a| a.rect.w * a.rect.h)?;
+            Some((
+                s.name.clone(),
+                format!("{}:{}:{}", map.world, s.name, a.name),
+            ))
+        })
+        .collect()
+}
+
+/// The gathering a statement speaks of, if any (see [`parse_gathering`]).
+pub fn gathering_in(text: &str, holder: &str, now: GameTime, map: &WorldMap) -> Option<Gathering> {
+    crate::memory::news::parse_gathering(text, holder, now, &gathering_places(map))
 }
 
 #[cfg(test)]

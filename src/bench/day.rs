@@ -88,7 +88,7 @@ pub fn bench_day(
     let wall_secs = t.elapsed().as_secs_f64();
     let after = app.world().resource::<Llm>().stats();
     let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
-    let talk = crate::cognition::talk_report::talk_report(app.world_mut())
+    let talk = crate::cognition::talk::report::talk_report(app.world_mut())
         .text(agents, hours + warmup_hours);
     DayBench {
         talk,

@@ -277,7 +277,7 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
     let looks = {
         let g = app
             .world()
-            .resource::<crate::cognition::perceive::Glances>();
+            .resource::<crate::cognition::mind::perceive::Glances>();
         (g.looked(), g.rested())
     };
     let save_dir = b.out.join(format!("save-{residents}"));

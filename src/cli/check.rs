@@ -27,7 +27,7 @@ pub(super) fn check(args: &CheckArgs) -> i32 {
                 sim.map.height,
                 sim.map.sectors.len(),
                 sim.map.arenas.len(),
-                crate::cognition::prompts::SPECS.len(),
+                crate::cognition::ask::prompts::SPECS.len(),
                 crate::data::resolve_path(&sim.config.cognition.prompts).display()
             );
             0

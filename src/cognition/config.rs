@@ -4,6 +4,7 @@
 
 use crate::data_error::{DataError, SourceLines};
 use crate::memory::RetrievalParams;
+use bevy::prelude::Resource;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -314,5 +315,16 @@ impl CognitionConfig {
             );
         }
         Ok(())
+    }
+}
+
+/// The cognition settings in force.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct Cognition(pub CognitionConfig);
+
+impl Cognition {
+    /// Whether answers apply at once (real-time pacing).
+    pub fn real_time(&self) -> bool {
+        self.0.pacing == Pacing::RealTime
     }
 }

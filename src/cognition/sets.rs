@@ -37,10 +37,11 @@
 //! the order of a step's LLM requests, which a recorded run's replay relies on) depends on how
 //! and in what order the systems were added.
 
-use super::{
-    act, converse, decompose, details, invite, lines, perceive, place, plan, react, react_object,
-    reflect, remember, replan,
-};
+use crate::cognition::act::{details, follow, place};
+use crate::cognition::day::{decompose, plan, replan};
+use crate::cognition::mind::{perceive, reflect, remember};
+use crate::cognition::react::{objects, people};
+use crate::cognition::talk::{converse, invite, utterance};
 use crate::sim::{SimStep, SimSystems};
 use bevy::prelude::*;
 
@@ -144,8 +145,8 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         SimStep,
         (
-            act::follow_plans.in_set(DecideSystems::Follow),
-            act::set_object_states
+            follow::follow_plans.in_set(DecideSystems::Follow),
+            follow::set_object_states
                 .in_set(SimSystems::Act)
                 .after(crate::agent::plan_walks),
         ),
@@ -154,22 +155,22 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(
         SimStep,
         (
-            react::apply_reactions
+            people::apply_reactions
                 .in_set(SimSystems::Apply)
                 .after(details::apply_details),
-            react::consider_reactions.in_set(DecideSystems::React),
+            people::consider_reactions.in_set(DecideSystems::React),
         ),
     );
     // Reacting to objects.
     app.add_systems(
         SimStep,
         (
-            react_object::apply_object_reactions
+            objects::apply_object_reactions
                 .in_set(SimSystems::Apply)
-                .after(react::apply_reactions),
-            react_object::consider_object_reactions
+                .after(people::apply_reactions),
+            objects::consider_object_reactions
                 .in_set(DecideSystems::React)
-                .after(react::consider_reactions),
+                .after(people::consider_reactions),
         ),
     );
     // Re-planning after a whisper.
@@ -190,13 +191,13 @@ pub(super) fn plugin(app: &mut App) {
         (
             (
                 converse::apply_chat_queries,
-                lines::apply_lines,
+                utterance::apply_lines,
                 invite::apply_invite_answers,
                 converse::apply_chat_memories,
             )
                 .chain()
                 .in_set(SimSystems::Apply)
-                .after(react::apply_reactions),
+                .after(people::apply_reactions),
             // Accepted gatherings into plans made or remade this step.
             invite::keep_commitments
                 .in_set(SimSystems::Apply)
@@ -205,7 +206,7 @@ pub(super) fn plugin(app: &mut App) {
                 .after(invite::apply_invite_answers),
             (
                 converse::converse,
-                lines::hear_lines,
+                utterance::hear_lines,
                 converse::clear_speech,
             )
                 .chain()

@@ -9,7 +9,7 @@ use crate::agent::avatar::{Avatar, AvatarRoute};
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, Talking};
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
-use crate::cognition::Cognition;
+use crate::cognition::config::Cognition;
 use crate::play::command::{HELP, clean_text};
 use crate::play::{ConsoleLog, ConsoleQueue, LineKind};
 use crate::sim::map::WorldMap;

@@ -227,8 +227,8 @@ pub fn update_hud(
     window: Query<&Window, With<PrimaryWindow>>,
     camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
     avatar: Query<&GridPos, With<Avatar>>,
-    planning: Query<&crate::cognition::pending::Pending, With<Resident>>,
-    cog: Res<crate::cognition::Cognition>,
+    planning: Query<&crate::cognition::ask::pending::Pending, With<Resident>>,
+    cog: Res<crate::cognition::config::Cognition>,
     mut text: Query<&mut Text, (With<HudText>, Without<HudWhere>)>,
     mut place: Query<&mut Text, With<HudWhere>>,
 ) {
@@ -316,13 +316,13 @@ pub fn update_hud(
 /// "Plans: 12 of 25 in …" while residents wait on the model for their day's plan (none when
 /// every plan is in).
 fn planning_line(
-    planning: &Query<&crate::cognition::pending::Pending, With<Resident>>,
-    cog: &crate::cognition::Cognition,
+    planning: &Query<&crate::cognition::ask::pending::Pending, With<Resident>>,
+    cog: &crate::cognition::config::Cognition,
 ) -> Option<String> {
     let total = planning.iter().count();
     let waiting = planning
         .iter()
-        .filter(|p| p.any(crate::cognition::pending::Job::makes_the_day_plan))
+        .filter(|p| p.any(crate::cognition::ask::job::Job::makes_the_day_plan))
         .count();
     (waiting > 0).then(|| {
         let meanwhile = match cog.0.pacing {

@@ -8,8 +8,8 @@
 use super::view::cursor_tile;
 use crate::agent::conversation::{ConversationLog, LoggedLine};
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
-use crate::cognition::pending::Pending;
-use crate::cognition::scratch::Scratch;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::resident::scratch::Scratch;
 use crate::memory::SpatialMemory;
 use crate::memory::news::{chain_line, trace};
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};

@@ -9,7 +9,7 @@ use super::town::tile_to_world;
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, Facing, GridPos, Identity};
-use crate::cognition::pending::Pending;
+use crate::cognition::ask::pending::Pending;
 use crate::sim::clock::SimClock;
 use crate::sim::clock::{SimPace, Speed};
 use crate::sim::map::WorldMap;

@@ -183,7 +183,7 @@ pub fn settings_ui(
     mut settings: ResMut<Settings>,
     mut pace: ResMut<SimPace>,
     mut skip: ResMut<super::hud::NightSkip>,
-    mut cog: ResMut<crate::cognition::Cognition>,
+    mut cog: ResMut<crate::cognition::config::Cognition>,
 ) -> Result {
     if !settings.open {
         return Ok(());

@@ -6,9 +6,9 @@
 //! while they are asked, and nothing is written to any memory.
 
 use crate::agent::{Identity, Outlook, Resident};
-use crate::cognition::Cognition;
+use crate::cognition::ask::prompts::{Prompts, identity_block, numbered_found, one_line};
 use crate::cognition::config::Ablation;
-use crate::cognition::prompts::{Prompts, identity_block, numbered_found, one_line};
+use crate::cognition::config::Cognition;
 use crate::llm::{Llm, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
 use crate::memory::retrieve::retrieve_where;
 use crate::memory::stream::MemoryStream;
@@ -280,7 +280,7 @@ fn next_reply<T>(world: &mut World, ours: &HashMap<u64, T>) -> Option<LlmReply> 
             Some(msg) if ours.contains_key(&msg.handle.0) => return Some(msg),
             Some(msg) => {
                 quiet = Instant::now();
-                crate::cognition::pending::route_reply(world, msg);
+                crate::cognition::ask::pending::route_reply(world, msg);
             }
             None if quiet.elapsed() > Duration::from_secs(900) => return None,
             None => {}

@@ -304,7 +304,7 @@ pub fn run_seed(
         ));
         run.rounds.push(round);
         run.tree = tree(town.app.world_mut(), facts);
-        run.talk = crate::cognition::talk_report::talk_report(town.app.world_mut())
+        run.talk = crate::cognition::talk::report::talk_report(town.app.world_mut())
             .text(run.residents, opts.hours as f64);
         folder.write(&data, &run)?;
     }

@@ -7,7 +7,7 @@ use super::command::{Command, clean_text, help_text, parse, resolve_name, split_
 use super::{ConsoleLog, LineKind, SaveDesk, SaveRequest};
 use crate::agent::avatar::Avatar;
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident, mentioned_names};
-use crate::cognition::replan::Replan;
+use crate::cognition::day::replan::Replan;
 use crate::memory::spatial::SpatialMemory;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::{SimClock, SimPace, Speed};
@@ -231,9 +231,11 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
                 },
             )
         }
-        Command::LoadHistory(path) => crate::cognition::history::load_history(world, &path)
-            .map(|r| r.describe(&path))
-            .map_err(|e| e.to_string()),
+        Command::LoadHistory(path) => {
+            crate::cognition::resident::history::load_history(world, &path)
+                .map(|r| r.describe(&path))
+                .map_err(|e| e.to_string())
+        }
         Command::Talk(q) => {
             let (e, name) = resident(world, &q)?;
             if let Some(problem) = talk_check(world, e, &name) {
@@ -283,7 +285,7 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
 /// Why the avatar cannot start talking with a resident now, if it cannot.
 fn talk_check(world: &mut World, resident: Entity, name: &str) -> Option<String> {
     let max = world
-        .resource::<crate::cognition::Cognition>()
+        .resource::<crate::cognition::config::Cognition>()
         .0
         .talk_max_tiles;
     let mut q = world
@@ -308,7 +310,7 @@ pub fn whisper(world: &mut World, name: &str, text: &str) -> Result<String, Stri
     let names: Vec<String> = all.iter().map(|p| p.1.clone()).collect();
     let now = world.resource::<SimClock>().now;
     let description = format!("{name}'s inner voice says: \"{}\"", text.replace('"', "'"));
-    let gathering = crate::cognition::invite::gathering_in(
+    let gathering = crate::agent::commitments::gathering_in(
         &text,
         name,
         now,
@@ -335,7 +337,10 @@ pub fn whisper(world: &mut World, name: &str, text: &str) -> Result<String, Stri
         },
         now,
     );
-    let model = world.resource::<crate::cognition::Cognition>().0.planning
+    let model = world
+        .resource::<crate::cognition::config::Cognition>()
+        .0
+        .planning
         == crate::cognition::config::Planning::Model;
     if model {
         world.entity_mut(e).insert(Replan {

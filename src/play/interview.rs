@@ -9,10 +9,11 @@
 //! transcript can be saved to a file.
 
 use crate::agent::{Identity, Outlook, Resident};
-use crate::cognition::Cognition;
-use crate::cognition::pending::{Job, NEVER_DUE, Pending};
-use crate::cognition::prompts::Prompts;
-use crate::cognition::prompts::{identity_block, numbered_found, one_line};
+use crate::cognition::ask::job::{Job, NEVER_DUE};
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::Prompts;
+use crate::cognition::ask::prompts::{identity_block, numbered_found, one_line};
+use crate::cognition::config::Cognition;
 use crate::llm::{Llm, LlmHandle, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
 use crate::memory::retrieve::retrieve_where;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -189,7 +190,7 @@ pub fn advance_interviews(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     prompts: Res<Prompts>,
-    mut fallbacks: ResMut<crate::cognition::guard::Fallbacks>,
+    mut fallbacks: ResMut<crate::cognition::ask::flaws::Fallbacks>,
     mut residents: Query<(&Resident, &Outlook, &Identity, &MemoryStream, &mut Pending)>,
 ) {
     let Some(iv) = interviews.open.as_mut() else {
@@ -290,19 +291,21 @@ pub fn advance_interviews(
                 .unwrap_or_default();
                 // An answer that does not hold up (empty, a name, the prompt's words, the same
                 // as an earlier answer) gives way to the memory that bears most on the question.
-                let names =
-                    crate::cognition::guard::NameWords::of(&[id.name.clone(), iv.persona.clone()]);
+                let names = crate::cognition::ask::flaws::NameWords::of(&[
+                    id.name.clone(),
+                    iv.persona.clone(),
+                ]);
                 let own_words = prompts.get("interview").own_words();
                 let earlier: Vec<String> = iv.lines.iter().map(|(_, a)| a.clone()).collect();
-                let ctx = crate::cognition::guard::Context {
+                let ctx = crate::cognition::ask::flaws::Context {
                     names: &names,
                     own_words: &own_words,
                     earlier: &earlier,
                 };
                 let flaw = if reply.is_fallback() {
-                    Some(crate::cognition::guard::Flaw::Failed)
+                    Some(crate::cognition::ask::flaws::Flaw::Failed)
                 } else {
-                    crate::cognition::guard::flaw(&answer, &ctx)
+                    crate::cognition::ask::flaws::flaw(&answer, &ctx)
                 };
                 let answer = match flaw {
                     None => answer,

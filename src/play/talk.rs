@@ -2,7 +2,7 @@
 //! with a resident near the avatar; the resident stops, turns to the player, and pauses its plan
 //! (it resumes afterwards, the talk written into its plan as with any conversation). The player's
 //! lines wait in [`PlayerChat::outbox`] and are said on the player's turn
-//! ([`crate::cognition::converse::converse`]); the resident answers in character from its
+//! ([`crate::cognition::talk::converse::converse`]); the resident answers in character from its
 //! retrieved memories at interactive priority, and remembers the talk like any other, with the
 //! player as a named person, so what the player says can spread through town.
 
@@ -10,7 +10,7 @@ use super::command::clean_text;
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::{Conversation, Party, PlayerChat, Talking, start_conversation};
 use crate::agent::{CurrentAction, GridPos, Identity, Resident, WalkPath};
-use crate::cognition::Cognition;
+use crate::cognition::config::Cognition;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use crate::sim::objects_state::ObjectStates;

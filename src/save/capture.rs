@@ -11,10 +11,10 @@ use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking}
 use crate::agent::{
     CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, WalkPath,
 };
-use crate::cognition::pending::Pending;
-use crate::cognition::remember::MemoryWork;
-use crate::cognition::replan::Replan;
-use crate::cognition::scratch::Scratch;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::day::replan::Replan;
+use crate::cognition::mind::remember::MemoryWork;
+use crate::cognition::resident::scratch::Scratch;
 use crate::config::GameConfig;
 use crate::llm::Llm;
 use crate::memory::SpatialMemory;

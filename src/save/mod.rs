@@ -178,7 +178,7 @@ pub(crate) fn plugin(app: &mut App, context: SaveContext) {
         .insert_resource(SaveDesk(console_request))
         .add_systems(
             Startup,
-            load_on_start.after(crate::cognition::spawn::spawn_people),
+            load_on_start.after(crate::cognition::resident::spawn::spawn_people),
         )
         .add_systems(
             crate::sim::SimStep,

@@ -7,8 +7,8 @@ use super::{SaveContext, SaveData, agent_file};
 use crate::agent::Identity;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};
-use crate::cognition::pending::Pending;
-use crate::cognition::replan::Replan;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::day::replan::Replan;
 use crate::llm::{Llm, LlmHandle};
 use crate::play::ConsoleLog;
 use crate::play::interview::Interviews;
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 impl Remap for Pending {
     fn remap(&mut self, m: &EntityMap) {
-        use crate::cognition::pending::Job;
+        use crate::cognition::ask::job::Job;
         for j in self.jobs_mut() {
             match &mut j.job {
                 Job::React { target, .. } => m.map(target),

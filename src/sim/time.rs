@@ -257,6 +257,11 @@ pub fn parse_clock(text: &str) -> Option<u32> {
     Some(h * 3600 + m * 60 + s)
 }
 
+/// The step of a minute of today (`now` if it has passed).
+pub fn minute_label(m: u32) -> String {
+    format!("{:02}:{:02}", (m / 60) % 24, m % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -388,7 +388,7 @@ fn unknown_scenario_and_map_names_list_the_bundled_ones() {
 #[test]
 fn bad_prompt_templates_are_reported_with_file_and_line() {
     let dir = crate::temp_dir("prompts");
-    for spec in simulacra::cognition::prompts::SPECS {
+    for spec in simulacra::cognition::ask::prompts::SPECS {
         std::fs::copy(
             data_root().join(format!("config/prompts/{}.txt", spec.name)),
             dir.join(format!("{}.txt", spec.name)),

@@ -8,7 +8,7 @@ use simulacra::SimPlugin;
 use simulacra::agent::avatar::Avatar;
 use simulacra::agent::{GridPos, Identity, Resident};
 use simulacra::cognition::config::Ablation;
-use simulacra::cognition::scratch::Scratch;
+use simulacra::cognition::resident::scratch::Scratch;
 use simulacra::config::GameConfig;
 use simulacra::llm::config::{LlmConfig, ScriptRule};
 use simulacra::memory::SpatialMemory;
@@ -294,7 +294,8 @@ fn history_files_add_thoughts_and_report_unknown_names() {
         "Name,Whisper\nMaria Lopez,\"This is very important -- you have a secret crush on Klaus Mueller; You and Klaus Mueller are close friends; \"\n  Klaus Mueler , you like libraries\nIsabella Rodriguez,You are excited to be planning a Potluck at *Hobbs Cafe on February 14th from 5pm*; you love your work at Hobbs Cafe.\n",
     )
     .unwrap();
-    let report = simulacra::cognition::history::load_history(app.world_mut(), &file).unwrap();
+    let report =
+        simulacra::cognition::resident::history::load_history(app.world_mut(), &file).unwrap();
     assert_eq!(
         report.added,
         vec![
@@ -340,7 +341,8 @@ fn history_files_add_thoughts_and_report_unknown_names() {
     );
     // A file that cannot be read as CSV at all is an error naming it.
     std::fs::write(&file, "Name,Whisper\nMaria Lopez,\"never closed\n").unwrap();
-    let e = simulacra::cognition::history::load_history(app.world_mut(), &file).unwrap_err();
+    let e =
+        simulacra::cognition::resident::history::load_history(app.world_mut(), &file).unwrap_err();
     assert!(e.to_string().contains("agent_history_init_n3.csv:2"), "{e}");
 }
 

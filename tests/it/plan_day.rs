@@ -288,8 +288,9 @@ fn resident_state(
 /// nothing waits for the slow ones.
 #[test]
 fn under_live_pacing_the_town_lives_on_its_routine_while_the_model_plans() {
+    use simulacra::cognition::ask::job::Job;
+    use simulacra::cognition::ask::pending::Pending;
     use simulacra::cognition::config::Pacing;
-    use simulacra::cognition::pending::{Job, Pending};
     use simulacra::llm::config::{LlmConfig, ScriptRule};
     let mut config = crate::scripted_config();
     config.cognition.pacing = Pacing::Live;

@@ -10,8 +10,8 @@ use simulacra::agent::conversation::{Conversation, ConversationLog};
 use simulacra::agent::routine::daily_routine;
 use simulacra::agent::schedule::covers_the_day;
 use simulacra::agent::{CurrentAction, DayPlan, Identity, PlanSource, Resident, STAY_HERE};
-use simulacra::cognition::guard::{Context, Flaw, NameWords, flaw};
-use simulacra::cognition::hours::{fits_hour, hour_options};
+use simulacra::cognition::ask::flaws::{Context, Flaw, NameWords, flaw};
+use simulacra::cognition::day::hours::{fits_hour, hour_options};
 use simulacra::config::GameConfig;
 use simulacra::llm::Llm;
 use simulacra::memory::news::trace;
@@ -203,7 +203,7 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     }
     print!(
         "{}",
-        simulacra::cognition::talk_report::talk_report(app.world_mut()).text(3, 2.0)
+        simulacra::cognition::talk::report::talk_report(app.world_mut()).text(3, 2.0)
     );
     // The fact reached Maria, traced back to Klaus.
     let world = app.world_mut();

@@ -269,14 +269,14 @@ fn an_interview_question_in_flight_survives_a_save_and_load() {
     simulacra::play::interview::ask(app.world_mut(), "What do you like best?").unwrap();
     let mut interview_work = app
         .world()
-        .get::<simulacra::cognition::pending::Pending>(isabella)
+        .get::<simulacra::cognition::ask::pending::Pending>(isabella)
         .unwrap()
         .clone();
     interview_work.drop_where(|j| !simulacra::play::interview::is_interview(j));
     assert!(
         matches!(
             interview_work.jobs(),
-            [j] if matches!(j.job, simulacra::cognition::pending::Job::InterviewQuery { .. })
+            [j] if matches!(j.job, simulacra::cognition::ask::job::Job::InterviewQuery { .. })
         ),
         "the question waits in Isabella's Pending: {:?}",
         interview_work.jobs()

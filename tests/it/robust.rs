@@ -720,7 +720,7 @@ fn control_characters_from_a_history_file_never_reach_memory() {
     .unwrap();
     let mut app = headless_app(scripted_sim("the_ville_n3"));
     run_steps(&mut app, 1);
-    simulacra::cognition::history::load_history(app.world_mut(), &file).unwrap();
+    simulacra::cognition::resident::history::load_history(app.world_mut(), &file).unwrap();
     let maria = crate::entity_of(&mut app, "Maria Lopez");
     let memory = app
         .world()

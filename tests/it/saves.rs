@@ -5,7 +5,7 @@ use super::plan_day::planning_sim;
 use super::temp_dir;
 use bevy::prelude::*;
 use simulacra::agent::schedule::covers_the_day;
-use simulacra::cognition::pending::Job;
+use simulacra::cognition::ask::job::Job;
 use simulacra::save::{SaveData, capture, save_named};
 use simulacra::sim::time::GameTime;
 use simulacra::{SimPlugin, headless_app, run_steps};
@@ -110,7 +110,7 @@ fn assert_same(a: &SaveData, b: &SaveData) {
         }
         assert_eq!(p.memory_work, q.memory_work, "{n}: memory work");
         assert_eq!(p.replan, q.replan, "{n}: replan");
-        let jobs = |m: &HashMap<u64, String>, pd: &simulacra::cognition::pending::Pending| {
+        let jobs = |m: &HashMap<u64, String>, pd: &simulacra::cognition::ask::pending::Pending| {
             pd.jobs()
                 .iter()
                 .map(|j| (job_text(m, &j.job), j.due, j.request.clone()))
@@ -1069,13 +1069,13 @@ fn looks_not_made_change_nothing_remembered() {
         run_steps(&mut resting, 1);
         looking
             .world_mut()
-            .resource_mut::<simulacra::cognition::perceive::Glances>()
+            .resource_mut::<simulacra::cognition::mind::perceive::Glances>()
             .clear();
         run_steps(&mut looking, 1);
     }
     let rested = resting
         .world()
-        .resource::<simulacra::cognition::perceive::Glances>()
+        .resource::<simulacra::cognition::mind::perceive::Glances>()
         .rested();
     eprintln!("{rested} looks of 15,000 not made");
     assert!(rested > 500, "still residents rest their eyes: {rested}");

@@ -12,7 +12,7 @@ use simulacra::agent::conversation::{
     Conversation, ConversationLog, Party, TopicKind, start_conversation,
 };
 use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, WalkPath};
-use simulacra::cognition::guard::{Fallbacks, Flaw};
+use simulacra::cognition::ask::flaws::{Fallbacks, Flaw};
 use simulacra::config::GameConfig;
 use simulacra::headless::run_console_line;
 use simulacra::llm::config::{LlmConfig, ScriptRule};

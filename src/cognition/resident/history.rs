@@ -74,7 +74,7 @@ pub fn load_history_text(
                         predicate: "knows".into(),
                         object: text.clone(),
                         keywords: mentioned_names(&text, name, &names),
-                        gathering: super::invite::gathering_in(&text, name, now, &map),
+                        gathering: crate::agent::commitments::gathering_in(&text, name, now, &map),
                         description: text,
                         ..default()
                     },

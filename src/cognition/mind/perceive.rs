@@ -14,9 +14,9 @@
 //! events are still within the repeat window does not look again ([`Glance`]): that look would
 //! remember nothing. Residents look in parallel; each writes only its own memory.
 
-use super::Cognition;
-use super::scratch::Scratch;
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
+use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::Scratch;
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;

@@ -1,11 +1,11 @@
 //! Short-term state (the original's scratch), per resident: the reflection counter and the
 //! cool-downs that keep a resident from starting the same conversation or reaction again at
 //! once. Settings (vision radius, attention bandwidth, retention, recency decay) are not copied
-//! here: every system reads them from the [`Cognition`](super::Cognition) config in force.
+//! here: every system reads them from the [`Cognition`](crate::cognition::config::Cognition) config in force.
 //! Whom a resident is talking with is [`Talking`](crate::agent::conversation::Talking).
 
-use super::config::CognitionConfig;
 use crate::agent::Resident;
+use crate::cognition::config::CognitionConfig;
 use crate::memory::reflect::ReflectionTrigger;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
@@ -42,6 +42,6 @@ impl Default for Scratch {
 }
 
 /// Every resident has a scratch (spawning gives it the configured threshold).
-pub(super) fn plugin(app: &mut App) {
+pub(crate) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, Scratch>();
 }

@@ -1,19 +1,21 @@
 //! Where each activity happens. For the activities of the next hours, a resident chooses, from
 //! its own spatial memory, a sector, then an arena of that sector; then it asks what each of the
 //! activity's blocks looks like there (an object of that arena, an emoji, what the object does
-//! meanwhile; see [`details`](super::details)). Each choice is constrained to the places
+//! meanwhile; see [`details`](crate::cognition::act::details)). Each choice is constrained to the places
 //! offered, so no invalid address can arise. The offers follow the town's rules: someone else's
 //! home or bedroom is never offered; a shop outside its opening hours is not a destination; the
 //! current area comes first (and the prompt asks to stay in it when it fits). Sleep needs no
 //! question: it happens in one's own bed.
 
-use super::Cognition;
-use super::details::request_details;
-use super::pending::{Asker, Job, Pending};
-use super::plan::is_sleep;
-use super::prompts::{choice_tokens, identity_block};
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
+use crate::cognition::act::details::request_details;
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{choice_tokens, identity_block};
+use crate::cognition::config::Cognition;
+use crate::cognition::day::activity::is_sleep;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
@@ -204,7 +206,7 @@ pub fn arena_options(
 /// activities of the next hours happen, and their details once the place is known.
 pub fn request_places(
     mut ask: Asker,
-    mut quiet: Local<super::quiet::Quiet>,
+    mut quiet: Local<crate::cognition::ask::last_look::Quiet>,
     map: Res<WorldMap>,
     rules: Res<PlaceRules>,
     mut agents: Query<(
@@ -303,14 +305,16 @@ fn place_ahead(
         .iter()
         .filter(|b| !b.decided())
         // Placed and waiting for its subtasks: nothing to do yet (details come with them).
-        .filter(|b| !(plan.places.contains_key(&b.group) && super::decompose::refinable(b)))
+        .filter(|b| {
+            !(plan.places.contains_key(&b.group) && crate::cognition::day::decompose::refinable(b))
+        })
         .map(|b| {
             (
                 b.activity,
                 b.group,
                 b.start,
                 b.description.clone(),
-                super::decompose::refinable(b),
+                crate::cognition::day::decompose::refinable(b),
             )
         })
         .collect();

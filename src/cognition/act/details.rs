@@ -1,14 +1,16 @@
 //! What each block of an activity looks like, once its place is known (see
-//! [`place`](super::place)): for each of the activity's blocks an object of the chosen arena
+//! [`place`](crate::cognition::act::place)): for each of the activity's blocks an object of the chosen arena
 //! together with an emoji and what the object does meanwhile ("the stove is heating a pan").
 //! The object is constrained to those offered, so the block's address is always valid; an
 //! emoji the model did not give is chosen from the action's words.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::prompts::numbered;
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, Identity};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::numbered;
+use crate::cognition::config::Cognition;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
@@ -94,7 +96,7 @@ pub fn emoji_for(model: Option<&str>, description: &str) -> String {
 
 /// An object state as the model wrote it, or none ("idle", empty).
 pub fn clean_state(s: &str) -> String {
-    let t = super::prompts::one_line(s)
+    let t = crate::cognition::ask::prompts::one_line(s)
         .trim()
         .trim_end_matches('.')
         .to_string();

@@ -7,8 +7,8 @@
 //! (its change tick), no request was added or removed ([`Pending::generation`]), the day has not
 //! wrapped, and no further block has come into the window.
 
-use super::pending::Pending;
 use crate::agent::DayPlan;
+use crate::cognition::ask::pending::Pending;
 use bevy::ecs::change_detection::Tick;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -75,7 +75,7 @@ mod tests {
     use super::*;
     use crate::agent::PlanSource;
     use crate::agent::schedule::Block;
-    use crate::cognition::pending::Job;
+    use crate::cognition::ask::job::Job;
     use crate::llm::{LlmHandle, LlmRequest};
 
     /// A look is skipped only while the plan, the requests, the day and the blocks in view are

@@ -3,10 +3,10 @@
 //! its provenance) and the commitments. Printed by the headless summary, `bench day` and
 //! `bench talk`.
 
-use super::guard::Fallbacks;
 use crate::agent::commitments::Commitments;
 use crate::agent::conversation::{ConversationLog, TopicKind};
 use crate::agent::{Identity, Resident};
+use crate::cognition::ask::flaws::Fallbacks;
 use crate::memory::news::{Hop, fact_of, trace};
 use crate::memory::stream::{MemoryStream, NodeId};
 use bevy::prelude::*;
@@ -95,7 +95,7 @@ pub fn talk_report(world: &mut World) -> TalkReport {
         })
         .unwrap_or_default();
     let attendance = world
-        .get_resource::<super::invite::Attendance>()
+        .get_resource::<crate::cognition::talk::invite::Attendance>()
         .cloned()
         .unwrap_or_default();
     let mut accepted_by: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -227,7 +227,7 @@ impl TalkReport {
             out.push_str(&format!(
                 "  {} of {agents} hold \"{}\" (first held by {}): {}\n",
                 s.holders.len(),
-                crate::cognition::prompts::one_line(&s.fact),
+                crate::cognition::ask::prompts::one_line(&s.fact),
                 s.first,
                 s.holders
                     .iter()

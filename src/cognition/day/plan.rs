@@ -3,126 +3,27 @@
 //! memories; then a wake-up hour and the day in broad strokes (5–8 items); then an hourly
 //! schedule, stored as a memory. As the day goes on, the next two hours' activities are refined
 //! into 5–15-minute subtasks whose durations add up to the activity they refine (see
-//! [`decompose`](super::decompose)). A day's answers are all due before the resident wakes, so
+//! [`decompose`](crate::cognition::day::decompose)). A day's answers are all due before the resident wakes, so
 //! the model works while everyone sleeps.
 
-use super::Cognition;
-use super::config::Planning;
-use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered, numbered_found, one_line, strip_list_marker};
 use crate::agent::routine::daily_routine;
 use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, numbered, numbered_found, one_line};
+use crate::cognition::config::Cognition;
+use crate::cognition::config::Planning;
+use crate::cognition::day::activity::{clean_activity, is_sleep, plausible_plan};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
+use crate::sim::time::minute_label;
 use bevy::prelude::*;
 use serde_json::{Value, json};
-
-/// Whether an activity is sleep (never refined; its place is the bed at home).
-pub fn is_sleep(activity: &str) -> bool {
-    // Every phrase below holds "sleep" or "bed": most activities are settled by those two.
-    use crate::agent::contains_ignoring_case as has;
-    if !has(activity, "sleep") && !has(activity, "bed") {
-        return false;
-    }
-    [
-        "sleep",
-        "in bed",
-        "go to bed",
-        "goes to bed",
-        "going to bed",
-    ]
-    .iter()
-    .any(|w| has(activity, w))
-}
-
-/// Words an activity does not end with: an item that does was cut off.
-const CUT_OFF: [&str; 17] = [
-    "at", "to", "and", "or", "the", "a", "an", "of", "in", "on", "for", "with", "is", "are", "was",
-    "his", "her",
-];
-
-/// The items of a broad plan that read like activities: at least two words, not the person's
-/// name, not a date or "today is …", not cut off (ending in "at", "and", "a", a comma), each once.
-pub fn plausible_plan(items: Vec<String>, name: &str) -> Vec<String> {
-    let first = name
-        .split_whitespace()
-        .next()
-        .unwrap_or(name)
-        .to_lowercase();
-    let mut out: Vec<String> = Vec::new();
-    for t in items {
-        let l = t.to_lowercase();
-        let words = l.split_whitespace().count();
-        let dated = l.contains("today is")
-            || l.split(|c: char| !c.is_ascii_digit())
-                .any(|d| d.len() == 4 && d.starts_with("20"))
-            || l.contains("february")
-            || l.contains("january");
-        let only_name =
-            l.trim_end_matches(|c: char| !c.is_alphabetic()) == name.to_lowercase() || l == first;
-        let last = l.split_whitespace().last().unwrap_or("");
-        let cut_off = l.trim_end().ends_with(',')
-            || CUT_OFF.contains(&last.trim_end_matches(|c: char| !c.is_alphabetic()));
-        if words >= 2
-            && !dated
-            && !only_name
-            && !cut_off
-            && !out.iter().any(|o| o.eq_ignore_ascii_case(&t))
-        {
-            out.push(t);
-        }
-    }
-    out
-}
-
-/// An activity as the model wrote it, tidied: one line, no list marker, no times of day
-/// ("07:00–08:00 am"), no leading "Name is", at most 80 characters. Empty when nothing is left.
-pub fn clean_activity(text: &str, name: &str) -> String {
-    let t = one_line(strip_list_marker(text));
-    let mut words: Vec<&str> = Vec::new();
-    let mut after_time = false;
-    for w in t.split_whitespace() {
-        let is_time = w.chars().any(|c| c.is_ascii_digit()) && w.contains(':');
-        let is_dash = w.chars().all(|c| c == '-' || c == '–' || c == '—');
-        let is_ampm = after_time
-            && matches!(
-                w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()),
-                "am" | "pm"
-            );
-        after_time = is_time;
-        if !(is_time || is_dash || is_ampm) {
-            words.push(w);
-        }
-    }
-    let t = words.join(" ");
-    if !t.chars().any(char::is_alphabetic) {
-        return String::new();
-    }
-    let first = name.split_whitespace().next().unwrap_or(name);
-    let mut t = t.as_str().trim().trim_end_matches('.').to_string();
-    for prefix in [
-        format!("{name} is "),
-        format!("{first} is "),
-        "he is ".into(),
-        "she is ".into(),
-        "they are ".into(),
-        "i am ".into(),
-    ] {
-        if t.len() > prefix.len() && t[..prefix.len()].eq_ignore_ascii_case(&prefix) {
-            t = t[prefix.len()..].to_string();
-        }
-    }
-    t.chars().take(80).collect::<String>().trim().to_string()
-}
-
-/// The step of a minute of today (`now` if it has passed).
-pub fn minute_label(m: u32) -> String {
-    format!("{:02}:{:02}", (m / 60) % 24, m % 60)
-}
 
 /// The schema of a day in broad strokes: a wake-up hour in `wake_range` and 5–8 items.
 pub fn plan_day_schema(wake_range: (u32, u32)) -> Value {
@@ -475,7 +376,8 @@ pub fn apply_plan_days(
             let identity = identity_block(resident, outlook, ask.clock.now);
             let date = ask.clock.now.date_string();
             let broad = numbered(plan.broad.iter().map(String::as_str));
-            let options = super::hours::hour_options(&plan.broad, &daily_routine(p, day));
+            let options =
+                crate::cognition::day::hours::hour_options(&plan.broad, &daily_routine(p, day));
             let listed = numbered(options.iter().map(String::as_str));
             let hours = labels.join(", ");
             let messages = ask.prompts.render(
@@ -489,7 +391,7 @@ pub fn apply_plan_days(
                     ("hours", &hours),
                 ],
             );
-            let schema = super::hours::hours_choice_schema(&labels, options.len());
+            let schema = crate::cognition::day::hours::hours_choice_schema(&labels, options.len());
             let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(schema))
                 .sampling(Sampling::greedy(30 + 56 * labels.len() as u32));
             let due = ask.steps_until(plan.wake_min).max(1);
@@ -508,8 +410,8 @@ pub fn apply_plan_days(
 pub fn apply_plan_hours(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    prompts: Res<super::prompts::Prompts>,
-    mut fallbacks: ResMut<super::guard::Fallbacks>,
+    prompts: Res<crate::cognition::ask::prompts::Prompts>,
+    mut fallbacks: ResMut<crate::cognition::ask::flaws::Fallbacks>,
     scenario: Res<crate::agent::persona::ScenarioRes>,
     mut agents: Query<(
         &Resident,
@@ -520,7 +422,7 @@ pub fn apply_plan_hours(
     )>,
 ) {
     // Built at the first answer (most steps have none).
-    let mut known: Option<(Vec<String>, super::guard::NameWords)> = None;
+    let mut known: Option<(Vec<String>, crate::cognition::ask::flaws::NameWords)> = None;
     for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
         for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
             matches!(j, Job::PlanHours { .. })
@@ -532,7 +434,7 @@ pub fn apply_plan_hours(
                     .iter()
                     .map(|p| p.spec.name.clone())
                     .collect();
-                let words = super::guard::NameWords::of(&names);
+                let words = crate::cognition::ask::flaws::NameWords::of(&names);
                 (names, words)
             });
             let Job::PlanHours { day, options } = job else {
@@ -547,7 +449,7 @@ pub fn apply_plan_hours(
             // An hour that does not hold up (the prompt's words, a name, a number) takes the
             // routine's activity, as an unusable hour does.
             let own_words = prompts.get("plan_hours").own_words();
-            let ctx = super::guard::Context {
+            let ctx = crate::cognition::ask::flaws::Context {
                 names: name_words,
                 own_words: &own_words,
                 earlier: &[],
@@ -557,7 +459,7 @@ pub fn apply_plan_hours(
                 // Free text (a request from before the hours were a choice).
                 hour_answers(v, &id.name)
                     .into_iter()
-                    .filter(|(_, t)| match super::guard::flaw(t, &ctx) {
+                    .filter(|(_, t)| match crate::cognition::ask::flaws::flaw(t, &ctx) {
                         Some(f) => {
                             fallbacks.count("plan item", f);
                             false
@@ -567,10 +469,17 @@ pub fn apply_plan_hours(
                     .collect()
             } else {
                 let awake = (plan.wake_min, p.sleep_min.min(1440));
-                super::hours::hour_choices(v, &options, &id.name, awake, &ctx, &mut fallbacks)
-                    .into_iter()
-                    .map(|c| (c.hour, c.activity))
-                    .collect()
+                crate::cognition::day::hours::hour_choices(
+                    v,
+                    &options,
+                    &id.name,
+                    awake,
+                    &ctx,
+                    &mut fallbacks,
+                )
+                .into_iter()
+                .map(|c| (c.hour, c.activity))
+                .collect()
             };
             let routine = daily_routine(p, day);
             let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);
@@ -643,47 +552,6 @@ mod tests {
     use super::*;
     use crate::agent::schedule::covers_the_day;
     use crate::llm::shape::{grammar, validate_schema};
-
-    #[test]
-    fn activities_are_tidied() {
-        assert_eq!(
-            clean_activity("1. Isabella is opening the cafe.", "Isabella Rodriguez"),
-            "opening the cafe"
-        );
-        assert_eq!(
-            clean_activity("Isabella Rodriguez is baking", "Isabella Rodriguez"),
-            "baking"
-        );
-        assert_eq!(clean_activity("having\nlunch", "A B"), "having lunch");
-        assert_eq!(
-            clean_activity("He is having lunch at Hobbs Cafe", "A B"),
-            "having lunch at Hobbs Cafe"
-        );
-        assert_eq!(clean_activity("23:30–23:30", "A B"), "");
-        assert_eq!(
-            clean_activity("walk to the cafe 08:00 - 09:00 am", "A B"),
-            "walk to the cafe"
-        );
-        let items = [
-            "Maria Lopez",
-            "Today is February 13, 2023",
-            "Klaus Mueller, 2023-02-13",
-            "study physics at the library",
-            "stream games on Twitch",
-            "study physics at the library",
-            "eat",
-            "Maria Lopez wakes up at",
-            "currently up to work, eating breakfast, and a",
-            "currently up to breakfast at is up,",
-        ];
-        assert_eq!(
-            plausible_plan(items.iter().map(|s| s.to_string()).collect(), "Maria Lopez"),
-            vec!["study physics at the library", "stream games on Twitch"]
-        );
-        assert!(is_sleep("going to bed") && is_sleep("Sleeping") && !is_sleep("making the bed"));
-        assert!(is_sleep("Going To Bed early") && is_sleep("fell asleep on the couch"));
-        assert!(!is_sleep("cleaning the bedroom") && !is_sleep("serving coffee"));
-    }
 
     #[test]
     fn an_hourly_schedule_covers_the_day_and_merges_repeats() {

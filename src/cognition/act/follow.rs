@@ -22,7 +22,7 @@ pub fn object_state_of(address: &str, described: &str, description: &str) -> Opt
         return Some(described.to_string());
     }
     Some(
-        if address.ends_with(":bed") && super::plan::is_sleep(description) {
+        if address.ends_with(":bed") && crate::cognition::day::activity::is_sleep(description) {
             "being slept in".into()
         } else {
             "in use".into()
@@ -51,15 +51,15 @@ pub fn action_triple(name: &str, description: &str, address: &str) -> (String, S
 
 /// Game minutes a block due now may stay undecided, with game time going on, before its resident
 /// does its routine's activity instead (an answer that never came; under
-/// [`Pacing::Wait`](super::config::Pacing) time waits for the answers it expects).
+/// [`Pacing::Wait`](crate::cognition::config::Pacing) time waits for the answers it expects).
 pub const UNDECIDED_MINUTES: u32 = 15;
 
 /// Switches each resident to the block due now, once it is decided. Under
-/// [`Pacing::Live`](super::config::Pacing), a block whose place is still being chosen leaves the
+/// [`Pacing::Live`](crate::cognition::config::Pacing), a block whose place is still being chosen leaves the
 /// resident on its routine's activity for now (it switches when the answer is in).
 pub fn follow_plans(
     clock: Res<SimClock>,
-    cog: Res<super::Cognition>,
+    cog: Res<crate::cognition::config::Cognition>,
     mut routines: Local<
         std::collections::HashMap<Entity, (i64, Vec<crate::agent::schedule::Block>)>,
     >,
@@ -76,7 +76,7 @@ pub fn follow_plans(
     >,
 ) {
     let minute = clock.now.minute_of_day();
-    let live = cog.0.pacing == super::config::Pacing::Live;
+    let live = cog.0.pacing == crate::cognition::config::Pacing::Live;
     for (entity, id, resident, mut plan, mut action) in &mut agents {
         let Some(i) = plan.at(minute) else { continue };
         if plan.current == Some(i) {

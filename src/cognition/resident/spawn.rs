@@ -2,11 +2,11 @@
 //! outlook, an empty day plan, a scratch with the configured reflection threshold, and a memory
 //! seeded from the scenario (unless memory is ablated); then the player's avatar.
 
-use super::Cognition;
-use super::config::CognitionConfig;
-use super::scratch::Scratch;
 use crate::agent::persona::{Persona, ScenarioRes};
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, TownNames};
+use crate::cognition::config::Cognition;
+use crate::cognition::config::CognitionConfig;
+use crate::cognition::resident::scratch::Scratch;
 use crate::memory::SpatialMemory;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -67,7 +67,7 @@ pub fn resident_bundle(
                     object: m.clone(),
                     description: m.clone(),
                     keywords: town.mentioned(m, &p.spec.name),
-                    gathering: super::invite::gathering_in(m, &p.spec.name, now, map),
+                    gathering: crate::agent::commitments::gathering_in(m, &p.spec.name, now, map),
                     ..default()
                 },
                 now,
@@ -102,6 +102,6 @@ pub fn resident_bundle(
     )
 }
 
-pub(super) fn plugin(app: &mut App) {
+pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, spawn_people);
 }

@@ -68,7 +68,7 @@ static NO_NAMES: NameWords = NameWords::none();
 pub struct Context<'a> {
     /// Words of people's names.
     pub names: &'a NameWords,
-    /// The prompt template's own words ([`Template::own_words`](super::prompts::Template::own_words)).
+    /// The prompt template's own words ([`Template::own_words`](crate::cognition::ask::prompts::Template::own_words)).
     pub own_words: &'a [String],
     /// Earlier answers it must not repeat.
     pub earlier: &'a [String],

@@ -7,11 +7,13 @@
 //! their due step by [`apply_importance`] and [`apply_embeddings`]. Events count toward the
 //! reflection trigger when their score is final.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered};
-use super::scratch::Scratch;
 use crate::agent::{Identity, Outlook, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, numbered};
+use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeId, NodeKind};
 use bevy::prelude::*;
@@ -272,8 +274,8 @@ pub fn recheck_embeddings(
 }
 
 /// Every resident has its memory-work bookkeeping and its requests in flight. (The systems
-/// are ordered in [`sets`](super::sets).)
-pub(super) fn plugin(app: &mut App) {
+/// are ordered in [`sets`](crate::cognition::sets).)
+pub(crate) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, MemoryWork>()
         .register_required_components::<Resident, Pending>();
 }

@@ -2,16 +2,19 @@
 //! (an hour or more, not sleep) is decomposed into 5–15-minute subtasks, asked for with the
 //! hourly schedule in the prompt; when the answer arrives the activity's block becomes its
 //! subtasks, whose durations are made to add up to the activity they refine. The day and its
-//! hourly schedule are made in [`plan`](super::plan).
+//! hourly schedule are made in [`plan`](crate::cognition::day::plan).
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::plan::{clean_activity, is_sleep, minute_label};
-use super::prompts::identity_block;
 use crate::agent::schedule::{Block, fit_durations};
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::identity_block;
+use crate::cognition::config::Cognition;
+use crate::cognition::day::activity::{clean_activity, is_sleep};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::sim::clock::SimClock;
+use crate::sim::time::minute_label;
 use bevy::prelude::*;
 use serde_json::{Value, json};
 
@@ -48,7 +51,7 @@ fn asked_for(pending: &Pending, activity: u32) -> bool {
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
 pub fn request_decompositions(
     mut ask: Asker,
-    mut quiet: Local<super::quiet::Quiet>,
+    mut quiet: Local<crate::cognition::ask::last_look::Quiet>,
     mut agents: Query<(
         Entity,
         &Resident,

@@ -4,16 +4,20 @@
 //! The new hours replace the old ones from that minute on; what came before stays, and the plan
 //! still covers the day. An hour the model leaves unusable keeps its old activity.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::plan::{add_plan_thought, hour_answers, hours_schema, is_sleep, minute_label};
-use super::prompts::{identity_block, one_line};
 use crate::agent::routine::block_at;
 use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, one_line};
+use crate::cognition::config::Cognition;
+use crate::cognition::day::activity::is_sleep;
+use crate::cognition::day::plan::{add_plan_thought, hour_answers, hours_schema};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::MemoryStream;
 use crate::sim::clock::SimClock;
+use crate::sim::time::minute_label;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -7,9 +7,9 @@
 //! sleeping at noon) takes the routine's activity, and a detail that only repeats the list is
 //! left off.
 
-use super::guard::{Context, Fallbacks, Flaw, clean_line, flaw};
-use super::plan::{clean_activity, is_sleep};
 use crate::agent::schedule::Block;
+use crate::cognition::ask::flaws::{Context, Fallbacks, Flaw, clean_line, flaw};
+use crate::cognition::day::activity::{clean_activity, is_sleep};
 use serde_json::{Value, json};
 
 /// The most activities offered for an hour.
@@ -92,7 +92,7 @@ pub struct HourChoice {
 /// against its hour; an hour with no valid number, or a choice that does not fit it, is left
 /// out (the routine fills it) and counted. A non-empty detail is kept when the guard finds
 /// nothing wrong with it, it fits the hour too ("sleeping at home" at 10:00 does not), it reads
-/// like an activity (not cut off, not a date: [`plausible_plan`](super::plan::plausible_plan))
+/// like an activity (not cut off, not a date: [`plausible_plan`](crate::cognition::day::activity::plausible_plan))
 /// and it says more than the list does.
 pub fn hour_choices(
     v: &Value,
@@ -144,7 +144,11 @@ pub fn hour_choices(
                     None
                 }
                 None if adds_nothing(&detail, option)
-                    || super::plan::plausible_plan(vec![detail.clone()], name).is_empty() =>
+                    || crate::cognition::day::activity::plausible_plan(
+                        vec![detail.clone()],
+                        name,
+                    )
+                    .is_empty() =>
                 {
                     fallbacks.count("plan detail", Flaw::Echo);
                     None
@@ -268,7 +272,7 @@ mod tests {
             "16:00": {"activity": 2, "detail": "Today is February 13, 20"},
             "13:00": {"activity": 9, "detail": ""},
         });
-        let names = super::super::guard::NameWords::of(&["Klaus Mueller".to_string()]);
+        let names = crate::cognition::ask::flaws::NameWords::of(&["Klaus Mueller".to_string()]);
         let ctx = Context {
             names: &names,
             ..Default::default()

@@ -6,16 +6,18 @@
 //! lately, whether to wait for them or carry on (a choice). Waiting inserts a
 //! wait into the plan, the rest of the window still adding up.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending, Reaction};
-use super::prompts::{choice_tokens, identity_block, numbered};
-use super::scratch::Scratch;
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::{Party, Talking, start_conversation};
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
     CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, WalkPath,
 };
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::{Job, Reaction};
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{choice_tokens, identity_block, numbered};
+use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::clock::SimClock;

@@ -6,44 +6,22 @@
 //! is remembered with its reason (a conflicting plan item, or not interested). Either way the
 //! resident's next line answers the invitation.
 
-use super::Cognition;
-use super::guard::{self, Fallbacks, Flaw};
-use super::pending::{Asker, Job, Pending};
-use super::plan::is_sleep;
 use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
 use crate::agent::conversation::{Conversation, Topic, TopicKind};
 use crate::agent::{DayPlan, GridPos, Identity, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::flaws::{self, Fallbacks, Flaw};
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::config::Cognition;
+use crate::cognition::day::activity::is_sleep;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::news::{Gathering, Told, minute_words};
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
-use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde_json::{Value, json};
-
-/// The places a gathering may be at: each sector by name, at its largest arena.
-pub fn gathering_places(map: &WorldMap) -> Vec<(String, String)> {
-    map.sectors
-        .iter()
-        .filter_map(|s| {
-            let a = s
-                .arenas
-                .iter()
-                .map(|a| &map.arenas[*a])
-                .max_by_key(|a| a.rect.w * a.rect.h)?;
-            Some((
-                s.name.clone(),
-                format!("{}:{}:{}", map.world, s.name, a.name),
-            ))
-        })
-        .collect()
-}
-
-/// The gathering a statement speaks of, if any (see [`parse_gathering`]).
-pub fn gathering_in(text: &str, holder: &str, now: GameTime, map: &WorldMap) -> Option<Gathering> {
-    crate::memory::news::parse_gathering(text, holder, now, &gathering_places(map))
-}
 
 /// The schema of an answer to an invitation (keys in order: the decision, then its reason).
 pub fn answer_schema() -> Value {
@@ -122,7 +100,7 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
             a.name, a.asker
         )
     } else {
-        super::prompts::numbered(about)
+        crate::cognition::ask::prompts::numbered(about)
     };
     let messages = ask.prompts.render(
         "invite_answer",
@@ -132,7 +110,10 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
             ("asker", a.asker),
             (
                 "invitation",
-                &format!("\"{}\"", super::prompts::one_line(a.invitation)),
+                &format!(
+                    "\"{}\"",
+                    crate::cognition::ask::prompts::one_line(a.invitation)
+                ),
             ),
             ("plan", &plan),
             ("memories", &memories),
@@ -183,7 +164,7 @@ pub fn refusal_reason(reason: Option<&str>, conflicts: &[String]) -> String {
 pub fn apply_invite_answers(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    prompts: Res<super::prompts::Prompts>,
+    prompts: Res<crate::cognition::ask::prompts::Prompts>,
     town: Res<crate::agent::TownNames>,
     mut fallbacks: ResMut<Fallbacks>,
     mut convs: Query<&mut Conversation>,
@@ -220,13 +201,13 @@ pub fn apply_invite_answers(
                     v.get("accept").and_then(Value::as_bool).unwrap_or(false),
                     v.get("reason")
                         .and_then(Value::as_str)
-                        .map(super::prompts::one_line)
+                        .map(crate::cognition::ask::prompts::one_line)
                         .unwrap_or_default(),
                 ),
                 _ => (false, String::new()),
             };
             let own_words = &*words.get_or_insert_with(|| prompts.get("invite_answer").own_words());
-            let ctx = guard::Context {
+            let ctx = flaws::Context {
                 names: &town.words,
                 own_words,
                 earlier: &[],
@@ -234,7 +215,7 @@ pub fn apply_invite_answers(
             let flaw = if reply.is_fallback() {
                 Some(Flaw::Failed)
             } else {
-                guard::flaw(&said, &ctx)
+                flaws::flaw(&said, &ctx)
             };
             if let Some(f) = flaw {
                 fallbacks.count("invitation reason", f);
@@ -289,7 +270,7 @@ pub fn apply_invite_answers(
                     .get(conversation)
                     .map(|c| c.label())
                     .unwrap_or_default(),
-                fact: super::topics::gathering_fact(&g),
+                fact: crate::cognition::talk::topics::gathering_fact(&g),
             });
             stream.add(
                 NodeKind::Thought,
@@ -394,7 +375,7 @@ pub fn keep_commitments(
 }
 
 /// Every resident keeps its commitments; answers replaced are counted.
-pub(super) fn plugin(app: &mut App) {
+pub(crate) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, Commitments>()
         .init_resource::<Fallbacks>()
         .init_resource::<Attendance>();

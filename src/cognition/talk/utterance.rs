@@ -1,24 +1,28 @@
 //! Lines of a conversation as they arrive. The model's answer names a topic (one of those
 //! offered) and the words. Words that do not hold up (empty, only a name or a number, the
-//! prompt's own words, a repeat: [`guard::flaw`]) are asked for again once, about the chosen
+//! prompt's own words, a repeat: [`flaws::flaw`]) are asked for again once, about the chosen
 //! topic alone; a line about a fact or an invitation is then checked against its topic with the
 //! embedder ([`Job::LineCheck`]). What still does not hold up is said by the topic's template and
 //! counted. A line is said with its topic; then ([`hear_lines`]) a line that carries a fact
 //! leaves the listener a memory "<speaker> told me that <fact>" that records the conversation,
 //! the speaker and the speaker's own memory of it; an invitation also asks the listener whether
-//! it accepts ([`invite`](super::invite)).
+//! it accepts ([`invite`](crate::cognition::talk::invite)).
 
-use super::converse::{LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript};
-use super::guard::{self, Fallbacks, Flaw};
-use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered, one_line};
-use super::topics::{template_line, topic_text};
 use crate::agent::avatar::Avatar;
 use crate::agent::commitments::Commitments;
 use crate::agent::conversation::{
     Conversation, ConversationLog, Line, PlayerChat, Topic, TopicKind, say_line,
 };
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, Resident, TownNames, mentioned_names};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::flaws::{self, Fallbacks, Flaw};
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, numbered, one_line};
+use crate::cognition::talk::line_request::{
+    LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript,
+};
+use crate::cognition::talk::topics::{template_line, topic_text};
 use crate::llm::runtime::Reply;
 use crate::llm::{LlmRequest, LlmValue};
 use crate::memory::news::Told;
@@ -40,7 +44,7 @@ fn parse_line(reply: &Reply, topics: &[Topic], town: &TownNames) -> (Option<Topi
     let text: String = v
         .get("utterance")
         .and_then(Value::as_str)
-        .map(|t| guard::clean_line_with(&one_line(t), |p| town.is_name(p)))
+        .map(|t| flaws::clean_line_with(&one_line(t), |p| town.is_name(p)))
         .unwrap_or_default()
         .chars()
         .take(LINE_MAX_CHARS)
@@ -152,7 +156,7 @@ pub fn apply_lines(
                     continue;
                 };
                 let earlier: Vec<String> = conv.lines.iter().map(|(_, l)| l.clone()).collect();
-                let ctx = guard::Context {
+                let ctx = flaws::Context {
                     names: &town.words,
                     own_words: &own_words,
                     earlier: &earlier,
@@ -160,7 +164,7 @@ pub fn apply_lines(
                 let flaw = if reply.is_fallback() {
                     Some(Flaw::Failed)
                 } else {
-                    guard::flaw(&text, &ctx)
+                    flaws::flaw(&text, &ctx)
                 };
                 let source_embedded = topic.source.is_some_and(|s| {
                     agents
@@ -177,7 +181,7 @@ pub fn apply_lines(
                     }
                     None => match topic_text(&topic) {
                         // Without a vector to compare, a line shares a word with its topic.
-                        Some(about) if guard::unrelated(&text, about, 0.0, 1.0) => {
+                        Some(about) if flaws::unrelated(&text, about, 0.0, 1.0) => {
                             if retry {
                                 Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end)
                             } else {
@@ -212,11 +216,11 @@ pub fn apply_lines(
                     .and_then(|s| agents.get(agent).ok()?.5.get(s)?.embedding.as_ref())
                     .map_or_else(|| std::sync::Arc::from([]), |e| e.vector.clone());
                 let about = topic_text(&topic).unwrap_or(&topic.about).to_string();
-                let cos = guard::cosine(&line_vec, &topic_vec);
+                let cos = flaws::cosine(&line_vec, &topic_vec);
                 // No vector (the embedder is down): the line is said unchecked.
                 let off = !line_vec.is_empty()
                     && !topic_vec.is_empty()
-                    && guard::unrelated(&text, &about, cos, min_sim);
+                    && flaws::unrelated(&text, &about, cos, min_sim);
                 match (off, retry) {
                     (false, _) => Next::Say(
                         Line {
@@ -432,9 +436,9 @@ pub fn hear_lines(
         {
             continue;
         }
-        let req = super::invite::answer_request(
+        let req = crate::cognition::talk::invite::answer_request(
             &ask,
-            super::invite::InviteAsk {
+            crate::cognition::talk::invite::InviteAsk {
                 identity: &identity_block(resident, outlook, now),
                 name: listener,
                 asker: speaker,

@@ -5,11 +5,13 @@
 //! id exists. Insights become thoughts (depth 1 + their deepest evidence, so reflections can rest
 //! on reflections), scored and embedded like any memory.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered, one_line, strip_list_marker};
-use super::scratch::Scratch;
 use crate::agent::{Identity, Outlook, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, numbered, one_line, strip_list_marker};
+use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::reflect::{cited_ids, reflection_material};
 use crate::memory::retrieve::retrieve_many_and_touch;

@@ -7,10 +7,6 @@
 //! thought and a memo; the cool-down starts; and the time spent talking is written into the plan
 //! with the rest of the window shifted to still add up.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::prompts::{identity_block, numbered, numbered_found, one_line};
-use super::scratch::Scratch;
 use crate::agent::conversation::{
     Conversation, ConversationLog, PlayerChat, Speech, Talking, Topic, say_line,
 };
@@ -18,6 +14,13 @@ use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{
     CurrentAction, DayPlan, Facing, GridPos, Identity, Outlook, Resident, STAY_HERE,
 };
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::{identity_block, numbered_found, one_line};
+use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::Scratch;
+use crate::cognition::talk::line_request::{LineAsk, line_request, place_words, transcript};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -27,25 +30,6 @@ use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
-
-/// The longest line, in characters (the length budget of a turn).
-pub const LINE_MAX_CHARS: usize = 160;
-
-/// The schema of a line: which of `topics` topics it is about (by number), the words, and
-/// whether the conversation ends. (Keys are written in order, so the topic comes before the
-/// words.)
-pub fn line_schema(topics: usize) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "end_conversation": {"type": "boolean"},
-            "topic": {"type": "integer", "minimum": 1, "maximum": topics.max(1)},
-            "utterance": {"type": "string", "minLength": 1, "maxLength": LINE_MAX_CHARS}
-        },
-        "required": ["end_conversation", "topic", "utterance"],
-        "additionalProperties": false
-    })
-}
 
 /// The schema of what a conversation leaves in memory.
 pub fn chat_memory_schema() -> Value {
@@ -59,18 +43,6 @@ pub fn chat_memory_schema() -> Value {
         "required": ["summary", "planning", "memo"],
         "additionalProperties": false
     })
-}
-
-/// The conversation so far, one "Name: line" per line.
-pub fn transcript(lines: &[(String, String)]) -> String {
-    if lines.is_empty() {
-        return "(nothing has been said yet)".into();
-    }
-    lines
-        .iter()
-        .map(|(s, l)| format!("{s}: \"{}\"", one_line(l)))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Runs conversations: meeting, turns, and the end.
@@ -330,7 +302,7 @@ pub fn apply_chat_queries(
             };
             // Topics: what was just retrieved, then current concerns (news held, gatherings).
             let concerns = if memory {
-                super::topics::concerns(stream, now)
+                crate::cognition::talk::topics::concerns(stream, now)
             } else {
                 Vec::new()
             };
@@ -338,7 +310,7 @@ pub fn apply_chat_queries(
             let mut nodes: Vec<&crate::memory::MemoryNode> =
                 found.iter().filter_map(|f| stream.get(f.id)).collect();
             nodes.extend(concerns.iter().filter_map(|i| stream.get(*i)));
-            let input = super::topics::TopicInput {
+            let input = crate::cognition::talk::topics::TopicInput {
                 speaker: &id.name,
                 partner: &partner,
                 now,
@@ -352,7 +324,8 @@ pub fn apply_chat_queries(
                     .map(|(_, l)| l.as_str()),
                 plan_next: plan.and_then(|p| plan_next(p, now)),
             };
-            let topics = super::topics::candidates(&input, conv.owed[1 - k].as_ref());
+            let topics =
+                crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());
             let place = place_words(&map, pos);
             let identity = identity_block(resident, outlook, now);
             let req = line_request(
@@ -405,16 +378,6 @@ type ChatQueryItem<'a> = (
     Vec<(Job, crate::llm::runtime::Reply)>,
 );
 
-/// Where someone stands, in words ("Hobbs Cafe, cafe").
-pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {
-    map.address(pos.tile)
-        .to_string()
-        .split(':')
-        .skip(1)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The speaker's next plan item from now, in words ("serving customers until 8 PM").
 pub fn plan_next(plan: &DayPlan, now: GameTime) -> Option<String> {
     let i = plan.at(now.minute_of_day())?;
@@ -444,78 +407,12 @@ pub fn known_to_partner(log: &ConversationLog, me: &str, partner: &str) -> HashS
         .collect()
 }
 
-/// What a line is asked with.
-pub struct LineAsk<'a> {
-    /// The speaker's identity block.
-    pub identity: &'a str,
-    /// The speaker.
-    pub name: &'a str,
-    /// The partner.
-    pub partner: &'a str,
-    /// Where they stand, in words.
-    pub place: &'a str,
-    /// What the speaker remembers, numbered.
-    pub memories: &'a str,
-    /// The lines so far.
-    pub conversation: &'a str,
-    /// The topics offered.
-    pub topics: &'a [Topic],
-    /// Whether the partner is the player (answers come first).
-    pub with_player: bool,
-    /// Whether it is the second asking (sampled, so a cached answer is not given back).
-    pub retry: bool,
-}
-
-/// The request for a line about one of `topics`.
-pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
-    let topics = numbered(a.topics.iter().map(|t| t.about.as_str()));
-    let messages = ask.prompts.render(
-        "converse",
-        &[
-            ("identity", a.identity),
-            ("name", a.name),
-            ("partner", a.partner),
-            ("memories", a.memories),
-            ("place", a.place),
-            ("conversation", a.conversation),
-            ("topics", &topics),
-        ],
-    );
-    let mut sampling = Sampling::greedy(110);
-    let c = &ask.cfg.0;
-    if a.retry || c.talk_temperature > 0.0 {
-        sampling.temperature = if a.retry {
-            c.talk_temperature.max(0.7)
-        } else {
-            c.talk_temperature
-        };
-        // Each line its own draw, the same for the same seed and conversation.
-        sampling.seed = c.seed.wrapping_add(crate::sim::hash::fnv1a_32(
-            format!("{}|{}", a.name, a.conversation).as_bytes(),
-        ));
-    }
-    LlmRequest::chat(
-        "converse",
-        messages,
-        OutputShape::Json(line_schema(a.topics.len())),
-    )
-    .sampling(sampling)
-    .priority(if a.with_player {
-        crate::llm::Priority::Interactive
-    } else {
-        crate::llm::Priority::Normal
-    })
-    .fallback(LlmValue::Json(
-        json!({"end_conversation": false, "topic": 1, "utterance": ""}),
-    ))
-}
-
 /// What a finished conversation leaves in each participant's memory.
 pub fn apply_chat_memories(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    prompts: Res<super::prompts::Prompts>,
-    mut fallbacks: ResMut<super::guard::Fallbacks>,
+    prompts: Res<crate::cognition::ask::prompts::Prompts>,
+    mut fallbacks: ResMut<crate::cognition::ask::flaws::Fallbacks>,
     town: Res<crate::agent::TownNames>,
     convs: Query<&Conversation>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
@@ -547,7 +444,7 @@ pub fn apply_chat_memories(
             // written from the conversation's topics).
             let own_words =
                 &*own_words.get_or_insert_with(|| prompts.get("chat_memory").own_words());
-            let ctx = super::guard::Context {
+            let ctx = crate::cognition::ask::flaws::Context {
                 names: &town.words,
                 own_words,
                 earlier: &[],
@@ -560,8 +457,11 @@ pub fn apply_chat_memories(
                     _ => None,
                 }
                 .unwrap_or_default();
-                match super::guard::flaw(&t, &ctx)
-                    .or((t.split_whitespace().count() < 2).then_some(super::guard::Flaw::Empty))
+                match crate::cognition::ask::flaws::flaw(&t, &ctx).or((t
+                    .split_whitespace()
+                    .count()
+                    < 2)
+                .then_some(crate::cognition::ask::flaws::Flaw::Empty))
                 {
                     Some(f) => {
                         fallbacks.count("chat memory", f);

@@ -6,14 +6,16 @@
 //! and when it ends the object is idle again. Once per object within the reaction cool-down; not
 //! while asleep or talking; the fail-safe is to go and check on it.
 
-use super::Cognition;
-use super::pending::{Asker, Job, Pending};
-use super::plan::clean_activity;
-use super::prompts::identity_block;
-use super::scratch::Scratch;
 use crate::agent::conversation::Talking;
 use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{CurrentAction, DayPlan, Identity, Outlook, Resident};
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::Job;
+use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::identity_block;
+use crate::cognition::config::Cognition;
+use crate::cognition::day::activity::clean_activity;
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::clock::SimClock;

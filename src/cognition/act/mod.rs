@@ -1,0 +1,6 @@
+//! Where and how: the place of each activity ([`place`]), what it looks like there and which
+//! object it uses ([`details`]), and the plan carried out step by step ([`follow`]).
+
+pub mod details;
+pub mod follow;
+pub mod place;

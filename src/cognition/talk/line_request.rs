@@ -1,0 +1,119 @@
+//! A line of conversation asked of the model: its shape (a line and the topic it is about), the
+//! transcript and place words it shows, and the request itself, used to ask for a line
+//! (`converse`) and to ask again when a line does not hold up (`utterance`).
+
+use crate::agent::GridPos;
+use crate::agent::conversation::Topic;
+use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::prompts::{numbered, one_line};
+use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::sim::map::WorldMap;
+use bevy::prelude::*;
+use serde_json::{Value, json};
+
+/// The longest line, in characters (the length budget of a turn).
+pub const LINE_MAX_CHARS: usize = 160;
+
+/// The schema of a line: which of `topics` topics it is about (by number), the words, and
+/// whether the conversation ends. (Keys are written in order, so the topic comes before the
+/// words.)
+pub fn line_schema(topics: usize) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "end_conversation": {"type": "boolean"},
+            "topic": {"type": "integer", "minimum": 1, "maximum": topics.max(1)},
+            "utterance": {"type": "string", "minLength": 1, "maxLength": LINE_MAX_CHARS}
+        },
+        "required": ["end_conversation", "topic", "utterance"],
+        "additionalProperties": false
+    })
+}
+
+/// The conversation so far, one "Name: line" per line.
+pub fn transcript(lines: &[(String, String)]) -> String {
+    if lines.is_empty() {
+        return "(nothing has been said yet)".into();
+    }
+    lines
+        .iter()
+        .map(|(s, l)| format!("{s}: \"{}\"", one_line(l)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where someone stands, in words ("Hobbs Cafe, cafe").
+pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {
+    map.address(pos.tile)
+        .to_string()
+        .split(':')
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a line is asked with.
+pub struct LineAsk<'a> {
+    /// The speaker's identity block.
+    pub identity: &'a str,
+    /// The speaker.
+    pub name: &'a str,
+    /// The partner.
+    pub partner: &'a str,
+    /// Where they stand, in words.
+    pub place: &'a str,
+    /// What the speaker remembers, numbered.
+    pub memories: &'a str,
+    /// The lines so far.
+    pub conversation: &'a str,
+    /// The topics offered.
+    pub topics: &'a [Topic],
+    /// Whether the partner is the player (answers come first).
+    pub with_player: bool,
+    /// Whether it is the second asking (sampled, so a cached answer is not given back).
+    pub retry: bool,
+}
+
+/// The request for a line about one of `topics`.
+pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
+    let topics = numbered(a.topics.iter().map(|t| t.about.as_str()));
+    let messages = ask.prompts.render(
+        "converse",
+        &[
+            ("identity", a.identity),
+            ("name", a.name),
+            ("partner", a.partner),
+            ("memories", a.memories),
+            ("place", a.place),
+            ("conversation", a.conversation),
+            ("topics", &topics),
+        ],
+    );
+    let mut sampling = Sampling::greedy(110);
+    let c = &ask.cfg.0;
+    if a.retry || c.talk_temperature > 0.0 {
+        sampling.temperature = if a.retry {
+            c.talk_temperature.max(0.7)
+        } else {
+            c.talk_temperature
+        };
+        // Each line its own draw, the same for the same seed and conversation.
+        sampling.seed = c.seed.wrapping_add(crate::sim::hash::fnv1a_32(
+            format!("{}|{}", a.name, a.conversation).as_bytes(),
+        ));
+    }
+    LlmRequest::chat(
+        "converse",
+        messages,
+        OutputShape::Json(line_schema(a.topics.len())),
+    )
+    .sampling(sampling)
+    .priority(if a.with_player {
+        crate::llm::Priority::Interactive
+    } else {
+        crate::llm::Priority::Normal
+    })
+    .fallback(LlmValue::Json(
+        json!({"end_conversation": false, "topic": 1, "utterance": ""}),
+    ))
+}

@@ -6,7 +6,7 @@
 //! while they are asked, and nothing is written to any memory.
 
 use crate::agent::{Identity, Outlook, Resident};
-use crate::cognition::ask::prompts::{Prompts, identity_block, numbered_found, one_line};
+use crate::cognition::ask::prompts::{Prompts, Who, numbered_found, one_line};
 use crate::cognition::config::Ablation;
 use crate::cognition::config::Cognition;
 use crate::llm::{Llm, LlmReply, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
@@ -162,21 +162,16 @@ fn answer_request(world: &mut World, a: &Ask, emb: &LlmReply) -> Option<(u64, Ve
     } else {
         numbered_found(stream, &found)
     };
-    let identity = identity_block(resident, outlook, now);
-    let name = id.name.clone();
+    let who = Who::of(resident, outlook, &id.name, now);
     let quoted = format!("\"{}\"", one_line(&a.question).replace('"', "'"));
     let prompts = world.resource::<Prompts>();
     let req = match a.shape {
         Shape::YesNo => LlmRequest::chat(
             "lab_probe",
-            prompts.render(
+            prompts.render_for(
                 "probe",
-                &[
-                    ("identity", &identity),
-                    ("name", &name),
-                    ("memories", &memories),
-                    ("question", &quoted),
-                ],
+                &who,
+                &[("memories", &memories), ("question", &quoted)],
             ),
             OutputShape::Json(yes_no_schema()),
         )
@@ -186,11 +181,10 @@ fn answer_request(world: &mut World, a: &Ask, emb: &LlmReply) -> Option<(u64, Ve
         )),
         Shape::Open => LlmRequest::chat(
             "lab_interview",
-            prompts.render(
+            prompts.render_for(
                 "interview",
+                &who,
                 &[
-                    ("identity", &identity),
-                    ("name", &name),
                     ("persona", "an interviewer"),
                     ("memories", &memories),
                     ("conversation", "(this is the first question)"),

@@ -15,7 +15,7 @@ use super::stats::{KruskalWallis, Outcome, Rating, kruskal_wallis, ratings};
 use super::{Folder, Progress};
 use crate::SimPlugin;
 use crate::agent::{Identity, Outlook, Resident};
-use crate::cognition::ask::prompts::{Prompts, identity_block, one_line};
+use crate::cognition::ask::prompts::{Prompts, Who, identity_block, one_line};
 use crate::cognition::config::Ablation;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::sim::clock::SimClock;
@@ -281,12 +281,15 @@ fn judge_all(world: &mut World, run: &mut Run, opts: &Options) -> Result<(), Str
                     (list[i], list[j])
                 };
                 let identity = identities.get(resident).cloned().unwrap_or_default();
-                let msgs = prompts.render(
+                let judge = Who {
+                    identity: JUDGE.to_string(),
+                    name: resident,
+                };
+                let msgs = prompts.render_for(
                     "judge",
+                    &judge,
                     &[
-                        ("identity", JUDGE),
                         ("about", &identity),
-                        ("name", resident),
                         ("question", &one_line(question)),
                         ("a", &one_line(&a.answer)),
                         ("b", &one_line(&b.answer)),

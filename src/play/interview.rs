@@ -12,7 +12,7 @@ use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::ask::job::{Job, NEVER_DUE};
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Prompts;
-use crate::cognition::ask::prompts::{identity_block, numbered_found, one_line};
+use crate::cognition::ask::prompts::{Who, numbered_found, one_line};
 use crate::cognition::config::Cognition;
 use crate::llm::{Llm, LlmHandle, LlmRequest, LlmValue, OutputShape, Priority, Sampling};
 use crate::memory::retrieve::retrieve_where;
@@ -244,13 +244,12 @@ pub fn advance_interviews(
                         .collect::<Vec<_>>()
                         .join("\n")
                 };
-                let identity = identity_block(resident, outlook, clock.now);
+                let who = Who::of(resident, outlook, &id.name, clock.now);
                 let quoted = format!("\"{}\"", one_line(&question).replace('"', "'"));
-                let messages = prompts.render(
+                let messages = prompts.render_for(
                     "interview",
+                    &who,
                     &[
-                        ("identity", &identity),
-                        ("name", &id.name),
                         ("persona", &iv.persona),
                         ("memories", &memories),
                         ("conversation", &conversation),

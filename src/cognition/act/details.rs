@@ -4,14 +4,16 @@
 //! The object is constrained to those offered, so the block's address is always valid; an
 //! emoji the model did not give is chosen from the action's words.
 
+use crate::agent::DayPlan;
 use crate::agent::persona::Persona;
-use crate::agent::{DayPlan, Identity};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::numbered;
 use crate::cognition::config::Cognition;
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmValue, OutputShape};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
@@ -119,8 +121,7 @@ pub fn request_details(
     ask: &mut Asker,
     agent: Entity,
     p: &Persona,
-    id: &Identity,
-    identity: &str,
+    who: &Who,
     spatial: &SpatialMemory,
     pending: &mut Pending,
     day: i64,
@@ -150,23 +151,18 @@ pub fn request_details(
     let steps = numbered(blocks.iter().map(|(_, d)| d.as_str()));
     let object_list = objects.join(", ");
     let place = parts[1..].join(", ");
-    let messages = ask.prompts.render(
+    let n = blocks.len();
+    let req = ask.chat(
         "act_details",
+        who,
         &[
-            ("identity", identity),
-            ("name", &id.name),
             ("place", &place),
             ("steps", &steps),
             ("objects", &object_list),
         ],
-    );
-    let n = blocks.len();
-    let req = LlmRequest::chat(
-        "act_details",
-        messages,
         OutputShape::Json(details_schema(n, &objects)),
-    )
-    .sampling(Sampling::greedy(30 + 45 * n as u32));
+        30 + 45 * n as u32,
+    );
     ask.ask(
         agent,
         pending,
@@ -189,18 +185,17 @@ pub fn apply_details(
     mut agents: Query<(&mut DayPlan, &mut Pending)>,
 ) {
     for (mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Details { .. })
-        }) {
-            let Job::Details {
+        for ((day, activity, blocks, objects), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            Details {
                 day,
                 activity,
                 blocks,
-                objects,
-            } = job
-            else {
-                continue;
-            };
+                objects
+            }
+        ) {
             if plan.day != Some(day) {
                 continue;
             }

@@ -12,11 +12,12 @@ use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
 use crate::cognition::act::details::request_details;
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{choice_tokens, identity_block};
+use crate::cognition::ask::prompts::{Who, choice_tokens};
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
@@ -206,7 +207,7 @@ pub fn arena_options(
 /// activities of the next hours happen, and their details once the place is known.
 pub fn request_places(
     mut ask: Asker,
-    mut quiet: Local<crate::cognition::ask::last_look::Quiet>,
+    mut last_look: Local<crate::cognition::ask::last_look::LastLook>,
     map: Res<WorldMap>,
     rules: Res<PlaceRules>,
     mut agents: Query<(
@@ -227,7 +228,7 @@ pub fn request_places(
             continue;
         }
         let Some(day) = plan.day else { continue };
-        if quiet.still(agent, plan.last_changed(), &pending, now, horizon) {
+        if last_look.still(agent, plan.last_changed(), &pending, now, horizon) {
             continue;
         }
         place_ahead(
@@ -240,19 +241,26 @@ pub fn request_places(
             day,
             (now, horizon),
         );
-        quiet.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
+        last_look.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
     }
 }
 
 /// A request to choose one of `options` (not empty), greedily, the first being the fail-safe.
 fn choice_request(
+    ask: &Asker,
     purpose: &str,
-    messages: Vec<crate::llm::ChatMessage>,
+    who: &Who,
+    slots: &[(&str, &str)],
     options: &[String],
 ) -> LlmRequest {
-    LlmRequest::chat(purpose, messages, OutputShape::Choice(options.to_vec()))
-        .sampling(Sampling::greedy(choice_tokens(options)))
-        .fallback(LlmValue::Choice(0, options[0].clone()))
+    ask.chat(
+        purpose,
+        who,
+        slots,
+        OutputShape::Choice(options.to_vec()),
+        choice_tokens(options),
+    )
+    .fallback(LlmValue::Choice(0, options[0].clone()))
 }
 
 /// Places (and details) what a resident's coming hours still need.
@@ -330,7 +338,7 @@ fn place_ahead(
         let due = ask.steps_until(start);
         match plan.places.get(&group).cloned() {
             None => {
-                let identity = identity_block(resident, outlook, ask.clock.now);
+                let who = Who::of(resident, outlook, &id.name, ask.clock.now);
                 let here = map.address(pos.tile).sector.map(str::to_string);
                 let options = sector_options(rules, p, spatial, &map.world, here.as_deref(), start);
                 let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
@@ -342,7 +350,7 @@ fn place_ahead(
                         agent,
                         resident,
                         id,
-                        &identity,
+                        &who,
                         spatial,
                         &map.world,
                         plan,
@@ -363,11 +371,11 @@ fn place_ahead(
                     arenas_of(&home),
                 );
                 let list = options.join(", ");
-                let messages = ask.prompts.render(
+                let req = choice_request(
+                    ask,
                     "choose_sector",
+                    &who,
                     &[
-                        ("identity", &identity),
-                        ("name", &id.name),
                         ("activity", &description),
                         ("current", &current),
                         ("current_arenas", &current_arenas),
@@ -375,8 +383,8 @@ fn place_ahead(
                         ("home_arenas", &home_arenas),
                         ("options", &list),
                     ],
+                    &options,
                 );
-                let req = choice_request("choose_sector", messages, &options);
                 ask.ask(
                     agent,
                     pending,
@@ -401,11 +409,10 @@ fn place_ahead(
                 if blocks.is_empty() {
                     continue;
                 }
-                let identity = identity_block(resident, outlook, ask.clock.now);
+                let who = Who::of(resident, outlook, &id.name, ask.clock.now);
                 asked_details.push(activity);
                 request_details(
-                    ask, agent, p, id, &identity, spatial, pending, day, activity, blocks, &arena,
-                    due,
+                    ask, agent, p, &who, spatial, pending, day, activity, blocks, &arena, due,
                 );
             }
         }
@@ -422,7 +429,7 @@ fn request_arena(
     agent: Entity,
     resident: &Resident,
     id: &Identity,
-    identity: &str,
+    who: &Who,
     spatial: &SpatialMemory,
     world: &str,
     plan: &mut DayPlan,
@@ -446,17 +453,17 @@ fn request_arena(
         return;
     }
     let list = options.join(", ");
-    let messages = ask.prompts.render(
+    let req = choice_request(
+        ask,
         "choose_arena",
+        who,
         &[
-            ("identity", identity),
-            ("name", &id.name),
             ("activity", description),
             ("sector", sector),
             ("options", &list),
         ],
+        &options,
     );
-    let req = choice_request("choose_arena", messages, &options);
     ask.ask(
         agent,
         pending,
@@ -487,12 +494,9 @@ pub fn apply_sectors(
 ) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, outlook, spatial, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::Sector { .. })
-        }) {
-            let Job::Sector { day, activity } = job else {
-                continue;
-            };
+        for ((day, activity), reply) in
+            take!(pending, ask.clock.step, real_time, Sector { day, activity })
+        {
             if plan.day != Some(day) {
                 continue;
             }
@@ -503,7 +507,7 @@ pub fn apply_sectors(
                 continue;
             };
             let (description, start) = (b.description.clone(), b.start);
-            let identity = identity_block(resident, outlook, ask.clock.now);
+            let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let due = ask.steps_until(start);
             request_arena(
                 &mut ask,
@@ -511,7 +515,7 @@ pub fn apply_sectors(
                 agent,
                 resident,
                 id,
-                &identity,
+                &who,
                 spatial,
                 &map.world,
                 &mut plan,
@@ -533,17 +537,16 @@ pub fn apply_arenas(
     mut agents: Query<(&mut DayPlan, &mut Pending)>,
 ) {
     for (mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Arena { .. })
-        }) {
-            let Job::Arena {
+        for ((day, activity, sector), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            Arena {
                 day,
                 activity,
-                sector,
-            } = job
-            else {
-                continue;
-            };
+                sector
+            }
+        ) {
             if plan.day != Some(day) {
                 continue;
             }

@@ -3,7 +3,8 @@
 
 use crate::cognition::ask::job::Job;
 use crate::cognition::ask::pending::Pending;
-use crate::llm::{Llm, LlmRequest};
+use crate::cognition::ask::prompts::Who;
+use crate::llm::{Llm, LlmRequest, OutputShape, Sampling};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
@@ -21,6 +22,21 @@ pub struct Asker<'w> {
 }
 
 impl Asker<'_> {
+    /// A chat request for `purpose`, answered greedily in at most `max_tokens`: the template of
+    /// that purpose rendered for `who` with `slots`, the answer in `shape`. The one way
+    /// cognition writes a request (submitted with [`Self::ask`]).
+    pub fn chat(
+        &self,
+        purpose: &str,
+        who: &Who,
+        slots: &[(&str, &str)],
+        shape: OutputShape,
+        max_tokens: u32,
+    ) -> LlmRequest {
+        LlmRequest::chat(purpose, self.prompts.render_for(purpose, who, slots), shape)
+            .sampling(Sampling::greedy(max_tokens))
+    }
+
     /// Submits a request for an agent and records the job, due `slack` steps from now.
     pub fn ask(
         &mut self,

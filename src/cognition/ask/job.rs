@@ -224,3 +224,57 @@ pub enum Reaction {
     /// Carry on with the plan.
     CarryOn,
 }
+
+/// The one way to take answers: those of one kind of [`Job`] whose answer has come and is due
+/// (as [`Pending::take_ready`](super::pending::Pending::take_ready)), each with the job's own
+/// fields, in the order they were asked:
+///
+/// ```ignore
+/// for ((day, activity), reply) in take!(pending, clock.step, cog.real_time(), Decompose { day, activity }) { … }
+/// for (ids, reply) in take!(pending, clock.step, cog.real_time(), Importance(ids)) { … }
+/// for ((), reply) in take!(pending, clock.step, cog.real_time(), ReflectQuestions) { … }
+/// ```
+macro_rules! take {
+    ($pending:expr, $step:expr, $real_time:expr, $v:ident { $f:ident $(,)? }) => {
+        $pending
+            .take_ready($step, $real_time, |j| {
+                matches!(j, $crate::cognition::ask::job::Job::$v { .. })
+            })
+            .into_iter()
+            .filter_map(|(j, reply)| match j {
+                $crate::cognition::ask::job::Job::$v { $f, .. } => Some(($f, reply)),
+                _ => None,
+            })
+    };
+    ($pending:expr, $step:expr, $real_time:expr, $v:ident { $($f:ident),+ $(,)? }) => {
+        $pending
+            .take_ready($step, $real_time, |j| {
+                matches!(j, $crate::cognition::ask::job::Job::$v { .. })
+            })
+            .into_iter()
+            .filter_map(|(j, reply)| match j {
+                $crate::cognition::ask::job::Job::$v { $($f,)+ .. } => Some((($($f),+), reply)),
+                _ => None,
+            })
+    };
+    ($pending:expr, $step:expr, $real_time:expr, $v:ident ( $f:ident )) => {
+        $pending
+            .take_ready($step, $real_time, |j| {
+                matches!(j, $crate::cognition::ask::job::Job::$v(_))
+            })
+            .into_iter()
+            .filter_map(|(j, reply)| match j {
+                $crate::cognition::ask::job::Job::$v($f) => Some(($f, reply)),
+                _ => None,
+            })
+    };
+    ($pending:expr, $step:expr, $real_time:expr, $v:ident) => {
+        $pending
+            .take_ready($step, $real_time, |j| {
+                matches!(j, $crate::cognition::ask::job::Job::$v)
+            })
+            .into_iter()
+            .map(|(_, reply)| ((), reply))
+    };
+}
+pub(crate) use take;

@@ -15,7 +15,7 @@ use bevy::prelude::*;
 
 /// What one system saw of each resident at its last look (kept in the system's `Local`).
 #[derive(Debug, Default)]
-pub struct Quiet(HashMap<Entity, Seen>);
+pub struct LastLook(HashMap<Entity, Seen>);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Seen {
@@ -27,7 +27,7 @@ struct Seen {
     until: u32,
 }
 
-impl Quiet {
+impl LastLook {
     /// Whether a look at the window `now..horizon` would find what the last one found, so it
     /// need not be made.
     pub fn still(
@@ -100,28 +100,31 @@ mod tests {
             Entity::from_raw_u32(2).unwrap(),
         );
         let tick = Tick::new(7);
-        let mut quiet = Quiet::default();
-        assert!(!quiet.still(a, tick, &pending, 430, 550), "never looked");
-        quiet.note(a, tick, &plan, &pending, 430, 550);
-        // The next block starts at 600: the window may grow to it, not past it.
-        assert!(quiet.still(a, tick, &pending, 431, 551));
-        assert!(quiet.still(a, tick, &pending, 480, 600));
+        let mut last_look = LastLook::default();
         assert!(
-            !quiet.still(a, tick, &pending, 481, 601),
+            !last_look.still(a, tick, &pending, 430, 550),
+            "never looked"
+        );
+        last_look.note(a, tick, &plan, &pending, 430, 550);
+        // The next block starts at 600: the window may grow to it, not past it.
+        assert!(last_look.still(a, tick, &pending, 431, 551));
+        assert!(last_look.still(a, tick, &pending, 480, 600));
+        assert!(
+            !last_look.still(a, tick, &pending, 481, 601),
             "a block came into view"
         );
         assert!(
-            !quiet.still(b, tick, &pending, 431, 551),
+            !last_look.still(b, tick, &pending, 431, 551),
             "another resident"
         );
         assert!(
-            !quiet.still(a, Tick::new(8), &pending, 431, 551),
+            !last_look.still(a, Tick::new(8), &pending, 431, 551),
             "the plan changed"
         );
-        assert!(!quiet.still(a, tick, &pending, 10, 130), "a new day");
+        assert!(!last_look.still(a, tick, &pending, 10, 130), "a new day");
         let copy = pending.clone();
         assert!(
-            quiet.still(a, tick, &copy, 431, 551),
+            last_look.still(a, tick, &copy, 431, 551),
             "a copy holds the same jobs"
         );
         pending.push(
@@ -134,22 +137,22 @@ mod tests {
             0,
         );
         assert!(
-            !quiet.still(a, tick, &pending, 431, 551),
+            !last_look.still(a, tick, &pending, 431, 551),
             "a request was added"
         );
-        quiet.note(a, tick, &plan, &pending, 431, 551);
-        assert!(quiet.still(a, tick, &pending, 432, 552));
+        last_look.note(a, tick, &plan, &pending, 431, 551);
+        assert!(last_look.still(a, tick, &pending, 432, 552));
         pending.drop_where(|_| true);
         assert!(
-            !quiet.still(a, tick, &pending, 432, 552),
+            !last_look.still(a, tick, &pending, 432, 552),
             "a request was removed"
         );
         assert!(
-            !quiet.still(a, tick, &Pending::default(), 432, 552),
+            !last_look.still(a, tick, &Pending::default(), 432, 552),
             "a new one"
         );
         // The last block: nothing further can come into view.
-        quiet.note(a, tick, &plan, &pending, 700, 820);
-        assert!(quiet.still(a, tick, &pending, 1400, 1520));
+        last_look.note(a, tick, &plan, &pending, 700, 820);
+        assert!(last_look.still(a, tick, &pending, 1400, 1520));
     }
 }

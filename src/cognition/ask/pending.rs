@@ -321,9 +321,9 @@ pub fn blocking_answers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::NodeId;
     use crate::llm::LlmValue;
     use crate::llm::runtime::ReplySource;
+    use crate::memory::NodeId;
 
     fn reply(id: u64) -> Reply {
         Reply {

@@ -294,6 +294,21 @@ impl Prompts {
     pub fn render(&self, purpose: &str, values: &[(&str, &str)]) -> Vec<ChatMessage> {
         self.get(purpose).render(values)
     }
+
+    /// Renders a template for `who`: its `identity` and `name` slots filled from `who`, then
+    /// `slots` (a template names its slots, so their order does not matter).
+    pub fn render_for(
+        &self,
+        template: &str,
+        who: &Who,
+        slots: &[(&str, &str)],
+    ) -> Vec<ChatMessage> {
+        let mut values = Vec::with_capacity(slots.len() + 2);
+        values.push(("identity", who.identity.as_str()));
+        values.push(("name", who.name));
+        values.extend_from_slice(slots);
+        self.render(template, &values)
+    }
 }
 
 /// Parses one template file against its spec.
@@ -395,6 +410,30 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
         file: file.to_path_buf(),
         messages,
     })
+}
+
+/// Whom a prompt is asked for: the identity block that opens it and the name its slots call
+/// the resident by ([`Prompts::render_for`], [`Asker::chat`](super::asker::Asker::chat)).
+pub struct Who<'a> {
+    /// The identity block ([`identity_block`]).
+    pub identity: String,
+    /// The name the template's `name` slot takes.
+    pub name: &'a str,
+}
+
+impl<'a> Who<'a> {
+    /// A resident as it stands now.
+    pub fn of(
+        resident: &Resident,
+        outlook: &Outlook,
+        name: &'a str,
+        now: crate::sim::time::GameTime,
+    ) -> Self {
+        Self {
+            identity: identity_block(resident, outlook, now),
+            name,
+        }
+    }
 }
 
 /// The identity block that opens every prompt of an agent (stable across its requests within

@@ -8,11 +8,12 @@ use crate::agent::schedule::{Block, fit_durations};
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::identity_block;
+use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::{clean_activity, is_sleep};
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmValue, OutputShape};
 use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
 use bevy::prelude::*;
@@ -51,7 +52,7 @@ fn asked_for(pending: &Pending, activity: u32) -> bool {
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
 pub fn request_decompositions(
     mut ask: Asker,
-    mut quiet: Local<crate::cognition::ask::last_look::Quiet>,
+    mut last_look: Local<crate::cognition::ask::last_look::LastLook>,
     mut agents: Query<(
         Entity,
         &Resident,
@@ -68,7 +69,7 @@ pub fn request_decompositions(
             continue;
         }
         let Some(day) = plan.day else { continue };
-        if quiet.still(agent, plan.last_changed(), &pending, now, horizon) {
+        if last_look.still(agent, plan.last_changed(), &pending, now, horizon) {
             continue;
         }
         // Those already asked for (most, at most steps) are not copied.
@@ -82,7 +83,7 @@ pub fn request_decompositions(
             if asked_for(&pending, b.activity) {
                 continue;
             }
-            let identity = identity_block(resident, outlook, ask.clock.now);
+            let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let schedule = plan
                 .hourly
                 .iter()
@@ -101,21 +102,19 @@ pub fn request_decompositions(
                 minute_label(b.end),
                 b.minutes().to_string(),
             );
-            let messages = ask.prompts.render(
+            let req = ask.chat(
                 "decompose",
+                &who,
                 &[
-                    ("identity", &identity),
-                    ("name", &id.name),
                     ("activity", &b.description),
                     ("start", &start),
                     ("end", &end),
                     ("minutes", &minutes),
                     ("schedule", &schedule),
                 ],
+                OutputShape::Json(decompose_schema()),
+                600,
             );
-            let req =
-                LlmRequest::chat("decompose", messages, OutputShape::Json(decompose_schema()))
-                    .sampling(Sampling::greedy(600));
             let due = ask.steps_until(b.start);
             ask.ask(
                 agent,
@@ -128,7 +127,7 @@ pub fn request_decompositions(
                 due,
             );
         }
-        quiet.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
+        last_look.note(agent, plan.last_changed(), &plan, &pending, now, horizon);
     }
 }
 
@@ -139,12 +138,12 @@ pub fn apply_decompositions(
     mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>,
 ) {
     for (id, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Decompose { .. })
-        }) {
-            let Job::Decompose { day, activity } = job else {
-                continue;
-            };
+        for ((day, activity), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            Decompose { day, activity }
+        ) {
             if plan.day != Some(day) {
                 continue;
             }

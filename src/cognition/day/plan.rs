@@ -11,12 +11,14 @@ use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, numbered, numbered_found, one_line};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::{numbered, numbered_found, one_line};
 use crate::cognition::config::Cognition;
 use crate::cognition::config::Planning;
 use crate::cognition::day::activity::{clean_activity, is_sleep, plausible_plan};
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -201,24 +203,16 @@ fn request_plan_day(
     let p = &resident.persona;
     let wake_h = p.wake_min / 60;
     let range = (wake_h.saturating_sub(2).max(3), (wake_h + 2).min(12));
-    let identity = identity_block(resident, outlook, ask.clock.now);
+    let who = Who::of(resident, outlook, &id.name, ask.clock.now);
     let date = ask.clock.now.date_string();
     let lifestyle = p.lifestyle_text();
-    let messages = ask.prompts.render(
+    let req = ask.chat(
         "plan_day",
-        &[
-            ("identity", &identity),
-            ("name", &id.name),
-            ("date", &date),
-            ("lifestyle", &lifestyle),
-        ],
-    );
-    let req = LlmRequest::chat(
-        "plan_day",
-        messages,
+        &who,
+        &[("date", &date), ("lifestyle", &lifestyle)],
         OutputShape::Json(plan_day_schema(range)),
-    )
-    .sampling(Sampling::greedy(300));
+        300,
+    );
     ask.ask(agent, pending, req, Job::PlanDay { day }, due);
 }
 
@@ -237,35 +231,22 @@ pub fn apply_revise_queries(
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
     for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::ReviseQuery { .. })
-        }) {
-            let Job::ReviseQuery { day } = job else {
-                continue;
-            };
+        for (day, reply) in take!(pending, ask.clock.step, real_time, ReviseQuery { day }) {
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
             let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 30);
             let statements = numbered_found(&stream, &found);
-            let identity = identity_block(resident, outlook, ask.clock.now);
+            let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let date = ask.clock.now.date_string();
-            let messages = ask.prompts.render(
+            let req = ask.chat(
                 "revise_identity",
-                &[
-                    ("identity", &identity),
-                    ("name", &id.name),
-                    ("date", &date),
-                    ("statements", &statements),
-                ],
-            );
-            let req = LlmRequest::chat(
-                "revise_identity",
-                messages,
+                &who,
+                &[("date", &date), ("statements", &statements)],
                 OutputShape::Json(revise_schema()),
-            )
-            .sampling(Sampling::greedy(250));
+                250,
+            );
             let due = ask.steps_until(4 * 60).max(ask.memory_slack());
             ask.ask(agent, &mut pending, req, Job::Revise { day }, due);
         }
@@ -279,10 +260,7 @@ pub fn apply_revisions(
 ) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, mut outlook, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::Revise { .. })
-        }) {
-            let Job::Revise { day } = job else { continue };
+        for (day, reply) in take!(pending, ask.clock.step, real_time, Revise { day }) {
             if let LlmValue::Json(v) = &reply.value {
                 let get = |k: &str| {
                     v.get(k)
@@ -326,10 +304,7 @@ pub fn apply_plan_days(
 ) {
     let real_time = ask.cfg.real_time();
     for (agent, resident, id, outlook, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::PlanDay { .. })
-        }) {
-            let Job::PlanDay { day } = job else { continue };
+        for (day, reply) in take!(pending, ask.clock.step, real_time, PlanDay { day }) {
             if plan.day != Some(day) || reply.is_fallback() {
                 continue; // a stale answer, or no model: the routine stays
             }
@@ -373,27 +348,26 @@ pub fn apply_plan_days(
             if labels.is_empty() {
                 continue;
             }
-            let identity = identity_block(resident, outlook, ask.clock.now);
+            let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let date = ask.clock.now.date_string();
             let broad = numbered(plan.broad.iter().map(String::as_str));
             let options =
                 crate::cognition::day::hours::hour_options(&plan.broad, &daily_routine(p, day));
             let listed = numbered(options.iter().map(String::as_str));
             let hours = labels.join(", ");
-            let messages = ask.prompts.render(
+            let schema = crate::cognition::day::hours::hours_choice_schema(&labels, options.len());
+            let req = ask.chat(
                 "plan_hours",
+                &who,
                 &[
-                    ("identity", &identity),
-                    ("name", &id.name),
                     ("date", &date),
                     ("plan", &broad),
                     ("options", &listed),
                     ("hours", &hours),
                 ],
+                OutputShape::Json(schema),
+                30 + 56 * labels.len() as u32,
             );
-            let schema = crate::cognition::day::hours::hours_choice_schema(&labels, options.len());
-            let req = LlmRequest::chat("plan_hours", messages, OutputShape::Json(schema))
-                .sampling(Sampling::greedy(30 + 56 * labels.len() as u32));
             let due = ask.steps_until(plan.wake_min).max(1);
             ask.ask(
                 agent,
@@ -424,9 +398,12 @@ pub fn apply_plan_hours(
     // Built at the first answer (most steps have none).
     let mut known: Option<(Vec<String>, crate::cognition::ask::flaws::NameWords)> = None;
     for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::PlanHours { .. })
-        }) {
+        for ((day, options), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            PlanHours { day, options }
+        ) {
             let (names, name_words) = &*known.get_or_insert_with(|| {
                 let names: Vec<String> = scenario
                     .0
@@ -437,9 +414,6 @@ pub fn apply_plan_hours(
                 let words = crate::cognition::ask::flaws::NameWords::of(&names);
                 (names, words)
             });
-            let Job::PlanHours { day, options } = job else {
-                continue;
-            };
             if plan.day != Some(day) || reply.is_fallback() {
                 continue;
             }

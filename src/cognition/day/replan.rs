@@ -9,12 +9,14 @@ use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, one_line};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::one_line;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
 use crate::cognition::day::plan::{add_plan_thought, hour_answers, hours_schema};
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmValue, OutputShape};
 use crate::memory::stream::MemoryStream;
 use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
@@ -127,23 +129,22 @@ pub fn request_replans(
             .map(|b| format!("{} {}", minute_label(b.start.max(from)), b.description))
             .collect::<Vec<_>>()
             .join("\n");
-        let identity = identity_block(resident, outlook, ask.clock.now);
+        let who = Who::of(resident, outlook, &id.name, ask.clock.now);
         let date = ask.clock.now.date_string();
         let thought = one_line(&replan.thought);
         let hours = labels.join(", ");
-        let messages = ask.prompts.render(
+        let req = ask.chat(
             "replan",
+            &who,
             &[
-                ("identity", &identity),
-                ("name", &id.name),
                 ("date", &date),
                 ("thought", &thought),
                 ("schedule", &schedule),
                 ("hours", &hours),
             ],
+            OutputShape::Json(hours_schema(&labels)),
+            30 + 28 * labels.len() as u32,
         );
-        let req = LlmRequest::chat("replan", messages, OutputShape::Json(hours_schema(&labels)))
-            .sampling(Sampling::greedy(30 + 28 * labels.len() as u32));
         let slack = ask.cfg.0.decision_slack_steps;
         ask.ask(agent, &mut pending, req, Job::Replan { day, from }, slack);
     }
@@ -162,12 +163,9 @@ pub fn apply_replans(
     )>,
 ) {
     for (resident, id, mut plan, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Replan { .. })
-        }) {
-            let Job::Replan { day, from } = job else {
-                continue;
-            };
+        for ((day, from), reply) in
+            take!(pending, clock.step, cog.real_time(), Replan { day, from })
+        {
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };

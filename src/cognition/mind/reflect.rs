@@ -8,11 +8,13 @@
 use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, numbered, one_line, strip_list_marker};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::{numbered, one_line, strip_list_marker};
 use crate::cognition::config::Cognition;
 use crate::cognition::resident::scratch::Scratch;
-use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape};
 use crate::memory::reflect::{cited_ids, reflection_material};
 use crate::memory::retrieve::retrieve_many_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -97,22 +99,14 @@ pub fn start_reflections(
         }
         let statements = numbered(material.iter().map(|n| n.description.as_str()));
         let count = n_questions.to_string();
-        let identity = identity_block(resident, outlook, ask.clock.now);
-        let messages = ask.prompts.render(
+        let who = Who::of(resident, outlook, &id.name, ask.clock.now);
+        let req = ask.chat(
             "reflect_questions",
-            &[
-                ("identity", &identity),
-                ("name", &id.name),
-                ("statements", &statements),
-                ("count", &count),
-            ],
-        );
-        let req = LlmRequest::chat(
-            "reflect_questions",
-            messages,
+            &who,
+            &[("statements", &statements), ("count", &count)],
             OutputShape::Lines(n_questions),
-        )
-        .sampling(Sampling::greedy(40 * n_questions as u32));
+            40 * n_questions as u32,
+        );
         ask.ask(agent, &mut pending, req, Job::ReflectQuestions, slack);
     }
 }
@@ -125,9 +119,7 @@ pub fn apply_reflect_questions(
     let (slack, n) = (ask.memory_slack(), ask.cfg.0.reflection_questions);
     let real_time = ask.cfg.real_time();
     for (agent, id, mut pending) in &mut agents {
-        for (_, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::ReflectQuestions)
-        }) {
+        for ((), reply) in take!(pending, ask.clock.step, real_time, ReflectQuestions) {
             let given: Vec<String> = match &reply.value {
                 LlmValue::Lines(l) => l.iter().filter_map(|q| clean_question(q)).collect(),
                 _ => Vec::new(),
@@ -175,9 +167,13 @@ pub fn apply_reflect_queries(
     // resident's own stream), insights asked for in the same order.
     let mut items: Vec<ReflectQueryItem> = Vec::new();
     for (agent, resident, id, outlook, stream, mut pending) in &mut agents {
-        let ready = pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::ReflectQuery { .. })
-        });
+        let ready: Vec<_> = take!(
+            pending,
+            ask.clock.step,
+            real_time,
+            ReflectQuery { question }
+        )
+        .collect();
         if !ready.is_empty() {
             items.push((agent, resident, id, outlook, stream, pending, ready));
         }
@@ -189,15 +185,14 @@ pub fn apply_reflect_queries(
         let ready = std::mem::take(ready);
         let (questions, queries): (Vec<String>, Vec<Option<&Embedding>>) = ready
             .iter()
-            .filter_map(|(job, reply)| match job {
-                Job::ReflectQuery { question } => Some((
+            .map(|(question, reply)| {
+                (
                     question.clone(),
                     match &reply.value {
                         LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e),
                         _ => None,
                     },
-                )),
-                _ => None,
+                )
             })
             .unzip();
         // The questions' evidence in one read of the stream, marked in the questions' order.
@@ -213,24 +208,19 @@ pub fn apply_reflect_queries(
                     .filter_map(|i| stream.get(*i))
                     .map(|n| n.description.as_str()),
             );
-            let identity = identity_block(resident, outlook, now);
+            let who = Who::of(resident, outlook, &id.name, now);
             let count = n.to_string();
-            let messages = asker.prompts.render(
+            let req = asker.chat(
                 "reflect_insights",
+                &who,
                 &[
-                    ("identity", &identity),
-                    ("name", &id.name),
                     ("question", &question),
                     ("statements", &statements),
                     ("count", &count),
                 ],
-            );
-            let req = LlmRequest::chat(
-                "reflect_insights",
-                messages,
                 OutputShape::Json(insights_schema(n, shown.len())),
-            )
-            .sampling(Sampling::greedy(90 * n as u32));
+                90 * n as u32,
+            );
             out.push((req, Job::ReflectInsights { question, shown }));
         }
         out
@@ -252,7 +242,7 @@ type ReflectQueryItem<'a> = (
     &'a Outlook,
     Mut<'a, MemoryStream>,
     Mut<'a, Pending>,
-    Vec<(Job, crate::llm::runtime::Reply)>,
+    Vec<(String, crate::llm::runtime::Reply)>,
 );
 
 /// Insights arrived: store them as thoughts with their evidence.
@@ -266,12 +256,12 @@ pub fn apply_reflect_insights(
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
     for (id, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::ReflectInsights { .. })
-        }) {
-            let Job::ReflectInsights { shown, .. } = job else {
-                continue;
-            };
+        for (shown, reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            ReflectInsights { shown }
+        ) {
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };

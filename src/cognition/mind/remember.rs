@@ -10,11 +10,13 @@
 use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, numbered};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::numbered;
 use crate::cognition::config::Cognition;
 use crate::cognition::resident::scratch::Scratch;
-use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape};
 use crate::memory::stream::{MemoryStream, NodeId, NodeKind};
 use bevy::prelude::*;
 use std::collections::HashSet;
@@ -118,27 +120,24 @@ pub fn request_memory_work(
                     .map(|n| (i, n.embedding_key.clone()))
             })
             .collect();
-        let identity = identity_block(resident, outlook, ask.clock.now);
+        let who = Who::of(resident, outlook, &id.name, ask.clock.now);
         for chunk in to_score.chunks(batch) {
             let texts: Vec<&str> = chunk.iter().map(|(_, k)| k.as_str()).collect();
             let count = chunk.len().to_string();
             let memories = numbered(texts.iter().copied());
-            let messages = ask.prompts.render(
-                "importance",
-                &[
-                    ("identity", &identity),
-                    ("name", &id.name),
-                    ("memories", &memories),
-                    ("count", &count),
-                ],
-            );
             let shape = OutputShape::Integers {
                 count: chunk.len(),
                 min: 1,
                 max: 10,
             };
-            let req = LlmRequest::chat("importance", messages, shape)
-                .sampling(Sampling::greedy(8 + 4 * chunk.len() as u32))
+            let req = ask
+                .chat(
+                    "importance",
+                    &who,
+                    &[("memories", &memories), ("count", &count)],
+                    shape,
+                    8 + 4 * chunk.len() as u32,
+                )
                 .fallback(LlmValue::Integers(vec![4; chunk.len()]));
             for (_, k) in chunk {
                 work.scoring.insert(k.clone());
@@ -177,10 +176,7 @@ pub fn apply_importance(
     )>,
 ) {
     for (mut stream, mut work, mut scratch, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::Importance(_))
-        }) {
-            let Job::Importance(ids) = job else { continue };
+        for (ids, reply) in take!(pending, clock.step, cog.real_time(), Importance(ids)) {
             let scores = match &reply.value {
                 LlmValue::Integers(v) if v.len() == ids.len() => v.clone(),
                 _ => vec![4; ids.len()],
@@ -219,10 +215,7 @@ pub fn apply_embeddings(
     mut agents: Query<(&mut MemoryStream, &mut MemoryWork, &mut Pending)>,
 ) {
     for (mut stream, mut work, mut pending) in &mut agents {
-        for (job, reply) in
-            pending.take_ready(clock.step, cog.real_time(), |j| matches!(j, Job::Embed(_)))
-        {
-            let Job::Embed(ids) = job else { continue };
+        for (ids, reply) in take!(pending, clock.step, cog.real_time(), Embed(ids)) {
             let Some(key) = ids
                 .first()
                 .and_then(|id| stream.get(*id))

@@ -11,12 +11,13 @@ use crate::agent::schedule::{Block, insert_action};
 use crate::agent::{CurrentAction, DayPlan, Identity, Outlook, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::identity_block;
+use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::clean_activity;
 use crate::cognition::resident::scratch::Scratch;
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmValue, OutputShape};
 use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::objects_state::ObjectStates;
@@ -99,29 +100,25 @@ pub fn consider_object_reactions(
         let parts: Vec<&str> = address.split(':').collect();
         let object = parts.last().copied().unwrap_or("object").to_string();
         let place = parts[1..parts.len().saturating_sub(1)].join(", ");
-        let identity = identity_block(resident, outlook, now);
+        let who = Who::of(resident, outlook, &id.name, now);
         let (time, doing) = (now.clock_12h(), action.description.clone());
-        let messages = ask.prompts.render(
-            "react_object",
-            &[
-                ("identity", &identity),
-                ("name", &id.name),
-                ("time", &time),
-                ("doing", &doing),
-                ("object", &object),
-                ("state", &state),
-                ("place", &place),
-            ],
-        );
-        let req = LlmRequest::chat(
-            "react_object",
-            messages,
-            OutputShape::Json(react_object_schema()),
-        )
-        .sampling(Sampling::greedy(40))
-        .fallback(LlmValue::Json(
-            json!({"react": true, "action": format!("checking on the {object}")}),
-        ));
+        let req = ask
+            .chat(
+                "react_object",
+                &who,
+                &[
+                    ("time", &time),
+                    ("doing", &doing),
+                    ("object", &object),
+                    ("state", &state),
+                    ("place", &place),
+                ],
+                OutputShape::Json(react_object_schema()),
+                40,
+            )
+            .fallback(LlmValue::Json(
+                json!({"react": true, "action": format!("checking on the {object}")}),
+            ));
         ask.ask(
             agent,
             &mut pending,
@@ -141,12 +138,12 @@ pub fn apply_object_reactions(
 ) {
     let now_min = clock.now.minute_of_day();
     for (id, action, mut plan, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::ReactObject { .. })
-        }) {
-            let Job::ReactObject { address } = job else {
-                continue;
-            };
+        for (address, reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            ReactObject { address }
+        ) {
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };

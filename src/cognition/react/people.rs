@@ -13,12 +13,14 @@ use crate::agent::{
     CurrentAction, DayPlan, GridPos, Identity, Outlook, Resident, STAY_HERE, WalkPath,
 };
 use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::job::{Job, Reaction};
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{choice_tokens, identity_block, numbered};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::{choice_tokens, numbered};
 use crate::cognition::config::Cognition;
 use crate::cognition::resident::scratch::Scratch;
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmValue, OutputShape};
 use crate::memory::stream::{MemoryStream, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
@@ -185,28 +187,28 @@ pub fn consider_reactions(
                 )
             })
             .unwrap_or_else(|| format!("{} has not talked with {} today.", id.name, tid.name));
-        let identity = identity_block(resident, outlook, now);
+        let who = Who::of(resident, outlook, &id.name, now);
         let (time, doing, target_doing) = (
             now.clock_12h(),
             action.description.clone(),
             taction.description.clone(),
         );
-        let messages = ask.prompts.render(
-            "react",
-            &[
-                ("identity", &identity),
-                ("name", &id.name),
-                ("target", &tid.name),
-                ("time", &time),
-                ("doing", &doing),
-                ("target_doing", &target_doing),
-                ("memories", &memories),
-                ("last_chat", &last_chat),
-                ("question", &question),
-            ],
-        );
-        let req = LlmRequest::chat("react", messages, shape)
-            .sampling(Sampling::greedy(tokens))
+        let req = ask
+            .chat(
+                "react",
+                &who,
+                &[
+                    ("target", &tid.name),
+                    ("time", &time),
+                    ("doing", &doing),
+                    ("target_doing", &target_doing),
+                    ("memories", &memories),
+                    ("last_chat", &last_chat),
+                    ("question", &question),
+                ],
+                shape,
+                tokens,
+            )
             .fallback(fallback);
         ask.ask(
             agent,
@@ -247,12 +249,12 @@ pub fn apply_reactions(
     let mut talks: Vec<(Entity, Entity)> = Vec::new();
     let now_min = clock.now.minute_of_day();
     for (agent, _, mut pending, mut plan, action, _, _, talking) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::React { .. })
-        }) {
-            let Job::React { target, options } = job else {
-                continue;
-            };
+        for ((target, options), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            React { target, options }
+        ) {
             let chosen = match reply.value {
                 LlmValue::Choice(i, _) => options.get(i).copied(),
                 LlmValue::Bool(yes) => options.get(if yes { 0 } else { 1 }).copied(),

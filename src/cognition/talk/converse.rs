@@ -16,12 +16,14 @@ use crate::agent::{
 };
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, numbered_found, one_line};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::{numbered_found, one_line};
 use crate::cognition::config::Cognition;
 use crate::cognition::resident::scratch::Scratch;
 use crate::cognition::talk::line_request::{LineAsk, line_request, place_words, transcript};
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -131,23 +133,15 @@ pub fn converse(
                 if !give_up
                     && let (Some(pending), Some(resident), Some(outlook)) = (p.4.as_mut(), p.7, p.8)
                 {
-                    let identity = identity_block(resident, outlook, now);
+                    let who = Who::of(resident, outlook, &names[k], now);
                     let text = transcript(&conv.lines);
-                    let messages = ask.prompts.render(
+                    let req = ask.chat(
                         "chat_memory",
-                        &[
-                            ("identity", &identity),
-                            ("name", &names[k]),
-                            ("partner", &names[1 - k]),
-                            ("conversation", &text),
-                        ],
-                    );
-                    let req = LlmRequest::chat(
-                        "chat_memory",
-                        messages,
+                        &who,
+                        &[("partner", &names[1 - k]), ("conversation", &text)],
                         OutputShape::Json(chat_memory_schema()),
-                    )
-                    .sampling(Sampling::greedy(220));
+                        220,
+                    );
                     let slack = ask.memory_slack();
                     ask.ask(e, pending, req, Job::ChatMemory { conversation: ce }, slack);
                 }
@@ -256,9 +250,13 @@ pub fn apply_chat_queries(
     // thousand it was a sixth of a step), and asked for in the same order as before.
     let mut items: Vec<ChatQueryItem> = Vec::new();
     for (agent, resident, id, outlook, pos, plan, stream, mut pending) in &mut agents {
-        let ready = pending.take_ready(ask.clock.step, real_time, |j| {
-            matches!(j, Job::ChatQuery { .. })
-        });
+        let ready: Vec<_> = take!(
+            pending,
+            ask.clock.step,
+            real_time,
+            ChatQuery { conversation }
+        )
+        .collect();
         if !ready.is_empty() {
             items.push((
                 agent, resident, id, outlook, pos, plan, stream, pending, ready,
@@ -270,10 +268,7 @@ pub fn apply_chat_queries(
         let (agent, resident, id, outlook, pos, plan, stream, _, ready) = item;
         let (agent, plan, ask) = (*agent, *plan, ask_ref);
         let mut out = Vec::new();
-        for (job, reply) in std::mem::take(ready) {
-            let Job::ChatQuery { conversation } = job else {
-                continue;
-            };
+        for (conversation, reply) in std::mem::take(ready) {
             let Ok(conv) = convs.get(conversation) else {
                 continue;
             };
@@ -327,12 +322,11 @@ pub fn apply_chat_queries(
             let topics =
                 crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());
             let place = place_words(&map, pos);
-            let identity = identity_block(resident, outlook, now);
+            let who = Who::of(resident, outlook, &id.name, now);
             let req = line_request(
                 ask,
                 LineAsk {
-                    identity: &identity,
-                    name: &id.name,
+                    who: &who,
                     partner: &partner,
                     place: &place,
                     memories: &memories,
@@ -375,7 +369,7 @@ type ChatQueryItem<'a> = (
     Option<&'a DayPlan>,
     Mut<'a, MemoryStream>,
     Mut<'a, Pending>,
-    Vec<(Job, crate::llm::runtime::Reply)>,
+    Vec<(Entity, crate::llm::runtime::Reply)>,
 );
 
 /// The speaker's next plan item from now, in words ("serving customers until 8 PM").
@@ -423,12 +417,12 @@ pub fn apply_chat_memories(
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
     for (id, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::ChatMemory { .. })
-        }) {
-            let Job::ChatMemory { conversation } = job else {
-                continue;
-            };
+        for (conversation, reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            ChatMemory { conversation }
+        ) {
             let Ok(conv) = convs.get(conversation) else {
                 continue;
             };

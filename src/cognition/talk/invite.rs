@@ -11,11 +11,12 @@ use crate::agent::conversation::{Conversation, Topic, TopicKind};
 use crate::agent::{DayPlan, GridPos, Identity, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::flaws::{self, Fallbacks, Flaw};
-use crate::cognition::ask::job::Job;
+use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
+use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
-use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
+use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::news::{Gathering, Told, minute_words};
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
@@ -38,10 +39,8 @@ pub fn answer_schema() -> Value {
 
 /// What an invitation's answer is asked with.
 pub struct InviteAsk<'a> {
-    /// The invitee's identity block.
-    pub identity: &'a str,
     /// The invitee.
-    pub name: &'a str,
+    pub who: &'a Who<'a>,
     /// Who asks.
     pub asker: &'a str,
     /// The line that invited.
@@ -97,16 +96,15 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
     let memories = if about.is_empty() {
         format!(
             "{} does not remember anything in particular about {}.",
-            a.name, a.asker
+            a.who.name, a.asker
         )
     } else {
         crate::cognition::ask::prompts::numbered(about)
     };
-    let messages = ask.prompts.render(
+    ask.chat(
         "invite_answer",
+        a.who,
         &[
-            ("identity", a.identity),
-            ("name", a.name),
             ("asker", a.asker),
             (
                 "invitation",
@@ -118,13 +116,9 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
             ("plan", &plan),
             ("memories", &memories),
         ],
-    );
-    LlmRequest::chat(
-        "invite_answer",
-        messages,
         OutputShape::Json(answer_schema()),
+        40,
     )
-    .sampling(Sampling::greedy(40))
     .fallback(LlmValue::Json(json!({"accept": true, "reason": ""})))
 }
 
@@ -181,17 +175,16 @@ pub fn apply_invite_answers(
     // Built at the first answer (most steps have none).
     let mut words: Option<Vec<String>> = None;
     for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
-        for (job, reply) in pending.take_ready(clock.step, cog.real_time(), |j| {
-            matches!(j, Job::InviteAnswer { .. })
-        }) {
-            let Job::InviteAnswer {
+        for ((conversation, topic, asker), reply) in take!(
+            pending,
+            clock.step,
+            cog.real_time(),
+            InviteAnswer {
                 conversation,
                 topic,
-                asker,
-            } = job
-            else {
-                continue;
-            };
+                asker
+            }
+        ) {
             let Some(g) = topic.gathering.clone() else {
                 continue;
             };

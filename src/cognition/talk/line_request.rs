@@ -5,6 +5,7 @@
 use crate::agent::GridPos;
 use crate::agent::conversation::Topic;
 use crate::cognition::ask::asker::Asker;
+use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::{numbered, one_line};
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::sim::map::WorldMap;
@@ -54,10 +55,8 @@ pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {
 
 /// What a line is asked with.
 pub struct LineAsk<'a> {
-    /// The speaker's identity block.
-    pub identity: &'a str,
     /// The speaker.
-    pub name: &'a str,
+    pub who: &'a Who<'a>,
     /// The partner.
     pub partner: &'a str,
     /// Where they stand, in words.
@@ -77,38 +76,37 @@ pub struct LineAsk<'a> {
 /// The request for a line about one of `topics`.
 pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
     let topics = numbered(a.topics.iter().map(|t| t.about.as_str()));
-    let messages = ask.prompts.render(
+    let req = ask.chat(
         "converse",
+        a.who,
         &[
-            ("identity", a.identity),
-            ("name", a.name),
             ("partner", a.partner),
             ("memories", a.memories),
             ("place", a.place),
             ("conversation", a.conversation),
             ("topics", &topics),
         ],
+        OutputShape::Json(line_schema(a.topics.len())),
+        110,
     );
-    let mut sampling = Sampling::greedy(110);
+    // A retry, or towns that differ by their seed: the same request, sampled. Each line its own
+    // draw, the same for the same seed and conversation.
     let c = &ask.cfg.0;
-    if a.retry || c.talk_temperature > 0.0 {
+    let req = if a.retry || c.talk_temperature > 0.0 {
+        let mut sampling = Sampling::greedy(110);
         sampling.temperature = if a.retry {
             c.talk_temperature.max(0.7)
         } else {
             c.talk_temperature
         };
-        // Each line its own draw, the same for the same seed and conversation.
         sampling.seed = c.seed.wrapping_add(crate::sim::hash::fnv1a_32(
-            format!("{}|{}", a.name, a.conversation).as_bytes(),
+            format!("{}|{}", a.who.name, a.conversation).as_bytes(),
         ));
-    }
-    LlmRequest::chat(
-        "converse",
-        messages,
-        OutputShape::Json(line_schema(a.topics.len())),
-    )
-    .sampling(sampling)
-    .priority(if a.with_player {
+        req.sampling(sampling)
+    } else {
+        req
+    };
+    req.priority(if a.with_player {
         crate::llm::Priority::Interactive
     } else {
         crate::llm::Priority::Normal

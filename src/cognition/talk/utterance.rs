@@ -18,7 +18,8 @@ use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::flaws::{self, Fallbacks, Flaw};
 use crate::cognition::ask::job::Job;
 use crate::cognition::ask::pending::Pending;
-use crate::cognition::ask::prompts::{identity_block, numbered, one_line};
+use crate::cognition::ask::prompts::Who;
+use crate::cognition::ask::prompts::{numbered, one_line};
 use crate::cognition::talk::line_request::{
     LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript,
 };
@@ -273,8 +274,7 @@ pub fn apply_lines(
                 let req = line_request(
                     &ask,
                     LineAsk {
-                        identity: &identity_block(resident, outlook, now),
-                        name: &id.name,
+                        who: &Who::of(resident, outlook, &id.name, now),
                         partner: &conv.names[1 - k],
                         place: &place_words(&map, pos),
                         memories: &memories,
@@ -439,8 +439,7 @@ pub fn hear_lines(
         let req = crate::cognition::talk::invite::answer_request(
             &ask,
             crate::cognition::talk::invite::InviteAsk {
-                identity: &identity_block(resident, outlook, now),
-                name: listener,
+                who: &Who::of(resident, outlook, listener, now),
                 asker: speaker,
                 invitation: &l.text,
                 gathering: g,

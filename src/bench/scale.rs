@@ -1,17 +1,17 @@
 //! `simulacra bench scale`: a generated town of 100, 300 or 1,000 residents (or any sizes) run
 //! headless against a pool of endpoints: stand-in servers the bench starts itself (answers of
 //! every shape after a delay from a throughput model, no model behind them; see
-//! `llm::standin`), or real OpenAI-compatible servers. Per size and number of endpoints it
+//! `bench::serve::standin`), or real OpenAI-compatible servers. Per size and number of endpoints it
 //! reports game hours per wall hour, the share of wall time the simulation itself took
 //! (everything but waiting for answers), requests in flight per endpoint over time, how often a
 //! resident's request went to its own endpoint (prefix affinity), the stand-ins' prefix-cache
 //! hits, peak memory and the time to save the town.
 
+use crate::bench::serve::standin::{StandIn, ThroughputModel};
 use crate::config::GameConfig;
 use crate::llm::Llm;
 use crate::llm::backend::EndpointStatus;
 use crate::llm::config::{BackendConfig, LlmConfig, OpenAiConfig};
-use crate::llm::standin::{StandIn, ThroughputModel};
 use crate::sim::clock::{SimClock, StepGate};
 use crate::{SimPlugin, headless_app};
 use std::fmt::Write as _;

@@ -70,7 +70,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             let b = crate::bench::scale::ScaleBench {
                 sizes,
                 endpoints,
-                model: crate::llm::standin::ThroughputModel {
+                model: crate::bench::serve::standin::ThroughputModel {
                     tokens_per_s,
                     batch,
                     ttft_s: ttft,
@@ -113,7 +113,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             tokens,
             levels,
             rounds,
-        } => match crate::llm::bench::run(&model, threads, tokens, &levels, rounds) {
+        } => match crate::bench::llm::run(&model, threads, tokens, &levels, rounds) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },
@@ -155,7 +155,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
                     .map(|n| n.get() as u32)
                     .unwrap_or(2)
             });
-            match crate::llm::bench_server::run(
+            match crate::bench::server::run(
                 &model,
                 requests,
                 threads,
@@ -171,7 +171,7 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             memories,
             rounds,
             threads,
-        } => match crate::memory::bench::run(
+        } => match crate::bench::retrieval::run(
             &crate::data::resolve_path(&set.to_string_lossy()),
             memories,
             rounds,

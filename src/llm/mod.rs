@@ -4,15 +4,11 @@
 //! the backends run on their own threads. Headless-safe.
 
 pub mod backend;
-pub mod bench;
-pub mod bench_server;
 pub mod config;
 pub mod metrics;
 pub mod probe;
 pub mod runtime;
-pub mod server;
 pub mod shape;
-pub mod standin;
 pub mod types;
 
 use bevy::prelude::*;

@@ -420,6 +420,88 @@ pub fn validate_schema(schema: &Value, v: &Value, at: &str) -> Result<(), String
     Ok(())
 }
 
+/// How a value is made up where no model made it: the scripted backend's answers, the stand-in
+/// servers' and the runtime's fail-safes each choose differently, and [`schema_value`] and
+/// [`fail_safe`] are the one walk over a shape that they share.
+pub trait Chooser: Sized {
+    /// The chooser for the `i`th property of an object.
+    fn property(&self, i: usize) -> Self;
+    /// The chooser for the `i`th item of an array.
+    fn item(&self, i: usize) -> Self;
+    /// One of `n` options (an enum's), by its index.
+    fn option(&self, n: usize) -> usize;
+    /// How many items an array of at least `min` (and at most `max`) holds.
+    fn count(&self, min: u64, max: Option<u64>) -> u64;
+    /// A whole number from `lo` (up to `hi`).
+    fn integer(&self, lo: i64, hi: Option<i64>) -> i64;
+    /// A yes or no.
+    fn boolean(&self) -> bool;
+    /// A string for the property `field`, `min` characters or more (at most `max`).
+    fn text(&self, field: &str, min: usize, max: Option<usize>) -> String;
+}
+
+/// A value that follows `schema` (the subset our shapes use: objects, arrays with item counts,
+/// strings with lengths, integers with bounds, enums), as `c` chooses; `field` is the property
+/// it is for ("" at the top).
+pub fn schema_value<C: Chooser>(schema: &Value, c: &C, field: &str) -> Value {
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.is_empty()
+    {
+        return options[c.option(options.len()).min(options.len() - 1)].clone();
+    }
+    let int = |k: &str| schema.get(k).and_then(Value::as_i64);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let mut m = serde_json::Map::new();
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (i, (k, s)) in props.iter().enumerate() {
+                    m.insert(k.clone(), schema_value(s, &c.property(i), k));
+                }
+            }
+            Value::Object(m)
+        }
+        Some("array") => {
+            let min = int("minItems").unwrap_or(0).max(0) as u64;
+            let max = int("maxItems").map(|m| m.max(0) as u64);
+            let items = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(
+                (0..c.count(min, max))
+                    .map(|i| schema_value(items, &c.item(i as usize), field))
+                    .collect(),
+            )
+        }
+        Some("integer") | Some("number") => {
+            serde_json::json!(c.integer(int("minimum").unwrap_or(0), int("maximum")))
+        }
+        Some("boolean") => Value::Bool(c.boolean()),
+        Some("string") => {
+            let min = int("minLength").unwrap_or(0).max(0) as usize;
+            let max = int("maxLength").map(|m| m.max(0) as usize);
+            Value::String(c.text(field, min, max))
+        }
+        _ => Value::Null,
+    }
+}
+
+/// The fail-safe value of a shape when a request comes back with no answer and its caller gave
+/// none: the middle of a range, the first option, no, empty lines, and for JSON nothing (`null`,
+/// which every reader of a JSON answer treats as no answer).
+pub fn fail_safe(shape: &OutputShape) -> LlmValue {
+    match shape {
+        OutputShape::Text => LlmValue::Text(String::new()),
+        OutputShape::Integer { min, max } => {
+            LlmValue::Integer((*min).max((*min + *max) / 2).min(*max))
+        }
+        OutputShape::Choice(o) => LlmValue::Choice(0, o.first().cloned().unwrap_or_default()),
+        OutputShape::YesNo => LlmValue::Bool(false),
+        OutputShape::Lines(n) => LlmValue::Lines(vec![String::new(); *n]),
+        OutputShape::Integers { count, min, max } => {
+            LlmValue::Integers(vec![(*min).max((*min + *max) / 2).min(*max); *count])
+        }
+        OutputShape::Json(_) => LlmValue::Json(Value::Null),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,6 @@
 //! files ([`history`]). The systems that fill and read these live in `cognition/`.
 //! Everything here serialises with serde, so saves can hold it as it is.
 
-pub mod bench;
 pub mod history;
 pub mod news;
 pub mod reflect;

@@ -26,7 +26,25 @@ impl Remap for Pending {
                 | Job::LineCheck { conversation, .. }
                 | Job::InviteAnswer { conversation, .. }
                 | Job::ChatMemory { conversation } => m.map(conversation),
-                _ => {}
+                // Every other job holds no entity. Listed one by one, not `_`: a new job that
+                // holds one does not compile until it is remapped here.
+                Job::Importance(_)
+                | Job::Embed(_)
+                | Job::ReflectQuestions
+                | Job::ReflectQuery { .. }
+                | Job::ReflectInsights { .. }
+                | Job::ReviseQuery { .. }
+                | Job::Revise { .. }
+                | Job::PlanDay { .. }
+                | Job::PlanHours { .. }
+                | Job::Decompose { .. }
+                | Job::Sector { .. }
+                | Job::Arena { .. }
+                | Job::Details { .. }
+                | Job::Replan { .. }
+                | Job::ReactObject { .. }
+                | Job::InterviewQuery { .. }
+                | Job::InterviewAnswer { .. } => {}
             }
         }
     }

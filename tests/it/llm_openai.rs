@@ -364,7 +364,7 @@ fn like_llama_cpp_python() -> ScriptedServer {
 /// The benchmark's configuration for one server (an `OpenAi` backend with default settings,
 /// cache off), named and timed for these tests.
 fn server_config(url: &str) -> LlmConfig {
-    let mut cfg = simulacra::llm::bench_server::server_config(url);
+    let mut cfg = simulacra::bench::server::server_config(url);
     if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
         o.name = "fake".into();
         o.model = "test".into();

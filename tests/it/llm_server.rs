@@ -4,10 +4,10 @@
 //! embedding: answers valid or counted fail-safes, the endpoint never marked down by dialect
 //! errors, at least 90 % answered by the model. The server is stopped by the test, always.
 
+use simulacra::bench::serve::llama_cpp_python::LocalServer;
+use simulacra::bench::server::{run_cases, server_config, shaped_cases};
 use simulacra::llm::backend::{Health, WorkKind};
-use simulacra::llm::bench_server::{run_cases, server_config, shaped_cases};
 use simulacra::llm::runtime::{LlmRuntime, ReplySource, Submission};
-use simulacra::llm::server::LocalServer;
 use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,10 +4,10 @@
 //! requests stay on one endpoint while it has room.
 
 use bevy::prelude::Entity;
+use simulacra::bench::serve::standin::{StandIn, ThroughputModel};
 use simulacra::llm::backend::{EndpointStatus, WorkKind};
 use simulacra::llm::config::{BackendConfig, LlmConfig, OpenAiConfig};
 use simulacra::llm::runtime::{LlmRuntime, Reply, ReplySource, Submission};
-use simulacra::llm::standin::{StandIn, ThroughputModel};
 use simulacra::llm::{ChatMessage, OutputShape, Priority, Sampling};
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -1096,7 +1096,7 @@ fn bench_scale_continues_a_saved_town() {
     let mut b = ScaleBench {
         sizes: vec![70],
         endpoints: vec![2],
-        model: simulacra::llm::standin::ThroughputModel {
+        model: simulacra::bench::serve::standin::ThroughputModel {
             tokens_per_s: 20_000.0,
             ttft_s: 0.001,
             ..Default::default()

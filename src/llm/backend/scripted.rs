@@ -6,7 +6,7 @@ use super::{Backend, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::config::{ScriptRule, ScriptedConfig};
 use crate::llm::types::OutputShape;
 use crossbeam_channel::Sender;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Scripted answers.
 pub struct ScriptedBackend {
@@ -88,52 +88,41 @@ pub fn default_answer(shape: &OutputShape, h: u64) -> String {
     }
 }
 
-/// The simplest value matching a schema.
+/// The simplest value matching a schema: the first option, the fewest items, the least
+/// number, no, and "a scripted answer" (lengthened or cut to fit).
 pub fn example_for_schema(schema: &Value) -> Value {
-    if let Some(first) = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-    {
-        return first.clone();
+    crate::llm::shape::schema_value(schema, &Simplest, "")
+}
+
+/// The chooser of [`example_for_schema`]: always the simplest.
+struct Simplest;
+
+impl crate::llm::shape::Chooser for Simplest {
+    fn property(&self, _: usize) -> Self {
+        Simplest
     }
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") => {
-            let mut m = serde_json::Map::new();
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (k, s) in props {
-                    m.insert(k.clone(), example_for_schema(s));
-                }
-            }
-            Value::Object(m)
+    fn item(&self, _: usize) -> Self {
+        Simplest
+    }
+    fn option(&self, _: usize) -> usize {
+        0
+    }
+    fn count(&self, min: u64, _: Option<u64>) -> u64 {
+        min
+    }
+    fn integer(&self, lo: i64, _: Option<i64>) -> i64 {
+        lo
+    }
+    fn boolean(&self) -> bool {
+        false
+    }
+    fn text(&self, _: &str, min: usize, max: Option<usize>) -> String {
+        let mut s = "a scripted answer".to_string();
+        while s.len() < min {
+            s.push_str(" again");
         }
-        Some("array") => {
-            let n = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let item = schema
-                .get("items")
-                .map(example_for_schema)
-                .unwrap_or(Value::Null);
-            Value::Array(vec![item; n as usize])
-        }
-        Some("integer") | Some("number") => {
-            json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(0))
-        }
-        Some("boolean") => json!(false),
-        Some("string") => {
-            let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let max = schema
-                .get("maxLength")
-                .and_then(Value::as_u64)
-                .map(|m| m as usize)
-                .unwrap_or(usize::MAX);
-            let mut s = "a scripted answer".to_string();
-            while s.len() < min {
-                s.push_str(" again");
-            }
-            s.truncate(max.max(min));
-            json!(s)
-        }
-        _ => Value::Null,
+        s.truncate(max.unwrap_or(usize::MAX).max(min));
+        s
     }
 }
 
@@ -215,6 +204,7 @@ impl Backend for ScriptedBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::llm::shape::parse;
 
     #[test]

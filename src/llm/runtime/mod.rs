@@ -12,7 +12,7 @@ mod router;
 use super::backend::{Backend, Health, WorkKind};
 use super::config::{BackendConfig, LlmConfig};
 use super::metrics::LlmStats;
-use super::types::{Embedding, LlmValue, OutputShape, Priority};
+use super::types::{Embedding, LlmValue, Priority};
 use bevy::prelude::Entity;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use router::Router;
@@ -345,18 +345,6 @@ pub fn default_value(kind: &WorkKind) -> LlmValue {
             model: "unavailable".into(),
             vector: Vec::new().into(),
         }),
-        WorkKind::Chat { shape, .. } => match shape {
-            OutputShape::Text => LlmValue::Text(String::new()),
-            OutputShape::Integer { min, max } => {
-                LlmValue::Integer((*min).max((*min + *max) / 2).min(*max))
-            }
-            OutputShape::Choice(o) => LlmValue::Choice(0, o.first().cloned().unwrap_or_default()),
-            OutputShape::YesNo => LlmValue::Bool(false),
-            OutputShape::Lines(n) => LlmValue::Lines(vec![String::new(); *n]),
-            OutputShape::Integers { count, min, max } => {
-                LlmValue::Integers(vec![(*min).max((*min + *max) / 2).min(*max); *count])
-            }
-            OutputShape::Json(_) => LlmValue::Json(serde_json::Value::Null),
-        },
+        WorkKind::Chat { shape, .. } => super::shape::fail_safe(shape),
     }
 }

@@ -2,13 +2,13 @@
 //! available embedder embeds, and how well each one retrieves on a labelled set (recall@5).
 //! The set format is documented in `bench/README.md`; `--set FILE` takes anyone's own.
 
-use super::retrieve::{RetrievalParams, retrieve};
-use super::stream::{MemoryStream, NewNode, NodeKind};
 use crate::data_error::{DataError, SourceLines, read_ron};
 use crate::llm::backend::WorkKind;
 use crate::llm::config::{BackendConfig, BertConfig, LlamaConfig, LlmConfig, ScriptedConfig};
 use crate::llm::runtime::{LlmRuntime, Submission};
 use crate::llm::{Embedding, LlmValue, Priority};
+use crate::memory::retrieve::{RetrievalParams, retrieve};
+use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::time::GameTime;
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -379,62 +379,46 @@ fn pick<'a>(items: &'a [&'a str], h: u64) -> &'a &'a str {
     &items[(h % items.len() as u64) as usize]
 }
 
-/// A value that follows `schema` (the subset our shapes use: objects, arrays with item
-/// counts, strings with lengths, integers with bounds, enums), varied by `h`.
+/// A value that follows `schema`, varied by `h` (each property and item from its own turn of
+/// `h`): phrases that read like activities, emoji for an `emoji` field.
 pub fn instance(schema: &Value, h: u64, field: &str) -> Value {
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.is_empty()
-    {
-        return options[(h % options.len() as u64) as usize].clone();
+    crate::llm::shape::schema_value(schema, &Varied(h), field)
+}
+
+/// The chooser of [`instance`].
+struct Varied(u64);
+
+impl crate::llm::shape::Chooser for Varied {
+    fn property(&self, i: usize) -> Self {
+        Varied(self.0.rotate_left(7 * i as u32 + 3))
     }
-    let num = |k: &str| schema.get(k).and_then(Value::as_i64);
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") => {
-            let mut m = serde_json::Map::new();
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (i, (k, s)) in props.iter().enumerate() {
-                    m.insert(k.clone(), instance(s, h.rotate_left(7 * i as u32 + 3), k));
-                }
-            }
-            Value::Object(m)
+    fn item(&self, i: usize) -> Self {
+        Varied(self.0.rotate_left(i as u32 * 11 + 1).wrapping_add(i as u64))
+    }
+    fn option(&self, n: usize) -> usize {
+        (self.0 % n as u64) as usize
+    }
+    fn count(&self, min: u64, max: Option<u64>) -> u64 {
+        let max = max.map_or(min + 2, |m| m.max(min));
+        min + self.0 % (max - min + 1)
+    }
+    fn integer(&self, lo: i64, hi: Option<i64>) -> i64 {
+        let hi = hi.unwrap_or(lo + 9).max(lo);
+        lo + (self.0 % (hi - lo + 1) as u64) as i64
+    }
+    fn boolean(&self) -> bool {
+        self.0.is_multiple_of(2)
+    }
+    fn text(&self, field: &str, min: usize, max: Option<usize>) -> String {
+        let mut s = if field == "emoji" {
+            pick(EMOJI, self.0).to_string()
+        } else {
+            pick(PHRASES, self.0).to_string()
+        };
+        while s.chars().count() < min {
+            s.push_str(" and more");
         }
-        Some("array") => {
-            let min = num("minItems").unwrap_or(0).max(0) as u64;
-            let max = num("maxItems").map_or(min + 2, |m| m.max(min as i64) as u64);
-            let n = min + h % (max - min + 1);
-            Value::Array(
-                (0..n)
-                    .map(|i| {
-                        instance(
-                            schema.get("items").unwrap_or(&Value::Null),
-                            h.rotate_left(i as u32 * 11 + 1).wrapping_add(i),
-                            field,
-                        )
-                    })
-                    .collect(),
-            )
-        }
-        Some("integer") | Some("number") => {
-            let lo = num("minimum").unwrap_or(0);
-            let hi = num("maximum").unwrap_or(lo + 9).max(lo);
-            json!(lo + (h % (hi - lo + 1) as u64) as i64)
-        }
-        Some("boolean") => json!(h.is_multiple_of(2)),
-        Some("string") => {
-            let min = num("minLength").unwrap_or(0).max(0) as usize;
-            let max = num("maxLength").map_or(usize::MAX, |m| m.max(0) as usize);
-            let mut s = if field == "emoji" {
-                pick(EMOJI, h).to_string()
-            } else {
-                pick(PHRASES, h).to_string()
-            };
-            while s.chars().count() < min {
-                s.push_str(" and more");
-            }
-            let s: String = s.chars().take(max.max(min)).collect();
-            json!(s)
-        }
-        _ => Value::Null,
+        s.chars().take(max.unwrap_or(usize::MAX).max(min)).collect()
     }
 }
 

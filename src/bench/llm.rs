@@ -2,13 +2,13 @@
 //! the same model, prompts and greedy sampling (so both generate the very same tokens), with
 //! 1, 4, 8 and 16 concurrent requests; then the effect of shared-prefix reuse.
 
-use super::backend::WorkKind;
-use super::backend::llama::{
+use crate::llm::backend::WorkKind;
+use crate::llm::backend::llama::{
     default_threads, global_backend, load_model, render_prompt, resolve_model,
 };
-use super::config::{BackendConfig, LlamaConfig, LlmConfig};
-use super::runtime::{LlmRuntime, Submission};
-use super::types::{ChatMessage, OutputShape, Priority, Sampling};
+use crate::llm::config::{BackendConfig, LlamaConfig, LlmConfig};
+use crate::llm::runtime::{LlmRuntime, Submission};
+use crate::llm::types::{ChatMessage, OutputShape, Priority, Sampling};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaChatTemplate;
@@ -197,8 +197,8 @@ fn wait_ready(rt: &LlmRuntime) -> Result<(), String> {
         let st = rt.status.lock().unwrap().clone();
         if let Some(b) = st.backends.first() {
             match b.health {
-                super::backend::Health::Ok => return Ok(()),
-                super::backend::Health::Down => return Err(b.detail.clone()),
+                crate::llm::backend::Health::Ok => return Ok(()),
+                crate::llm::backend::Health::Down => return Err(b.detail.clone()),
                 _ => {}
             }
         }
@@ -256,7 +256,7 @@ fn run_batch(rt: &LlmRuntime, batch: Vec<Vec<ChatMessage>>, max_tokens: u32) -> 
         let r = rt
             .recv_timeout(Duration::from_secs(600))
             .ok_or("no reply in 600 s")?;
-        if let super::runtime::ReplySource::Fallback(why) = &r.source
+        if let crate::llm::runtime::ReplySource::Fallback(why) = &r.source
             && !why.contains("empty answer")
         {
             return Err(format!("request failed: {why}"));
@@ -317,7 +317,7 @@ pub fn run(
     let rounds = rounds.max(1);
     let threads = threads.unwrap_or_else(default_threads);
     let path = resolve_model(model_path);
-    super::backend::llama::check_model_file(&path)?;
+    crate::llm::backend::llama::check_model_file(&path)?;
     println!(
         "model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}"
     );

@@ -4,12 +4,12 @@
 //! with default settings: how many the model answered validly rather than the fail-safe, and
 //! throughput, side by side. The request mix is also what the real-server test sends.
 
-use super::backend::WorkKind;
-use super::config::{BackendConfig, LlamaConfig, LlmConfig, OpenAiConfig};
-use super::runtime::{LlmRuntime, Reply, Submission};
-use super::server::{LLAMA_CPP_PYTHON, LocalServer};
-use super::shape;
-use super::types::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
+use crate::bench::serve::llama_cpp_python::{LLAMA_CPP_PYTHON, LocalServer};
+use crate::llm::backend::WorkKind;
+use crate::llm::config::{BackendConfig, LlamaConfig, LlmConfig, OpenAiConfig};
+use crate::llm::runtime::{LlmRuntime, Reply, Submission};
+use crate::llm::shape;
+use crate::llm::types::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -323,8 +323,8 @@ pub fn run(
             KINDS.join(", ")
         ));
     }
-    let model_path = super::backend::llama::resolve_model(model);
-    super::backend::llama::check_model_file(&model_path)?;
+    let model_path = crate::llm::backend::llama::resolve_model(model);
+    crate::llm::backend::llama::check_model_file(&model_path)?;
     let kinds = match only {
         Some(kind) => format!("{kind} only, of {requests}"),
         None => KINDS.join(", "),

@@ -581,8 +581,7 @@ fn player_spawn(map: &WorldMap) -> Tile {
 }
 
 fn clock(minutes: u32) -> String {
-    let m = minutes % (24 * 60);
-    format!("{:02}:{:02}", m / 60, m % 60)
+    crate::sim::time::minute_label(minutes)
 }
 
 #[cfg(test)]

@@ -120,12 +120,12 @@ pub struct Topic {
 impl Conversation {
     /// How memories name it: "Klaus Mueller and Maria Lopez, 2023-02-13 07:09".
     pub fn label(&self) -> String {
-        let (h, m, _) = self.started.hms();
         format!(
-            "{} and {}, {} {h:02}:{m:02}",
+            "{} and {}, {} {}",
             self.names[0],
             self.names[1],
-            self.started.date_string()
+            self.started.date_string(),
+            self.started.hh_mm()
         )
     }
 

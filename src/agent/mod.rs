@@ -273,13 +273,11 @@ impl Outlook {
                     .collect::<Vec<_>>()
                     .join(", ");
                 format!(
-                    "{} is {} ({place}) from {:02}:{:02} to {:02}:{:02}.",
+                    "{} is {} ({place}) from {} to {}.",
                     p.first_name,
                     w.activity,
-                    from / 60,
-                    from % 60,
-                    to / 60,
-                    to % 60
+                    crate::sim::time::minute_clock(*from),
+                    crate::sim::time::minute_clock(*to)
                 )
             }
             _ => String::new(),

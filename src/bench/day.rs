@@ -51,10 +51,7 @@ pub fn bench_day(
     let total = (hours * 3600.0 / sec) as u64;
     let chunk = ((600.0 / sec) as u64).max(1);
     let per_hour = ((3600.0 / sec) as u64).max(1);
-    let hm = |app: &App| {
-        let (h, m, _) = app.world().resource::<SimClock>().now.hms();
-        format!("{h:02}:{m:02}")
-    };
+    let hm = |app: &App| app.world().resource::<SimClock>().now.hh_mm();
     let mut done = 0;
     let mut hour_stats = app.world().resource::<Llm>().stats();
     let mut hour_from = hm(&app);

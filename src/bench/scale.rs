@@ -235,13 +235,13 @@ pub fn run_one(b: &ScaleBench, residents: usize, endpoints: usize) -> Result<Sca
         timeline.push((t.elapsed().as_secs_f64(), flights));
         if last_said.elapsed().as_secs() >= 30 {
             last_said = Instant::now();
-            let (h, m, _) = app.world().resource::<SimClock>().now.hms();
+            let hm = app.world().resource::<SimClock>().now.hh_mm();
             let (wall, waited) = (
                 t.elapsed().as_secs_f64(),
                 app.world().resource::<StepGate>().waited.as_secs_f64(),
             );
             eprintln!(
-                "  {residents} residents, {endpoints} endpoints: {h:02}:{m:02} after {wall:.0} s; simulation's own share so far {:.2} %{}; peak memory {:.0} MB",
+                "  {residents} residents, {endpoints} endpoints: {hm} after {wall:.0} s; simulation's own share so far {:.2} %{}; peak memory {:.0} MB",
                 100.0 * (wall - waited) / wall.max(1e-9),
                 sched_words(sched_share(sched0, wall)),
                 peak_rss_mb()

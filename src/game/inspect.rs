@@ -15,6 +15,7 @@ use crate::memory::news::{chain_line, trace};
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
+use crate::sim::time::minute_clock;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, egui};
@@ -516,8 +517,7 @@ fn talks_tab(ui: &mut egui::Ui, name: &str, log: &ConversationLog) {
                     .default_open(i + 1 == talks.len())
                     .show(ui, |ui| {
                         for l in &t.lines {
-                            let (h, m, _) = l.at.hms();
-                            ui.label(format!("{h:02}:{m:02} {}: {}", l.speaker, l.text));
+                            ui.label(format!("{} {}: {}", l.at.hh_mm(), l.speaker, l.text));
                         }
                     });
             }
@@ -530,11 +530,9 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
         return;
     };
     let heading = match plan.source {
-        crate::agent::PlanSource::Model => format!(
-            "Today's plan (wakes at {:02}:{:02})",
-            plan.wake_min / 60,
-            plan.wake_min % 60
-        ),
+        crate::agent::PlanSource::Model => {
+            format!("Today's plan (wakes at {})", minute_clock(plan.wake_min))
+        }
         _ => "Today (daily routine: no plan from the model yet)".to_string(),
     };
     ui.label(egui::RichText::new(heading).strong());
@@ -546,11 +544,9 @@ fn day_tab(ui: &mut egui::Ui, plan: Option<&DayPlan>) {
     egui::ScrollArea::vertical().id_salt("day").show(ui, |ui| {
         for (i, b) in plan.blocks.iter().enumerate() {
             let text = format!(
-                "{:02}:{:02}-{:02}:{:02} {} {}",
-                b.start / 60,
-                b.start % 60,
-                b.end / 60,
-                b.end % 60,
+                "{}-{} {} {}",
+                minute_clock(b.start),
+                minute_clock(b.end),
                 b.emoji,
                 b.description
             );

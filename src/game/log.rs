@@ -77,9 +77,7 @@ pub fn log_ui(
                                 .strong(),
                             );
                         }
-                        let (_, m, _) = l.at.hms();
-                        let (h, _, _) = l.at.hms();
-                        ui.label(format!("{h:02}:{m:02} {}: {}", l.speaker, l.text));
+                        ui.label(format!("{} {}: {}", l.at.hh_mm(), l.speaker, l.text));
                     }
                 });
         });

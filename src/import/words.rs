@@ -128,7 +128,7 @@ fn first_time(text: &str) -> Option<u32> {
 }
 
 pub(super) fn hhmm(min: u32) -> String {
-    format!("{:02}:{:02}", (min / 60) % 24, min % 60)
+    crate::sim::time::minute_label(min)
 }
 
 /// "February 13, 2023, 00:00:00" (or "February 13, 2023") → "2023-02-13 00:00".

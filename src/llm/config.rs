@@ -351,20 +351,20 @@ impl LlmConfig {
     /// before the first step, so no long run is made with a model that is not there or a
     /// recording that is never written.
     pub fn check_files(&self) -> Result<(), String> {
-        use super::backend::{bert, llama};
+        use super::model_files::{check_model_dir, check_model_file, resolve_dir, resolve_model};
         for (i, b) in self.backends.iter().enumerate() {
             let at = |field: &str, e: String| format!("llm.backends[{i}].{field}: {e}");
             match b {
                 BackendConfig::Llama(l) => {
-                    llama::check_model_file(&llama::resolve_model(&l.model))
-                        .map_err(|e| at("model", e))?;
+                    check_model_file(&resolve_model(&l.model)).map_err(|e| at("model", e))?;
                     if let Some(m) = &l.embedding_model {
-                        llama::check_model_file(&llama::resolve_model(m))
+                        check_model_file(&resolve_model(m))
                             .map_err(|e| at("embedding_model", e))?;
                     }
                 }
-                BackendConfig::Bert(c) => bert::check_model_dir(&bert::resolve_dir(&c.model))
-                    .map_err(|e| at("model", e))?,
+                BackendConfig::Bert(c) => {
+                    check_model_dir(&resolve_dir(&c.model)).map_err(|e| at("model", e))?
+                }
                 BackendConfig::Scripted(c) => {
                     if let Some(f) = &c.file {
                         let p = crate::data::resolve_data("", f);

@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod config;
 pub mod metrics;
+pub mod model_files;
 pub mod probe;
 pub mod runtime;
 pub mod shape;

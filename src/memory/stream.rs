@@ -4,9 +4,8 @@
 //! are stable ("node_1", "node_2", … in the order added); nothing is ever removed, so an
 //! evidence link always resolves. Indexes by kind and keyword are derived and rebuilt on load.
 
-use super::news::{Gathering, Told};
 use crate::llm::Embedding;
-use crate::sim::time::GameTime;
+use crate::sim::time::{GameTime, civil_from_days, minute_words, month_day};
 use bevy::prelude::Component;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -563,6 +562,94 @@ impl MemoryStream {
             }
         }
     }
+}
+
+/// Where something heard in a conversation came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Told {
+    /// Who said it.
+    pub speaker: String,
+    /// The speaker's own memory it came from (`None`: the speaker's own plan or words).
+    pub source: Option<NodeId>,
+    /// The conversation ("Klaus Mueller and Maria Lopez, 2023-02-13 07:09").
+    pub conversation: String,
+    /// The fact itself, as the first holder had it (retellings keep it word for word).
+    pub fact: String,
+}
+
+/// A gathering: what, where, when, and who organises it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gathering {
+    /// What it is ("a Valentine's Day party").
+    pub what: String,
+    /// The place's name ("Hobbs Cafe").
+    pub place: String,
+    /// Where to go (`world:sector:arena`).
+    pub address: String,
+    /// The day (days since 1970).
+    pub day: i64,
+    /// Start minute.
+    pub start: u32,
+    /// End minute (exclusive).
+    pub end: u32,
+    /// Who organises it (empty when not known).
+    pub organiser: String,
+}
+
+impl Gathering {
+    /// "February 14".
+    pub fn date_words(&self) -> String {
+        let (_, m, d) = civil_from_days(self.day);
+        month_day(m, d)
+    }
+
+    /// "on February 14 from 5 PM to 7 PM".
+    pub fn when_words(&self) -> String {
+        format!(
+            "on {} from {} to {}",
+            self.date_words(),
+            minute_words(self.start),
+            minute_words(self.end)
+        )
+    }
+
+    /// "a Valentine's Day party at Hobbs Cafe on February 14 from 5 PM to 7 PM".
+    pub fn describe(&self) -> String {
+        format!("{} at {} {}", self.what, self.place, self.when_words())
+    }
+
+    /// When it starts.
+    pub fn starts(&self) -> GameTime {
+        GameTime(self.day * 86_400 + self.start as i64 * 60)
+    }
+
+    /// When it ends.
+    pub fn ends(&self) -> GameTime {
+        GameTime(self.day * 86_400 + self.end as i64 * 60)
+    }
+
+    /// Whether two descriptions are the same gathering (what, where and when).
+    pub fn same(&self, o: &Gathering) -> bool {
+        self.what.eq_ignore_ascii_case(&o.what)
+            && self.address == o.address
+            && self.day == o.day
+            && self.start == o.start
+    }
+
+    /// The plan item for it.
+    pub fn plan_item(&self) -> String {
+        format!("attending {} at {}", strip_article(&self.what), self.place)
+    }
+}
+
+/// "a party" → "party".
+pub fn strip_article(s: &str) -> &str {
+    for a in ["a ", "an ", "the ", "A ", "An ", "The "] {
+        if let Some(r) = s.strip_prefix(a) {
+            return r;
+        }
+    }
+    s
 }
 
 #[cfg(test)]

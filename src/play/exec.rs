@@ -390,7 +390,7 @@ fn print_tile(world: &mut World, t: Tile) -> Result<String, String> {
 
 /// A plan as text: the day in broad strokes, then each block, the current one marked.
 pub fn schedule_text(name: &str, plan: &DayPlan, action: Option<&CurrentAction>) -> String {
-    let hm = |m: u32| format!("{:02}:{:02}", m / 60, m % 60);
+    let hm = crate::sim::time::minute_clock;
     let mut s = format!(
         "{name}'s plan ({:?}, wakes at {}):\n",
         plan.source,

@@ -2,7 +2,7 @@
 //! `agents/NN-name.ron` per person ([`AgentSave`], a resident's [`Mind`]), and the whole
 //! simulation in memory ([`SaveData`]).
 
-use super::disk;
+use super::folder::slug;
 use super::movement::MovementLog;
 use crate::agent::avatar::AvatarRoute;
 use crate::agent::commitments::Commitments;
@@ -187,5 +187,5 @@ pub struct SaveData {
 
 /// File name of an agent's part.
 pub fn agent_file(i: usize, name: &str) -> String {
-    format!("{i:02}-{}.ron", disk::slug(name).to_lowercase())
+    format!("{i:02}-{}.ron", slug(name).to_lowercase())
 }

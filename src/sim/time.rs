@@ -200,6 +200,12 @@ impl GameTime {
         format!("{}, {y}", month_day(m, d))
     }
 
+    /// "07:30".
+    pub fn hh_mm(self) -> String {
+        let (h, m, _) = self.hms();
+        format!("{h:02}:{m:02}")
+    }
+
     /// "2023-02-13 07:00:00", as files write it.
     pub fn iso(self) -> String {
         let (y, mo, d) = self.ymd();
@@ -210,12 +216,7 @@ impl GameTime {
     /// "08:10 AM" style time of day.
     pub fn clock_12h(self) -> String {
         let (h, m, _) = self.hms();
-        let (h12, ampm) = match h {
-            0 => (12, "AM"),
-            1..=11 => (h, "AM"),
-            12 => (12, "PM"),
-            _ => (h - 12, "PM"),
-        };
+        let (h12, ampm) = twelve_hour(h);
         format!("{h12:02}:{m:02} {ampm}")
     }
 
@@ -260,6 +261,33 @@ pub fn parse_clock(text: &str) -> Option<u32> {
 /// The step of a minute of today (`now` if it has passed).
 pub fn minute_label(m: u32) -> String {
     format!("{:02}:{:02}", (m / 60) % 24, m % 60)
+}
+
+/// "07:30" of a minute counted from midnight, as plans show their blocks (a day's end is
+/// "24:00", not wrapped as [`minute_label`] wraps it).
+pub fn minute_clock(m: u32) -> String {
+    format!("{:02}:{:02}", m / 60, m % 60)
+}
+
+/// "5 PM", "5:30 PM": a minute of the day as people say it.
+pub fn minute_words(m: u32) -> String {
+    let (h, mm) = (m / 60 % 24, m % 60);
+    let (h12, ampm) = twelve_hour(h);
+    if mm == 0 {
+        format!("{h12} {ampm}")
+    } else {
+        format!("{h12}:{mm:02} {ampm}")
+    }
+}
+
+/// An hour of the day (0–23) on the 12-hour clock: (1–12, "AM" or "PM").
+fn twelve_hour(h: u32) -> (u32, &'static str) {
+    match h {
+        0 => (12, "AM"),
+        1..=11 => (h, "AM"),
+        12 => (12, "PM"),
+        _ => (h - 12, "PM"),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,12 @@
-//! The crate's layers, checked from its source: a file references (`crate::…`, `super::…`, or a
-//! serde `with = "crate::…"` string) only its own layer and those below; the top-level folders
-//! form no import circle; no file holds more than 700 lines before its tests. See
-//! docs/design.md ("Layers") for what each layer is.
+//! The crate's layers and rooms, checked from its source:
+//! - a file references (`crate::…`, `super::…`, `self::…`, a bare `child::…`, or a serde
+//!   `with = "crate::…"` string) only its own layer and those below, and the top-level folders
+//!   form no import circle;
+//! - the files (and sub-folders) of one folder form no import circle either;
+//! - no file holds more than 700 lines before its tests, no folder more than 10 `.rs` files;
+//! - docs/design.md's Layout block names every file of src/.
+//!
+//! See docs/design.md ("Layers", "Layout") for what each layer and folder is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -28,17 +33,47 @@ const LAYERS: &[&[&str]] = &[
 /// Most lines a file may hold before its `#[cfg(test)]` module.
 const MOST_LINES: usize = 700;
 
+/// Most `.rs` files a folder may hold directly (its mod.rs included).
+const MOST_FILES: usize = 10;
+
+/// Folders where the circle check counts a folder's mod.rs as a node like its other files, so
+/// that nothing in them reaches back up into mod.rs (each applies to every folder under it too).
+/// Elsewhere mod.rs is left out: it may declare and call its children, and they may use what it
+/// defines.
+const STRICT: &[&str] = &["cognition"];
+
 fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// A reference from one file to a top-level module.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// A reference from one file to a module.
+#[derive(Debug, Clone)]
 struct Reference {
+    /// The file, as `src/a/b.rs`.
     file: String,
     line: usize,
-    from: String,
-    to: String,
+    /// Whether it stands in a `#[cfg(test)]` module.
+    test: bool,
+    /// The file's top-level module ([`layer_of`]).
+    layer: String,
+    /// The file's module path ([`module_path`]).
+    from: Vec<String>,
+    /// The module referenced: the longest start of the path named that is a module of the tree
+    /// (`crate::sim::map::WorldMap` → [sim, map]; an item of the crate root → []).
+    to: Vec<String>,
+}
+
+impl Reference {
+    /// The top-level module referenced (an item of the crate root belongs to lib).
+    fn to_layer(&self) -> &str {
+        self.to.first().map_or("lib", String::as_str)
+    }
+
+    /// Where it stands, as `src/a/b.rs:12`, with ` (test)` if in a test module.
+    fn witness(&self) -> String {
+        let test = if self.test { " (test)" } else { "" };
+        format!("{}:{}{test}", self.file, self.line)
+    }
 }
 
 /// The file's module path (`src/a/b.rs` → [a, b], `src/a/mod.rs` → [a], `src/lib.rs` → []).
@@ -200,57 +235,164 @@ fn is_ident(ch: char) -> bool {
     ch.is_alphanumeric() || ch == '_'
 }
 
-/// The first segment of each item in a `{…}` group that starts at `open` (nested groups and
-/// `self` skipped).
-fn group_heads(code: &[char], open: usize) -> Vec<String> {
-    let mut heads = Vec::new();
+/// Where the identifier starting at `i` ends.
+fn ident_end(code: &[char], i: usize) -> usize {
+    let mut k = i;
+    while k < code.len() && is_ident(code[k]) {
+        k += 1;
+    }
+    k
+}
+
+/// Where the white space starting at `i` ends.
+fn skip_space(code: &[char], i: usize) -> usize {
+    let mut k = i;
+    while k < code.len() && code[k].is_whitespace() {
+        k += 1;
+    }
+    k
+}
+
+/// Whether `code` holds `s` at `i`.
+fn at(code: &[char], i: usize, s: &str) -> bool {
+    s.chars()
+        .enumerate()
+        .all(|(k, ch)| code.get(i + k) == Some(&ch))
+}
+
+/// The offset of the `}` that closes the `{` at `open` (the end of `code` if none does).
+fn closing_brace(code: &[char], open: usize) -> usize {
     let mut depth = 0;
-    let mut at_item_start = true;
-    let mut i = open;
-    while i < code.len() {
-        match code[i] {
-            '{' => {
-                depth += 1;
-                at_item_start = depth == 1;
-            }
+    for (k, &ch) in code.iter().enumerate().skip(open) {
+        match ch {
+            '{' => depth += 1,
             '}' => {
                 depth -= 1;
                 if depth == 0 {
-                    break;
+                    return k;
                 }
-            }
-            ',' if depth == 1 => at_item_start = true,
-            ch if depth == 1 && at_item_start && is_ident(ch) => {
-                let mut j = i;
-                while j < code.len() && is_ident(code[j]) {
-                    j += 1;
-                }
-                heads.push(code[i..j].iter().collect());
-                at_item_start = false;
-                i = j;
-                continue;
             }
             _ => {}
         }
-        i += 1;
     }
-    heads
+    code.len()
 }
 
-/// The top-level module a path that starts at the crate root names (`sim::map::X` → sim; an
-/// item of the root itself, such as `SimPlugin` or a `{…}` of them, → lib).
-fn top_module(head: &str, known: &BTreeSet<String>) -> String {
-    if known.contains(head) {
-        head.to_string()
-    } else {
-        "lib".into()
+/// The spans of the comma-separated items of the group from the `{` at `open` to the `}` at
+/// `close` (empty items left out).
+fn group_items(code: &[char], open: usize, close: usize) -> Vec<(usize, usize)> {
+    let mut items = Vec::new();
+    let mut depth = 0;
+    let mut start = open + 1;
+    for (k, &ch) in code.iter().enumerate().take(close).skip(open + 1) {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push((start, k));
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push((start, close));
+    items.retain(|&(a, b)| code[a..b].iter().any(|c| !c.is_whitespace()));
+    items
+}
+
+/// The paths the path at `i` names, with its `{…}` groups expanded, however nested
+/// (`crate::{a::b, c::{d, e}}` → [crate, a, b], [crate, c, d], [crate, c, e]), and the offset
+/// just past it. A path ends at anything but `::` after a segment (`;`, `as`, `(`, `<`, a `*`).
+fn paths_at(code: &[char], i: usize) -> (Vec<Vec<String>>, usize) {
+    let mut segments: Vec<String> = Vec::new();
+    let mut j = skip_space(code, i);
+    loop {
+        if code.get(j) == Some(&'{') {
+            let close = closing_brace(code, j);
+            let mut paths: Vec<Vec<String>> = Vec::new();
+            for (a, b) in group_items(code, j, close) {
+                for item in paths_at(&code[..b], a).0 {
+                    paths.push(segments.iter().cloned().chain(item).collect());
+                }
+            }
+            return (paths, (close + 1).min(code.len()));
+        }
+        let end = ident_end(code, j);
+        if end == j {
+            return (vec![segments], j);
+        }
+        segments.push(code[j..end].iter().collect());
+        let after = skip_space(code, end);
+        if !at(code, after, "::") {
+            return (vec![segments], end);
+        }
+        j = skip_space(code, after + 2);
     }
 }
 
-/// Every reference of one file to a top-level module other than its own.
-fn references_of(root: &Path, file: &Path, known: &BTreeSet<String>) -> Vec<Reference> {
+/// The full path (modules, then perhaps items) a path names in the file of module `base`, read
+/// from module `here` (`base` and the inline modules around the path): `crate::…` from the crate
+/// root, `self::…` from `here`, each `super::` one level above, and a bare `child::…` from `base`
+/// (a test module's `use super::*` brings the file's children in too). A trailing `self` or the
+/// items after the modules do no harm: the reference's target is the longest module it starts
+/// with ([`longest_module`]).
+fn resolve(path: &[String], base: &[String], here: &[String]) -> Vec<String> {
+    let (mut full, rest): (Vec<String>, &[String]) = match path.first().map(String::as_str) {
+        Some("crate") => (Vec::new(), &path[1..]),
+        Some("self") => (here.to_vec(), &path[1..]),
+        Some("super") => {
+            let ups = path.iter().take_while(|s| s.as_str() == "super").count();
+            (
+                here[..here.len().saturating_sub(ups)].to_vec(),
+                &path[ups..],
+            )
+        }
+        _ => (base.to_vec(), path),
+    };
+    full.extend_from_slice(rest);
+    full
+}
+
+/// The longest start of `full` that is one of `modules` (the crate root, [], if none is).
+fn longest_module(full: &[String], modules: &BTreeSet<Vec<String>>) -> Vec<String> {
+    (0..=full.len())
+        .rev()
+        .map(|k| full[..k].to_vec())
+        .find(|p| modules.contains(p))
+        .unwrap_or_default()
+}
+
+/// Whether the item whose `mod` keyword stands at `at_mod` carries `#[cfg(test)]` (or
+/// `#[cfg(all(test, …))]`): whether that attribute stands between the `;`, `{` or `}` before the
+/// keyword and it.
+fn under_cfg_test(code: &[char], at_mod: usize) -> bool {
+    let start = code[..at_mod]
+        .iter()
+        .rposition(|&c| matches!(c, ';' | '{' | '}'))
+        .map_or(0, |k| k + 1);
+    let attributes: String = code[start..at_mod]
+        .iter()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    attributes.contains("#[cfg(test)]") || attributes.contains("#[cfg(all(test,")
+}
+
+/// Every reference of one file to a module, its own included (`modules`: the module paths of the
+/// tree). A reference is a path that starts with `crate`, `super`, `self` or, bare, a child
+/// module of the file's module (`pending::take` in cognition/mod.rs; not after `::`, and only
+/// when a name, `{` or `*` follows), in code or in a serde `with = "crate::…"` string; a group
+/// `{…}` gives one reference per path it names, all on the line of the path's start.
+fn references_of(root: &Path, file: &Path, modules: &BTreeSet<Vec<String>>) -> Vec<Reference> {
     let rel = file.strip_prefix(root).unwrap();
-    let from = layer_of(rel);
+    let name = format!("src/{}", rel.display());
+    let layer = layer_of(rel);
+    let base = module_path(rel);
+    // The child modules of the file's module: a path may start with one of them bare.
+    let children: BTreeSet<&str> = modules
+        .iter()
+        .filter(|m| m.len() == base.len() + 1 && m.starts_with(&base))
+        .map(|m| m[base.len()].as_str())
+        .collect();
     let src = std::fs::read_to_string(file).unwrap();
     let (code, strings) = strip(&src);
     let chars: Vec<char> = code.chars().collect();
@@ -263,19 +405,21 @@ fn references_of(root: &Path, file: &Path, known: &BTreeSet<String>) -> Vec<Refe
         }
     }
     let mut out = Vec::new();
-    let mut push = |line: usize, to: String| {
-        if to != from {
-            out.push(Reference {
-                file: format!("src/{}", rel.display()),
-                line,
-                from: from.clone(),
-                to,
-            });
-        }
+    let mut push = |line: usize, test: bool, full: Vec<String>| {
+        out.push(Reference {
+            file: name.clone(),
+            line,
+            test,
+            layer: layer.clone(),
+            from: base.clone(),
+            to: longest_module(&full, modules),
+        });
     };
-    // Inline modules (`mod tests { … }`) deepen the path `super::` starts from.
-    let base = module_path(rel);
-    let mut inline: Vec<(usize, String)> = Vec::new();
+    // Inline modules (`mod tests { … }`) deepen the path `self::` and `super::` start from, and
+    // those under `#[cfg(test)]` make the references in them test ones: (depth, name, test).
+    let mut inline: Vec<(usize, String, bool)> = Vec::new();
+    // Per line: whether it lies in a test module (for the strings, read apart).
+    let mut test_line = vec![false; line + 1];
     let mut depth = 0usize;
     let mut i = 0;
     while i < chars.len() {
@@ -284,75 +428,45 @@ fn references_of(root: &Path, file: &Path, known: &BTreeSet<String>) -> Vec<Refe
             depth += 1;
         } else if ch == '}' {
             depth = depth.saturating_sub(1);
-            while inline.last().is_some_and(|(d, _)| *d > depth) {
+            while inline.last().is_some_and(|(d, _, _)| *d > depth) {
                 inline.pop();
             }
         }
-        let starts_word = i == 0 || !is_ident(chars[i - 1]);
-        let rest = || chars[i..].iter().take(12).collect::<String>();
-        if starts_word && rest().starts_with("mod ") {
-            let mut j = i + 4;
-            while j < chars.len() && chars[j] == ' ' {
-                j += 1;
-            }
-            let k0 = j;
-            while j < chars.len() && is_ident(chars[j]) {
-                j += 1;
-            }
-            let name: String = chars[k0..j].iter().collect();
-            while j < chars.len() && chars[j].is_whitespace() {
-                j += 1;
-            }
-            if chars.get(j) == Some(&'{') {
-                inline.push((depth + 1, name));
-            }
-        }
-        if starts_word && rest().starts_with("crate::") {
-            let j = i + "crate::".len();
-            if chars.get(j) == Some(&'{') {
-                for h in group_heads(&chars, j) {
-                    push(line_at[i], top_module(&h, known));
-                }
-            } else {
-                let mut k = j;
-                while k < chars.len() && is_ident(chars[k]) {
-                    k += 1;
-                }
-                let head: String = chars[j..k].iter().collect();
-                push(line_at[i], top_module(&head, known));
-            }
-            i = j;
+        let test = inline.iter().any(|(_, _, t)| *t);
+        test_line[line_at[i]] |= test;
+        if !is_ident(ch) || (i > 0 && is_ident(chars[i - 1])) {
+            i += 1;
             continue;
         }
-        if starts_word && rest().starts_with("super::") {
-            let mut path = base.clone();
-            path.extend(inline.iter().map(|(_, n)| n.clone()));
-            let mut j = i;
-            while chars[j..].iter().take(7).collect::<String>() == "super::" {
-                path.pop();
-                j += 7;
+        // A word: `mod x {`, the start of a path, or neither.
+        let end = ident_end(&chars, i);
+        let word: String = chars[i..end].iter().collect();
+        let head = matches!(word.as_str(), "crate" | "super" | "self")
+            || (children.contains(word.as_str())
+                && (i < 2 || !at(&chars, i - 2, "::"))
+                && chars
+                    .get(end + 2)
+                    .is_some_and(|c| is_ident(*c) || *c == '{' || *c == '*'));
+        if word == "mod" {
+            let k0 = skip_space(&chars, end);
+            let k1 = ident_end(&chars, k0);
+            if k1 > k0 && chars.get(skip_space(&chars, k1)) == Some(&'{') {
+                let test_module = under_cfg_test(&chars, i);
+                inline.push((depth + 1, chars[k0..k1].iter().collect(), test_module));
             }
-            let to = if let Some(first) = path.first() {
-                first.clone()
-            } else if chars.get(j) == Some(&'{') {
-                // `super::{…}` reaching the crate root: each item named.
-                for h in group_heads(&chars, j) {
-                    push(line_at[i], top_module(&h, known));
-                }
-                i = j;
-                continue;
-            } else {
-                let mut k = j;
-                while k < chars.len() && is_ident(chars[k]) {
-                    k += 1;
-                }
-                top_module(&chars[j..k].iter().collect::<String>(), known)
-            };
-            push(line_at[i], to);
-            i = j;
+        } else if head && at(&chars, end, "::") {
+            let mut here = base.clone();
+            here.extend(inline.iter().map(|(_, n, _)| n.clone()));
+            // The whole path is read here, its group too (whose braces are balanced, so `depth`
+            // stays right), and the scan goes on after it.
+            let (paths, next) = paths_at(&chars, i);
+            for p in paths {
+                push(line_at[i], test, resolve(&p, &base, &here));
+            }
+            i = next.max(end);
             continue;
         }
-        i += 1;
+        i = end;
     }
     // Paths in strings: serde's `with = "crate::…"` and the other keys that name a path.
     const PATH_KEYS: &[&str] = &[
@@ -370,9 +484,15 @@ fn references_of(root: &Path, file: &Path, known: &BTreeSet<String>) -> Vec<Refe
         if !PATH_KEYS.contains(&key.as_str()) {
             continue;
         }
-        if let Some(rest) = s.trim().strip_prefix("crate::") {
-            let head: String = rest.chars().take_while(|c| is_ident(*c)).collect();
-            push(line, top_module(&head, known));
+        let s: Vec<char> = s.trim().chars().collect();
+        if ["crate::", "super::", "self::"]
+            .iter()
+            .any(|h| at(&s, 0, h))
+        {
+            let test = test_line.get(line).copied().unwrap_or(false);
+            for p in paths_at(&s, 0).0 {
+                push(line, test, resolve(&p, &base, &base));
+            }
         }
     }
     out
@@ -394,6 +514,156 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A graph between modules or files: each node's targets, each with the places that reference
+/// it.
+type Graph = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+fn add_edge(graph: &mut Graph, from: &str, to: &str, witness: String) {
+    graph
+        .entry(from.to_string())
+        .or_default()
+        .entry(to.to_string())
+        .or_default()
+        .push(witness);
+}
+
+/// The nodes `from` reaches (itself only if it lies on a circle).
+fn reachable(graph: &Graph, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for n in graph.get(&m).into_iter().flat_map(|t| t.keys()) {
+            if seen.insert(n.clone()) {
+                todo.push(n.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// A shortest circle from `start` back to it through the nodes of `part` (without the return to
+/// `start`: [start, a, b] for start → a → b → start); empty if there is none.
+fn shortest_circle(graph: &Graph, start: &str, part: &BTreeSet<String>) -> Vec<String> {
+    let mut parent: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start.to_string()]);
+    while let Some(m) = queue.pop_front() {
+        for n in graph.get(&m).into_iter().flat_map(|t| t.keys()) {
+            if n == start {
+                let mut circle = vec![m.clone()];
+                while let Some(p) = parent.get(circle.last().unwrap()) {
+                    circle.push(p.clone());
+                }
+                circle.reverse();
+                return circle;
+            }
+            if part.contains(n) && !parent.contains_key(n) {
+                parent.insert(n.clone(), m.clone());
+                queue.push_back(n.clone());
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The circles of a graph. For each knot (nodes that all reach each other, more than one), in
+/// name order: a shortest circle from its first node, then from its first node on no circle yet,
+/// and so on until each of its nodes is on one. A long knot thus shows as a few circles, not as
+/// every circle it holds.
+fn circles(graph: &Graph) -> Vec<Vec<String>> {
+    let mut placed: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    for node in graph.keys() {
+        if placed.contains(node) {
+            continue;
+        }
+        let from_node = reachable(graph, node);
+        if !from_node.contains(node) {
+            continue;
+        }
+        // The node's knot: what it reaches that reaches it back (itself included).
+        let knot: BTreeSet<String> = from_node
+            .into_iter()
+            .filter(|m| reachable(graph, m).contains(node))
+            .collect();
+        let mut on_circle: BTreeSet<String> = BTreeSet::new();
+        for start in &knot {
+            if on_circle.contains(start) {
+                continue;
+            }
+            let circle = shortest_circle(graph, start, &knot);
+            if !circle.is_empty() {
+                on_circle.extend(circle.iter().cloned());
+                out.push(circle);
+            }
+        }
+        placed.extend(knot);
+    }
+    out
+}
+
+/// `a → b → a (where a references b, where b references a)`: one place per arrow, a test module's
+/// only where nothing else references it.
+fn describe(graph: &Graph, circle: &[String]) -> String {
+    let mut names = circle.to_vec();
+    names.push(circle[0].clone());
+    let witnesses: Vec<&str> = names
+        .windows(2)
+        .map(|w| {
+            let all = &graph[&w[0]][&w[1]];
+            all.iter()
+                .find(|x| !x.ends_with(" (test)"))
+                .unwrap_or(&all[0])
+                .as_str()
+        })
+        .collect();
+    format!("{} ({})", names.join(" → "), witnesses.join(", "))
+}
+
+/// The folder a reference crosses and its two ends there, or `None` for one inside a file or
+/// one between top-level modules (the layer check's). The folder is the longest module both
+/// paths start with; each end is the file or sub-folder there that the path goes on into, or
+/// `mod` where the path ends at the folder's own module (its mod.rs, or `x.rs` for a folder
+/// `x/`).
+fn folder_edge(from: &[String], to: &[String]) -> Option<(Vec<String>, String, String)> {
+    let c = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+    if c == 0 {
+        return None;
+    }
+    let end = |m: &[String]| m.get(c).cloned().unwrap_or_else(|| "mod".to_string());
+    let (a, b) = (end(from), end(to));
+    (a != b).then(|| (from[..c].to_vec(), a, b))
+}
+
+/// Whether a folder (a module path) lies in one of [`STRICT`].
+fn is_strict(folder: &[String]) -> bool {
+    STRICT.iter().any(|s| {
+        let s: Vec<&str> = s.split('/').collect();
+        folder.len() >= s.len() && folder.iter().zip(&s).all(|(a, b)| a == b)
+    })
+}
+
+/// The folder a file sits in, relative to src/ (`sim/map` for `sim/map/build.rs`, "" for the
+/// crate root's files).
+fn folder_of(rel: &Path) -> String {
+    rel.parent()
+        .map(|p| {
+            p.iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default()
+}
+
+/// A folder relative to src/ as messages write it (`src/sim/map/`, `src/`).
+fn folder_label(folder: &str) -> String {
+    if folder.is_empty() {
+        "src/".into()
+    } else {
+        format!("src/{folder}/")
+    }
+}
+
 /// What the check finds in a source tree.
 #[derive(Debug, Default)]
 struct Findings {
@@ -401,17 +671,24 @@ struct Findings {
     upward: Vec<String>,
     /// Import circles between top-level modules.
     circles: Vec<String>,
+    /// Import circles between the files (and sub-folders) of one folder.
+    folder_circles: Vec<String>,
     /// Files over [`MOST_LINES`] before their tests.
     long: Vec<String>,
+    /// Folders holding more than [`MOST_FILES`] `.rs` files.
+    crowded: Vec<String>,
 }
 
 fn check_tree(root: &Path) -> Findings {
     let mut files = Vec::new();
     rust_files(root, &mut files);
-    let known: BTreeSet<String> = files
+    let rels: Vec<&Path> = files
         .iter()
-        .map(|f| layer_of(f.strip_prefix(root).unwrap()))
+        .map(|f| f.strip_prefix(root).unwrap())
         .collect();
+    let known: BTreeSet<String> = rels.iter().map(|r| layer_of(r)).collect();
+    // Every module of the tree: foo.rs and foo/ are one, a mod.rs is its folder's.
+    let modules: BTreeSet<Vec<String>> = rels.iter().map(|r| module_path(r)).collect();
     let mut f = Findings::default();
     for m in &known {
         if rank(m).is_none() {
@@ -420,21 +697,27 @@ fn check_tree(root: &Path) -> Findings {
             ));
         }
     }
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut layers = Graph::new();
+    let mut folders: BTreeMap<Vec<String>, Graph> = BTreeMap::new();
     for file in &files {
-        let refs = references_of(root, file, &known);
-        for r in refs {
-            graph
-                .entry(r.from.clone())
-                .or_default()
-                .insert(r.to.clone());
-            if let (Some(a), Some(b)) = (rank(&r.from), rank(&r.to))
-                && b > a
+        for r in references_of(root, file, &modules) {
+            let to_layer = r.to_layer();
+            if r.layer != to_layer {
+                add_edge(&mut layers, &r.layer, to_layer, r.witness());
+                if let (Some(a), Some(b)) = (rank(&r.layer), rank(to_layer))
+                    && b > a
+                {
+                    f.upward.push(format!(
+                        "{}:{}: the {} layer references the {} layer above it",
+                        r.file, r.line, r.layer, to_layer
+                    ));
+                }
+            }
+            // Between the files of one folder; mod.rs only where that is strict.
+            if let Some((folder, a, b)) = folder_edge(&r.from, &r.to)
+                && ((a != "mod" && b != "mod") || is_strict(&folder))
             {
-                f.upward.push(format!(
-                    "{}:{}: the {} layer references the {} layer above it",
-                    r.file, r.line, r.from, r.to
-                ));
+                add_edge(folders.entry(folder).or_default(), &a, &b, r.witness());
             }
         }
         let text = std::fs::read_to_string(file).unwrap();
@@ -449,30 +732,153 @@ fn check_tree(root: &Path) -> Findings {
             ));
         }
     }
-    // Circles: a module that reaches itself again through others.
-    for start in graph.keys() {
-        let mut stack = vec![(start.clone(), vec![start.clone()])];
-        let mut seen = BTreeSet::new();
-        while let Some((m, path)) = stack.pop() {
-            for n in graph.get(&m).into_iter().flatten() {
-                if n == start {
-                    let circle = format!("{} → {start}", path.join(" → "));
-                    if !f
-                        .circles
-                        .iter()
-                        .any(|c| c.starts_with(&format!("{start} ")))
-                    {
-                        f.circles.push(circle);
-                    }
-                } else if seen.insert(n.clone()) {
-                    let mut p = path.clone();
-                    p.push(n.clone());
-                    stack.push((n.clone(), p));
-                }
-            }
+    // Circles: modules that reach themselves again through others.
+    f.circles = circles(&layers)
+        .iter()
+        .map(|c| describe(&layers, c))
+        .collect();
+    for (folder, graph) in &folders {
+        for c in circles(graph) {
+            f.folder_circles.push(format!(
+                "{}: {}",
+                folder_label(&folder.join("/")),
+                describe(graph, &c)
+            ));
+        }
+    }
+    // Folder sizes: the .rs files directly in each folder.
+    let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &rels {
+        *sizes.entry(folder_of(r)).or_default() += 1;
+    }
+    for (folder, n) in sizes {
+        if n > MOST_FILES {
+            f.crowded.push(format!(
+                "{}: {n} .rs files (at most {MOST_FILES})",
+                folder_label(&folder)
+            ));
         }
     }
     f
+}
+
+/// What differs between docs/design.md's Layout block (`design`: the whole file) and the tree
+/// at `root` (src/); the format is written at [`design_layout_names_every_file_of_src`].
+fn layout_problems(root: &Path, design: &str) -> Vec<String> {
+    // The block: the lines between the first fence after `## Layout` and the fence closing it.
+    let mut lines = design
+        .lines()
+        .skip_while(|l| l.trim_end() != "## Layout")
+        .skip(1)
+        .skip_while(|l| !l.starts_with("```"));
+    if lines.next().is_none() {
+        return vec!["docs/design.md: no fenced block after `## Layout`".into()];
+    }
+    // Entries: (key, text), from a line that starts with a non-space to the next such line.
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for l in lines.take_while(|l| !l.starts_with("```")) {
+        if l.starts_with(|c: char| !c.is_whitespace()) {
+            let (key, text) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
+            entries.push((key.to_string(), text.to_string()));
+        } else if let Some((_, text)) = entries.last_mut() {
+            text.push('\n');
+            text.push_str(l);
+        }
+    }
+    let mut problems = Vec::new();
+    // The names each folder's entries give ("" for the crate root's files).
+    let mut named: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (key, text) in &entries {
+        let Some(path) = key.strip_prefix("src/") else {
+            continue;
+        };
+        let file = path.trim_end_matches(',');
+        let folder = if path.is_empty() {
+            String::new()
+        } else if let Some(folder) = path.strip_suffix('/') {
+            folder.to_string()
+        } else if is_file_name(file) {
+            named
+                .entry(String::new())
+                .or_default()
+                .insert(file.to_string());
+            String::new()
+        } else {
+            problems.push(format!(
+                "docs/design.md, Layout: `{key}` is neither a folder (src/…/) nor a file of the crate root (src/….rs)"
+            ));
+            continue;
+        };
+        named.entry(folder).or_default().extend(file_names(text));
+    }
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let rel = file.strip_prefix(root).unwrap();
+        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+        actual.entry(folder_of(rel)).or_default().insert(name);
+    }
+    let folders: BTreeSet<&String> = actual.keys().chain(named.keys()).collect();
+    for folder in folders {
+        let label = folder_label(folder);
+        match (actual.get(folder), named.get(folder)) {
+            (Some(has), None) => problems.push(format!(
+                "{label}: no entry in the Layout block (its files: {})",
+                has.iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            (None, Some(_)) => problems.push(format!(
+                "{label}: an entry in the Layout block, but no such folder with .rs files"
+            )),
+            (Some(has), Some(says)) => {
+                let missing: Vec<&str> = has
+                    .iter()
+                    .filter(|n| !says.contains(*n) && n.as_str() != "mod.rs")
+                    .map(String::as_str)
+                    .collect();
+                let extra: Vec<&str> = says
+                    .iter()
+                    .filter(|n| !has.contains(*n))
+                    .map(String::as_str)
+                    .collect();
+                let mut parts = Vec::new();
+                if !missing.is_empty() {
+                    parts.push(format!("missing {}", missing.join(", ")));
+                }
+                if !extra.is_empty() {
+                    parts.push(format!("extra {}", extra.join(", ")));
+                }
+                if !parts.is_empty() {
+                    problems.push(format!("{label}: {}", parts.join("; ")));
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    problems
+}
+
+/// Whether a word is a file name of the Layout block: `[a-z0-9_]+\.rs`.
+fn is_file_name(word: &str) -> bool {
+    word.strip_suffix(".rs").is_some_and(|stem| {
+        !stem.is_empty()
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    })
+}
+
+/// The file names a Layout entry's text gives: its words (cut at every character other than an
+/// ASCII letter or digit, `_`, `.` and `/`; trailing dots dropped) that are a file name.
+fn file_names(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/')))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| is_file_name(w))
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -492,6 +898,22 @@ fn every_file_references_only_its_layer_and_those_below() {
     );
 }
 
+/// The files (and sub-folders) of one folder reference each other in one direction only: no
+/// circle `a → b → … → a`, in code or in its tests. A folder's mod.rs is left out (it declares
+/// and calls its children, which use what it defines), except under [`STRICT`], where nothing
+/// may reach back up into mod.rs.
+#[test]
+fn no_circle_between_files_of_one_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let f = check_tree(&root);
+    assert!(
+        f.folder_circles.is_empty(),
+        "{} import circle(s) between the files of one folder (mod.rs counts under {STRICT:?}):\n{}",
+        f.folder_circles.len(),
+        f.folder_circles.join("\n")
+    );
+}
+
 #[test]
 fn no_file_is_over_700_lines_before_its_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -499,39 +921,97 @@ fn no_file_is_over_700_lines_before_its_tests() {
     assert!(f.long.is_empty(), "long files:\n{}", f.long.join("\n"));
 }
 
-/// The check itself finds what it is for: a made-up tree with each kind of crossing.
 #[test]
-fn the_layer_check_finds_crossings_in_code_strings_and_super() {
-    let dir = std::env::temp_dir().join(format!("simulacra-layers-{}", std::process::id()));
+fn no_folder_holds_more_than_10_source_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let f = check_tree(&root);
+    assert!(
+        f.crowded.is_empty(),
+        "folders over {MOST_FILES} .rs files (split them into sub-folders by topic):\n{}",
+        f.crowded.join("\n")
+    );
+}
+
+/// docs/design.md's Layout block names every `.rs` file of src/, folder by folder.
+///
+/// The block is the first fenced block (```` ``` ````) after the line `## Layout`. It is a list
+/// of entries: an entry starts on a line that starts with a non-space character and goes on over
+/// the lines below it that start with a space (or are empty). Its first word (up to the first
+/// space) is its key:
+/// - `src/<folder>/` (`src/sim/`, `src/sim/map/`): the `.rs` files directly in src/<folder>;
+/// - `src/`: files of the crate root;
+/// - `src/<name>.rs`, with or without a trailing comma (`src/data.rs,`): files of the crate
+///   root, that one included;
+/// - anything else (`maps/`, `tests/it/`): not checked.
+///
+/// The files an entry names are the words of its text after the key that are a file name: the
+/// text is cut into words at every character other than an ASCII letter or digit, `_`, `.` and
+/// `/`, trailing dots are dropped, and a word is a file name when it is `[a-z0-9_]+\.rs` whole.
+/// So `time.rs,` and `(path.rs)` name files, while a path such as `tiled/mod.rs` names none and
+/// may be written to point at another folder's file. Folders without `.rs` files of their own
+/// need no entry.
+///
+/// The check: every folder with `.rs` files has an entry (two entries of one folder add up) and
+/// every `src/` entry's folder has `.rs` files; the names of a folder's entries are exactly its
+/// files, where mod.rs may be left out; the crate root's files are exactly those named by the
+/// `src/` and `src/<name>.rs` entries together.
+#[test]
+fn design_layout_names_every_file_of_src() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let design = std::fs::read_to_string(manifest.join("docs/design.md")).unwrap();
+    let problems = layout_problems(&manifest.join("src"), &design);
+    assert!(
+        problems.is_empty(),
+        "docs/design.md's Layout block and src/ differ (missing: files it does not name; extra: names of no file):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Writes a made-up src/ tree, (path, text) per file, into a fresh temporary folder.
+fn made_up_tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("simulacra-layers-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let w = |p: &str, text: &str| {
+    for (p, text) in files {
         let path = dir.join(p);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
-    };
-    w("data.rs", "");
-    w(
-        "lib.rs",
-        "pub mod sim;\npub mod play;\npub mod save;\npub struct SimPlugin;\n",
-    );
-    w(
-        "sim/mod.rs",
-        "// crate::save::x in a comment is no reference\nuse crate::data::x;\nfn f() { let s = \"crate::play in a message\"; let c = '\"'; }\nuse super::SimPlugin;\n",
-    );
-    w(
-        "play/mod.rs",
-        "use crate::{sim::a,\n    save::b};\n#[derive(Serialize)]\nstruct T {\n    #[serde(with = \"crate::save::entity_bits\")]\n    e: u64,\n}\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
-    );
-    w("save/mod.rs", "use crate::play::T;\nuse super::sim::x;\n");
-    w("extra/mod.rs", "");
+    }
+    dir
+}
+
+/// The check itself finds what it is for: made-up trees with each kind of crossing, circle and
+/// crowding.
+#[test]
+fn the_layer_check_finds_crossings_in_code_strings_and_super() {
+    let has = |v: &[String], s: &str| v.iter().any(|x| x.contains(s));
+
+    // Layers: crossings in code, in a serde string, through `super`; a module in no layer; a
+    // long file.
     let long: String = (0..701).map(|_| "fn a() {}\n").collect();
-    w(
-        "sim/long.rs",
-        &format!("{long}#[cfg(test)]\nmod tests {{}}\n"),
+    let long = format!("{long}#[cfg(test)]\nmod tests {{}}\n");
+    let dir = made_up_tree(
+        "layers",
+        &[
+            ("data.rs", ""),
+            (
+                "lib.rs",
+                "pub mod sim;\npub mod play;\npub mod save;\npub struct SimPlugin;\n",
+            ),
+            (
+                "sim/mod.rs",
+                "// crate::save::x in a comment is no reference\nuse crate::data::x;\nfn f() { let s = \"crate::play in a message\"; let c = '\"'; }\nuse super::SimPlugin;\n",
+            ),
+            (
+                "play/mod.rs",
+                "use crate::{sim::a,\n    save::b};\n#[derive(Serialize)]\nstruct T {\n    #[serde(with = \"crate::save::entity_bits\")]\n    e: u64,\n}\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+            ),
+            ("save/mod.rs", "use crate::play::T;\nuse super::sim::x;\n"),
+            ("extra/mod.rs", ""),
+            ("sim/long.rs", long.as_str()),
+        ],
     );
     let f = check_tree(&dir);
     let _ = std::fs::remove_dir_all(&dir);
-    let has = |v: &[String], s: &str| v.iter().any(|x| x.contains(s));
     assert!(
         has(
             &f.upward,
@@ -575,5 +1055,76 @@ fn the_layer_check_finds_crossings_in_code_strings_and_super() {
     assert_eq!(
         f.long,
         vec!["src/sim/long.rs: 701 lines before its tests (at most 700)".to_string()]
+    );
+    assert!(f.folder_circles.is_empty(), "{:?}", f.folder_circles);
+    assert!(f.crowded.is_empty(), "{:?}", f.crowded);
+
+    // Folders: a circle between two files; one through mod.rs where that is strict, none
+    // elsewhere; one closed by a test module; a nested group; a bare child path; a folder of 11.
+    let dir = made_up_tree(
+        "folders",
+        &[
+            (
+                "lib.rs",
+                "pub mod a;\npub mod b;\npub mod cognition;\npub mod t;\n",
+            ),
+            (
+                "a/mod.rs",
+                "pub mod w;\npub mod x;\npub mod y;\npub struct S;\nfn f() {\n    x::g();\n}\n",
+            ),
+            ("a/x.rs", "use super::y::T;\nuse super::S;\n"),
+            ("a/y.rs", "use crate::a::x::U;\n"),
+            ("a/w.rs", "use crate::{a::{x::T, y::U}};\n"),
+            (
+                "cognition/mod.rs",
+                "pub mod k;\npub struct C;\nfn f() {\n    k::g();\n}\n",
+            ),
+            ("cognition/k.rs", "use super::C;\n"),
+            ("t/p.rs", "use super::q::A;\n"),
+            (
+                "t/q.rs",
+                "#[cfg(test)]\nmod tests {\n    use crate::t::p::B;\n}\n",
+            ),
+        ],
+    );
+    for k in 0..11 {
+        let path = dir.join(format!("b/f{k}.rs"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    let f = check_tree(&dir);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let modules: BTreeSet<Vec<String>> = files
+        .iter()
+        .map(|p| module_path(p.strip_prefix(&dir).unwrap()))
+        .collect();
+    let targets = |file: &str| -> Vec<String> {
+        references_of(&dir, &dir.join(file), &modules)
+            .iter()
+            .map(|r| r.to.join("::"))
+            .collect()
+    };
+    assert_eq!(targets("a/w.rs"), ["a::x", "a::y"], "a nested group");
+    assert_eq!(targets("a/mod.rs"), ["a::x"], "a bare child path");
+    let design = "# Design\n\n## Layout\n\n```\nsrc/a/        x.rs (the x), z.rs;\n              w.rs.\nsrc/lib.rs, main.rs   the crate root\nsrc/cognition/  k.rs\nsrc/t/        p.rs q.rs\nmaps/         data.rs\n```\n";
+    let layout = layout_problems(&dir, design);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        f.folder_circles,
+        [
+            "src/a/: x → y → x (src/a/x.rs:1, src/a/y.rs:1)",
+            "src/cognition/: k → mod → k (src/cognition/k.rs:1, src/cognition/mod.rs:4)",
+            "src/t/: p → q → p (src/t/p.rs:1, src/t/q.rs:3 (test))",
+        ]
+    );
+    assert_eq!(f.crowded, ["src/b/: 11 .rs files (at most 10)"]);
+    assert_eq!(
+        layout,
+        [
+            "src/: extra main.rs",
+            "src/a/: missing y.rs; extra z.rs",
+            "src/b/: no entry in the Layout block (its files: f0.rs, f1.rs, f10.rs, f2.rs, f3.rs, f4.rs, f5.rs, f6.rs, f7.rs, f8.rs, f9.rs)",
+        ]
     );
 }

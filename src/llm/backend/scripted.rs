@@ -204,8 +204,8 @@ impl Backend for ScriptedBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::llm::shape::parse;
+    use serde_json::json;
 
     #[test]
     fn defaults_fit_their_shapes() {

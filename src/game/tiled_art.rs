@@ -109,7 +109,7 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
         };
         let mut outside = 0usize;
         for g in gids {
-            let local = (g & crate::sim::map::original::GID_MASK) - ts.first_gid;
+            let local = (g & crate::sim::map::layers::GID_MASK) - ts.first_gid;
             let Some((ox, oy)) = ts.tile_origin(local, iw, ih) else {
                 outside += 1;
                 continue; // not drawn

@@ -1,7 +1,7 @@
 //! The memories of a person made for the original: their `associative_memory/nodes.json` read
 //! into seed memories with their times, importance and evidence.
 
-use super::people::PeopleReport;
+use super::report::PeopleReport;
 use super::{line_of_key, read_json};
 use crate::agent::persona::SeedNode;
 use crate::data_error::DataError;

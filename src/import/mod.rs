@@ -7,9 +7,11 @@
 mod memory_nodes;
 mod people;
 mod places;
+mod report;
 mod words;
 
-pub use people::{PeopleReport, import_people, scenario_text};
+pub use people::{import_people, scenario_text};
+pub use report::PeopleReport;
 
 use crate::data_error::DataError;
 use serde_json::Value;

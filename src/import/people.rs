@@ -6,9 +6,10 @@
 //! in `docs/design/original-formats.md` §2.
 
 use super::memory_nodes::read_nodes;
-use super::places::{place_in, same_world, sectors_in, world_of};
+use super::places::{place_in, sectors_in, world_of};
+use super::report::PeopleReport;
 use super::words::{
-    WAKE_CUES, find_words, hhmm, original_date, time_after, time_after_bare, time_at,
+    WAKE_CUES, find_words, hhmm, original_date, same_world, time_after, time_after_bare, time_at,
 };
 use super::{line_of_key, read_json};
 use crate::agent::persona::{Lifestyle, PersonaSpec, PlayerSpec, ScenarioFile, WorkSpec};
@@ -16,32 +17,6 @@ use crate::data_error::DataError;
 use crate::sim::map::{Tile, WorldMap};
 use serde_json::Value;
 use std::path::Path;
-
-/// What a scenario import read, and what it derived, defaulted or left out.
-#[derive(Debug, Clone, Default)]
-pub struct PeopleReport {
-    /// One line per thing read.
-    pub read: Vec<String>,
-    /// One line per default, derivation or omission.
-    pub notes: Vec<String>,
-}
-
-impl std::fmt::Display for PeopleReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for l in &self.read {
-            writeln!(f, "  {l}")?;
-        }
-        if self.notes.is_empty() {
-            writeln!(f, "  nothing defaulted or skipped")?;
-        } else {
-            writeln!(f, "  derived, defaulted or skipped:")?;
-            for l in &self.notes {
-                writeln!(f, "    - {l}")?;
-            }
-        }
-        Ok(())
-    }
-}
 
 fn text_field(v: &Value, path: &Path, key: &str) -> Result<String, DataError> {
     v.get(key)

@@ -1,7 +1,7 @@
 //! Places of the map that the original's people name: in their free text, and in their
 //! spatial memory (`spatial_memory.json`).
 
-use super::words::find_words;
+use super::words::{find_words, same_world};
 use crate::sim::map::WorldMap;
 use serde_json::Value;
 
@@ -23,13 +23,6 @@ pub(super) fn sectors_in(map: &WorldMap, text: &str) -> Vec<usize> {
         .filter(|(i, _)| !names[..*i].iter().any(|n| n.contains(&names[*i])))
         .map(|(_, s)| *s)
         .collect()
-}
-
-/// Whether two names are of one world, ignoring case and spaces at the ends: a town without
-/// `world_blocks.csv` is named from `maze_meta_info.json` ("the ville") while its people
-/// write "the Ville".
-pub(super) fn same_world(a: &str, b: &str) -> bool {
-    a.trim().to_lowercase() == b.trim().to_lowercase()
 }
 
 /// What a person's spatial memory holds under the map's world.

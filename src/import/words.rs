@@ -167,10 +167,16 @@ pub(super) fn find_words(hay: &str, needle: &str, before: usize) -> Option<usize
     best
 }
 
+/// Whether two names are of one world, ignoring case and spaces at the ends: a town without
+/// `world_blocks.csv` is named from `maze_meta_info.json` ("the ville") while its people
+/// write "the Ville".
+pub(super) fn same_world(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::places::same_world;
 
     #[test]
     fn times_in_words() {

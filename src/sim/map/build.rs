@@ -2,13 +2,13 @@
 //! folder or a Tiled map), in steps: the collision layer, the sectors, the arenas, the objects,
 //! the ground, the spawn points and the places' rectangles; then the checks every town passes.
 
-use super::file::{NONE, finish};
-use super::layers::{Layer, Layers, LegendRow, Origin, legend_path};
+use super::NONE;
+use super::layers::{COLLISION_ID, ImportReport, Layer, Layers, LegendRow, Origin, legend_path};
 use super::objects::{OBJECT_KINDS, ObjectKind, added_kind};
-use super::original::{COLLISION_ID, ImportReport};
 use super::{Arena, CellTown, PlacedObject, Rect, Sector, SpawnPoint, Terrain, Tile, WorldMap};
 use crate::data_error::DataError;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::Path;
 
 /// The layers and legends made into a town, with every check the original's format needs
 /// (ids in their legends, legend ids painted somewhere, arenas inside sectors, a sector with
@@ -572,4 +572,99 @@ fn finish_town(layers: &Layers, town: CellTown) -> Result<WorldMap, DataError> {
             msg,
         )
     })
+}
+
+/// The checks every town passes, whatever it was read from, then the finished map: every
+/// arena can be reached on foot from the streets. `arena_error` words an error about an arena
+/// in terms of the source (a line of a map file, a cell of a layer).
+pub(crate) fn finish(
+    path: &Path,
+    town: CellTown,
+    arena_error: impl Fn(&CellTown, usize, String) -> DataError,
+) -> Result<WorldMap, DataError> {
+    let (w, h) = (town.width, town.height);
+    let blocked: Vec<bool> = (0..(w * h) as usize)
+        .map(|i| {
+            !town.terrain[i].walkable()
+                || (town.objects_block
+                    && town.cell_object[i] != NONE
+                    && town.kinds[town.cell_object[i] as usize].blocks)
+        })
+        .collect();
+
+    // Reachability: "the street" is the connected walkable region that most arenas have a
+    // walkable tile in (then the largest: a town may be drawn inside a larger empty margin).
+    // Every arena must have a walkable tile on it, or agents sent there could never arrive; an
+    // arena with no walkable tile at all (a building drawn as one solid block) must have a tile
+    // beside it, as a walk may end on its goal. (Stricter than `WorldMap::reachable`: a room
+    // with a floor is not reached through its walls.)
+    let mut comp = vec![u32::MAX; (w * h) as usize];
+    let mut sizes: Vec<(usize, usize)> = Vec::new(); // (arenas, tiles) per region
+    for start in 0..(w * h) as usize {
+        if blocked[start] || comp[start] != u32::MAX {
+            continue;
+        }
+        let id = sizes.len() as u32;
+        let mut places: HashSet<u16> = HashSet::new();
+        let mut n = 0usize;
+        let mut q = VecDeque::from([start]);
+        comp[start] = id;
+        while let Some(i) = q.pop_front() {
+            n += 1;
+            if town.cell_arena[i] != NONE {
+                places.insert(town.cell_arena[i]);
+            }
+            let (x, y) = ((i as i32) % w, (i as i32) / w);
+            for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx >= 0 && ny >= 0 && nx < w && ny < h {
+                    let j = (ny * w + nx) as usize;
+                    if !blocked[j] && comp[j] == u32::MAX {
+                        comp[j] = id;
+                        q.push_back(j);
+                    }
+                }
+            }
+        }
+        sizes.push((places.len(), n));
+    }
+    let main = sizes
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, size)| **size)
+        .map(|(i, _)| i as u32);
+    let on_street = |x: i32, y: i32| {
+        x >= 0 && y >= 0 && x < w && y < h && Some(comp[(y * w + x) as usize]) == main
+    };
+    let mut reachable = vec![false; town.arenas.len()];
+    let mut solid = vec![true; town.arenas.len()];
+    let mut beside = vec![false; town.arenas.len()];
+    for (i, (&a, &b)) in town.cell_arena.iter().zip(&blocked).enumerate() {
+        if a == NONE {
+            continue;
+        }
+        let (x, y) = ((i as i32) % w, (i as i32) / w);
+        solid[a as usize] &= b;
+        reachable[a as usize] |= on_street(x, y);
+        beside[a as usize] |= [(1, 0), (-1, 0), (0, 1), (0, -1)]
+            .iter()
+            .any(|(dx, dy)| on_street(x + dx, y + dy));
+    }
+    for a in 0..reachable.len() {
+        reachable[a] |= solid[a] && beside[a];
+    }
+    if let Some(a) = reachable.iter().position(|r| !r) {
+        let msg = format!(
+            "arena '{}' of '{}' cannot be reached on foot from the streets (walls, water or furniture close it off; add a door)",
+            town.arenas[a].name, town.sectors[town.arenas[a].sector].name
+        );
+        return Err(arena_error(&town, a, msg));
+    }
+    let street = comp.iter().map(|c| Some(*c) == main).collect();
+    Ok(WorldMap::assemble(
+        path.to_path_buf(),
+        town,
+        blocked,
+        street,
+    ))
 }

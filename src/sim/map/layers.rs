@@ -3,9 +3,40 @@
 //! of, and the reading of the CSV files both sources share.
 
 use super::Terrain;
-use super::original::{GID_MASK, ImportReport};
 use crate::data_error::DataError;
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// The id the original's pathfinder treats as a wall (`collision_block_id` in its `utils.py`).
+pub const COLLISION_ID: u32 = 32125;
+/// Tiled keeps flip and rotation flags in a gid's top bits.
+pub(crate) const GID_MASK: u32 = 0x1FFF_FFFF;
+
+/// What an import read, and what it had to default or skip.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    /// What was read: size, sectors, arenas, object kinds, spawn points.
+    pub read: Vec<String>,
+    /// What was defaulted, merged or skipped, one line each.
+    pub notes: Vec<String>,
+}
+
+impl fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for l in &self.read {
+            writeln!(f, "  {l}")?;
+        }
+        if self.notes.is_empty() {
+            writeln!(f, "  nothing defaulted or skipped")?;
+        } else {
+            writeln!(f, "  defaulted or skipped:")?;
+            for l in &self.notes {
+                writeln!(f, "    - {l}")?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// One CSV file split into trimmed cells, with 1-based line numbers; blank lines are skipped
 /// and one trailing empty cell (a trailing comma) is dropped.

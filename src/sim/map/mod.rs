@@ -5,7 +5,7 @@
 mod build;
 mod file;
 pub mod generate;
-mod layers;
+pub mod layers;
 pub mod objects;
 pub mod original;
 pub mod tiled;
@@ -23,7 +23,7 @@ pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::D
 /// [`load_map`], with the import report of a town made for the original (empty for ours).
 pub fn load_map_reporting(
     path: &std::path::Path,
-) -> Result<(WorldMap, original::ImportReport), crate::data_error::DataError> {
+) -> Result<(WorldMap, layers::ImportReport), crate::data_error::DataError> {
     if path.is_dir() {
         if original::matrix_dir(path).is_none()
             && let Some(file) = tiled_in_folder(path)?
@@ -35,7 +35,7 @@ pub fn load_map_reporting(
     if tiled::is_tiled_file(path) {
         return tiled::load_tiled(path);
     }
-    file::load_ron_map(path).map(|m| (m, original::ImportReport::default()))
+    file::load_ron_map(path).map(|m| (m, layers::ImportReport::default()))
 }
 
 /// The one Tiled map in a folder that holds no matrix folder (so `--map FOLDER` may name the
@@ -289,7 +289,8 @@ impl fmt::Display for Address<'_> {
     }
 }
 
-const NONE: u16 = u16::MAX;
+/// No sector, arena or object in a cell (the cell grids of a town being built and built).
+pub(crate) const NONE: u16 = u16::MAX;
 
 /// The loaded town.
 #[derive(Resource, Debug, Clone)]

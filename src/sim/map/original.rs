@@ -14,49 +14,19 @@
 //! own files (`maze_meta_info.json`, `maze/*.csv`, `simulacra_terrain.csv`) and writes a whole
 //! folder back ([`export_matrix`]).
 
+use super::NONE;
 use super::build::build_town;
-use super::file::NONE;
+use super::layers::{COLLISION_ID, GID_MASK, ImportReport};
 use super::layers::{Layers, Origin, legend_path, read_legends, read_rows, read_world};
 use super::{Terrain, WorldMap};
 use crate::data_error::DataError;
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The id the original's pathfinder treats as a wall (`collision_block_id` in its `utils.py`).
-pub const COLLISION_ID: u32 = 32125;
 const WORLD_ID: u32 = 32134;
 const FIRST_ID: u32 = 32135;
-/// Tiled keeps flip and rotation flags in a gid's top bits.
-pub(crate) const GID_MASK: u32 = 0x1FFF_FFFF;
 /// The file beside the layers that carries our own ground types (the original ignores it).
 const TERRAIN_FILE: &str = "simulacra_terrain.csv";
-
-/// What an import read, and what it had to default or skip.
-#[derive(Debug, Clone, Default)]
-pub struct ImportReport {
-    /// What was read: size, sectors, arenas, object kinds, spawn points.
-    pub read: Vec<String>,
-    /// What was defaulted, merged or skipped, one line each.
-    pub notes: Vec<String>,
-}
-
-impl fmt::Display for ImportReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for l in &self.read {
-            writeln!(f, "  {l}")?;
-        }
-        if self.notes.is_empty() {
-            writeln!(f, "  nothing defaulted or skipped")?;
-        } else {
-            writeln!(f, "  defaulted or skipped:")?;
-            for l in &self.notes {
-                writeln!(f, "    - {l}")?;
-            }
-        }
-        Ok(())
-    }
-}
 
 /// The matrix folder at `path`: the folder itself when it holds `maze_meta_info.json`, or its
 /// `matrix/` subfolder (so the original's `the_ville/` folder may be given too).

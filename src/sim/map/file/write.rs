@@ -1,7 +1,8 @@
 //! A town written as a map file of ours (`maps/*.ron`): each region as rectangles that cover
 //! it exactly, and a town drawn in Tiled naming its Tiled file in `art:`.
 
-use super::{ArenaFile, MapFile, NONE, ObjectFile, SectorFile};
+use super::{ArenaFile, MapFile, ObjectFile, SectorFile};
+use crate::sim::map::NONE;
 use crate::sim::map::tiled::absolute;
 use crate::sim::map::{Rect, Terrain, WorldMap};
 use std::path::Path;

@@ -4,7 +4,7 @@
 use super::doc::Doc;
 use super::{BLOCK_LAYERS, absolute, same_name};
 use crate::data_error::DataError;
-use crate::sim::map::original::GID_MASK;
+use crate::sim::map::layers::GID_MASK;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

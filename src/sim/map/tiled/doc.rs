@@ -3,9 +3,7 @@
 //! readers share (the map's size and shape, layer data as text, colours).
 
 use super::ArtTileset;
-use super::tmj::read_tmj;
-use super::tmx::read_tmx;
-use crate::data_error::{DataError, SourceLines};
+use crate::data_error::DataError;
 use base64::Engine;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -80,53 +78,6 @@ impl Doc {
             line: 0,
         });
     }
-}
-
-/// Reads a Tiled map file (`.tmx`, or else Tiled's JSON) into a [`Doc`], each layer with the line
-/// where it starts, every layer checked to hold the map's width × height cells.
-pub(super) fn read_doc(path: &Path) -> Result<Doc, DataError> {
-    let src = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
-        .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
-    let is_tmx = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("tmx"));
-    let mut doc = if is_tmx {
-        read_tmx(path, &src)?
-    } else {
-        read_tmj(path, &src)?
-    };
-    // Where each layer starts, for errors found later.
-    let lines = SourceLines::new(&src);
-    let mut from = 0;
-    for l in &mut doc.layers {
-        let needle = if is_tmx {
-            format!("name=\"{}\"", l.name)
-        } else {
-            serde_json::to_string(&l.name).unwrap_or_default()
-        };
-        if let Some((line, at)) = lines.find_from(&needle, from) {
-            l.line = line;
-            from = at + 1;
-        }
-    }
-    let n = (doc.width * doc.height) as usize;
-    for l in &doc.layers {
-        if l.gids.len() != n {
-            return Err(DataError::new(
-                path,
-                l.line,
-                format!("layer '{}'", l.name),
-                format!(
-                    "has {} cells but the map is {}×{} = {n}",
-                    l.gids.len(),
-                    doc.width,
-                    doc.height
-                ),
-            ));
-        }
-    }
-    Ok(doc)
 }
 
 /// The checks of a map's header both readers make: orthogonal, not infinite, 1 to 1024 tiles a

@@ -22,13 +22,16 @@ pub use art::{ArtLayer, ArtTileset, MAX_DRAWN_TILE, TiledArt};
 
 use super::WorldMap;
 use super::build::build_town;
+use super::layers::{GID_MASK, ImportReport};
 use super::layers::{Layer, Layers, Origin, legend_path, read_legends, read_world};
-use super::original::{GID_MASK, ImportReport};
 use crate::data_error::DataError;
+use crate::data_error::SourceLines;
 use art::art_of;
-use doc::{Doc, read_doc};
+use doc::Doc;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tmj::read_tmj;
+use tmx::read_tmx;
 
 /// Whether a path names a Tiled map file (`.tmj`, `.json` or `.tmx`).
 pub fn is_tiled_file(path: &Path) -> bool {
@@ -274,4 +277,51 @@ fn art_line(art: &TiledArt) -> String {
             )
         }
     )
+}
+
+/// Reads a Tiled map file (`.tmx`, or else Tiled's JSON) into a [`Doc`], each layer with the line
+/// where it starts, every layer checked to hold the map's width × height cells.
+fn read_doc(path: &Path) -> Result<Doc, DataError> {
+    let src = crate::data::read_bounded(path, crate::data::MAX_TEXT_BYTES)
+        .map_err(|e| DataError::new(path, 0, "", format!("cannot read the file: {e}")))?;
+    let is_tmx = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tmx"));
+    let mut doc = if is_tmx {
+        read_tmx(path, &src)?
+    } else {
+        read_tmj(path, &src)?
+    };
+    // Where each layer starts, for errors found later.
+    let lines = SourceLines::new(&src);
+    let mut from = 0;
+    for l in &mut doc.layers {
+        let needle = if is_tmx {
+            format!("name=\"{}\"", l.name)
+        } else {
+            serde_json::to_string(&l.name).unwrap_or_default()
+        };
+        if let Some((line, at)) = lines.find_from(&needle, from) {
+            l.line = line;
+            from = at + 1;
+        }
+    }
+    let n = (doc.width * doc.height) as usize;
+    for l in &doc.layers {
+        if l.gids.len() != n {
+            return Err(DataError::new(
+                path,
+                l.line,
+                format!("layer '{}'", l.name),
+                format!(
+                    "has {} cells but the map is {}×{} = {n}",
+                    l.gids.len(),
+                    doc.width,
+                    doc.height
+                ),
+            ));
+        }
+    }
+    Ok(doc)
 }

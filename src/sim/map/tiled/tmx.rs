@@ -288,8 +288,8 @@ fn walk_layers<'m>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::doc::read_doc;
     use super::super::doc::tests::bombs;
+    use super::super::read_doc;
     use super::*;
 
     /// A one-layer `.tmx` of `w`×`h` tiles whose layer holds `data` (a whole `<data>` element),

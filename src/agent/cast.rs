@@ -179,7 +179,7 @@ const FROM_HOME: &[&str] = &[
 /// A job the town offers: where the worker stands, what the work is called, the words for it
 /// and its hours. Several shifts make several jobs at one place.
 #[derive(Debug, Clone)]
-struct Job {
+struct Opening {
     place: String,
     sector: String,
     title: &'static str,
@@ -190,7 +190,7 @@ struct Job {
 /// What the town offers its residents.
 struct Offer {
     bedrooms: Vec<(String, Tile)>,
-    jobs: Vec<Job>,
+    jobs: Vec<Opening>,
     seats: Vec<(String, String)>,
     cafes: Vec<(String, Tile)>,
     parks: Vec<(String, Tile)>,
@@ -230,7 +230,7 @@ fn read_offer(map: &WorldMap) -> Offer {
         let mut job =
             |object: &str, title, activity: String, shifts: &[(&'static str, &'static str)]| {
                 for &hours in shifts {
-                    o.jobs.push(Job {
+                    o.jobs.push(Opening {
                         place: format!("{at}:{object}"),
                         sector: sector.clone(),
                         title,

@@ -381,9 +381,10 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Fork { from, to, config } => saves::fork(&from, &to, config.as_deref()),
         Command::Saves { config } => saves::list(config.as_deref()),
         Command::Art { out } => {
-            let dir =
-                out.unwrap_or_else(|| crate::data::data_root().join(crate::game::sprites::ART_DIR));
-            match crate::game::sprites::write_atlases(&dir) {
+            let dir = out.unwrap_or_else(|| {
+                crate::data::data_root().join(crate::game::world::sprites::ART_DIR)
+            });
+            match crate::game::world::sprites::write_atlases(&dir) {
                 Ok(paths) => {
                     for path in paths {
                         println!("wrote {}", path.display());

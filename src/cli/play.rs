@@ -5,7 +5,7 @@ use super::{InspectTab, PlayArgs, ReplayArgs, fail};
 use crate::SimPlugin;
 use crate::config::GameConfig;
 use crate::game::PlayOptions;
-use crate::game::inspect::Tab;
+use crate::game::panels::inspect::Tab;
 use crate::llm::config::LlmConfig;
 
 /// `play`: opens the window on the world selected.

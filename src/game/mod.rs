@@ -1,30 +1,19 @@
 //! The windowed game on top of the headless simulation: tilemap, people, camera, HUD, input,
 //! and a screenshot mode for CI (`play --screenshot PATH`).
 
-pub mod art;
-pub mod console;
-pub mod daylight;
-pub mod frames;
-pub mod hud;
-pub mod inspect;
-pub mod labels;
-pub mod log;
-pub mod minimap;
-pub mod objects;
-pub mod people;
-pub mod replay;
-pub mod saves;
-pub mod settings;
-pub mod sprites;
-pub mod tiled_art;
-pub mod town;
-pub mod view;
+pub mod bench_frames;
+pub mod camera;
+pub mod panels;
+pub mod shared;
+pub mod world;
 
 use crate::sim::clock::{SimPace, Speed};
 use crate::{AppSystems, SimPlugin};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::WindowResolution;
+use panels::{inspect, settings};
+use shared::Present;
 use std::path::PathBuf;
 
 /// Rendering, input and UI. Add after `DefaultPlugins` and [`SimPlugin`].
@@ -36,117 +25,48 @@ impl Plugin for GamePlugin {
             bevy_ecs_tilemap::TilemapPlugin,
             bevy_egui::EguiPlugin::default(),
         ))
-        // The UI camera carries egui (`view::spawn_camera`), not the town's camera.
+        // The UI camera carries egui (`camera::spawn_camera`), not the town's camera.
         .insert_resource(bevy_egui::EguiGlobalSettings {
             auto_create_primary_context: false,
             ..default()
         })
-        .init_resource::<inspect::InspectorState>()
-        .init_resource::<console::Panels>()
-        .init_resource::<people::EmojiFont>()
-        .init_resource::<log::LogWindow>()
-        .init_resource::<hud::NightSkip>()
-        .init_resource::<people::AvatarStep>()
-        .init_resource::<people::Art>()
-        .init_resource::<view::CameraMode>()
-        .init_resource::<inspect::Selected>()
-        .init_resource::<saves::SavesMenu>()
-        .init_resource::<minimap::Minimap>()
-        .init_resource::<settings::Settings>()
+        .init_resource::<shared::Panels>()
+        .init_resource::<shared::NightSkip>()
+        .init_resource::<shared::CameraMode>()
+        .init_resource::<shared::Selected>()
         .insert_resource(ClearColor(Color::srgb(0.36, 0.55, 0.32)))
-        .add_systems(
-            Startup,
-            (
-                town::spawn_town,
-                (daylight::spawn_daylight, daylight::spawn_windows).after(view::spawn_camera),
-                view::spawn_camera,
-                hud::spawn_hud,
-                people::load_emoji_font,
-                labels::spawn_selection_ring,
-            ),
-        )
-        .add_systems(
+        .configure_sets(
             Update,
             (
-                (
-                    view::read_control_keys,
-                    view::read_movement_keys,
-                    log::toggle_log,
-                    hud::toggle_night_skip,
-                    console::panel_keys,
-                    replay::replay_keys,
-                    minimap::toggle_minimap,
-                    settings::settings_key,
-                )
-                    .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
-                console::edit_object_on_click
-                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
-                // Function keys type no text: they work while a text field has the keyboard.
-                saves::save_keys,
-                feed_script,
-                echo_script,
-                console::open_console_on_error,
-                console::hold_chat,
-                hud::skip_nights,
-                inspect::select_on_click
-                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
-                inspect::select_by_name,
-                inspect::follow_by_name,
-                inspect::watch_first_awake,
-            )
-                .in_set(AppSystems::Input),
-        )
-        .add_systems(
-            PreUpdate,
-            view::keep_egui_between_bars
-                .after(bevy_egui::EguiPreUpdateSet::ProcessInput)
-                .before(bevy_egui::EguiPreUpdateSet::BeginPass),
-        )
-        .add_systems(
-            bevy_egui::EguiPrimaryContextPass,
-            (
-                inspect::inspector_ui,
-                log::log_ui,
-                console::console_ui,
-                console::chat_ui,
-                console::help_ui,
-                console::people_ui,
-                console::object_ui,
-                saves::saves_ui,
-                replay::replay_ui,
-                labels::hover_tooltip,
-                minimap::minimap_ui,
-                settings::settings_ui,
-                settings::apply_settings,
-            ),
-        )
-        .add_systems(
-            Update,
-            (
-                people::attach_sprites,
-                people::update_bubbles,
-                people::update_speech_and_thoughts,
-                people::animate_people,
-                objects::sync_object_markers,
-                daylight::update_daylight,
-                people::place_people,
-                labels::keep_icons_readable,
-                labels::declutter_labels,
-                labels::arrange_speech,
-                labels::place_selection_ring,
-                view::follow_avatar,
-                (view::zoom_camera, view::drag_camera)
-                    .run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
-                view::keep_camera_on_town,
-                view::fit_view_between_bars,
-                daylight::light_windows,
-                hud::update_hud,
-                hud::show_toasts,
-                settings::remember_help_seen,
+                Present::Sprites,
+                Present::Objects,
+                Present::Sky,
+                Present::Place,
+                Present::Labels,
+                Present::Camera,
+                Present::Windows,
+                Present::Hud,
+                Present::Settings,
             )
                 .chain()
                 .in_set(AppSystems::Present),
-        );
+        )
+        .add_systems(Update, (feed_script, echo_script).in_set(AppSystems::Input));
+        // Each part of the window adds its own resources and systems.
+        world::town::plugin(app);
+        world::people::plugin(app);
+        world::objects::plugin(app);
+        world::daylight::plugin(app);
+        camera::plugin(app);
+        panels::hud::plugin(app);
+        panels::console::plugin(app);
+        panels::inspect::plugin(app);
+        panels::log::plugin(app);
+        panels::minimap::plugin(app);
+        panels::saves::plugin(app);
+        panels::settings::plugin(app);
+        panels::replay_bar::plugin(app);
+        panels::labels::plugin(app);
     }
 }
 
@@ -385,7 +305,7 @@ pub fn run_game(
         args.show_help,
     );
     if let Some(seconds) = args.frame_bench {
-        frames::add(&mut app, frames::FrameBench::new(seconds, 120));
+        bench_frames::add(&mut app, bench_frames::FrameBench::new(seconds, 120));
     }
     if let Some(name) = &args.follow {
         app.insert_resource(inspect::FollowByName(name.clone()));
@@ -394,7 +314,7 @@ pub fn run_game(
         app.insert_resource(inspect::WatchFirstAwake);
     }
     if let Some(name) = &args.select {
-        app.insert_resource(inspect::SelectByName(name.clone()));
+        app.insert_resource(shared::SelectByName(name.clone()));
     }
     if let Some(tab) = args.inspect {
         app.insert_resource(inspect::OpenTab(tab));

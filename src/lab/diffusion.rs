@@ -432,7 +432,7 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         }
     }
     let n = runs.first().map(|r| r.residents).unwrap_or(0);
-    super::plot::lines(
+    super::report::plot::lines(
         &folder.work.join("awareness.png"),
         "Residents holding each fact (by memory), every game hour",
         "game hours from the start",

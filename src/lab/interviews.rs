@@ -10,8 +10,8 @@
 //! tie, and counted.
 
 use super::ask::{Ask, Shape, ask_all, run_requests};
+use super::report::stats::{KruskalWallis, Outcome, Rating, kruskal_wallis, ratings};
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::stats::{KruskalWallis, Outcome, Rating, kruskal_wallis, ratings};
 use super::{Folder, Progress};
 use crate::SimPlugin;
 use crate::agent::{Identity, Outlook, Resident};
@@ -486,7 +486,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             kw.df, kw.h, kw.p
         ));
     }
-    super::plot::bars(
+    super::report::plot::bars(
         &folder.work.join("trueskill.png"),
         "TrueSkill μ ± σ by condition",
         &order

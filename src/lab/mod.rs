@@ -14,11 +14,9 @@ pub mod diffusion;
 pub mod facts;
 pub mod interviews;
 pub mod party;
-pub mod plot;
 pub mod questions;
 pub mod relationships;
 pub mod report;
-pub mod stats;
 
 use crate::agent::{Identity, Resident};
 use crate::config::GameConfig;

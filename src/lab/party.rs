@@ -412,7 +412,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         ),
     )?;
     let present: BTreeSet<&str> = came.iter().map(|x| x.name.as_str()).collect();
-    super::plot::bars(
+    super::report::plot::bars(
         &folder.work.join("party.png"),
         &format!("{} ({} – {})", g.what, from, to),
         &[

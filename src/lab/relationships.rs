@@ -6,8 +6,8 @@
 
 use super::ask::{Ask, Shape, ask_all};
 use super::diffusion::{pct, streams};
+use super::report::stats::density;
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::stats::density;
 use super::{Folder, Progress, open_town};
 use crate::SimPlugin;
 use crate::agent::conversation::ConversationLog;
@@ -318,7 +318,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     )?;
     if let Some(last) = run.rounds.last() {
         let first = run.rounds.first().filter(|f| f.label != last.label);
-        super::plot::graph(
+        super::report::plot::graph(
             &folder.work.join("knows.png"),
             &format!(
                 "Who knows whom ({}; mutual yes; new since the start in colour)",

@@ -158,6 +158,11 @@ pub struct OpenAiConfig {
     /// llama.cpp's slot reuse) keeps the resident's identity block warm; a full or resting
     /// endpoint's residents go to the least busy other one meanwhile.
     pub affinity: bool,
+    /// A certificate (PEM; a CA's, or a server's own) trusted beside the system's, for a server
+    /// whose certificate no authority of this machine signed (relative paths: from the data
+    /// folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
     /// An endpoint whose recent seconds per generated token exceed this many times the fastest
     /// endpoint's sheds its share: it is given a quarter of `concurrency` (at least one) until
     /// it is fast again. 0 turns shedding off.
@@ -241,6 +246,7 @@ impl Default for OpenAiConfig {
             concurrency: 8,
             affinity: true,
             slow_factor: 3.0,
+            ca_file: None,
         }
     }
 }
@@ -381,7 +387,31 @@ impl LlmConfig {
                         )
                     })?;
                 }
-                BackendConfig::OpenAi(_) => {}
+                BackendConfig::OpenAi(o) => {
+                    if let Some(f) = &o.ca_file {
+                        let p = resolve_model(f);
+                        let pem = crate::data::read_bounded(&p, 1024 * 1024)
+                            .map_err(|e| at("ca_file", format!("{}: {e}", p.display())))?;
+                        if !pem.contains("-----BEGIN CERTIFICATE-----") {
+                            return Err(at(
+                                "ca_file",
+                                format!("{}: holds no PEM certificate", p.display()),
+                            ));
+                        }
+                    }
+                    if let Some(var) = &o.api_key_env
+                        && std::env::var(var)
+                            .map(|k| k.trim().is_empty())
+                            .unwrap_or(true)
+                    {
+                        return Err(at(
+                            "api_key_env",
+                            format!(
+                                "the variable {var} is not set: `export {var}=…` before starting, or remove api_key_env if the server needs no key"
+                            ),
+                        ));
+                    }
+                }
             }
         }
         if let Some(r) = &self.record {
@@ -457,11 +487,24 @@ impl LlmConfig {
         if let Some(b) = &self.embedding_backend
             && !names.contains(&b.as_str())
         {
+            let only_servers = self
+                .backends
+                .iter()
+                .all(|x| matches!(x, BackendConfig::OpenAi(_)));
+            let way_out = if only_servers {
+                format!(
+                    ": write `embedding_backend: None` to take embeddings from the first backend ('{}'), or keep the bundled embedder by adding `Bert((name: \"{b}\"))` after your backends",
+                    names[0]
+                )
+            } else {
+                format!(" (have: {})", names.join(", "))
+            };
+            let at = lines.line_of_quoted(b, 0);
             return Err(DataError::new(
                 path,
-                lines.line_of_quoted(b, 0),
+                if at > 1 { at } else { line("backends") },
                 "llm.embedding_backend",
-                format!("no backend named '{b}'"),
+                format!("no backend named '{b}'{way_out}"),
             ));
         }
         // Seconds become durations on the router's thread: each is finite and in a range a
@@ -519,6 +562,20 @@ impl LlmConfig {
                             "endpoints",
                             format!(
                                 "{e:?}: an endpoint is an http:// or https:// URL, such as \"http://127.0.0.1:8080/v1\""
+                            ),
+                        );
+                    }
+                    // The base URL ends in /v1 (or another API root); a bare host is the usual
+                    // slip, and the server would answer 404 to every request.
+                    if let Some(e) = o.endpoints.iter().find(|e| {
+                        let rest = e.split_once("://").map_or(e.as_str(), |(_, r)| r);
+                        !rest.trim_end_matches('/').contains('/')
+                    }) {
+                        return bad(
+                            "endpoints",
+                            format!(
+                                "{e:?} has no path: the base URL of an OpenAI-compatible server ends in /v1, such as \"{}/v1\"",
+                                e.trim_end_matches('/')
                             ),
                         );
                     }

@@ -217,7 +217,11 @@ fn probe_server(c: &OpenAiConfig, out: &mut String) -> bool {
         let _ = writeln!(out, "  {}", e.trim_start_matches("fatal: "));
         return false;
     }
-    let client = match openai::http_client(Duration::from_secs(5)) {
+    let ca_file = c
+        .ca_file
+        .as_deref()
+        .map(crate::llm::model_files::resolve_model);
+    let client = match openai::http_client(Duration::from_secs(5), ca_file.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(out, "  {e}");
@@ -288,8 +292,13 @@ async fn probe_endpoint(
             if !ids.is_empty() && !ids.contains(&c.model) {
                 let _ = writeln!(
                     out,
-                    "    note: the configured model {:?} is not among them (some servers answer with their one model anyway)",
-                    c.model
+                    "    warning: the configured model {:?} is not among them: set the backend's `model` to one of {} (llama.cpp's and llama-cpp-python's servers answer with their one model whatever the name)",
+                    c.model,
+                    ids.iter()
+                        .take(5)
+                        .map(|m| format!("{m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
             }
         }

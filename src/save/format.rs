@@ -2,7 +2,6 @@
 //! `agents/NN-name.ron` per person ([`AgentSave`], a resident's [`Mind`]), and the whole
 //! simulation in memory ([`SaveData`]).
 
-use super::folder::slug;
 use super::movement::MovementLog;
 use crate::agent::avatar::AvatarRoute;
 use crate::agent::commitments::Commitments;
@@ -183,9 +182,4 @@ pub struct SaveData {
     pub embeddings: Vec<(u32, NodeId, Embedding)>,
     /// `movement.jsonl`.
     pub movement: MovementLog,
-}
-
-/// File name of an agent's part.
-pub fn agent_file(i: usize, name: &str) -> String {
-    format!("{i:02}-{}.ron", slug(name).to_lowercase())
 }

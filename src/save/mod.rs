@@ -18,12 +18,9 @@
 pub mod autosave;
 pub mod capture;
 pub mod disk;
-pub mod embeddings;
 pub mod entity_ref;
-pub mod folder;
 pub mod format;
 pub mod movement;
-pub mod read;
 pub mod replay;
 pub mod restore;
 

@@ -2,7 +2,7 @@
 //! saved but no step runs ([`Frozen`]); instead the movement log sets where each person stands,
 //! what they do and say, and which objects are in use, at the replay's position. The position
 //! moves with the game's own pace controls (pause, speed) and can be set anywhere (scrubbing).
-//! Headless: the window adds keys and a time slider (`game::replay`).
+//! Headless: the window adds keys and a time slider (`game::panels::replay_bar`).
 
 use super::movement::{MovementLog, Scene};
 use crate::agent::conversation::Speech;

@@ -2,8 +2,9 @@
 //! world's resources, entity references re-linked ([`Remap`]), unanswered LLM work asked again;
 //! at start (`--load`) or into a running game.
 
+use super::disk::agent_file;
 use super::entity_ref::{EntityMap, Remap};
-use super::{SaveContext, SaveData, agent_file};
+use super::{SaveContext, SaveData};
 use crate::agent::Identity;
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, ConversationLog, Speech, Talking};

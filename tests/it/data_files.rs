@@ -416,3 +416,47 @@ fn bad_prompt_templates_are_reported_with_file_and_line() {
         .expect("a missing template is refused");
     assert!(err.to_string().contains("reflect_questions.txt"), "{err}");
 }
+
+#[test]
+fn a_config_for_a_server_says_the_way_out_of_each_first_mistake() {
+    let dir = crate::temp_dir("server-config");
+    // Only a server, with the bundled embedder's name left as the default embedding backend.
+    let p = write(
+        &dir,
+        "only_server.ron",
+        "(\n  llm: (\n    backends: [OpenAi((name: \"server\", endpoints: [\"http://127.0.0.1:8080/v1\"]))],\n  ),\n)\n",
+    );
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!(e.field, "llm.embedding_backend", "{e}");
+    assert!(
+        e.message.contains("embedding_backend: None")
+            && e.message.contains("Bert((name: \"embedder\"))"),
+        "both ways out: {e}"
+    );
+    // A base URL without its /v1.
+    let p = write(
+        &dir,
+        "no_v1.ron",
+        "(\n  llm: (\n    backends: [OpenAi((name: \"server\", endpoints: [\"http://127.0.0.1:8080\"]))],\n    embedding_backend: None,\n  ),\n)\n",
+    );
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!(e.field, "llm.backends[0].endpoints", "{e}");
+    assert!(
+        e.message.contains("\"http://127.0.0.1:8080/v1\""),
+        "the fix: {e}"
+    );
+    // A key variable that is not set: said before anything starts.
+    let p = write(
+        &dir,
+        "key.ron",
+        "(\n  llm: (\n    backends: [OpenAi((name: \"server\", endpoints: [\"http://127.0.0.1:8080/v1\"], api_key_env: Some(\"SIMULACRA_TEST_KEY_NOT_SET\")))],\n    embedding_backend: None,\n  ),\n)\n",
+    );
+    let cfg = GameConfig::load(&p).unwrap();
+    let e = cfg.llm.check_files().unwrap_err();
+    assert!(
+        e.contains("llm.backends[0].api_key_env")
+            && e.contains("export SIMULACRA_TEST_KEY_NOT_SET=")
+            && e.contains("remove api_key_env"),
+        "{e}"
+    );
+}

@@ -688,7 +688,8 @@ fn https_is_built_in() {
     // handshake) rather than refusing the scheme, so https:// servers are reachable.
     let server = FakeServer::start();
     let https = server.url.replace("http://", "https://");
-    let client = simulacra::llm::backend::openai::http_client(Duration::from_secs(2)).unwrap();
+    let client =
+        simulacra::llm::backend::openai::http_client(Duration::from_secs(2), None).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -768,4 +769,181 @@ fn an_answer_too_large_a_vector_too_long_and_control_characters_are_not_taken() 
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A certificate for 127.0.0.1 and localhost that the test makes (Debian's `openssl`, which
+/// `ca-certificates` brings), with its key: (cert.pem, key.pem).
+fn make_certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs (./scripts/setup.sh test installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    (cert, key)
+}
+
+/// An OpenAI-compatible server speaking TLS with the certificate given, answering every chat
+/// request "7"; returns its base URL.
+fn tls_server(cert: &std::path::Path, key: &std::path::Path) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    simulacra::llm::backend::openai::install_crypto_provider();
+    let chain: Vec<CertificateDer> = CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .map(|c| c.unwrap())
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(key).unwrap();
+    let config = Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let Ok(tcp) = tcp else { continue };
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut reader = BufReader::new(rustls::StreamOwned::new(conn, tcp));
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return; // the handshake failed, or the client went away
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0u8; len];
+                let _ = reader.read_exact(&mut body);
+                let (_, payload) = chat_answer("7");
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+                    payload.len()
+                );
+                let stream = reader.get_mut();
+                let _ = stream.write_all(resp.as_bytes());
+                let _ = stream.flush();
+                stream.conn.send_close_notify();
+                let _ = stream.flush();
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn https_to_a_local_server_with_its_own_certificate() {
+    let dir = crate::temp_dir("tls");
+    let (cert, key) = make_certificate(&dir);
+    let url = tls_server(&cert, &key);
+    // Trusted through the backend's ca_file: a real handshake, a request and its answer.
+    let mut cfg = server_config(&url);
+    cfg.retries = 0;
+    if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
+        o.dialect = simulacra::llm::config::Dialect::PromptOnly;
+        o.ca_file = Some(cert.display().to_string());
+    }
+    let rt = LlmRuntime::start(&cfg);
+    let r = ask(&rt, OutputShape::Integer { min: 1, max: 10 });
+    assert_eq!(
+        r.source,
+        ReplySource::Model("fake".into()),
+        "{:?}",
+        r.source
+    );
+    assert_eq!(r.value, LlmValue::Integer(7));
+    drop(rt);
+    // Not trusted (no ca_file): the handshake fails, and the error says the way out.
+    let client =
+        simulacra::llm::backend::openai::http_client(Duration::from_secs(2), None).unwrap();
+    let tokio_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = tokio_rt
+        .block_on(simulacra::llm::backend::openai::send(
+            &client,
+            &format!("{url}/models"),
+            None,
+            None,
+        ))
+        .unwrap_err();
+    let simulacra::llm::backend::openai::HttpError::Transport(msg) = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains("UnknownIssuer") || msg.contains("invalid peer certificate"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("ca_file"),
+        "the error names the way out: {msg}"
+    );
+    // Through the runtime, the request falls back saying so.
+    let mut cfg = server_config(&url);
+    cfg.retries = 0;
+    let rt = LlmRuntime::start(&cfg);
+    let r = ask(&rt, OutputShape::Integer { min: 1, max: 10 });
+    match &r.source {
+        ReplySource::Fallback(why) => assert!(why.contains("ca_file"), "{why}"),
+        other => panic!("an untrusted server was believed: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_model_the_server_does_not_list_is_named_with_the_ones_it_does() {
+    let server = ScriptedServer::start(|path, _| {
+        if path.ends_with("/models") {
+            return (
+                200,
+                r#"{"data":[{"id":"qwen2.5:7b"},{"id":"llama3.1:8b"}]}"#.into(),
+            );
+        }
+        chat_answer("7")
+    });
+    let mut cfg = server_config(&server.url);
+    if let BackendConfig::OpenAi(o) = &mut cfg.backends[0] {
+        o.model = "qwen2.5:7".into();
+    }
+    let (report, _) = simulacra::llm::probe::probe(&cfg);
+    assert!(
+        report.contains("\"qwen2.5:7\" is not among them")
+            && report
+                .contains("set the backend's `model` to one of \"qwen2.5:7b\", \"llama3.1:8b\""),
+        "{report}"
+    );
 }

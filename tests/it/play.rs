@@ -419,7 +419,7 @@ fn a_resident_who_speaks_first_waits_for_the_player_while_the_chat_box_holds_it(
 /// answer, and the answer still reaches her and she replies.
 #[test]
 fn a_resident_who_speaks_first_still_hears_an_answer_typed_a_minute_later() {
-    use simulacra::game::console::hold_chat;
+    use simulacra::game::panels::console::hold_chat;
     use simulacra::sim::clock::{SimPace, Speed};
     use std::time::Duration;
     let mut app = headless_app(sim(vec![rule("react", None, "no")]));
@@ -750,7 +750,8 @@ fn anyone_awake(app: &mut App) -> bool {
 #[test]
 fn typing_console_commands_moves_the_clock_only_by_the_speed() {
     use simulacra::cognition::config::Pacing;
-    use simulacra::game::hud::{NightSkip, skip_nights};
+    use simulacra::game::panels::hud::skip_nights;
+    use simulacra::game::shared::NightSkip;
     use simulacra::sim::clock::{SimPace, Speed};
     use std::time::Duration;
     let mut config = crate::scripted_config();

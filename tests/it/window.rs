@@ -197,6 +197,22 @@ fn a_tiled_town_is_drawn_with_its_own_tiles_or_ours_when_the_images_are_missing(
     }
 }
 
+/// The mean brightness (Rec. 709 luma of the sRGB values, 0 to 1) of the town's view in a
+/// screenshot: the rows between the HUD's top bar and the replay's bar at the bottom.
+fn brightness(png: &std::path::Path) -> f64 {
+    let rgba = image::open(png).unwrap().to_rgba8();
+    let (w, h) = rgba.dimensions();
+    let (top, bottom) = (60, h.saturating_sub(90));
+    let mut sum = 0.0;
+    for y in top..bottom {
+        for x in 0..w {
+            let p = rgba.get_pixel(x, y).0;
+            sum += 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
+        }
+    }
+    sum / ((bottom - top) as f64 * w as f64 * 255.0)
+}
+
 /// Pixels of a colour (within 2 per channel) in a PNG.
 fn pixels_of(png: &std::path::Path, rgb: [u8; 3]) -> usize {
     use bevy::image::{CompressedImageFormats, Image, ImageSampler, ImageType};
@@ -256,7 +272,13 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
     let out_dir = simulacra::data::data_root().join("out/screenshots");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut shots = Vec::new();
-    for (from, name) in [("08:30", "replay_0830.png"), ("18:00", "replay_1800.png")] {
+    let moments = [
+        ("08:30", "replay_0830.png", "08:30 AM"),
+        ("18:00", "replay_1800.png", "06:00 PM"),
+        ("12:00", "replay_1200.png", "12:00 PM"),
+        ("23:00", "replay_2300.png", "11:00 PM"),
+    ];
+    for (from, name, at) in moments {
         let shot = out_dir.join(name);
         let _ = std::fs::remove_file(&shot);
         let output = Command::new(crate::simulacra_bin())
@@ -271,17 +293,22 @@ fn a_recorded_day_of_25_residents_replays_in_the_window() {
             .expect("start the replay");
         check_shot(&output, &shot);
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let at = if from == "08:30" {
-            "08:30 AM"
-        } else {
-            "06:00 PM"
-        };
         assert!(
             stdout.contains(&format!("replaying day from February 13, 2023, {at}")),
             "{stdout}"
         );
-        shots.push(std::fs::read(&shot).unwrap());
+        shots.push((std::fs::read(&shot).unwrap(), brightness(&shot)));
     }
-    assert_ne!(shots[0], shots[1], "the two moments look different");
+    assert_ne!(shots[0].0, shots[1].0, "the two moments look different");
+    // Night reads as night: the town's view at 23:00 keeps well under half of noon's light.
+    let (noon, night) = (shots[2].1, shots[3].1);
+    println!(
+        "mean brightness of the town's view: noon {noon:.3}, 23:00 {night:.3} ({:.0} %)",
+        100.0 * night / noon
+    );
+    assert!(
+        night < 0.35 * noon,
+        "23:00 is {night:.3} against noon's {noon:.3}: not dark enough to read as night"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

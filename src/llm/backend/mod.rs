@@ -5,7 +5,7 @@ pub mod bert;
 pub mod dialect;
 pub mod llama;
 pub mod openai;
-pub mod replay;
+pub mod recording;
 pub mod scripted;
 
 use super::types::{ChatMessage, OutputShape, Sampling};

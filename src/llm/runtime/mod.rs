@@ -311,7 +311,9 @@ fn make_backend(index: usize, cfg: &BackendConfig, all: &LlmConfig) -> Box<dyn B
         BackendConfig::Scripted(c) => Box::new(
             super::backend::scripted::ScriptedBackend::from_config(index, c),
         ),
-        BackendConfig::Replay(c) => Box::new(super::backend::replay::ReplayBackend::load(index, c)),
+        BackendConfig::Replay(c) => {
+            Box::new(super::backend::recording::ReplayBackend::load(index, c))
+        }
         BackendConfig::Bert(c) => Box::new(super::backend::bert::BertBackendHandle::start(
             index,
             c.clone(),

@@ -2,7 +2,7 @@
 //! (retried after a back-off, or moved to the local embedder), or the fail-safe.
 
 use super::default_value;
-use super::router::{Job, Router, cacheable};
+use super::router::{InFlight, Router, cacheable};
 use super::{Reply, ReplySource};
 use crate::llm::backend::{BackendError, ErrorKind, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::shape;
@@ -105,7 +105,7 @@ impl Router {
         }
     }
 
-    fn answer(&mut self, job: Job, value: LlmValue, text: String, cacheable_now: bool) {
+    fn answer(&mut self, job: InFlight, value: LlmValue, text: String, cacheable_now: bool) {
         let latency = job.submitted.elapsed();
         self.stats
             .lock()
@@ -221,7 +221,7 @@ impl Router {
         }
     }
 
-    pub(super) fn fallback(&mut self, job: Job, reason: String) {
+    pub(super) fn fallback(&mut self, job: InFlight, reason: String) {
         self.stats
             .lock()
             .unwrap()

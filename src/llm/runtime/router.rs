@@ -39,7 +39,7 @@ impl PartialOrd for QueueEntry {
 }
 
 /// A request the router holds until it is answered, fails safe or is cancelled.
-pub(super) struct Job {
+pub(super) struct InFlight {
     pub(super) sub: Submission,
     pub(super) backend: usize,
     pub(super) attempts: u32,
@@ -62,7 +62,7 @@ pub(super) struct Router {
     pub(super) embedder_told: bool,
     pub(super) embedding_model: Arc<Mutex<String>>,
     pub(super) queues: Vec<BinaryHeap<QueueEntry>>,
-    pub(super) jobs: HashMap<u64, Job>,
+    pub(super) jobs: HashMap<u64, InFlight>,
     pub(super) running: Vec<HashSet<u64>>,
     pub(super) delayed: Vec<(Instant, u64)>,
     pub(super) cache: HashMap<String, (LlmValue, String)>,
@@ -134,7 +134,7 @@ impl Router {
         if let WorkKind::Chat { shape: s, .. } = &*sub.kind
             && let Err(e) = shape::grammar(s)
         {
-            let job = Job {
+            let job = InFlight {
                 sub,
                 backend,
                 attempts: 0,
@@ -167,7 +167,7 @@ impl Router {
         let priority = sub.priority;
         self.jobs.insert(
             id,
-            Job {
+            InFlight {
                 sub,
                 backend,
                 attempts: 0,

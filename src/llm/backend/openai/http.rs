@@ -22,9 +22,26 @@ pub fn install_crypto_provider() {
 /// The HTTP client: HTTP and HTTPS (rustls with ring, the system's root certificates). On a
 /// machine with no root certificates at all it still builds, for plain `http://` (an `https://`
 /// server is then refused as unknown), and says so once.
-pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
+pub fn http_client(
+    connect_timeout: Duration,
+    ca_file: Option<&std::path::Path>,
+) -> Result<reqwest::Client, String> {
     install_crypto_provider();
-    let builder = || reqwest::Client::builder().connect_timeout(connect_timeout);
+    // A certificate of the config's own, trusted beside the system's.
+    let extra = match ca_file {
+        None => Vec::new(),
+        Some(p) => {
+            let pem = crate::data::read_bounded(p, 1024 * 1024)
+                .map_err(|e| format!("ca_file {}: {e}", p.display()))?;
+            reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .map_err(|e| format!("ca_file {}: not a PEM certificate: {e}", p.display()))?
+        }
+    };
+    let builder = || {
+        reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .tls_certs_merge(extra.clone())
+    };
     match builder().build() {
         Ok(c) => Ok(c),
         Err(e) => {
@@ -89,7 +106,7 @@ pub async fn send(
     let mut resp = req
         .send()
         .await
-        .map_err(|e| HttpError::Transport(format!("{url}: {}", error_chain(&e))))?;
+        .map_err(|e| HttpError::Transport(format!("{url}: {}", with_tls_hint(error_chain(&e)))))?;
     let status = resp.status();
     // Read up to a limit: an answer of a few lines, or an embedding, is kilobytes; a server
     // that sends more is broken or hostile, and is not read into memory.
@@ -123,6 +140,21 @@ pub async fn send(
     }
     serde_json::from_slice(&bytes)
         .map_err(|e| HttpError::NotJson(format!("{url}: answer is not JSON: {e}")))
+}
+
+/// A certificate refused by the handshake, said with the way out.
+fn with_tls_hint(chain: String) -> String {
+    if chain.contains("UnknownIssuer") || chain.contains("invalid peer certificate") {
+        format!(
+            "{chain} — the server's certificate is not signed by an authority this machine trusts: name its certificate (PEM) in the backend's ca_file, or add it to the system's store"
+        )
+    } else if chain.contains("NotValidForName") {
+        format!(
+            "{chain} — the server's certificate is not for this host name: use the name it was made for in the endpoint's URL"
+        )
+    } else {
+        chain
+    }
 }
 
 /// An error with its causes (reqwest's own text hides the TLS or connection reason).

@@ -89,7 +89,11 @@ impl OpenAiBackend {
             .enable_all()
             .build()
             .expect("start the HTTP runtime");
-        let client = http_client(Duration::from_secs(5));
+        let ca_file = cfg
+            .ca_file
+            .as_deref()
+            .map(crate::llm::model_files::resolve_model);
+        let client = http_client(Duration::from_secs(5), ca_file.as_deref());
         let dialect = cfg.effective_dialect();
         let endpoints = cfg
             .endpoints

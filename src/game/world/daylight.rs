@@ -5,8 +5,8 @@
 //! At night the windows of a building where someone is awake glow over the tint (small warm
 //! layers placed over the buildings' front walls each frame).
 
-use super::art::TILE;
-use super::town::tile_to_world;
+use crate::game::shared::TILE;
+use crate::game::shared::tile_to_world;
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Rect, Tile, WorldMap};
 use bevy::prelude::*;
@@ -30,16 +30,26 @@ pub fn darkness(minute: u32) -> f32 {
     }
 }
 
-/// The tint's colour at a darkness: warm at dusk and dawn, deep blue at night.
+/// How much of the town's brightness the night leaves (at full darkness, as the eye sees it):
+/// dark enough to read as night, light enough to see who walks where.
+const NIGHT_LEFT: f32 = 0.23;
+
+/// The tint's colour at a darkness: warm at dusk and dawn, deep blue at night. The tint is
+/// blended in linear light, where a given alpha leaves far more of the town's brightness than
+/// the eye expects (an alpha of 0.85 left grass at about 40 %); the alpha is chosen so that the
+/// brightness left, as seen, falls evenly to [`NIGHT_LEFT`].
 pub fn tint(dark: f32) -> Color {
     if dark <= 0.0 {
         return Color::NONE;
     }
+    let dark = dark.clamp(0.0, 1.0);
     let warm = Vec3::new(0.55, 0.25, 0.2);
     let night = Vec3::new(0.02, 0.04, 0.16);
     // Warm while it is still light, blue as it gets dark.
-    let c = warm.lerp(night, dark.clamp(0.0, 1.0).sqrt());
-    Color::srgba(c.x, c.y, c.z, 0.85 * dark)
+    let c = warm.lerp(night, dark.sqrt());
+    // Seen brightness left ≈ (1 − alpha)^(1/2.2): alpha = 1 − (seen left)^2.2.
+    let seen_left = 1.0 - (1.0 - NIGHT_LEFT) * dark;
+    Color::srgba(c.x, c.y, c.z, 1.0 - seen_left.powf(2.2))
 }
 
 fn rect_centre(map: &WorldMap, r: &Rect) -> (Vec2, Vec2) {
@@ -51,7 +61,9 @@ fn rect_centre(map: &WorldMap, r: &Rect) -> (Vec2, Vec2) {
 
 /// The town camera's UI target: the tint and the windows belong to the town's view (drawn by
 /// its camera, under every panel and the HUD, which the UI camera draws after).
-fn town_view(camera: &Query<Entity, With<super::view::WorldCamera>>) -> Option<UiTargetCamera> {
+fn town_view(
+    camera: &Query<Entity, With<crate::game::shared::WorldCamera>>,
+) -> Option<UiTargetCamera> {
     camera.single().ok().map(UiTargetCamera)
 }
 
@@ -59,7 +71,7 @@ fn town_view(camera: &Query<Entity, With<super::view::WorldCamera>>) -> Option<U
 pub fn spawn_daylight(
     mut commands: Commands,
     map: Res<WorldMap>,
-    camera: Query<Entity, With<super::view::WorldCamera>>,
+    camera: Query<Entity, With<crate::game::shared::WorldCamera>>,
 ) {
     let mut tint = commands.spawn((
         NightTint,
@@ -128,7 +140,7 @@ pub fn window_tiles(map: &WorldMap) -> Vec<(usize, Tile)> {
 pub fn spawn_windows(
     mut commands: Commands,
     map: Res<WorldMap>,
-    camera: Query<Entity, With<super::view::WorldCamera>>,
+    camera: Query<Entity, With<crate::game::shared::WorldCamera>>,
 ) {
     for (sector, tile) in window_tiles(&map) {
         let mut window = commands.spawn((
@@ -152,7 +164,7 @@ pub fn light_windows(
     clock: Res<SimClock>,
     map: Res<WorldMap>,
     ui_scale: Res<UiScale>,
-    camera: Query<(&Camera, &GlobalTransform, &Projection), With<super::view::WorldCamera>>,
+    camera: Query<(&Camera, &GlobalTransform, &Projection), With<crate::game::shared::WorldCamera>>,
     people: Query<(&crate::agent::GridPos, &crate::agent::CurrentAction)>,
     mut windows: Query<(&LitWindow, &mut Node, &mut BackgroundColor, &mut Visibility)>,
 ) {
@@ -167,7 +179,7 @@ pub fn light_windows(
     let mut awake = vec![false; map.sectors.len()];
     if dark > 0.3 {
         for (pos, action) in &people {
-            if !super::people::looks_asleep(action)
+            if !crate::game::world::people::looks_asleep(action)
                 && let Some(s) = map.sector_at(pos.tile)
             {
                 awake[s] = true;
@@ -196,7 +208,8 @@ pub fn light_windows(
         node.top = px(p.y - tile_px * 0.25);
         node.width = px(tile_px * 0.6);
         node.height = px(tile_px * 0.45);
-        bg.0 = Color::srgba(1.0, 0.82, 0.4, 0.9 * dark);
+        // Lit windows stand out against the night: full at dark, fading in with the dusk.
+        bg.0 = Color::srgba(1.0, 0.82, 0.4, (1.6 * dark).min(1.0));
         if *vis != Visibility::Inherited {
             *vis = Visibility::Inherited;
         }
@@ -208,7 +221,7 @@ pub fn light_windows(
 pub fn update_daylight(
     clock: Res<SimClock>,
     ui_scale: Res<UiScale>,
-    camera: Query<&Camera, With<super::view::WorldCamera>>,
+    camera: Query<&Camera, With<crate::game::shared::WorldCamera>>,
     mut tint_q: Query<(&mut BackgroundColor, &mut Node), With<NightTint>>,
 ) {
     let Ok((mut bg, mut node)) = tint_q.single_mut() else {
@@ -228,9 +241,57 @@ pub fn update_daylight(
     }
 }
 
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        Startup,
+        (spawn_daylight, spawn_windows).after(crate::game::shared::SpawnCamera),
+    )
+    .add_systems(
+        Update,
+        update_daylight.in_set(crate::game::shared::Present::Sky),
+    )
+    .add_systems(
+        Update,
+        light_windows.in_set(crate::game::shared::Present::Windows),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grass (the town's commonest colour) under the tint, blended as the renderer blends: in
+    /// linear light.
+    fn grass_under(dark: f32) -> f32 {
+        let lin = |c: f32| {
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let srgb = |l: f32| {
+            if l <= 0.0031308 {
+                l * 12.92
+            } else {
+                1.055 * l.powf(1.0 / 2.4) - 0.055
+            }
+        };
+        let grass = 152.0 / 255.0; // the green channel, the brightest
+        let t = tint(dark).to_srgba();
+        let out = lin(grass) * (1.0 - t.alpha) + lin(t.green) * t.alpha;
+        srgb(out) / grass
+    }
+
+    #[test]
+    fn night_leaves_a_quarter_of_the_brightness_and_dusk_more() {
+        let night = grass_under(1.0);
+        assert!((0.15..0.30).contains(&night), "night leaves {night}");
+        let dusk = grass_under(0.5);
+        assert!((0.45..0.75).contains(&dusk), "dusk leaves {dusk}");
+        assert_eq!(tint(0.0), Color::NONE);
+    }
 
     #[test]
     fn night_dusk_and_dawn() {

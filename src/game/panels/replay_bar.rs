@@ -91,3 +91,14 @@ pub fn replay_ui(
         });
     Ok(())
 }
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        Update,
+        replay_keys
+            .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input))
+            .in_set(crate::AppSystems::Input),
+    )
+    .add_systems(bevy_egui::EguiPrimaryContextPass, replay_ui);
+}

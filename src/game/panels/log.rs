@@ -86,3 +86,15 @@ pub fn log_ui(
     }
     Ok(())
 }
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<LogWindow>()
+        .add_systems(
+            Update,
+            toggle_log
+                .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input))
+                .in_set(crate::AppSystems::Input),
+        )
+        .add_systems(bevy_egui::EguiPrimaryContextPass, log_ui);
+}

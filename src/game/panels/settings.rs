@@ -4,7 +4,7 @@
 //! else `~/.config/simulacra/window.ron`; `SIMULACRA_WINDOW_SETTINGS` names another). Screenshot runs neither read nor write it unless
 //! `SIMULACRA_WINDOW_SETTINGS` names the file.
 
-use super::console::Panels;
+use crate::game::shared::Panels;
 use crate::sim::clock::{SimPace, Speed};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -182,7 +182,7 @@ pub fn settings_ui(
     mut contexts: EguiContexts,
     mut settings: ResMut<Settings>,
     mut pace: ResMut<SimPace>,
-    mut skip: ResMut<super::hud::NightSkip>,
+    mut skip: ResMut<crate::game::shared::NightSkip>,
     mut cog: ResMut<crate::cognition::config::Cognition>,
 ) -> Result {
     if !settings.open {
@@ -277,6 +277,25 @@ pub fn settings_ui(
         save(&settings);
     }
     Ok(())
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Settings>()
+        .add_systems(
+            Update,
+            settings_key
+                .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input))
+                .in_set(crate::AppSystems::Input),
+        )
+        .add_systems(
+            bevy_egui::EguiPrimaryContextPass,
+            (settings_ui, apply_settings),
+        )
+        .add_systems(
+            Update,
+            remember_help_seen.in_set(crate::game::shared::Present::Settings),
+        );
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! tiles (the smallest array-layer limit wgpu allows), with Tiled's flips applied and the
 //! tileset's transparent colour keyed out. One tileset image is decoded at a time.
 
-use super::art::TILE;
+use crate::game::shared::TILE;
 use crate::sim::map::tiled::{FLIP_D, FLIP_H, FLIP_V, TiledArt};
 use crate::sim::map::{Tile, WorldMap};
 use bevy::asset::RenderAssetUsages;
@@ -171,7 +171,7 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
         .into_iter()
         .map(|data| {
             let h = (data.len() as u32 / 4) / page_w;
-            super::art::rgba_image(page_w, h, data)
+            crate::game::world::art::rgba_image(page_w, h, data)
         })
         .collect();
     Ok(Atlas {
@@ -181,7 +181,7 @@ pub fn build_atlas(art: &TiledArt) -> Result<Atlas, Vec<String>> {
     })
 }
 
-/// Spawns the art layers as tilemaps, lined up with [`super::town::tile_to_world`].
+/// Spawns the art layers as tilemaps, lined up with [`crate::game::shared::tile_to_world`].
 pub fn spawn_art(
     commands: &mut Commands,
     map: &WorldMap,
@@ -222,7 +222,7 @@ pub fn spawn_art(
             let (entity, storage) = maps
                 .entry(page)
                 .or_insert_with(|| (commands.spawn_empty().id(), TileStorage::empty(size)));
-            let pos = super::town::tile_pos(map, t);
+            let pos = crate::game::shared::tile_pos(map, t);
             let tile = commands
                 .spawn(TileBundle {
                     position: pos,

@@ -1,7 +1,7 @@
 //! The saves folder's names: what a save may be called, the hidden folders a save leaves while
 //! it is written (`.<name>.<kind>-<time>-<pid>`), whose writer is still at work, and putting back
 //! a save cut off between its two renames. Used by reading ([`super::read`]) and writing
-//! ([`super::disk`]).
+//! ([`super`]).
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -158,6 +158,11 @@ pub(super) fn recover(dir: &Path) {
         let _ = fs::rename(path, dir);
         sync_dir(parent);
     }
+}
+
+/// File name of an agent's part.
+pub fn agent_file(i: usize, name: &str) -> String {
+    format!("{i:02}-{}.ron", slug(name).to_lowercase())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! step). Every action is a console line (`save`, `load`, `fork`) in the simulation's
 //! [`ConsoleQueue`], as headless runs send them; the answer shows in the console.
 
-use super::console::Panels;
+use crate::game::shared::Panels;
 use crate::play::ConsoleQueue;
 use crate::save::SaveContext;
 use crate::save::disk::{SaveEntry, list};
@@ -186,4 +186,12 @@ pub fn saves_ui(
         menu.open = false;
     }
     Ok(())
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<SavesMenu>()
+        // Function keys type no text: they work while a text field has the keyboard.
+        .add_systems(Update, save_keys.in_set(crate::AppSystems::Input))
+        .add_systems(bevy_egui::EguiPrimaryContextPass, saves_ui);
 }

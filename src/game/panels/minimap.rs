@@ -2,11 +2,13 @@
 //! frame; a click or drag jumps the view there) with a box to find a person by name (the camera
 //! then follows them). M shows or hides it.
 
-use super::inspect::{SelectByName, Selected};
-use super::town::tile_to_world;
-use super::view::{CameraMode, WorldCamera};
 use crate::agent::avatar::Avatar;
 use crate::agent::{GridPos, Identity};
+use crate::game::shared::CameraMode;
+use crate::game::shared::SelectByName;
+use crate::game::shared::Selected;
+use crate::game::shared::WorldCamera;
+use crate::game::shared::tile_to_world;
 use crate::sim::map::{Tile, WorldMap};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
@@ -108,7 +110,7 @@ pub fn minimap_ui(
                     (cam.logical_viewport_size(), proj)
             {
                 let half = size * o.scale / 2.0;
-                let tile = super::art::TILE as f32;
+                let tile = crate::game::shared::TILE as f32;
                 let px = |w: Vec2| {
                     egui::pos2(
                         r.left() + (w.x / tile + 0.5) / map.width as f32 * r.width(),
@@ -187,6 +189,18 @@ pub fn minimap_ui(
         }
     }
     Ok(())
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Minimap>()
+        .add_systems(
+            Update,
+            toggle_minimap
+                .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input))
+                .in_set(crate::AppSystems::Input),
+        )
+        .add_systems(bevy_egui::EguiPrimaryContextPass, minimap_ui);
 }
 
 #[cfg(test)]

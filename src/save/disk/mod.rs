@@ -3,18 +3,20 @@
 //! be swapped, the older save is moved aside and removed only once the new one stands). A kill at
 //! any moment leaves either the old save or the new one, never a mix; a leftover hidden folder is
 //! removed by the next writer once its own writer is gone. Forks and pruning of autosaves too.
-//! The saves folder's names are in [`super::folder`], reading in [`super::read`]; this module
-//! is where the rest of the program finds all three.
+//! The saves folder's names are in [`folder`], reading in [`read`], the vectors' file in
+//! [`embeddings`]; this module is where the rest of the program finds them all.
 
-pub use super::embeddings::{decode_embeddings, encode_embeddings};
-pub use super::folder::{autosave_name, check_name, check_user_name, check_writable, slug};
-use super::folder::{hidden_part_pid, now_nanos, recover, sync_dir, writer_alive};
+pub mod embeddings;
+pub mod folder;
+pub mod read;
+
+use super::SaveData;
 use super::format::FORMAT;
-pub use super::read::{
-    NamedSave, SaveEntry, damaged, describe, list, read_named, read_save, resolve,
-};
-use super::{SaveData, agent_file};
 use crate::data_error::ron_text;
+pub use embeddings::{decode_embeddings, encode_embeddings};
+pub use folder::{agent_file, autosave_name, check_name, check_user_name, check_writable, slug};
+use folder::{hidden_part_pid, now_nanos, recover, sync_dir, writer_alive};
+pub use read::{NamedSave, SaveEntry, damaged, describe, list, read_named, read_save, resolve};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};

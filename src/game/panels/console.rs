@@ -3,43 +3,19 @@
 //! the simulation's [`ConsoleQueue`] (or, for chat lines, [`PlayerChat`]) exactly as headless runs
 //! and tests send it; nothing here changes the simulation by another way.
 
-use super::inspect::Selected;
-use super::log::LogWindow;
 use crate::agent::avatar::{Avatar, AvatarRoute};
 use crate::agent::conversation::PlayerChat;
 use crate::agent::conversation::{Conversation, Talking};
 use crate::agent::{CurrentAction, GridPos, Identity, Resident};
 use crate::cognition::config::Cognition;
+use crate::game::panels::log::LogWindow;
+use crate::game::shared::Panels;
+use crate::game::shared::Selected;
 use crate::play::command::{HELP, clean_text};
 use crate::play::{ConsoleLog, ConsoleQueue, LineKind};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
-
-/// The panels' state.
-#[derive(Resource, Default)]
-pub struct Panels {
-    /// The console is shown.
-    pub console: bool,
-    /// What is being typed in the console.
-    pub console_input: String,
-    /// Give the console's text field the keyboard next frame.
-    pub focus_console: bool,
-    /// What is being typed in the chat box.
-    pub chat_input: String,
-    /// The help overlay is shown.
-    pub help: bool,
-    /// The people list is shown.
-    pub people: bool,
-    /// Console lines already looked at for errors.
-    pub seen_lines: usize,
-    /// Console lines the console had shown (new ones scroll it down).
-    pub console_shown: usize,
-    /// The object whose state menu is open (its address).
-    pub object: Option<String>,
-    /// The state being typed in the object menu.
-    pub object_input: String,
-}
 
 /// States offered in the object menu with one click (the paper's examples and a few more); any
 /// other state can be typed.
@@ -470,7 +446,7 @@ pub fn edit_object_on_click(
     buttons: Res<ButtonInput<MouseButton>>,
     map: Res<WorldMap>,
     window: Query<&Window, With<bevy::window::PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: Query<(&Camera, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     people: Query<&GridPos, With<Identity>>,
     mut panels: ResMut<Panels>,
 ) {
@@ -480,7 +456,7 @@ pub fn edit_object_on_click(
     let (Ok(w), Ok(cam)) = (window.single(), camera.single()) else {
         return;
     };
-    let Some(t) = super::view::cursor_tile(w, cam, &map) else {
+    let Some(t) = crate::game::shared::cursor_tile(w, cam, &map) else {
         return;
     };
     if map.object_at(t).is_none() || people.iter().any(|p| p.tile.manhattan(t) <= 1) {
@@ -554,6 +530,24 @@ pub fn object_ui(
         p.object = None;
     }
     Ok(())
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        Update,
+        (
+            panel_keys.run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
+            edit_object_on_click.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+            open_console_on_error,
+            hold_chat,
+        )
+            .in_set(crate::AppSystems::Input),
+    )
+    .add_systems(
+        bevy_egui::EguiPrimaryContextPass,
+        (console_ui, chat_ui, help_ui, people_ui, object_ui),
+    );
 }
 
 #[cfg(test)]

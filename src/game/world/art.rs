@@ -1,14 +1,12 @@
 //! Pixel art drawn by code (no third-party art): terrain and furniture tiles in one atlas
 //! strip, a sprite per person, and action icons. 16×16 pixels per tile.
 
+pub use crate::game::shared::TILE;
 use crate::sim::map::Terrain;
 use crate::sim::map::objects::Furniture;
 use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
-
-/// Pixels per tile side.
-pub const TILE: u32 = 16;
 
 pub(crate) type Rgba = [u8; 4];
 

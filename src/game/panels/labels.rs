@@ -2,11 +2,14 @@
 //! that lift clear of each other and fade, icons that keep their size when zoomed out, and the
 //! ring under the person selected.
 
-use super::art::TILE;
-use super::people::{Art, Bubble, SPEECH_Y, TEXT_OVERSAMPLE};
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, Identity};
+use crate::game::shared::TILE;
+use crate::game::world::people::Art;
+use crate::game::world::people::Bubble;
+use crate::game::world::people::SPEECH_Y;
+use crate::game::world::people::TEXT_OVERSAMPLE;
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
 
@@ -15,9 +18,9 @@ use bevy::prelude::*;
 /// label right next to one already shown hides; sprites and action icons stay, and hovering a
 /// person shows who it is ([`hover_tooltip`]).
 pub fn declutter_labels(
-    selected: Res<super::inspect::Selected>,
-    settings: Res<super::settings::Settings>,
-    camera: Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
+    selected: Res<crate::game::shared::Selected>,
+    settings: Res<crate::game::panels::settings::Settings>,
+    camera: Query<(&Projection, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     people: Query<(Entity, &Transform, &Bubble, Has<Avatar>, Has<Speech>)>,
     mut vis: Query<&mut Visibility>,
 ) {
@@ -43,12 +46,12 @@ pub fn declutter_labels(
             .then(a.1.x.total_cmp(&b.1.x))
     });
     let mut shown: Vec<Vec2> = Vec::new();
-    use super::settings::Labels;
+    use crate::game::panels::settings::Labels;
     let mode = settings.values.labels;
     // Zoomed far out, names are too small to read: none show; zoomed out at all, the grown icons
     // (`keep_icons_readable`) would cover the action texts, so only names show.
     let zoom = match camera.single() {
-        Ok((Projection::Orthographic(o), _)) => o.scale / super::view::DEFAULT_SCALE,
+        Ok((Projection::Orthographic(o), _)) => o.scale / crate::game::shared::DEFAULT_SCALE,
         _ => 1.0,
     };
     let readable = zoom <= 2.5;
@@ -85,7 +88,7 @@ pub fn declutter_labels(
 /// The part of the world the camera shows, with a margin of two tiles (a label or bubble of
 /// someone just outside still reads at the edge); `None` before the camera has its size.
 fn in_view(
-    camera: &Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: &Query<(&Projection, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
 ) -> Option<Rect> {
     let Ok((Projection::Orthographic(o), at)) = camera.single() else {
         return None;
@@ -111,7 +114,7 @@ pub struct SpeechShown {
 pub fn arrange_speech(
     mut commands: Commands,
     clock: Res<SimClock>,
-    camera: Query<(&Projection, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: Query<(&Projection, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     people: Query<(
         Entity,
         &Transform,
@@ -193,7 +196,7 @@ pub fn arrange_speech(
 /// screen as at the default zoom (up to 3 times); the labels too small to read there are
 /// [`declutter_labels`]' to hide. Only when the zoom changes or people appear.
 pub fn keep_icons_readable(
-    camera: Query<Ref<Projection>, With<super::view::WorldCamera>>,
+    camera: Query<Ref<Projection>, With<crate::game::shared::WorldCamera>>,
     people: Query<&Bubble>,
     new: Query<(), Added<Bubble>>,
     mut tf: Query<&mut Transform, Without<Bubble>>,
@@ -207,7 +210,7 @@ pub fn keep_icons_readable(
     if !projection.is_changed() && new.is_empty() {
         return;
     }
-    let grow = (o.scale / super::view::DEFAULT_SCALE).clamp(1.0, 3.0);
+    let grow = (o.scale / crate::game::shared::DEFAULT_SCALE).clamp(1.0, 3.0);
     for b in &people {
         for (e, base) in [
             (b.icon, 0.8),
@@ -235,7 +238,7 @@ pub fn spawn_selection_ring(mut commands: Commands, art: Res<Art>) {
             art.icons.clone(),
             TextureAtlas {
                 layout: art.icons_layout.clone(),
-                index: super::art::RING_INDEX,
+                index: crate::game::world::art::RING_INDEX,
             },
         ),
         Transform::from_xyz(0.0, 0.0, 9.0).with_scale(Vec3::new(2.0, 1.0, 1.0)),
@@ -245,7 +248,7 @@ pub fn spawn_selection_ring(mut commands: Commands, art: Res<Art>) {
 
 /// Keeps the ring under the selected person's feet.
 pub fn place_selection_ring(
-    selected: Res<super::inspect::Selected>,
+    selected: Res<crate::game::shared::Selected>,
     people: Query<&Transform, (With<Bubble>, Without<SelectionRing>)>,
     mut ring: Query<(&mut Transform, &mut Visibility), With<SelectionRing>>,
 ) {
@@ -272,14 +275,14 @@ pub fn place_selection_ring(
 pub fn hover_tooltip(
     mut contexts: bevy_egui::EguiContexts,
     window: Query<&Window, With<bevy::window::PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: Query<(&Camera, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     people: Query<(
         &Transform,
         &Identity,
         Option<&CurrentAction>,
         Option<&Speech>,
     )>,
-    shot: Option<Res<super::ScreenshotRun>>,
+    shot: Option<Res<crate::game::ScreenshotRun>>,
 ) -> Result {
     if shot.is_some() {
         return Ok(()); // the virtual display's pointer rests mid-window, pointing at no one
@@ -290,7 +293,7 @@ pub fn hover_tooltip(
     let Some(cursor) = window.cursor_position() else {
         return Ok(());
     };
-    let Some(world) = super::view::cursor_world(window, (cam, cam_tf)) else {
+    let Some(world) = crate::game::shared::cursor_world(window, (cam, cam_tf)) else {
         return Ok(());
     };
     let ctx = contexts.ctx_mut()?;
@@ -327,4 +330,21 @@ pub fn hover_tooltip(
             });
     }
     Ok(())
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(Startup, spawn_selection_ring)
+        .add_systems(bevy_egui::EguiPrimaryContextPass, hover_tooltip)
+        .add_systems(
+            Update,
+            (
+                keep_icons_readable,
+                declutter_labels,
+                arrange_speech,
+                place_selection_ring,
+            )
+                .chain()
+                .in_set(crate::game::shared::Present::Labels),
+        );
 }

@@ -1,10 +1,11 @@
 //! The HUD: date, time and speed; LLM state (ok, slow, down, starting; queue); the place under
 //! the cursor; the controls.
 
-use super::view::cursor_tile;
 use crate::agent::GridPos;
 use crate::agent::avatar::Avatar;
 use crate::agent::{CurrentAction, Resident};
+use crate::game::shared::cursor_tile;
+use crate::game::shared::{Bar, NightSkip};
 use crate::llm::LlmStatusView;
 use crate::llm::backend::Health;
 use crate::sim::clock::{SimClock, SimPace, Speed, StepGate};
@@ -20,15 +21,6 @@ pub struct HudText;
 #[derive(Component)]
 pub struct HudWhere;
 
-/// The HUD's two bars; the town's view lies between them (`view::fit_view_between_bars`).
-#[derive(Component, Clone, Copy, PartialEq, Eq)]
-pub enum Bar {
-    /// Time, speed, the model's state; where you are.
-    Top,
-    /// The keys.
-    Bottom,
-}
-
 /// A short notice under the top bar: the console's answer to a key (F5 "saved …", F9), shown
 /// for a few seconds while the console is closed.
 #[derive(Component)]
@@ -41,27 +33,6 @@ pub const CONTROLS: &str = "WASD/arrows walk | T talk | ` console | P people | L
 
 /// The keys of a replay.
 pub const REPLAY_CONTROLS: &str = "Space play/pause | +/- speed | arrows: a minute (Shift: ten) | PgUp/PgDn an hour | Home/End | WASD pan, F follow | click a person: inspector";
-
-/// Time runs ahead while every resident sleeps and nobody waits on the model (N turns it off).
-#[derive(Resource)]
-pub struct NightSkip {
-    /// Allowed.
-    pub enabled: bool,
-    /// Running ahead now.
-    pub active: bool,
-    /// The speed to go back to.
-    pub saved: Speed,
-}
-
-impl Default for NightSkip {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            active: false,
-            saved: Speed::Times(1),
-        }
-    }
-}
 
 /// N turns skipping nights on and off.
 pub fn toggle_night_skip(keys: Res<ButtonInput<KeyCode>>, mut skip: ResMut<NightSkip>) {
@@ -183,7 +154,7 @@ pub fn spawn_hud(mut commands: Commands, replay: Option<Res<crate::save::replay:
 /// Shows the console's newest answers as a notice while the console is closed (F5's "saved …").
 pub fn show_toasts(
     log: Res<crate::play::ConsoleLog>,
-    panels: Res<super::console::Panels>,
+    panels: Res<crate::game::shared::Panels>,
     time: Res<Time<Real>>,
     mut seen: Local<usize>,
     mut toast: Query<(&mut Toast, &mut Visibility, &Children)>,
@@ -225,7 +196,7 @@ pub fn update_hud(
     llm: Res<LlmStatusView>,
     map: Res<WorldMap>,
     window: Query<&Window, With<PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: Query<(&Camera, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     avatar: Query<&GridPos, With<Avatar>>,
     planning: Query<&crate::cognition::ask::pending::Pending, With<Resident>>,
     cog: Res<crate::cognition::config::Cognition>,
@@ -334,4 +305,23 @@ fn planning_line(
             total - waiting
         )
     })
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(Startup, spawn_hud)
+        .add_systems(
+            Update,
+            (
+                toggle_night_skip.run_if(not(bevy_egui::input::egui_wants_any_keyboard_input)),
+                skip_nights,
+            )
+                .in_set(crate::AppSystems::Input),
+        )
+        .add_systems(
+            Update,
+            (update_hud, show_toasts)
+                .chain()
+                .in_set(crate::game::shared::Present::Hud),
+        );
 }

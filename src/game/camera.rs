@@ -3,40 +3,14 @@
 //! Space pauses, +/- change speed, F12 saves a screenshot. The view stays on the town: its centre
 //! never leaves the map and it never zooms out much past the whole town.
 
-use super::people::AvatarStep;
-use super::town::tile_to_world;
 use crate::agent::avatar::{Avatar, AvatarMove};
+use crate::game::shared::{CameraMode, DEFAULT_SCALE, WorldCamera, tile_to_world};
+use crate::game::world::people::AvatarStep;
 use crate::sim::clock::SimPace;
 use crate::sim::map::WorldMap;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
-
-/// Camera state.
-#[derive(Resource)]
-pub struct CameraMode {
-    /// Following the avatar (false: free panning).
-    pub follow: bool,
-    /// Watching this person instead of the avatar (`play --select NAME`), until the avatar walks.
-    pub watch: Option<Entity>,
-}
-
-impl Default for CameraMode {
-    fn default() -> Self {
-        Self {
-            follow: true,
-            watch: None,
-        }
-    }
-}
-
-/// The camera that draws the town (the UI has a camera of its own, so the town's view can
-/// leave room for the HUD's bars).
-#[derive(Component)]
-pub struct WorldCamera;
-
-/// The default zoom (world units per pixel): a tile is 40 pixels, a person 25 by 55.
-pub const DEFAULT_SCALE: f32 = 0.4;
 
 /// Seconds per avatar step while a key is held.
 const AVATAR_STEP_S: f32 = 0.14;
@@ -72,14 +46,14 @@ pub fn spawn_camera(mut commands: Commands, map: Res<WorldMap>) {
 }
 
 /// The HUD's bars in physical pixels: (top, bottom).
-fn bar_heights(bars: &Query<(&ComputedNode, &super::hud::Bar)>) -> (f32, f32) {
+fn bar_heights(bars: &Query<(&ComputedNode, &crate::game::shared::Bar)>) -> (f32, f32) {
     // Physical pixels (a node's size is; its inverse scale factor would also undo the UI scale).
     let (mut top, mut bottom) = (0.0f32, 0.0f32);
     for (node, bar) in bars {
         let h = node.size().y;
         match bar {
-            super::hud::Bar::Top => top = top.max(h),
-            super::hud::Bar::Bottom => bottom = bottom.max(h),
+            crate::game::shared::Bar::Top => top = top.max(h),
+            crate::game::shared::Bar::Bottom => bottom = bottom.max(h),
         }
     }
     (top, bottom)
@@ -89,7 +63,7 @@ fn bar_heights(bars: &Query<(&ComputedNode, &super::hud::Bar)>) -> (f32, f32) {
 /// "safe area" insets.
 pub fn keep_egui_between_bars(
     window: Query<&Window, With<bevy::window::PrimaryWindow>>,
-    bars: Query<(&ComputedNode, &super::hud::Bar)>,
+    bars: Query<(&ComputedNode, &crate::game::shared::Bar)>,
     mut egui: Query<(&mut bevy_egui::EguiInput, &bevy_egui::EguiZoomFactor)>,
     mut last: Local<(f32, f32, f32)>,
 ) {
@@ -117,7 +91,7 @@ pub fn keep_egui_between_bars(
 /// HUD never covers the town.
 pub fn fit_view_between_bars(
     window: Query<&Window, With<bevy::window::PrimaryWindow>>,
-    bars: Query<(&ComputedNode, &super::hud::Bar)>,
+    bars: Query<(&ComputedNode, &crate::game::shared::Bar)>,
     mut camera: Query<&mut Camera, With<WorldCamera>>,
 ) {
     let (Ok(window), Ok(mut camera)) = (window.single(), camera.single_mut()) else {
@@ -143,7 +117,7 @@ pub fn fit_view_between_bars(
 }
 
 /// WASD/arrows: walk the avatar (or pan the free camera). In a replay nobody can be walked:
-/// WASD pans the camera and the arrows are the replay's (`game::replay`).
+/// WASD pans the camera and the arrows are the replay's (`game::panels::replay_bar`).
 pub fn read_movement_keys(
     keys: Res<ButtonInput<KeyCode>>,
     time: Res<Time>,
@@ -203,7 +177,7 @@ pub fn read_control_keys(
     keys: Res<ButtonInput<KeyCode>>,
     mut pace: ResMut<SimPace>,
     mut mode: ResMut<CameraMode>,
-    selected: Res<super::inspect::Selected>,
+    selected: Res<crate::game::shared::Selected>,
     mut commands: Commands,
     mut shots: Local<u32>,
 ) {
@@ -280,8 +254,8 @@ pub fn whole_town_scale(map: &WorldMap, window: Option<&Window>) -> f32 {
 /// The town's size in world units.
 fn town_size(map: &WorldMap) -> Vec2 {
     Vec2::new(
-        map.width as f32 * super::art::TILE as f32,
-        map.height as f32 * super::art::TILE as f32,
+        map.width as f32 * crate::game::shared::TILE as f32,
+        map.height as f32 * crate::game::shared::TILE as f32,
     )
 }
 
@@ -313,7 +287,7 @@ pub fn keep_camera_on_town(
     map: Res<WorldMap>,
     mut camera: Query<&mut Transform, With<WorldCamera>>,
 ) {
-    let half = super::art::TILE as f32 / 2.0;
+    let half = crate::game::shared::TILE as f32 / 2.0;
     let size = town_size(&map);
     if let Ok(mut tf) = camera.single_mut() {
         let (x, y) = (
@@ -347,25 +321,35 @@ pub fn follow_avatar(
     }
 }
 
-/// The world position under the mouse, if the mouse is over the town's view (not over the
-/// HUD's bars).
-pub fn cursor_world(window: &Window, camera: (&Camera, &GlobalTransform)) -> Option<Vec2> {
-    let cursor = window.cursor_position()?;
-    if let Some(view) = camera.0.logical_viewport_rect()
-        && !view.contains(cursor)
-    {
-        return None;
-    }
-    camera.0.viewport_to_world_2d(camera.1, cursor).ok()
-}
-
-/// The tile under the mouse, if any (none over the HUD's bars).
-pub fn cursor_tile(
-    window: &Window,
-    camera: (&Camera, &GlobalTransform),
-    map: &WorldMap,
-) -> Option<crate::sim::map::Tile> {
-    super::town::world_to_tile(map, cursor_world(window, camera)?)
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        Startup,
+        spawn_camera.in_set(crate::game::shared::SpawnCamera),
+    )
+    .add_systems(
+        Update,
+        (read_control_keys, read_movement_keys)
+            .run_if(not(bevy_egui::input::egui_wants_any_keyboard_input))
+            .in_set(crate::AppSystems::Input),
+    )
+    .add_systems(
+        PreUpdate,
+        keep_egui_between_bars
+            .after(bevy_egui::EguiPreUpdateSet::ProcessInput)
+            .before(bevy_egui::EguiPreUpdateSet::BeginPass),
+    )
+    .add_systems(
+        Update,
+        (
+            follow_avatar,
+            (zoom_camera, drag_camera).run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+            keep_camera_on_town,
+            fit_view_between_bars,
+        )
+            .chain()
+            .in_set(crate::game::shared::Present::Camera),
+    );
 }
 
 #[cfg(test)]
@@ -458,7 +442,7 @@ mod tests {
             app.update();
         }
         let (edge, _) = camera(&mut app);
-        assert_eq!(edge.x, -(super::super::art::TILE as f32) / 2.0);
+        assert_eq!(edge.x, -(crate::game::shared::TILE as f32) / 2.0);
     }
 
     #[test]

@@ -8,9 +8,16 @@
 //! kept in the repository), and the window loads them from there. The code in `art.rs` and here
 //! stays the source: a unit test checks the files are what it draws.
 
-use super::art::{
-    Canvas, DARK, ICON, ICON_CELLS, Rgba, TILE_ATLAS_SIZE, icon_strip, rgb, rgba_image, tile_canvas,
-};
+use crate::game::world::art::Canvas;
+use crate::game::world::art::DARK;
+use crate::game::world::art::ICON;
+use crate::game::world::art::ICON_CELLS;
+use crate::game::world::art::Rgba;
+use crate::game::world::art::TILE_ATLAS_SIZE;
+use crate::game::world::art::icon_strip;
+use crate::game::world::art::rgb;
+use crate::game::world::art::rgba_image;
+use crate::game::world::art::tile_canvas;
 use bevy::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -429,7 +436,7 @@ pub fn people_layout() -> TextureAtlasLayout {
 pub fn icons_layout() -> TextureAtlasLayout {
     TextureAtlasLayout::from_grid(
         UVec2::splat(ICON),
-        super::art::ICON_CELLS as u32,
+        crate::game::world::art::ICON_CELLS as u32,
         1,
         None,
         None,

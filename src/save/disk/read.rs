@@ -3,12 +3,13 @@
 //! against the others; every error names the file and what is wrong.
 
 use super::embeddings::decode_embeddings;
+use super::folder::agent_file;
 use super::folder::{check_name, hidden_part, recover, slug};
-use super::format::MetaHead;
-use super::movement::MovementLog;
-use super::{AgentSave, FORMAT, Meta, SaveData, WorldSave, agent_file};
 use crate::config::GameConfig;
 use crate::data_error::parse_ron;
+use crate::save::format::MetaHead;
+use crate::save::movement::MovementLog;
+use crate::save::{AgentSave, FORMAT, Meta, SaveData, WorldSave};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -229,7 +230,7 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
             "{}: save format {} (written by {who}); this program ({}) reads format {FORMAT}{}",
             meta_path.display(),
             head.format,
-            super::program(),
+            crate::save::program(),
             if head.format > FORMAT {
                 ": it was written by a newer version"
             } else {
@@ -239,7 +240,7 @@ pub fn read_save(dir: &Path) -> Result<SaveData, String> {
     }
     // Past the version check every problem is this save's own; a save written by another
     // build of the same format says which.
-    let by = if head.written_by == super::program() {
+    let by = if head.written_by == crate::save::program() {
         String::new()
     } else {
         format!(" (the save was written by {})", head.written_by)

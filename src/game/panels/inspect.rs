@@ -5,11 +5,12 @@
 //! tree, and their conversations. Escape, the window's close button or a click on empty ground closes it. Drawn with
 //! egui; clicks and keys over it do not reach the town.
 
-use super::view::cursor_tile;
 use crate::agent::conversation::{ConversationLog, LoggedLine};
 use crate::agent::{CurrentAction, DayPlan, GridPos, Identity, Resident};
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::resident::scratch::Scratch;
+use crate::game::shared::cursor_tile;
+use crate::game::shared::{SelectByName, Selected};
 use crate::memory::SpatialMemory;
 use crate::memory::news::{chain_line, trace};
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
@@ -20,10 +21,6 @@ use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, egui};
 use std::collections::HashMap;
-
-/// The person shown in the inspector.
-#[derive(Resource, Default)]
-pub struct Selected(pub Option<Entity>);
 
 /// Which page of the inspector is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,7 +69,7 @@ pub fn select_on_click(
     keys: Res<ButtonInput<KeyCode>>,
     map: Res<WorldMap>,
     window: Query<&Window, With<PrimaryWindow>>,
-    camera: Query<(&Camera, &GlobalTransform), With<super::view::WorldCamera>>,
+    camera: Query<(&Camera, &GlobalTransform), With<crate::game::shared::WorldCamera>>,
     people: Query<(Entity, &GridPos), With<Identity>>,
     mut selected: ResMut<Selected>,
     mut state: ResMut<InspectorState>,
@@ -100,10 +97,6 @@ pub fn select_on_click(
     selected.0 = pick;
 }
 
-/// A person to select by name once they exist (`play --select NAME`).
-#[derive(Resource)]
-pub struct SelectByName(pub String);
-
 /// A person for the camera to follow, without opening the inspector (`play --follow NAME`).
 #[derive(Resource)]
 pub struct FollowByName(pub String);
@@ -118,7 +111,7 @@ pub fn watch_first_awake(
     mut commands: Commands,
     wanted: Option<Res<WatchFirstAwake>>,
     people: Query<(Entity, &Identity, &crate::agent::CurrentAction), With<crate::agent::Resident>>,
-    mut camera: ResMut<super::view::CameraMode>,
+    mut camera: ResMut<crate::game::shared::CameraMode>,
     mut console: ResMut<crate::play::ConsoleLog>,
     mut walked: MessageReader<crate::agent::avatar::AvatarMove>,
 ) {
@@ -131,9 +124,9 @@ pub fn watch_first_awake(
         commands.remove_resource::<WatchFirstAwake>();
         return;
     }
-    let awake = people
-        .iter()
-        .find(|(_, _, a)| !a.description.is_empty() && !super::people::looks_asleep(a));
+    let awake = people.iter().find(|(_, _, a)| {
+        !a.description.is_empty() && !crate::game::world::people::looks_asleep(a)
+    });
     if let Some((e, id, a)) = awake {
         camera.watch = Some(e);
         camera.follow = true;
@@ -150,7 +143,7 @@ pub fn follow_by_name(
     mut commands: Commands,
     wanted: Option<Res<FollowByName>>,
     people: Query<(Entity, &Identity)>,
-    mut camera: ResMut<super::view::CameraMode>,
+    mut camera: ResMut<crate::game::shared::CameraMode>,
 ) {
     let Some(wanted) = wanted else { return };
     if let Some((e, _)) = people
@@ -169,7 +162,7 @@ pub fn select_by_name(
     wanted: Option<Res<SelectByName>>,
     people: Query<(Entity, &Identity)>,
     mut selected: ResMut<Selected>,
-    mut camera: ResMut<super::view::CameraMode>,
+    mut camera: ResMut<crate::game::shared::CameraMode>,
 ) {
     let Some(wanted) = wanted else { return };
     if let Some((e, _)) = people
@@ -682,6 +675,22 @@ fn places_tab(ui: &mut egui::Ui, sp: &SpatialMemory) {
                     });
             }
         });
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<InspectorState>()
+        .add_systems(
+            Update,
+            (
+                select_on_click.run_if(not(bevy_egui::input::egui_wants_any_pointer_input)),
+                select_by_name,
+                follow_by_name,
+                watch_first_awake,
+            )
+                .in_set(crate::AppSystems::Input),
+        )
+        .add_systems(bevy_egui::EguiPrimaryContextPass, inspector_ui);
 }
 
 #[cfg(test)]

@@ -1,36 +1,16 @@
 //! The town drawn with bevy_ecs_tilemap: the town's own Tiled art when it has some and its
-//! images are there ([`super::tiled_art`]); otherwise our art, a ground layer (every tile) and a
+//! images are there ([`crate::game::tiled_art`]); otherwise our art, a ground layer (every tile) and a
 //! furniture layer (object tiles only), from the [`WorldMap`] resource.
 
-use super::art::{BED_FOOT, TILE, furniture_index, terrain_index};
+use crate::game::shared::TILE;
+use crate::game::shared::tile_pos;
+use crate::game::world::art::BED_FOOT;
+use crate::game::world::art::furniture_index;
+use crate::game::world::art::terrain_index;
 use crate::sim::map::objects::Furniture;
 use crate::sim::map::{Tile, WorldMap};
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
-
-/// World position (centre) of a tile. Map rows grow downwards, the world's y grows upwards.
-pub fn tile_to_world(map: &WorldMap, t: Tile) -> Vec2 {
-    Vec2::new(
-        t.x as f32 * TILE as f32,
-        (map.height - 1 - t.y) as f32 * TILE as f32,
-    )
-}
-
-/// The tilemap position of a map tile (the tilemap's rows, like the world's y, grow upwards).
-pub fn tile_pos(map: &WorldMap, t: Tile) -> TilePos {
-    TilePos {
-        x: t.x as u32,
-        y: (map.height - 1 - t.y) as u32,
-    }
-}
-
-/// The tile under a world position.
-pub fn world_to_tile(map: &WorldMap, p: Vec2) -> Option<Tile> {
-    let x = (p.x / TILE as f32 + 0.5).floor() as i32;
-    let row = (p.y / TILE as f32 + 0.5).floor() as i32;
-    let t = Tile::new(x, map.height - 1 - row);
-    map.in_bounds(t).then_some(t)
-}
 
 /// Spawns the town's tile layers: its own Tiled art, or ours. Why the Tiled art could not be
 /// drawn (missing images) is said once, on standard error and in the console.
@@ -48,12 +28,18 @@ pub fn spawn_town(
         for n in &tiled.notes {
             say(format!("art: {n}"));
         }
-        match super::tiled_art::build_atlas(tiled) {
+        match crate::game::world::tiled_art::build_atlas(tiled) {
             Ok(atlas) if !atlas.slots.is_empty() => {
                 for n in &atlas.notes {
                     say(format!("art: {n}"));
                 }
-                super::tiled_art::spawn_art(&mut commands, &map, tiled, atlas, &mut images);
+                crate::game::world::tiled_art::spawn_art(
+                    &mut commands,
+                    &map,
+                    tiled,
+                    atlas,
+                    &mut images,
+                );
                 return;
             }
             Ok(_) => say(format!(
@@ -73,7 +59,7 @@ pub fn spawn_town(
 
 /// Our own art: a ground layer from the terrain and a furniture layer from the objects.
 fn spawn_our_art(commands: &mut Commands, map: &WorldMap, images: &mut Assets<Image>) {
-    let atlas = images.add(super::sprites::load_atlas("tiles.png"));
+    let atlas = images.add(crate::game::world::sprites::load_atlas("tiles.png"));
     let size = TilemapSize {
         x: map.width as u32,
         y: map.height as u32,
@@ -132,4 +118,9 @@ fn spawn_our_art(commands: &mut Commands, map: &WorldMap, images: &mut Assets<Im
             },
         ));
     }
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(Startup, spawn_town);
 }

@@ -3,13 +3,17 @@
 //! and short text, a speech bubble while they talk, and a thought mark while the step waits on
 //! their decision; drawn between tiles so motion is smooth at every speed.
 
-use super::art::{TILE, has_pixel_icon, icon_index};
-use super::sprites::{self, Heading, Pose};
-use super::town::tile_to_world;
 use crate::agent::avatar::Avatar;
 use crate::agent::conversation::Speech;
 use crate::agent::{CurrentAction, Facing, GridPos, Identity};
 use crate::cognition::ask::pending::Pending;
+use crate::game::shared::TILE;
+use crate::game::shared::tile_to_world;
+use crate::game::world::art::has_pixel_icon;
+use crate::game::world::art::icon_index;
+use crate::game::world::sprites;
+use crate::game::world::sprites::Heading;
+use crate::game::world::sprites::Pose;
 use crate::sim::clock::SimClock;
 use crate::sim::clock::{SimPace, Speed};
 use crate::sim::map::WorldMap;
@@ -462,4 +466,27 @@ pub fn place_people(
             - p.y / (map.height as f32 * TILE as f32 * 10.0);
         tf.translation = Vec3::new(p.x, p.y, z);
     }
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<EmojiFont>()
+        .init_resource::<AvatarStep>()
+        .init_resource::<Art>()
+        .add_systems(Startup, load_emoji_font)
+        .add_systems(
+            Update,
+            (
+                attach_sprites,
+                update_bubbles,
+                update_speech_and_thoughts,
+                animate_people,
+            )
+                .chain()
+                .in_set(crate::game::shared::Present::Sprites),
+        )
+        .add_systems(
+            Update,
+            place_people.in_set(crate::game::shared::Present::Place),
+        );
 }

@@ -2,6 +2,9 @@
 //! scenario, the config, the prompts, the model's identity and the seeds, so anyone can run it
 //! again) and what it cost (wall time, requests and tokens by purpose, per agent per game hour).
 
+pub mod plot;
+pub mod stats;
+
 use super::Folder;
 use crate::config::GameConfig;
 use crate::llm::Llm;

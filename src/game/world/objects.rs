@@ -3,9 +3,11 @@
 //! an alarming state looks like (flames on a burning stove, drops on a leaking sink, a red cross
 //! on a broken one, grime on a dirty one).
 
-use super::art::{Effect, effect_index, state_effect};
-use super::people::Art;
-use super::town::tile_to_world;
+use crate::game::shared::tile_to_world;
+use crate::game::world::art::Effect;
+use crate::game::world::art::effect_index;
+use crate::game::world::art::state_effect;
+use crate::game::world::people::Art;
 use crate::sim::map::WorldMap;
 use crate::sim::objects_state::ObjectStates;
 use bevy::prelude::*;
@@ -119,4 +121,12 @@ fn label(address: &str, state: &str) -> String {
     let object = address.rsplit(':').next().unwrap_or(address);
     let state: String = state.chars().take(30).collect();
     format!("{object}: {state}")
+}
+
+/// Adds this part of the window: its resources and systems, each in its place in the frame.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(
+        Update,
+        sync_object_markers.in_set(crate::game::shared::Present::Objects),
+    );
 }

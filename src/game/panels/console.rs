@@ -172,8 +172,11 @@ pub fn still_holds(since: f64, now: f64, limit_s: u32) -> bool {
 /// While the chat box shows the words of a resident who spoke to the avatar, unanswered, that
 /// resident waits for the answer (or Leave), for at most `cognition.player_reply_seconds` real
 /// seconds whatever the game's speed: a player reading and typing is not hurried by game time.
+/// Not while steps run unwatched (`--skip-steps`, `run N`): nobody reads the box then, and the
+/// resident goes on after its game minutes as it would without a window.
 pub fn hold_chat(
     time: Res<Time<Real>>,
+    pace: Res<crate::sim::clock::SimPace>,
     cog: Res<Cognition>,
     mut chat: ResMut<PlayerChat>,
     avatar: Query<Option<&Talking>, With<Avatar>>,
@@ -182,7 +185,7 @@ pub fn hold_chat(
     let open = avatar.single().ok().flatten().map(|t| t.conversation);
     let now = time.elapsed_secs_f64();
     let hold = match open {
-        Some(c) if chat.conversation != Some(c) => {
+        Some(c) if chat.conversation != Some(c) && pace.requested == 0 => {
             let since = match *shown {
                 Some((e, t)) if e == c => t,
                 _ => shown.insert((c, now)).1,

@@ -89,7 +89,7 @@ if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
   if [ -x "$CARGO_TARGET_DIR/debug/simulacra" ]; then
     plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, kept from an earlier build; seconds if nothing changed)|$secs_build_warm")
   else
-    plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, empty: a cold build)|$secs_build_cold")
+    plan+=("step_build_cold|the build, cargo build --locked --bins --timings (target dir $CARGO_TARGET_DIR, empty: a cold build; where the time went is written to its cargo-timings/cargo-timing.html)|$secs_build_cold")
   fi
 fi
 
@@ -155,6 +155,7 @@ step_server() {
 }
 
 step_build() { cargo build --locked --bins; }
+step_build_cold() { cargo build --locked --bins --timings; }
 
 # Room for the build: a linker that runs out of disk dies with a bus error that names nothing.
 # Executables of earlier builds (each several hundred MB, one per source state and build

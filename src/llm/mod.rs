@@ -9,7 +9,6 @@ pub mod metrics;
 pub mod model_files;
 pub mod probe;
 pub mod runtime;
-pub mod schema_grammar;
 pub mod shape;
 pub mod types;
 

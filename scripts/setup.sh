@@ -203,7 +203,7 @@ i=0
 for s in "${plan[@]}"; do
   i=$(( i + 1 )); fn="${s%%|*}"; rest="${s#*|}"; what="${rest%|*}"; secs="${s##*|}"
   left=$(( left - secs ))
-  if [ "$fn" = step_build ] && [ "$left" -eq 0 ]; then
+  if [[ "$fn" == step_build* ]] && [ "$left" -eq 0 ]; then
     next="the last step; cargo shows its progress; after it, $after"
   elif [ "$left" -gt 0 ]; then
     next="then about $(fmt $left) more ($(steps $(( ${#plan[@]} - i ))))"

@@ -123,7 +123,8 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             from,
             warmup,
             hours,
-        } => day(&scenarios, config, &from, warmup, hours),
+            busy_cores,
+        } => day(&scenarios, config, &from, warmup, hours, busy_cores),
         BenchCommand::Save {
             scenario,
             steps,
@@ -208,22 +209,32 @@ fn sim(mut world: WorldArgs, steps: u64, rounds: u32) -> i32 {
 
 /// `bench day`: each scenario in turn, `hours` game hours measured from `from` with the
 /// configured model.
-fn day(scenarios: &[String], config: Option<PathBuf>, from: &str, warmup: f64, hours: f64) -> i32 {
+fn day(
+    scenarios: &[String],
+    config: Option<PathBuf>,
+    from: &str,
+    warmup: f64,
+    hours: f64,
+    busy_cores: u32,
+) -> i32 {
     let Some(from) = crate::sim::time::GameTime::parse(from) else {
         return fail(format!("--from: bad date-time {from:?}"));
     };
-    for scenario in scenarios {
+    let measure = |scenario: &str| -> Result<crate::bench::day::DayBench, String> {
         let world = WorldArgs {
-            scenario: scenario.clone(),
+            scenario: scenario.to_string(),
             config: config.clone(),
             ..WorldArgs::default()
         };
-        let mut sim = match world.load() {
-            Ok(s) => s,
+        let mut sim = world.load()?;
+        sim.config.saves.autosave_minutes = 0; // nothing but the day is timed
+        Ok(crate::bench::day::bench_day(sim, from, warmup, hours))
+    };
+    for scenario in scenarios {
+        let r = match measure(scenario) {
+            Ok(r) => r,
             Err(e) => return fail(e),
         };
-        sim.config.saves.autosave_minutes = 0; // nothing but the day is timed
-        let r = crate::bench::day::bench_day(sim, from, warmup, hours);
         let chat = r.stats.chat_total();
         let d = r.agents as f64 * r.game_hours;
         println!(
@@ -247,6 +258,53 @@ fn day(scenarios: &[String], config: Option<PathBuf>, from: &str, warmup: f64, h
         );
         print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
         print!("{}", r.talk);
+        if busy_cores == 0 {
+            continue;
+        }
+        // The same hours again beside programs that each keep a core busy.
+        let hogs = match busy_programs(busy_cores) {
+            Ok(h) => h,
+            Err(e) => return fail(e),
+        };
+        let busy = measure(scenario);
+        drop(hogs);
+        let b = match busy {
+            Ok(b) => b,
+            Err(e) => return fail(e),
+        };
+        let bd = b.stats.chat_total();
+        println!(
+            "{scenario} with {busy_cores} core(s) kept busy by another program: {:.0} s wall, {:.0}% of the idle speed ({:.0} s idle); {:.1} chat requests per agent per game hour, {} fail-safe answers",
+            b.wall_secs,
+            100.0 * r.wall_secs / b.wall_secs.max(1e-9),
+            r.wall_secs,
+            bd.calls as f64 / d,
+            bd.fallbacks
+        );
     }
     0
+}
+
+/// Programs that each keep a core busy until dropped (`bench day --busy-cores`).
+struct BusyPrograms(Vec<std::process::Child>);
+
+impl Drop for BusyPrograms {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn busy_programs(n: u32) -> Result<BusyPrograms, String> {
+    let mut all = BusyPrograms(Vec::new());
+    for _ in 0..n {
+        let c = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .map_err(|e| format!("--busy-cores: cannot start sh: {e}"))?;
+        all.0.push(c);
+    }
+    Ok(all)
 }

@@ -278,6 +278,10 @@ pub enum BenchCommand {
         /// Game hours measured.
         #[arg(long, default_value_t = 1.0)]
         hours: f64,
+        /// Measure each scenario again beside this many programs that each keep a core busy,
+        /// and print the speed as a share of the idle run's.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+        busy_cores: u32,
     },
     /// Save and load times and size on disk after a simulated day (scripted answers, the real
     /// embedder's vectors), or of an existing save.

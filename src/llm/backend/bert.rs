@@ -1,15 +1,15 @@
 //! A sentence embedder in-process: a BERT model in the sentence-transformers layout (the
-//! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run with
-//! `candle-transformers`' BERT and the `tokenizers` crate on its own thread. Requests that
+//! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run with the BERT
+//! encoder in `bert_model.rs` (on candle) and the `tokenizers` crate on its own thread. Requests that
 //! arrive together are embedded in one batch. It only makes embeddings: chat requests routed
 //! here fail at once (the config check forbids routing them here).
 
+use super::bert_model::{BertModel, Config};
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::config::BertConfig;
 pub use crate::llm::model_files::{MODEL_FILES, check_model_dir, resolve_dir};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

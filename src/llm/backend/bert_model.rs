@@ -100,16 +100,13 @@ impl Layer {
         let all = c.num_attention_heads * head_size;
         let attn = vb.pp("attention");
         let own = attn.pp("self");
+        let norm = |vb: VarBuilder| layer_norm(c.hidden_size, c.layer_norm_eps, vb);
         Ok(Self {
             query: linear(c.hidden_size, all, own.pp("query"))?,
             key: linear(c.hidden_size, all, own.pp("key"))?,
             value: linear(c.hidden_size, all, own.pp("value"))?,
             attention_out: linear(c.hidden_size, c.hidden_size, attn.pp("output").pp("dense"))?,
-            attention_norm: layer_norm(
-                c.hidden_size,
-                c.layer_norm_eps,
-                attn.pp("output").pp("LayerNorm"),
-            )?,
+            attention_norm: norm(attn.pp("output").pp("LayerNorm"))?,
             intermediate: linear(
                 c.hidden_size,
                 c.intermediate_size,
@@ -121,11 +118,7 @@ impl Layer {
                 c.hidden_size,
                 vb.pp("output").pp("dense"),
             )?,
-            out_norm: layer_norm(
-                c.hidden_size,
-                c.layer_norm_eps,
-                vb.pp("output").pp("LayerNorm"),
-            )?,
+            out_norm: norm(vb.pp("output").pp("LayerNorm"))?,
             heads: c.num_attention_heads,
             head_size,
         })

@@ -130,28 +130,15 @@ pub fn read_ron<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Strin
 pub fn parse_ron<T: serde::de::DeserializeOwned>(path: &Path, src: &str) -> Result<T, DataError> {
     let options =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    // "outer.field", or the field alone at the top.
+    let dotted = |outer: &Option<String>, field: &str| match outer {
+        Some(o) => format!("{o}.{field}"),
+        None => field.to_string(),
+    };
     options.from_str::<T>(src).map_err(|e| {
         let field = match &e.code {
-            ron::Error::MissingStructField { field, outer } => {
-                format!(
-                    "{}{}",
-                    outer
-                        .as_deref()
-                        .map(|o| format!("{o}."))
-                        .unwrap_or_default(),
-                    field
-                )
-            }
-            ron::Error::NoSuchStructField { found, outer, .. } => {
-                format!(
-                    "{}{}",
-                    outer
-                        .as_deref()
-                        .map(|o| format!("{o}."))
-                        .unwrap_or_default(),
-                    found
-                )
-            }
+            ron::Error::MissingStructField { field, outer } => dotted(outer, field),
+            ron::Error::NoSuchStructField { found, outer, .. } => dotted(outer, found),
             ron::Error::NoSuchEnumVariant { found, .. } => found.clone(),
             _ => String::new(),
         };

@@ -98,30 +98,24 @@ pub fn request_memory_work(
             .and_then(|i| stream.get(*i))
             .map(|n| n.created);
         let waited = oldest.is_some_and(|t| ask.clock.now.0 - t.0 >= gather_secs);
-        if work.to_score.is_empty() || (work.to_score.len() < batch && !waited) {
-            for (text, ids) in to_embed {
-                work.embedding.insert(text.clone());
-                ask.ask(
-                    agent,
-                    &mut pending,
-                    LlmRequest::embed("embed", text),
-                    Job::Embed(ids),
-                    slack,
-                );
-            }
-            continue;
-        }
-        let to_score: Vec<(NodeId, String)> = std::mem::take(&mut work.to_score)
-            .into_iter()
-            .filter_map(|i| {
-                stream
-                    .get(i)
-                    .filter(|n| !n.scored)
-                    .map(|n| (i, n.embedding_key.clone()))
-            })
-            .collect();
-        let who = Who::of(resident, outlook, &id.name, ask.clock.now);
+        let score_now = !(work.to_score.is_empty() || (work.to_score.len() < batch && !waited));
+        let to_score: Vec<(NodeId, String)> = if !score_now {
+            Vec::new()
+        } else {
+            std::mem::take(&mut work.to_score)
+                .into_iter()
+                .filter_map(|i| {
+                    stream
+                        .get(i)
+                        .filter(|n| !n.scored)
+                        .map(|n| (i, n.embedding_key.clone()))
+                })
+                .collect()
+        };
+        let who =
+            (!to_score.is_empty()).then(|| Who::of(resident, outlook, &id.name, ask.clock.now));
         for chunk in to_score.chunks(batch) {
+            let Some(who) = &who else { break };
             let texts: Vec<&str> = chunk.iter().map(|(_, k)| k.as_str()).collect();
             let count = chunk.len().to_string();
             let memories = numbered(texts.iter().copied());
@@ -133,7 +127,7 @@ pub fn request_memory_work(
             let req = ask
                 .chat(
                     "importance",
-                    &who,
+                    who,
                     &[("memories", &memories), ("count", &count)],
                     shape,
                     8 + 4 * chunk.len() as u32,
@@ -150,6 +144,7 @@ pub fn request_memory_work(
                 slack,
             );
         }
+        // Then the embeddings (after the scores, when there are scores to ask for).
         for (text, ids) in to_embed {
             work.embedding.insert(text.clone());
             ask.ask(

@@ -50,6 +50,22 @@ pub(super) struct InFlight {
     pub(super) prompt_tokens: u32,
 }
 
+impl InFlight {
+    /// A request just taken, for `backend`, not yet tried.
+    fn new(sub: Submission, backend: usize, key: String) -> Self {
+        Self {
+            sub,
+            backend,
+            attempts: 0,
+            submitted: Instant::now(),
+            started: None,
+            cancelled: Arc::default(),
+            key,
+            prompt_tokens: 0,
+        }
+    }
+}
+
 /// The router thread's state.
 pub(super) struct Router {
     pub(super) config: LlmConfig,
@@ -134,16 +150,7 @@ impl Router {
         if let WorkKind::Chat { shape: s, .. } = &*sub.kind
             && let Err(e) = shape::grammar(s)
         {
-            let job = InFlight {
-                sub,
-                backend,
-                attempts: 0,
-                submitted: Instant::now(),
-                started: None,
-                cancelled: Arc::default(),
-                key,
-                prompt_tokens: 0,
-            };
+            let job = InFlight::new(sub, backend, key);
             self.fallback(job, format!("bad request: {e}"));
             return;
         }
@@ -165,19 +172,7 @@ impl Router {
         }
         let id = sub.id;
         let priority = sub.priority;
-        self.jobs.insert(
-            id,
-            InFlight {
-                sub,
-                backend,
-                attempts: 0,
-                submitted: Instant::now(),
-                started: None,
-                cancelled: Arc::default(),
-                key,
-                prompt_tokens: 0,
-            },
-        );
+        self.jobs.insert(id, InFlight::new(sub, backend, key));
         self.enqueue(backend, id, priority);
     }
 

@@ -6,7 +6,7 @@ use simulacra::llm::backend::{Health, WorkKind};
 use simulacra::llm::config::{BackendConfig, LlmConfig};
 use simulacra::llm::runtime::{LlmRuntime, Reply, ReplySource, Submission};
 use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -289,18 +289,13 @@ impl ScriptedServer {
     }
 }
 
-/// Reads one HTTP request (its path and body), keeps it, and writes the handler's answer.
-fn serve(
-    mut stream: TcpStream,
-    handler: &Handler,
-    requests: &std::sync::Mutex<Vec<(String, String)>>,
-) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+/// Reads one HTTP request from `reader`: its path and body (None when the stream ends first).
+fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
     let (mut len, mut path) = (0usize, String::new());
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
+            return None;
         }
         if path.is_empty() {
             path = line
@@ -318,7 +313,19 @@ fn serve(
     }
     let mut body = vec![0u8; len];
     let _ = reader.read_exact(&mut body);
-    let body = String::from_utf8_lossy(&body).to_string();
+    Some((path, String::from_utf8_lossy(&body).to_string()))
+}
+
+/// Reads one HTTP request (its path and body), keeps it, and writes the handler's answer.
+fn serve(
+    mut stream: TcpStream,
+    handler: &Handler,
+    requests: &std::sync::Mutex<Vec<(String, String)>>,
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let Some((path, body)) = read_request(&mut reader) else {
+        return;
+    };
     requests.lock().unwrap().push((path.clone(), body.clone()));
     // `None`: close at once, so the client sees a broken connection.
     let Some((status, payload)) = handler(&path, &body) else {
@@ -840,21 +847,10 @@ fn tls_server(cert: &std::path::Path, key: &std::path::Path) -> String {
                     return;
                 };
                 let mut reader = BufReader::new(rustls::StreamOwned::new(conn, tcp));
-                let mut len = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return; // the handshake failed, or the client went away
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
+                // None: the handshake failed, or the client went away.
+                if read_request(&mut reader).is_none() {
+                    return;
                 }
-                let mut body = vec![0u8; len];
-                let _ = reader.read_exact(&mut body);
                 let (_, payload) = chat_answer("7");
                 let resp = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",

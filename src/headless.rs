@@ -284,6 +284,8 @@ pub fn summary(app: &mut App, steps: u64, secs: f64) -> String {
             out.push_str(&stats.table());
             let game_hours = steps as f64 * clock.sec_per_step as f64 / 3600.0;
             out.push_str(&stats.per_agent_hour(residents, game_hours));
+            // What the embedded model ran in this process (nothing with server backends).
+            out.push_str(&crate::llm::backend::llama::model_work().report(secs));
         }
     }
     let game_hours = steps as f64 * clock.sec_per_step as f64 / 3600.0;

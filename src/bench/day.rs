@@ -25,6 +25,8 @@ pub struct DayBench {
     pub warmup_secs: f64,
     /// What the conversations carried (the whole run, warm-up included), as text.
     pub talk: String,
+    /// What the embedded model ran over the measured hours (decodes, batch sizes, tokens).
+    pub model: crate::llm::backend::llama::ModelWork,
 }
 
 /// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
@@ -44,6 +46,7 @@ pub fn bench_day(
     let warmup_secs = t0.elapsed().as_secs_f64();
     let before = app.world().resource::<Llm>().stats();
     let waited_before = app.world().resource::<crate::sim::clock::StepGate>().waited;
+    let model_before = crate::llm::backend::llama::model_work();
     let t = Instant::now();
     // Ten game minutes at a time, with a line on stderr for each, and each game hour's
     // per-purpose table: long runs show their progress, and the first hours, which carry the
@@ -83,12 +86,14 @@ pub fn bench_day(
         }
     }
     let wall_secs = t.elapsed().as_secs_f64();
+    let model = crate::llm::backend::llama::model_work().since(&model_before);
     let after = app.world().resource::<Llm>().stats();
     let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
     let talk = crate::cognition::talk::report::talk_report(app.world_mut())
         .text(agents, hours + warmup_hours);
     DayBench {
         talk,
+        model,
         agents,
         game_hours: hours,
         wall_secs,

@@ -6,7 +6,7 @@ use crate::llm::backend::WorkKind;
 use crate::llm::backend::llama::{
     default_threads, global_backend, load_model, render_prompt, resolve_model,
 };
-use crate::llm::config::{BackendConfig, LlamaConfig, LlmConfig};
+use crate::llm::config::{BackendConfig, LlamaConfig, LlmConfig, Weights};
 use crate::llm::runtime::{LlmRuntime, Submission};
 use crate::llm::types::{ChatMessage, OutputShape, Priority, Sampling};
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -181,6 +181,8 @@ fn llama_config(
             slots,
             context: (slots * per_seq(max_tokens)).max(8192),
             prefix_cache,
+            // `run` has chosen the file already (the Q8_0 copy, or the file with --as-file).
+            weights: Weights::AsFile,
             ..Default::default()
         })],
         embedding_backend: None,
@@ -313,11 +315,19 @@ pub fn run(
     max_tokens: u32,
     levels: &[usize],
     rounds: u32,
+    as_file: bool,
 ) -> Result<(), String> {
     let rounds = rounds.max(1);
     let threads = threads.unwrap_or_else(default_threads);
     let path = resolve_model(model_path);
     crate::llm::backend::llama::check_model_file(&path)?;
+    let weights = if as_file { Weights::AsFile } else { Weights::Q8_0 };
+    let read = crate::llm::backend::llama::weights::prepare(&path, weights, threads);
+    if read != path {
+        println!("weights read from {}", read.display());
+    }
+    let read = read.to_string_lossy();
+    let model_path: &str = &read;
     println!(
         "model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}"
     );

@@ -113,7 +113,8 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             tokens,
             levels,
             rounds,
-        } => match crate::bench::llm::run(&model, threads, tokens, &levels, rounds) {
+            as_file,
+        } => match crate::bench::llm::run(&model, threads, tokens, &levels, rounds, as_file) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },
@@ -257,6 +258,7 @@ fn day(
             chat.fallbacks
         );
         print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
+        print!("{}", r.model.report(r.wall_secs));
         print!("{}", r.talk);
         if busy_cores == 0 {
             continue;

@@ -254,6 +254,10 @@ pub enum BenchCommand {
         /// Runs per measurement (the best counts).
         #[arg(long, default_value_t = 3)]
         rounds: u32,
+        /// Read the weights as the file holds them (by default a Q4_1, Q5_0 or Q5_1 file is read
+        /// from its Q8_0 copy, as the game does).
+        #[arg(long)]
+        as_file: bool,
     },
     /// A simulated day with the configured model (by default the embedded one): game hours per
     /// wall hour, LLM calls and tokens per agent per game hour, time waiting on the LLM.

@@ -92,7 +92,8 @@ impl LlmStats {
     }
 
     /// The cost per agent per game hour, by purpose and in total: calls, prompt and generated
-    /// tokens (chat work; embeddings are counted apart), cache hits and fail-safe answers.
+    /// tokens (chat work; embeddings are counted apart), the prompt tokens taken from the prefix
+    /// cache rather than read, answer-cache hits and fail-safe answers.
     pub fn per_agent_hour(&self, agents: usize, game_hours: f64) -> String {
         let d = (agents.max(1) as f64 * game_hours).max(1e-9);
         let mut s = String::new();
@@ -102,16 +103,17 @@ impl LlmStats {
         );
         let _ = writeln!(
             s,
-            "{:<20} {:>8} {:>10} {:>9} {:>7} {:>6} {:>8}",
-            "purpose", "calls", "prompt tok", "gen tok", "hits", "safe", "retried"
+            "{:<20} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6} {:>8}",
+            "purpose", "calls", "prompt tok", "of cache", "gen tok", "hits", "safe", "retried"
         );
         let row = |s: &mut String, name: &str, p: &PurposeStats| {
             let _ = writeln!(
                 s,
-                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>7.2} {:>6.2} {:>8}",
+                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>9.0} {:>7.2} {:>6.2} {:>8}",
                 name,
                 p.calls as f64 / d,
                 p.prompt_tokens as f64 / d,
+                p.cached_prompt_tokens as f64 / d,
                 p.gen_tokens as f64 / d,
                 p.cache_hits as f64 / d,
                 p.fallbacks as f64 / d,

@@ -222,7 +222,8 @@ fn embeddings_of_paraphrases_are_closer_than_unrelated_sentences() {
             panic!("{:?}", r.source)
         };
         assert!(!e.vector.is_empty());
-        assert_eq!(&*e.model, "llama:SmolLM2-135M-Instruct.Q4_1.gguf");
+        // The id names the file read: the Q8_0 copy of the bundled Q4_1 model.
+        assert_eq!(&*e.model, "llama:SmolLM2-135M-Instruct.Q4_1.q8_0.gguf");
         vecs.push(e);
     }
     let close = vecs[0].cosine(&vecs[1]).unwrap();
@@ -474,4 +475,60 @@ fn more_work_than_the_kv_cache_holds_waits_its_turn_instead_of_being_redone() {
     let p = rt.stats.lock().unwrap().purpose("test").clone();
     assert_eq!(p.retries, 0, "no request was cut off and retried: {p:?}");
     assert_eq!(p.failures, 0, "{p:?}");
+}
+
+#[test]
+fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_beside_it() {
+    use simulacra::llm::backend::llama::weights::{converted_path, file_type, planned, prepare};
+    use simulacra::llm::config::Weights;
+    let _model = crate::real_model_lock();
+    let dir = std::env::temp_dir().join(format!("q8-copy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.Q4_1.gguf");
+    std::fs::copy(crate::model_path(), &file).unwrap();
+    assert_eq!(file_type(&file), Some(3), "the bundled model is Q4_1");
+    assert_eq!(planned(&file, Weights::AsFile), (file.clone(), false));
+    let copy = converted_path(&file);
+    assert_eq!(planned(&file, Weights::Q8_0), (copy.clone(), true));
+    assert_eq!(prepare(&file, Weights::Q8_0, 2), copy);
+    assert_eq!(file_type(&copy), Some(7), "the copy is Q8_0");
+    assert_eq!(planned(&file, Weights::Q8_0), (copy.clone(), false), "made once");
+    // No half-written file is left beside them.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    // A file changed after its copy was made is converted again.
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    assert!(planned(&file, Weights::Q8_0).1);
+    // The copy answers as the model does: a shaped request through the runtime.
+    let mut cfg = llama(2);
+    if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+        l.model = copy.to_string_lossy().into();
+    }
+    let rt = LlmRuntime::start(&cfg);
+    let id = rt.next_id();
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: "choice".into(),
+        kind: std::sync::Arc::new(WorkKind::Chat {
+            messages: vec![ChatMessage::user("Is water wet? Answer yes or no.")],
+            shape: OutputShape::YesNo,
+            sampling: Sampling::greedy(8),
+        }),
+        priority: Priority::Normal,
+        fallback: None,
+    });
+    let r = rt.recv_timeout(Duration::from_secs(300)).unwrap();
+    assert!(matches!(r.value, LlmValue::Bool(_)), "{r:?}");
+    assert!(!r.is_fallback(), "{r:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,9 +11,11 @@
 
 mod embed;
 mod sampling;
-mod worker;
+pub mod weights;
+pub(crate) mod worker;
 
 pub use embed::Embedder;
+pub use worker::work::{ModelWork, model_work};
 pub use sampling::{ShapedSampler, build_sampler};
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome};
@@ -76,9 +78,11 @@ impl LlamaBackendHandle {
     /// starts at once and shows "starting" meanwhile).
     pub fn start(index: usize, cfg: LlamaConfig) -> Self {
         let path = resolve_model(&cfg.model);
+        // The id names the file that is read (answers of a Q8_0 copy are not the file's own).
+        let (read, _) = weights::planned(&path, cfg.weights);
         let model_id = format!(
             "llama:{}",
-            path.file_name()
+            read.file_name()
                 .map(|f| f.to_string_lossy().to_string())
                 .unwrap_or_default()
         );

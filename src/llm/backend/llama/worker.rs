@@ -4,6 +4,7 @@
 //! Admission is in `worker/admit.rs`.
 
 mod admit;
+pub mod work;
 
 use super::embed::Embedder;
 use super::sampling::ShapedSampler;
@@ -62,6 +63,15 @@ pub(super) fn run(
     health: &Arc<Mutex<(Health, String)>>,
 ) -> Result<(), String> {
     let backend = global_backend()?;
+    let threads = cfg.threads.unwrap_or_else(default_threads);
+    // The files read (their Q8_0 copies where `weights` asks for them) name the answers.
+    let path = super::weights::prepare(&path, cfg.weights, threads);
+    let mut cfg = cfg;
+    cfg.embedding_model = cfg.embedding_model.as_deref().map(|p| {
+        super::weights::prepare(&resolve_model(p), cfg.weights, threads)
+            .to_string_lossy()
+            .to_string()
+    });
     let model = load_model(&path)?;
     let emb_model = match &cfg.embedding_model {
         Some(p) => Some(load_model(&resolve_model(p))?),
@@ -218,14 +228,23 @@ impl<'m> Worker<'m> {
             if self.batch.n_tokens() == 0 {
                 continue;
             }
+            let started = Instant::now();
             if let Err(e) = self.ctx.decode(&mut self.batch) {
                 self.decode_failed(e);
                 continue;
             }
+            let generating = added.iter().filter(|(_, t)| *t == 0).count() as u64;
+            let read: usize = added.iter().map(|(_, t)| t).sum();
+            let mut seqs: Vec<usize> = added.iter().map(|(i, _)| *i).collect();
+            seqs.sort_unstable();
+            let runs = 1 + seqs.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
+            work::count_decode(generating, read as u64, runs, started.elapsed());
             self.commit(added);
 
             // 6. Sample each slot whose logits are ready.
+            let started = Instant::now();
             self.sample();
+            work::count_sampling(started.elapsed());
         }
     }
 

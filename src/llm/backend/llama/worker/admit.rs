@@ -141,7 +141,11 @@ impl Worker<'_> {
     }
 
     /// The free slot for a prompt (the one sharing the longest prefix with it, with the prefix
-    /// cache on) and how many of its cached tokens can be kept.
+    /// cache on) and how many of its cached tokens can be kept. (Keeping the busy slots
+    /// together instead, so that llama.cpp decodes them in one pass, was tried: passes per
+    /// decode fell to 1.00 and decoding ran 10 % faster, but moving slots dropped idle slots'
+    /// cached prefixes; a 25-resident planning hour took 330 s against 255 s, reading 106k
+    /// prompt tokens against 71k, on a day that also talked more.)
     fn choose_slot(&self, tokens: &[LlamaToken]) -> (usize, usize) {
         let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
         let (slot_i, reuse) = if self.cfg.prefix_cache {

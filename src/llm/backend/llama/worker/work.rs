@@ -1,0 +1,145 @@
+//! What the model ran, counted by every llama worker of the process: decodes, the sequences
+//! generating in each (how full the batches were), the prompt tokens read and the tokens
+//! generated, and the time spent decoding and sampling. A bench takes a reading before and
+//! after the hours it measures and prints the difference beside the bare loop's figures.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the batch-size buckets (sequences generating in one decode): 1, 2–3, 4–7,
+/// 8–15, 16 and more.
+const BUCKETS: [u64; 5] = [1, 3, 7, 15, u64::MAX];
+
+static DECODES: AtomicU64 = AtomicU64::new(0);
+static GENERATED: AtomicU64 = AtomicU64::new(0);
+static PROMPT: AtomicU64 = AtomicU64::new(0);
+static DECODE_NS: AtomicU64 = AtomicU64::new(0);
+static SAMPLE_NS: AtomicU64 = AtomicU64::new(0);
+static RUNS: AtomicU64 = AtomicU64::new(0);
+static BY_BATCH: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+
+/// One decode: `generating` sequences each added their next token, `prompt` prompt tokens were
+/// read, its sequences made `runs` runs of consecutive ids (with the cache split by slot,
+/// llama.cpp makes a pass over the weights per run), in `took`.
+pub(super) fn count_decode(generating: u64, prompt: u64, runs: u64, took: Duration) {
+    DECODES.fetch_add(1, Ordering::Relaxed);
+    RUNS.fetch_add(runs, Ordering::Relaxed);
+    GENERATED.fetch_add(generating, Ordering::Relaxed);
+    PROMPT.fetch_add(prompt, Ordering::Relaxed);
+    DECODE_NS.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    if generating > 0 {
+        let b = BUCKETS.iter().position(|&m| generating <= m).unwrap_or(4);
+        BY_BATCH[b].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Sampling after a decode (grammar checks included) took `took`.
+pub(super) fn count_sampling(took: Duration) {
+    SAMPLE_NS.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// A reading of the counters (take two and subtract for a stretch of time).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModelWork {
+    /// Decodes run.
+    pub decodes: u64,
+    /// Tokens generated (one per generating sequence per decode).
+    pub generated: u64,
+    /// Prompt tokens read by the model (not those taken from the cache).
+    pub prompt: u64,
+    /// Time in decodes.
+    pub decode_secs: f64,
+    /// Time sampling after decodes.
+    pub sample_secs: f64,
+    /// Decodes with generating sequences, by how many: 1, 2–3, 4–7, 8–15, 16+.
+    pub by_batch: [u64; 5],
+    /// Runs of consecutive sequence ids, summed over decodes.
+    pub runs: u64,
+}
+
+/// The counters now.
+pub fn model_work() -> ModelWork {
+    let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    ModelWork {
+        decodes: ld(&DECODES),
+        generated: ld(&GENERATED),
+        prompt: ld(&PROMPT),
+        decode_secs: ld(&DECODE_NS) as f64 / 1e9,
+        sample_secs: ld(&SAMPLE_NS) as f64 / 1e9,
+        by_batch: std::array::from_fn(|i| ld(&BY_BATCH[i])),
+        runs: ld(&RUNS),
+    }
+}
+
+impl ModelWork {
+    /// What ran between `earlier` and this reading.
+    pub fn since(&self, earlier: &ModelWork) -> ModelWork {
+        ModelWork {
+            decodes: self.decodes - earlier.decodes,
+            generated: self.generated - earlier.generated,
+            prompt: self.prompt - earlier.prompt,
+            decode_secs: self.decode_secs - earlier.decode_secs,
+            sample_secs: self.sample_secs - earlier.sample_secs,
+            by_batch: std::array::from_fn(|i| self.by_batch[i] - earlier.by_batch[i]),
+            runs: self.runs - earlier.runs,
+        }
+    }
+
+    /// Lines for a bench's summary over `wall_secs` of wall time (empty when nothing ran).
+    pub fn report(&self, wall_secs: f64) -> String {
+        let mut s = String::new();
+        if self.decodes == 0 {
+            return s;
+        }
+        let gen_decodes: u64 = self.by_batch.iter().sum();
+        let pct = |n: u64| 100.0 * n as f64 / gen_decodes.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "  the model ran {} decodes in {:.0} s ({:.0}% of the wall time) and sampled for {:.0} s: {} prompt tokens read and {} generated, {:.0} tokens a second of decoding",
+            self.decodes,
+            self.decode_secs,
+            100.0 * self.decode_secs / wall_secs.max(1e-9),
+            self.sample_secs,
+            self.prompt,
+            self.generated,
+            (self.prompt + self.generated) as f64 / self.decode_secs.max(1e-9)
+        );
+        let _ = writeln!(
+            s,
+            "  sequences generating together: {:.1} on average; decodes with 1: {:.0}%, 2–3: {:.0}%, 4–7: {:.0}%, 8–15: {:.0}%, 16+: {:.0}% (bare figures at each size: `simulacra bench llm`)",
+            self.generated as f64 / gen_decodes.max(1) as f64,
+            pct(self.by_batch[0]),
+            pct(self.by_batch[1]),
+            pct(self.by_batch[2]),
+            pct(self.by_batch[3]),
+            pct(self.by_batch[4]),
+        );
+        let _ = writeln!(
+            s,
+            "  runs of consecutive sequences per decode: {:.2} (with the cache split by slot llama.cpp makes a pass over the weights for each)",
+            self.runs as f64 / self.decodes as f64,
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stretch_is_the_difference_of_two_readings_and_batches_fall_in_their_buckets() {
+        let a = model_work();
+        count_decode(1, 100, 1, Duration::from_millis(10));
+        count_decode(9, 0, 2, Duration::from_millis(10));
+        count_decode(0, 50, 1, Duration::from_millis(10));
+        count_sampling(Duration::from_millis(5));
+        let d = model_work().since(&a);
+        // Other tests may decode at the same time: at least what this one counted.
+        assert!(d.decodes >= 3 && d.generated >= 10 && d.prompt >= 150 && d.runs >= 4);
+        assert!(d.by_batch[0] >= 1 && d.by_batch[3] >= 1);
+        assert!(d.report(1.0).contains("decodes"));
+        assert_eq!(ModelWork::default().report(1.0), "");
+    }
+}

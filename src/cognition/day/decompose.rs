@@ -24,24 +24,60 @@ pub fn refinable(b: &Block) -> bool {
     !b.subtask && b.minutes() >= 60 && !is_sleep(&b.description)
 }
 
-/// The schema of a decomposition: 2–12 subtasks of 5, 10 or 15 minutes.
+/// The schema of a decomposition: 2–8 subtasks of up to 40 characters, then how long each
+/// takes (5, 10 or 15 minutes) in the same order: `{"subtasks": ["boil water", "drink tea"],
+/// "subtasks_minutes": [5, 15]}`. Two plain lists rather than a list of `{"task", "minutes"}`
+/// objects: the keys repeated for every subtask were two thirds of the tokens written, and the
+/// objects' keys (in name order) had the minutes chosen before the task they measure.
 pub fn decompose_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "subtasks": {
                 "type": "array", "minItems": 2, "maxItems": 8,
-                "items": {
-                    "type": "object",
-                    "properties": {"task": {"type": "string", "minLength": 3, "maxLength": 60}, "minutes": {"type": "integer", "enum": [5, 10, 15]}},
-                    "required": ["task", "minutes"],
-                    "additionalProperties": false
-                }
+                "items": {"type": "string", "minLength": 3, "maxLength": 40}
+            },
+            "subtasks_minutes": {
+                "type": "array", "minItems": 2, "maxItems": 8,
+                "items": {"type": "integer", "enum": [5, 10, 15]}
             }
         },
-        "required": ["subtasks"],
+        "required": ["subtasks", "subtasks_minutes"],
         "additionalProperties": false
     })
+}
+
+/// Most tokens a decomposition may take: the longest answer [`decompose_schema`] allows (8
+/// subtasks of 40 characters, a token a character at worst, and their minutes).
+pub const DECOMPOSE_BUDGET: u32 = 420;
+
+/// The subtasks of an answer shaped by [`decompose_schema`], paired with their minutes in order
+/// (a subtask without one takes 10: the durations are fitted to the activity anyway). A subtask
+/// given as `{"task", "minutes"}` (the shape of requests made before) is read the same.
+pub fn subtasks(v: &Value, name: &str) -> Vec<(String, u32)> {
+    let minutes: Vec<u32> = v
+        .get("subtasks_minutes")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|m| m.as_u64().unwrap_or(10) as u32).collect())
+        .unwrap_or_default();
+    let Some(tasks) = v.get("subtasks").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    tasks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let (task, m) = match t {
+                Value::String(s) => (s.as_str(), minutes.get(i).copied().unwrap_or(10)),
+                _ => (
+                    t.get("task")?.as_str()?,
+                    t.get("minutes").and_then(Value::as_u64).unwrap_or(10) as u32,
+                ),
+            };
+            Some((clean_activity(task, name), m))
+        })
+        .filter(|(t, _)| t.len() >= 3)
+        .collect()
 }
 
 /// Whether the subtasks of `activity` are already asked for.
@@ -113,7 +149,7 @@ pub fn request_decompositions(
                     ("schedule", &schedule),
                 ],
                 OutputShape::Json(decompose_schema()),
-                600,
+                DECOMPOSE_BUDGET,
             );
             let due = ask.steps_until(b.start);
             ask.ask(
@@ -156,21 +192,7 @@ pub fn apply_decompositions(
             };
             let block = plan.blocks[i].clone();
             let tasks: Vec<(String, u32)> = match &reply.value {
-                LlmValue::Json(v) => v
-                    .get("subtasks")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|t| {
-                                Some((
-                                    clean_activity(t.get("task")?.as_str()?, &id.name),
-                                    t.get("minutes")?.as_u64()? as u32,
-                                ))
-                            })
-                            .filter(|(t, _)| t.len() >= 3)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                LlmValue::Json(v) => subtasks(v, &id.name),
                 _ => Vec::new(),
             };
             // No usable subtasks: the activity stays one block (marked refined all the same).
@@ -216,7 +238,27 @@ mod tests {
     fn the_decomposition_schema_becomes_a_grammar_and_validates() {
         let d = decompose_schema();
         assert!(grammar(&OutputShape::Json(d.clone())).unwrap().is_some());
-        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "drink tea", "minutes": 15}]}), "$").is_ok());
-        assert!(validate_schema(&d, &json!({"subtasks": [{"task": "boil water", "minutes": 7}, {"task": "drink tea", "minutes": 15}]}), "$").is_err());
+        let ok = json!({"subtasks": ["boil water", "drink tea"], "subtasks_minutes": [5, 15]});
+        assert!(validate_schema(&d, &ok, "$").is_ok());
+        let seven = json!({"subtasks": ["boil water", "drink tea"], "subtasks_minutes": [7, 15]});
+        assert!(validate_schema(&d, &seven, "$").is_err());
+        let long = json!({"subtasks": ["x".repeat(41), "drink tea"], "subtasks_minutes": [5, 15]});
+        assert!(validate_schema(&d, &long, "$").is_err());
+    }
+
+    #[test]
+    fn subtasks_pair_with_their_minutes_in_order_and_the_old_shape_still_reads() {
+        let v = json!({"subtasks": ["boil water", "drink tea", "wash the cup"], "subtasks_minutes": [5, 15]});
+        assert_eq!(
+            subtasks(&v, "Klaus Mueller"),
+            [
+                ("boil water".to_string(), 5),
+                ("drink tea".to_string(), 15),
+                ("wash the cup".to_string(), 10)
+            ]
+        );
+        let old = json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "x", "minutes": 5}]});
+        assert_eq!(subtasks(&old, "Klaus Mueller"), [("boil water".to_string(), 5)]);
+        assert!(subtasks(&json!({}), "Klaus Mueller").is_empty());
     }
 }

@@ -1,15 +1,19 @@
 //! Hourly activities as a shaped choice. The hours of a day are chosen from a numbered list, the
-//! day's plan in broad strokes and then the resident's usual activities, each hour with a few
-//! words of detail the model may leave empty. The number is enforced by the runtime (an `enum`
-//! of the list's numbers), so every hour is a real activity of the plan or the routine, never
-//! the prompt's words or half a sentence; the detail is where a bigger model says more. What
-//! the structure can check it checks: a choice that does not fit its hour (lunch at 09:00,
-//! sleeping at noon) takes the routine's activity, and a detail that only repeats the list is
-//! left off.
+//! day's plan in broad strokes and then the resident's usual activities. The number is enforced
+//! by the runtime (an `enum` of the list's numbers), so every hour is a real activity of the plan
+//! or the routine, never the prompt's words or half a sentence. What the structure can check it
+//! checks: a choice that does not fit its hour (lunch at 09:00, sleeping at noon) takes the
+//! routine's activity.
+//!
+//! The answer is one number per hour (`{"07:00": 1, "08:00": 3, …}`, about 10 tokens an hour).
+//! Hours once carried a few words of detail as well; on the model the game ships with they were
+//! nearly all echoes of the list or number sequences and were thrown away (45 echoes and 14
+//! repeats in a 3-resident day), at about three times the tokens. What an hour holds in detail
+//! comes from its decomposition into subtasks.
 
 use crate::agent::schedule::Block;
-use crate::cognition::ask::flaws::{Context, Fallbacks, Flaw, clean_line, flaw};
-use crate::cognition::day::activity::{clean_activity, is_sleep};
+use crate::cognition::ask::flaws::{Fallbacks, Flaw};
+use crate::cognition::day::activity::is_sleep;
 use serde_json::{Value, json};
 
 /// The most activities offered for an hour.
@@ -36,22 +40,18 @@ pub fn hour_options(broad: &[String], routine: &[Block]) -> Vec<String> {
 }
 
 /// The schema of an hourly schedule chosen from `options` activities: for each hour label
-/// ("07:00" …) in order, `{"activity": <a number of the list>, "detail": <0–24 characters>}` (up to
-/// about 50 tokens an hour: a detail of digits takes a token each).
+/// ("07:00" …) in order, a number of the list.
 pub fn hours_choice_schema(labels: &[String], options: usize) -> Value {
     let numbers: Vec<Value> = (1..=options.max(1)).map(|i| json!(i)).collect();
-    let hour = json!({
-        "type": "object",
-        "properties": {
-            "activity": {"type": "integer", "enum": numbers},
-            "detail": {"type": "string", "maxLength": 24}
-        },
-        "required": ["activity", "detail"],
-        "additionalProperties": false
-    });
+    let hour = json!({"type": "integer", "enum": numbers});
     let props: serde_json::Map<String, Value> =
         labels.iter().map(|l| (l.clone(), hour.clone())).collect();
     json!({"type": "object", "properties": props, "required": labels, "additionalProperties": false})
+}
+
+/// Most tokens an answer of [`hours_choice_schema`] for `hours` hours takes (about 10 an hour).
+pub fn hours_choice_budget(hours: usize) -> u32 {
+    20 + 14 * hours as u32
 }
 
 /// Whether an activity may be done in `hour` of a day awake from `wake` to `bed` (minutes):
@@ -84,22 +84,18 @@ pub fn fits_hour(activity: &str, hour: u32, wake: u32, bed: u32) -> bool {
 pub struct HourChoice {
     /// The hour (0–23).
     pub hour: u32,
-    /// What is done then (an option, with the detail in brackets when it adds something).
+    /// What is done then (an option of the list).
     pub activity: String,
 }
 
 /// The hours of an answer shaped by [`hours_choice_schema`]: each hour's option, checked
 /// against its hour; an hour with no valid number, or a choice that does not fit it, is left
-/// out (the routine fills it) and counted. A non-empty detail is kept when the guard finds
-/// nothing wrong with it, it fits the hour too ("sleeping at home" at 10:00 does not), it reads
-/// like an activity (not cut off, not a date: [`plausible_plan`](crate::cognition::day::activity::plausible_plan))
-/// and it says more than the list does.
+/// out (the routine fills it) and counted. An hour given as `{"activity": n, …}` (the shape of
+/// requests made before the hours were numbers alone) is read the same.
 pub fn hour_choices(
     v: &Value,
     options: &[String],
-    name: &str,
     (wake, bed): (u32, u32),
-    ctx: &Context,
     fallbacks: &mut Fallbacks,
 ) -> Vec<HourChoice> {
     let Some(o) = v.as_object() else {
@@ -111,8 +107,8 @@ pub fn hour_choices(
             continue;
         };
         let Some(option) = x
-            .get("activity")
-            .and_then(Value::as_u64)
+            .as_u64()
+            .or_else(|| x.get("activity")?.as_u64())
             .and_then(|i| options.get((i as usize).checked_sub(1)?))
         else {
             fallbacks.count("plan hour", Flaw::Failed);
@@ -122,57 +118,12 @@ pub fn hour_choices(
             fallbacks.count("plan hour", Flaw::WrongHour);
             continue;
         }
-        let detail = x
-            .get("detail")
-            .and_then(Value::as_str)
-            .map(|d| clean_activity(&clean_line(d, &[name.to_string()]), name))
-            .unwrap_or_default();
-        let detail = if detail.trim().is_empty() {
-            None
-        } else {
-            let ctx = Context {
-                earlier: options,
-                ..*ctx
-            };
-            match flaw(&detail, &ctx) {
-                Some(f) => {
-                    fallbacks.count("plan detail", f);
-                    None
-                }
-                None if !fits_hour(&detail, hour, wake, bed) => {
-                    fallbacks.count("plan detail", Flaw::WrongHour);
-                    None
-                }
-                None if adds_nothing(&detail, option)
-                    || crate::cognition::day::activity::plausible_plan(
-                        vec![detail.clone()],
-                        name,
-                    )
-                    .is_empty() =>
-                {
-                    fallbacks.count("plan detail", Flaw::Echo);
-                    None
-                }
-                None => Some(detail),
-            }
-        };
-        let activity = match detail {
-            Some(d) => format!("{option} ({d})"),
-            None => option.clone(),
-        };
-        out.push(HourChoice { hour, activity });
+        out.push(HourChoice {
+            hour,
+            activity: option.clone(),
+        });
     }
     out
-}
-
-/// Whether a detail's longer words (four letters or more) are all in the option already.
-fn adds_nothing(detail: &str, option: &str) -> bool {
-    let o = option.to_lowercase();
-    detail
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 4)
-        .all(|w| o.contains(w))
 }
 
 #[cfg(test)]
@@ -205,19 +156,19 @@ mod tests {
     }
 
     #[test]
-    fn the_schema_takes_only_the_lists_numbers_and_short_details() {
+    fn the_schema_takes_only_the_lists_numbers_one_per_hour() {
         let labels = vec!["07:00".to_string(), "08:00".into()];
         let s = hours_choice_schema(&labels, 3);
-        let ok = json!({"07:00": {"activity": 1, "detail": ""}, "08:00": {"activity": 3, "detail": "with Maria"}});
-        assert!(validate_schema(&s, &ok, "$").is_ok());
-        let bad =
-            json!({"07:00": {"activity": 4, "detail": ""}, "08:00": {"activity": 1, "detail": ""}});
+        assert!(validate_schema(&s, &json!({"07:00": 1, "08:00": 3}), "$").is_ok());
         assert!(
-            validate_schema(&s, &bad, "$").is_err(),
+            validate_schema(&s, &json!({"07:00": 4, "08:00": 1}), "$").is_err(),
             "4 is not on a list of 3"
         );
-        let long = json!({"07:00": {"activity": 1, "detail": "x".repeat(25)}, "08:00": {"activity": 1, "detail": ""}});
-        assert!(validate_schema(&s, &long, "$").is_err());
+        assert!(validate_schema(&s, &json!({"07:00": 1}), "$").is_err(), "every hour");
+        assert!(
+            validate_schema(&s, &json!({"07:00": 1, "08:00": "2"}), "$").is_err(),
+            "a number, not words"
+        );
         assert!(
             crate::llm::shape::grammar(&crate::llm::OutputShape::Json(s))
                 .unwrap()
@@ -261,48 +212,33 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        // What SmolLM2-135M answers: the list counted down the hours, details copied from it.
+        // What SmolLM2-135M answers: the list counted down the hours.
         let v = json!({
-            "07:00": {"activity": 1, "detail": "1. wake up and complete morning routine"},
-            "08:00": {"activity": 2, "detail": "about gentrification"},
-            "09:00": {"activity": 3, "detail": "3. have lunch at Hobbs Cafe"},
-            "12:00": {"activity": 3, "detail": "Klaus Mueller"},
-            "14:00": {"activity": 2, "detail": "Sleeping at home"},
-            "15:00": {"activity": 2, "detail": "doing her"},
-            "16:00": {"activity": 2, "detail": "Today is February 13, 20"},
-            "13:00": {"activity": 9, "detail": ""},
+            "07:00": 1,
+            "08:00": 2,
+            "09:00": 3,
+            "12:00": 3,
+            "14:00": 2,
+            "13:00": 9,
+            "15:00": {"activity": 2, "detail": "as requests made before numbers alone"},
         });
-        let names = crate::cognition::ask::flaws::NameWords::of(&["Klaus Mueller".to_string()]);
-        let ctx = Context {
-            names: &names,
-            ..Default::default()
-        };
         let mut fb = Fallbacks::default();
-        let got = hour_choices(&v, &options, "Klaus Mueller", (420, 1380), &ctx, &mut fb);
+        let got = hour_choices(&v, &options, (420, 1380), &mut fb);
         let got: Vec<(u32, &str)> = got.iter().map(|c| (c.hour, c.activity.as_str())).collect();
         assert_eq!(
             got,
             [
                 (7, "wake up and complete the morning routine"),
-                (
-                    8,
-                    "work on his research paper at the library (about gentrification)"
-                ),
+                (8, "work on his research paper at the library"),
                 (12, "have lunch at Hobbs Cafe"),
                 (14, "work on his research paper at the library"),
                 (15, "work on his research paper at the library"),
-                (16, "work on his research paper at the library"),
             ]
         );
         assert_eq!(
             fb.of("plan hour"),
             2,
             "lunch at 9, and a number off the list"
-        );
-        assert_eq!(
-            fb.of("plan detail"),
-            5,
-            "a detail that copies the list, a name, sleep at 14:00, cut off, a date"
         );
     }
 }

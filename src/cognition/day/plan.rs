@@ -366,7 +366,7 @@ pub fn apply_plan_days(
                     ("hours", &hours),
                 ],
                 OutputShape::Json(schema),
-                30 + 56 * labels.len() as u32,
+                crate::cognition::day::hours::hours_choice_budget(labels.len()),
             );
             let due = ask.steps_until(plan.wake_min).max(1);
             ask.ask(
@@ -443,14 +443,7 @@ pub fn apply_plan_hours(
                     .collect()
             } else {
                 let awake = (plan.wake_min, p.sleep_min.min(1440));
-                crate::cognition::day::hours::hour_choices(
-                    v,
-                    &options,
-                    &id.name,
-                    awake,
-                    &ctx,
-                    &mut fallbacks,
-                )
+                crate::cognition::day::hours::hour_choices(v, &options, awake, &mut fallbacks)
                 .into_iter()
                 .map(|c| (c.hour, c.activity))
                 .collect()

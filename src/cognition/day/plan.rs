@@ -420,17 +420,17 @@ pub fn apply_plan_hours(
             let LlmValue::Json(v) = &reply.value else {
                 continue;
             };
-            // An hour that does not hold up (the prompt's words, a name, a number) takes the
-            // routine's activity, as an unusable hour does.
-            let own_words = prompts.get("plan_hours").own_words();
-            let ctx = crate::cognition::ask::flaws::Context {
-                names: name_words,
-                own_words: &own_words,
-                earlier: &[],
-            };
             let p = &resident.persona;
             let answers: Vec<(u32, String)> = if options.is_empty() {
-                // Free text (a request from before the hours were a choice).
+                // Free text (a request from before the hours were a choice). An hour that does
+                // not hold up (the prompt's words, a name, a number) takes the routine's
+                // activity, as an unusable hour does.
+                let own_words = prompts.get("plan_hours").own_words();
+                let ctx = crate::cognition::ask::flaws::Context {
+                    names: name_words,
+                    own_words: &own_words,
+                    earlier: &[],
+                };
                 hour_answers(v, &id.name)
                     .into_iter()
                     .filter(|(_, t)| match crate::cognition::ask::flaws::flaw(t, &ctx) {
@@ -444,9 +444,9 @@ pub fn apply_plan_hours(
             } else {
                 let awake = (plan.wake_min, p.sleep_min.min(1440));
                 crate::cognition::day::hours::hour_choices(v, &options, awake, &mut fallbacks)
-                .into_iter()
-                .map(|c| (c.hour, c.activity))
-                .collect()
+                    .into_iter()
+                    .map(|c| (c.hour, c.activity))
+                    .collect()
             };
             let routine = daily_routine(p, day);
             let blocks = hourly_blocks(plan.wake_min, p.sleep_min.min(1440), &answers, &routine);

@@ -27,10 +27,15 @@ pub fn converted_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}.q8_0.gguf"))
 }
 
+/// A path as llama.cpp takes it.
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.to_string_lossy().as_bytes()).map_err(|e| e.to_string())
+}
+
 /// The file's `general.file_type`, read from its header alone (None when it has none or cannot
 /// be read: the file is then read as it is).
 pub fn file_type(path: &Path) -> Option<u32> {
-    let c = CString::new(path.to_string_lossy().as_bytes()).ok()?;
+    let c = c_path(path).ok()?;
     let params = llama_cpp_sys_2::gguf_init_params {
         no_alloc: true,
         ctx: std::ptr::null_mut(),
@@ -103,8 +108,7 @@ fn convert(src: &Path, dst: &Path, threads: u32) -> Result<(), String> {
         dst.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    let cstr = |p: &Path| CString::new(p.to_string_lossy().as_bytes()).map_err(|e| e.to_string());
-    let (c_src, c_tmp) = (cstr(src)?, cstr(&tmp)?);
+    let (c_src, c_tmp) = (c_path(src)?, c_path(&tmp)?);
     // SAFETY: the parameters come from llama.cpp's own defaults with three plain fields set; both
     // paths are NUL-terminated and outlive the call.
     let rc = unsafe {

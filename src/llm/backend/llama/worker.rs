@@ -57,7 +57,7 @@ struct Slot {
 /// An error is fatal for the backend (the caller marks it down).
 pub(super) fn run(
     index: usize,
-    cfg: LlamaConfig,
+    mut cfg: LlamaConfig,
     path: PathBuf,
     rx: &Receiver<Cmd>,
     health: &Arc<Mutex<(Health, String)>>,
@@ -66,7 +66,6 @@ pub(super) fn run(
     let threads = cfg.threads.unwrap_or_else(default_threads);
     // The files read (their Q8_0 copies where `weights` asks for them) name the answers.
     let path = super::weights::prepare(&path, cfg.weights, threads);
-    let mut cfg = cfg;
     cfg.embedding_model = cfg.embedding_model.as_deref().map(|p| {
         super::weights::prepare(&resolve_model(p), cfg.weights, threads)
             .to_string_lossy()

@@ -93,7 +93,8 @@ pub fn bare_loop(
         .with_n_seq_max(n as u32)
         .with_kv_unified(n == 1)
         .with_n_threads(threads as i32)
-        .with_n_threads_batch(threads as i32);
+        .with_n_threads_batch(threads as i32)
+        .with_flash_attention_policy(crate::llm::backend::llama::flash_attention(false));
     let mut ctx = model
         .new_context(backend, params)
         .map_err(|e| e.to_string())?;

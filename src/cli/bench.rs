@@ -275,14 +275,29 @@ fn day(
             Err(e) => return fail(e),
         };
         let bd = b.stats.chat_total();
+        // The same day (answers do not depend on the thread count): the same requests and
+        // tokens, purpose by purpose.
+        let counts = |s: &crate::llm::metrics::LlmStats| -> Vec<(String, u64, u64, u64)> {
+            s.by_purpose
+                .iter()
+                .map(|(n, p)| (n.clone(), p.calls, p.prompt_tokens, p.gen_tokens))
+                .collect()
+        };
+        let same = counts(&r.stats) == counts(&b.stats);
         println!(
-            "{scenario} with {busy_cores} core(s) kept busy by another program: {:.0} s wall, {:.0}% of the idle speed ({:.0} s idle); {:.1} chat requests per agent per game hour, {} fail-safe answers",
+            "{scenario} with {busy_cores} core(s) kept busy by another program: {:.0} s wall, {:.0}% of the idle speed ({:.0} s idle); {:.1} chat requests per agent per game hour, {} fail-safe answers; {}",
             b.wall_secs,
             100.0 * r.wall_secs / b.wall_secs.max(1e-9),
             r.wall_secs,
             bd.calls as f64 / d,
-            bd.fallbacks
+            bd.fallbacks,
+            if same {
+                "the same requests and tokens for every purpose as the idle run"
+            } else {
+                "requests or tokens differ from the idle run's"
+            }
         );
+        print!("{}", b.model.report(b.wall_secs));
     }
     0
 }

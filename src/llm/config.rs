@@ -97,8 +97,17 @@ pub struct LlamaConfig {
     pub model: String,
     /// A separate GGUF for embeddings (default: the chat model, mean-pooled).
     pub embedding_model: Option<String>,
-    /// CPU threads (default: all cores but one, at least one).
+    /// CPU threads (default: all cores but one, at least one): the most it decodes with.
     pub threads: Option<u32>,
+    /// Decode on the cores other programs leave, up to `threads` (read every half second; Linux):
+    /// llama.cpp's threads spin at a barrier, so one held off its core holds up the rest.
+    pub adapt_threads: bool,
+    /// llama.cpp's flash attention: on the CPU it sums a long cache's parts in an order that
+    /// depends on the thread count; off, every answer is the same with any thread count.
+    pub flash_attention: bool,
+    /// End an answer as soon as it counts ("1, 2, 3, …") inside a string, and retry it, instead
+    /// of generating to the budget an answer that fails its shape (see `llama::loops`).
+    pub stop_loops: bool,
     /// Sequences decoded together (continuous batching slots).
     pub slots: u32,
     /// KV cache tokens in all. With `split_kv` each slot has its own `context / slots` of them;
@@ -138,6 +147,9 @@ impl Default for LlamaConfig {
             model: "models/SmolLM2-135M-Instruct.Q4_1.gguf".into(),
             embedding_model: None,
             threads: None,
+            adapt_threads: true,
+            flash_attention: false,
+            stop_loops: true,
             slots: 16,
             context: 49_152,
             split_kv: true,

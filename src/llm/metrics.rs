@@ -24,6 +24,8 @@ pub struct PurposeStats {
     pub retries: u64,
     /// Answers that did not fit their shape.
     pub parse_failures: u64,
+    /// Answers stopped while they went round in a loop (counting, repeating; a failed attempt).
+    pub loops_stopped: u64,
     /// Requests answered with the fail-safe.
     pub fallbacks: u64,
     /// Last error seen.
@@ -79,6 +81,7 @@ impl LlmStats {
             d.failures = p.failures - e.failures;
             d.retries = p.retries - e.retries;
             d.parse_failures = p.parse_failures - e.parse_failures;
+            d.loops_stopped = p.loops_stopped - e.loops_stopped;
             d.fallbacks = p.fallbacks - e.fallbacks;
             d.last_error = p.last_error.clone();
         }
@@ -125,6 +128,18 @@ impl LlmStats {
         }
         row(&mut s, "all chat requests", &self.chat_total());
         row(&mut s, "all embeddings", &self.embed_total());
+        let t = self.total();
+        if t.failures > 0 {
+            let _ = writeln!(
+                s,
+                "  failed attempts by cause: {} answers not in their shape, {} stopped going round in a loop, {} timeouts or backend errors; {} retried, {} fail-safe",
+                t.parse_failures,
+                t.loops_stopped,
+                t.failures.saturating_sub(t.parse_failures + t.loops_stopped),
+                t.retries,
+                t.fallbacks
+            );
+        }
         for (name, p) in &self.by_purpose {
             if let Some(e) = p.last_error.as_ref().filter(|_| p.failures > 0) {
                 let _ = writeln!(
@@ -153,6 +168,7 @@ impl LlmStats {
             t.failures += p.failures;
             t.retries += p.retries;
             t.parse_failures += p.parse_failures;
+            t.loops_stopped += p.loops_stopped;
             t.fallbacks += p.fallbacks;
         }
         t

@@ -65,6 +65,7 @@ fn release(held: &Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>) {
                 prompt_tokens: 1,
                 cached_tokens: 0,
                 gen_tokens: 1,
+                looped: None,
             },
         });
     }
@@ -446,4 +447,74 @@ fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
         "only the remaining agent's reply is delivered"
     );
     assert_eq!(app.world().resource::<Llm>().pending(), 0);
+}
+
+/// A backend whose first answer to each request was stopped going round in a loop.
+struct Loopy {
+    tries: Arc<Mutex<u32>>,
+}
+
+impl Backend for Loopy {
+    fn name(&self) -> &str {
+        "loopy"
+    }
+    fn model_id(&self) -> String {
+        "loopy".into()
+    }
+    fn capacity(&self) -> usize {
+        1
+    }
+    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        let mut t = self.tries.lock().unwrap();
+        *t += 1;
+        let (text, looped) = if *t == 1 {
+            ("1, 2, 3, 4, 5, 6, 7, 8".to_string(), Some("counting".to_string()))
+        } else {
+            ("fine".to_string(), None)
+        };
+        let _ = done.send(WorkDone {
+            id: work.id,
+            backend: 0,
+            endpoint: None,
+            outcome: WorkOutcome::Text {
+                text,
+                prompt_tokens: 10,
+                cached_tokens: 0,
+                gen_tokens: 8,
+                looped,
+            },
+        });
+    }
+    fn health(&self) -> (Health, String) {
+        (Health::Ok, String::new())
+    }
+}
+
+#[test]
+fn an_answer_stopped_in_a_loop_is_counted_by_its_cause_and_retried() {
+    let tries = Arc::new(Mutex::new(0));
+    let rt = LlmRuntime::with_backends(
+        &LlmConfig {
+            cache: false,
+            backoff_ms: 0,
+            ..Default::default()
+        },
+        vec![Box::new(Loopy {
+            tries: tries.clone(),
+        })],
+    );
+    rt.submit(chat(1, "talk", "hi", OutputShape::Text, Priority::Normal));
+    let r = rt.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(r.text, "fine");
+    assert_eq!(*tries.lock().unwrap(), 2);
+    let st = rt.stats.lock().unwrap().clone();
+    let p = st.by_purpose["talk"].clone();
+    assert_eq!((p.loops_stopped, p.retries, p.parse_failures), (1, 1, 0));
+    assert_eq!(p.gen_tokens, 16, "the stopped attempt's tokens are counted too");
+    assert!(p.last_error.unwrap().contains("loop"));
+    let table = st.per_agent_hour(1, 1.0);
+    assert!(
+        table.contains("0 answers not in their shape, 1 stopped going round in a loop"),
+        "{table}"
+    );
 }

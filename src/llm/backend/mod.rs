@@ -87,6 +87,9 @@ pub enum WorkOutcome {
         cached_tokens: u32,
         /// Tokens generated.
         gen_tokens: u32,
+        /// Generation was stopped because the answer went round in a loop (what the loop was;
+        /// see `llama::loops`): the text is cut off, and the request is retried.
+        looped: Option<String>,
     },
     /// An embedding vector (unit length) and the model that made it.
     Vector {

@@ -123,6 +123,7 @@ impl Backend for ReplayBackend {
                         prompt_tokens: 0,
                         cached_tokens: 0,
                         gen_tokens: 0,
+                        looped: None,
                     },
                     Entry::Vector(vector, model) => WorkOutcome::Vector {
                         vector,

@@ -174,6 +174,7 @@ impl Backend for ScriptedBackend {
                     prompt_tokens: 0,
                     cached_tokens: 0,
                     gen_tokens: 0,
+                    looped: None,
                 }
             }
         };

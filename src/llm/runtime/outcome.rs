@@ -34,6 +34,7 @@ impl Router {
                 prompt_tokens,
                 cached_tokens,
                 gen_tokens,
+                looped,
             } => {
                 job.prompt_tokens += prompt_tokens;
                 {
@@ -55,6 +56,21 @@ impl Router {
                     std::borrow::Cow::Owned(clean) => clean,
                     std::borrow::Cow::Borrowed(_) => text,
                 };
+                if let Some(why) = looped {
+                    self.stats
+                        .lock()
+                        .unwrap()
+                        .purpose(&job.sub.purpose)
+                        .loops_stopped += 1;
+                    self.failed(
+                        done.id,
+                        BackendError::new(
+                            ErrorKind::Malformed,
+                            format!("stopped a loop after {gen_tokens} tokens ({why}): {text:?}"),
+                        ),
+                    );
+                    return;
+                }
                 match shape::parse(s, &text) {
                     Ok(value) => {
                         let deterministic = sampling.deterministic() && job.attempts == 1;

@@ -24,6 +24,7 @@ impl<'m> Embedder<'m> {
         model: &'m LlamaModel,
         backend: &LlamaBackend,
         threads: i32,
+        flash_attention: bool,
     ) -> Result<Self, String> {
         let n = (Self::SEQS * Self::MAX_TOKENS) as u32;
         let params = LlamaContextParams::default()
@@ -34,7 +35,8 @@ impl<'m> Embedder<'m> {
             .with_embeddings(true)
             .with_pooling_type(LlamaPoolingType::Mean)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            .with_flash_attention_policy(super::flash_attention(flash_attention));
         let ctx = model
             .new_context(backend, params)
             .map_err(|e| e.to_string())?;
@@ -42,6 +44,11 @@ impl<'m> Embedder<'m> {
             ctx,
             batch: LlamaBatch::new(n as usize, 1),
         })
+    }
+
+    /// Embeds with `n` threads from now on (see [`super::threads`]).
+    pub fn set_threads(&mut self, n: i32) {
+        super::threads::set_threads(&self.ctx, n);
     }
 
     /// Unit vectors (and token counts) for up to [`Self::SEQS`] texts.

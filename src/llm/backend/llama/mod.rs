@@ -10,7 +10,9 @@
 //! `worker.rs`, the per-request sampler in `sampling.rs`, the embedding context in `embed.rs`.
 
 mod embed;
+pub mod loops;
 mod sampling;
+pub mod threads;
 pub mod weights;
 pub(crate) mod worker;
 
@@ -204,6 +206,15 @@ pub fn load_model(path: &Path) -> Result<LlamaModel, String> {
     let backend = global_backend()?;
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
         .map_err(|e| format!("cannot load {}: {e}", path.display()))
+}
+
+/// llama.cpp's flash-attention policy for the config's switch.
+pub fn flash_attention(on: bool) -> llama_cpp_sys_2::llama_flash_attn_type {
+    if on {
+        llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_ENABLED
+    } else {
+        llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED
+    }
 }
 
 /// Default thread count: all cores but one (the game keeps one), at least one.

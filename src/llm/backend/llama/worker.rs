@@ -8,6 +8,7 @@ pub mod work;
 
 use super::embed::Embedder;
 use super::sampling::ShapedSampler;
+use super::threads::{LoadWatch, set_threads};
 use super::{Cmd, default_threads, global_backend, load_model, resolve_model};
 use crate::llm::backend::{BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::config::LlamaConfig;
@@ -37,6 +38,8 @@ struct Active {
     last_progress: Instant,
     pending: Vec<LlamaToken>,
     sampler: ShapedSampler,
+    /// What of the answer is watched for loops (`stop_loops`).
+    watch: super::loops::Watch,
     i_batch: Option<i32>,
     last: Option<LlamaToken>,
     out: Vec<u8>,
@@ -107,6 +110,8 @@ struct Worker<'m> {
     /// Whether each slot has its own stream of the KV cache.
     split: bool,
     threads: i32,
+    /// Chooses the threads of each decode from the load (`adapt_threads`).
+    load: LoadWatch,
     emb_model: Option<&'m LlamaModel>,
     model: &'m LlamaModel,
     backend: &'static LlamaBackend,
@@ -137,7 +142,8 @@ impl<'m> Worker<'m> {
             .with_n_seq_max(n_slots)
             .with_kv_unified(!split)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            .with_flash_attention_policy(super::flash_attention(cfg.flash_attention));
         let ctx = model
             .new_context(backend, params)
             .map_err(|e| format!("cannot create a context: {e}"))?;
@@ -194,6 +200,7 @@ impl<'m> Worker<'m> {
             ctx,
             split,
             threads,
+            load: LoadWatch::new(threads, cfg.adapt_threads),
             emb_model,
             model,
             backend,
@@ -227,6 +234,7 @@ impl<'m> Worker<'m> {
             if self.batch.n_tokens() == 0 {
                 continue;
             }
+            self.use_threads();
             let started = Instant::now();
             if let Err(e) = self.ctx.decode(&mut self.batch) {
                 self.decode_failed(e);
@@ -245,6 +253,20 @@ impl<'m> Worker<'m> {
             self.sample();
             work::count_sampling(started.elapsed());
         }
+    }
+
+    /// Decodes (and embeds) with the threads the load leaves from now on.
+    fn use_threads(&mut self) {
+        let n = self.load.threads();
+        if n != self.threads {
+            if set_threads(&self.ctx, n) {
+                self.threads = n;
+                work::count_threads_change();
+            } else {
+                self.load = LoadWatch::new(self.threads, false);
+            }
+        }
+        work::count_threads(self.threads);
     }
 
     /// Queues what has arrived, blocking only when idle; false when the handle is gone.
@@ -294,11 +316,13 @@ impl<'m> Worker<'m> {
             let m = self.emb_model.unwrap_or(self.model);
             if self.embedder.is_none() {
                 self.embedder = Some(
-                    Embedder::new(m, self.backend, self.threads)
+                    Embedder::new(m, self.backend, self.threads, self.cfg.flash_attention)
                         .map_err(|e| format!("cannot create the embedding context: {e}"))?,
                 );
             }
+            self.use_threads();
             let e = self.embedder.as_mut().expect("created above");
+            e.set_threads(self.threads);
             let jobs: Vec<(Work, Sender<WorkDone>)> = embeds.into_iter().collect();
             for chunk in jobs.chunks(Embedder::SEQS) {
                 let texts: Vec<&str> = chunk
@@ -459,13 +483,15 @@ impl<'m> Worker<'m> {
             let Some(j) = s.job.as_mut() else { continue };
             let Some(ib) = j.i_batch.take() else { continue };
             let tok = j.sampler.sample(&self.ctx, ib);
+            let mut looped = None;
             let finished = if self.vocab.is_eog(tok) {
                 true
             } else {
                 j.out.extend(self.vocab.token_to_piece(tok, false, None));
                 j.n_gen += 1;
                 j.last = Some(tok);
-                j.n_gen >= j.max_tokens
+                looped = super::loops::looping(&j.out, j.watch);
+                looped.is_some() || j.n_gen >= j.max_tokens
             };
             if finished {
                 let j = s.job.take().expect("present");
@@ -479,6 +505,7 @@ impl<'m> Worker<'m> {
                         prompt_tokens: j.prompt_tokens,
                         cached_tokens: j.cached_tokens,
                         gen_tokens: j.n_gen,
+                        looped,
                     },
                 });
             }

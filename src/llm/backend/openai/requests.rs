@@ -58,6 +58,7 @@ pub async fn chat(
                     prompt_tokens: ans.prompt_tokens,
                     cached_tokens: 0,
                     gen_tokens: ans.gen_tokens,
+                    looped: None,
                 });
             }
             Err(HttpError::Status(status, body)) => {

@@ -116,6 +116,11 @@ impl Worker<'_> {
             last_progress: Instant::now(),
             pending: tokens[reuse..].to_vec(),
             sampler,
+            watch: if self.cfg.stop_loops {
+                super::super::loops::Watch::for_shape(shp)
+            } else {
+                super::super::loops::Watch::Nothing
+            },
             i_batch: None,
             last: None,
             out: Vec::new(),

@@ -18,6 +18,9 @@ static DECODE_NS: AtomicU64 = AtomicU64::new(0);
 static SAMPLE_NS: AtomicU64 = AtomicU64::new(0);
 static RUNS: AtomicU64 = AtomicU64::new(0);
 static BY_BATCH: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+static THREADS: AtomicU64 = AtomicU64::new(0);
+static THREAD_ROUNDS: AtomicU64 = AtomicU64::new(0);
+static THREAD_CHANGES: AtomicU64 = AtomicU64::new(0);
 
 /// One decode: `generating` sequences each added their next token, `prompt` prompt tokens were
 /// read, its sequences made `runs` runs of consecutive ids (with the cache split by slot,
@@ -32,6 +35,17 @@ pub(super) fn count_decode(generating: u64, prompt: u64, runs: u64, took: Durati
         let b = BUCKETS.iter().position(|&m| generating <= m).unwrap_or(4);
         BY_BATCH[b].fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// A decode (or embedding round) ran on `n` threads.
+pub(super) fn count_threads(n: i32) {
+    THREADS.fetch_add(n.max(0) as u64, Ordering::Relaxed);
+    THREAD_ROUNDS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The load changed a worker's thread count.
+pub(super) fn count_threads_change() {
+    THREAD_CHANGES.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Sampling after a decode (grammar checks included) took `took`.
@@ -56,6 +70,12 @@ pub struct ModelWork {
     pub by_batch: [u64; 5],
     /// Runs of consecutive sequence ids, summed over decodes.
     pub runs: u64,
+    /// Threads, summed over decodes and embedding rounds.
+    pub threads: u64,
+    /// Decodes and embedding rounds counted in `threads`.
+    pub thread_rounds: u64,
+    /// Times the load changed a worker's thread count.
+    pub thread_changes: u64,
 }
 
 /// The counters now.
@@ -69,6 +89,9 @@ pub fn model_work() -> ModelWork {
         sample_secs: ld(&SAMPLE_NS) as f64 / 1e9,
         by_batch: std::array::from_fn(|i| ld(&BY_BATCH[i])),
         runs: ld(&RUNS),
+        threads: ld(&THREADS),
+        thread_rounds: ld(&THREAD_ROUNDS),
+        thread_changes: ld(&THREAD_CHANGES),
     }
 }
 
@@ -83,6 +106,9 @@ impl ModelWork {
             sample_secs: self.sample_secs - earlier.sample_secs,
             by_batch: std::array::from_fn(|i| self.by_batch[i] - earlier.by_batch[i]),
             runs: self.runs - earlier.runs,
+            threads: self.threads - earlier.threads,
+            thread_rounds: self.thread_rounds - earlier.thread_rounds,
+            thread_changes: self.thread_changes - earlier.thread_changes,
         }
     }
 
@@ -119,6 +145,12 @@ impl ModelWork {
             s,
             "  runs of consecutive sequences per decode: {:.2} (with the cache split by slot llama.cpp makes a pass over the weights for each)",
             self.runs as f64 / self.decodes as f64,
+        );
+        let _ = writeln!(
+            s,
+            "  threads per decode: {:.2} on average, changed {} time(s) by the load (`adapt_threads`)",
+            self.threads as f64 / self.thread_rounds.max(1) as f64,
+            self.thread_changes,
         );
         s
     }

@@ -94,7 +94,9 @@ pub fn bare_loop(
         .with_kv_unified(n == 1)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32)
-        .with_flash_attention_policy(crate::llm::backend::llama::flash_attention(false));
+        .with_flash_attention_policy(crate::llm::backend::llama::flash_attention(
+            LlamaConfig::default().flash_attention,
+        ));
     let mut ctx = model
         .new_context(backend, params)
         .map_err(|e| e.to_string())?;

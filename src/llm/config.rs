@@ -102,8 +102,9 @@ pub struct LlamaConfig {
     /// Decode on the cores other programs leave, up to `threads` (read every half second; Linux):
     /// llama.cpp's threads spin at a barrier, so one held off its core holds up the rest.
     pub adapt_threads: bool,
-    /// llama.cpp's flash attention: on the CPU it sums a long cache's parts in an order that
-    /// depends on the thread count; off, every answer is the same with any thread count.
+    /// llama.cpp's flash attention. On the CPU it sums a long cache's parts in an order that
+    /// depends on the thread count, so with `adapt_threads` a busy machine could change an
+    /// answer; off (no slower measured on the small model), the thread count never does.
     pub flash_attention: bool,
     /// End an answer as soon as it counts ("1, 2, 3, …") inside a string, and retry it, instead
     /// of generating to the budget an answer that fails its shape (see `llama::loops`).

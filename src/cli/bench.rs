@@ -275,8 +275,8 @@ fn day(
             Err(e) => return fail(e),
         };
         let bd = b.stats.chat_total();
-        // The same day (answers do not depend on the thread count): the same requests and
-        // tokens, purpose by purpose.
+        // Whether it was the same day (the thread count alone does not change an answer with
+        // flash attention off): the same requests and tokens, purpose by purpose.
         let counts = |s: &crate::llm::metrics::LlmStats| -> Vec<(String, u64, u64, u64)> {
             s.by_purpose
                 .iter()

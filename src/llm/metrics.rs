@@ -24,7 +24,7 @@ pub struct PurposeStats {
     pub retries: u64,
     /// Answers that did not fit their shape.
     pub parse_failures: u64,
-    /// Answers stopped while they went round in a loop (counting, repeating; a failed attempt).
+    /// Answers stopped while they went round in a loop (counting "1, 2, 3, …"; a failed attempt).
     pub loops_stopped: u64,
     /// Requests answered with the fail-safe.
     pub fallbacks: u64,

@@ -56,40 +56,33 @@ impl Router {
                     std::borrow::Cow::Owned(clean) => clean,
                     std::borrow::Cow::Borrowed(_) => text,
                 };
-                if let Some(why) = looped {
-                    self.stats
-                        .lock()
-                        .unwrap()
-                        .purpose(&job.sub.purpose)
-                        .loops_stopped += 1;
-                    self.failed(
-                        done.id,
-                        BackendError::new(
-                            ErrorKind::Malformed,
-                            format!("stopped a loop after {gen_tokens} tokens ({why}): {text:?}"),
-                        ),
-                    );
-                    return;
-                }
-                match shape::parse(s, &text) {
+                // An answer stopped going round in a loop, or one that does not fit its shape,
+                // is a failed attempt, counted by its cause.
+                let parsed = match looped {
+                    Some(why) => Err((
+                        true,
+                        format!("stopped a loop after {gen_tokens} tokens ({why}): {text:?}"),
+                    )),
+                    None => shape::parse(s, &text)
+                        .map_err(|e| (false, format!("invalid answer {text:?}: {e}"))),
+                };
+                match parsed {
                     Ok(value) => {
                         let deterministic = sampling.deterministic() && job.attempts == 1;
                         let job = self.jobs.remove(&done.id).expect("present");
                         self.answer(job, value, text, deterministic);
                     }
-                    Err(e) => {
-                        self.stats
-                            .lock()
-                            .unwrap()
-                            .purpose(&job.sub.purpose)
-                            .parse_failures += 1;
-                        self.failed(
-                            done.id,
-                            BackendError::new(
-                                ErrorKind::Malformed,
-                                format!("invalid answer {text:?}: {e}"),
-                            ),
-                        );
+                    Err((looped, message)) => {
+                        {
+                            let mut st = self.stats.lock().unwrap();
+                            let p = st.purpose(&job.sub.purpose);
+                            if looped {
+                                p.loops_stopped += 1;
+                            } else {
+                                p.parse_failures += 1;
+                            }
+                        }
+                        self.failed(done.id, BackendError::new(ErrorKind::Malformed, message));
                     }
                 }
             }

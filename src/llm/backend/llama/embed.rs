@@ -10,6 +10,8 @@ use std::num::NonZeroU32;
 /// A context in embedding mode with mean pooling, one sequence per text.
 pub struct Embedder<'m> {
     ctx: LlamaContext<'m>,
+    /// The threads the context decodes with.
+    threads: i32,
     batch: LlamaBatch<'static>,
 }
 
@@ -42,13 +44,16 @@ impl<'m> Embedder<'m> {
             .map_err(|e| e.to_string())?;
         Ok(Self {
             ctx,
+            threads,
             batch: LlamaBatch::new(n as usize, 1),
         })
     }
 
     /// Embeds with `n` threads from now on (see [`super::threads`]).
     pub fn set_threads(&mut self, n: i32) {
-        super::threads::set_threads(&self.ctx, n);
+        if n != self.threads && super::threads::set_threads(&self.ctx, n) {
+            self.threads = n;
+        }
     }
 
     /// Unit vectors (and token counts) for up to [`Self::SEQS`] texts.

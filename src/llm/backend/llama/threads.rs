@@ -6,8 +6,9 @@
 //!
 //! With flash attention off every result llama.cpp computes on the CPU is the same with any
 //! thread count (each output row is one thread's work; the flash-attention kernel splits a long
-//! cache between the threads and sums the parts in a thread-dependent order), so the town's day
-//! does not depend on what else the machine was doing.
+//! cache between the threads and sums the parts in a thread-dependent order), so the thread
+//! count chosen never changes an answer. (A 25-resident town beside a busy core still made other
+//! requests than on an idle machine, for a reason not yet found: docs/benchmarks.md.)
 
 use llama_cpp_2::context::LlamaContext;
 use std::time::{Duration, Instant};

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod model_files;
 pub mod probe;
 pub mod runtime;
+pub mod schema_grammar;
 pub mod shape;
 pub mod types;
 

@@ -5,22 +5,7 @@
 use super::types::{LlmValue, OutputShape};
 use serde_json::{Value, json};
 
-/// Escapes text for a GBNF string literal.
-fn gbnf_literal(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use super::schema_grammar::literal as gbnf_literal;
 
 /// The GBNF grammar for a shape (root rule `root`), or `None` for free text.
 pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
@@ -75,31 +60,10 @@ pub fn grammar(shape: &OutputShape) -> Result<Option<String>, String> {
                 alts.join(" | ")
             ))
         }
-        OutputShape::Json(schema) => {
-            let text = serde_json::to_string(schema).map_err(|e| e.to_string())?;
-            let g = llama_cpp_2::json_schema_to_grammar(&text)
-                .map_err(|e| format!("schema → grammar: {e}"))?;
-            Some(compact_json_space(&g))
-        }
+        OutputShape::Json(schema) => Some(
+            super::schema_grammar::grammar(schema).map_err(|e| format!("schema → grammar: {e}"))?,
+        ),
     })
-}
-
-/// llama.cpp's schema grammars let the model pretty-print (a newline and up to 20 spaces of
-/// indentation between any two JSON tokens); a small model often does, and every such token is
-/// generated one at a time for nothing. Between JSON tokens we allow at most one space.
-fn compact_json_space(grammar: &str) -> String {
-    grammar
-        .lines()
-        .map(|l| {
-            if l.trim_start().starts_with("space ::=") {
-                "space ::= | \" \""
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
 }
 
 /// The JSON schema a server should enforce: the shape wrapped as `{"value": ...}` (servers take

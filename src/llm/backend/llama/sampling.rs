@@ -19,6 +19,9 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 pub struct ShapedSampler {
     grammar: Option<LlamaSampler>,
     chain: LlamaSampler,
+    /// The end of the answer, given when the grammar allows no token at all (llama.cpp would
+    /// throw on accepting a token its grammar rejects, and a C++ exception ends the program).
+    end: LlamaToken,
 }
 
 impl ShapedSampler {
@@ -45,8 +48,18 @@ impl ShapedSampler {
             if !one.data[0].logit().is_finite() {
                 let mut all = Self::candidates(logits);
                 g.apply(&mut all);
+                if !all.data.iter().any(|d| d.logit().is_finite()) {
+                    return self.end;
+                }
                 self.chain.apply(&mut all);
-                tok = all.selected_token().unwrap_or(tok);
+                tok = all.selected_token().unwrap_or(self.end);
+                let allowed = all
+                    .data
+                    .iter()
+                    .any(|d| d.id() == tok && d.logit().is_finite());
+                if !allowed {
+                    return self.end;
+                }
             }
             g.accept(tok);
         }
@@ -78,5 +91,9 @@ pub fn build_sampler(
             LlamaSampler::dist(s.seed),
         ])
     };
-    Ok(ShapedSampler { grammar, chain })
+    Ok(ShapedSampler {
+        grammar,
+        chain,
+        end: model.vocab().eos(),
+    })
 }

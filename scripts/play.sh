@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
+# The build setting set-up and the test command use (so that neither rebuilds the other's build).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 ./scripts/setup.sh game
 exec cargo run --locked --bin simulacra -- play "$@"

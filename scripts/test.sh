@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/simulacra/target}"
+# The build setting set-up and the game's command use (so that neither rebuilds the other's build).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 ./scripts/setup.sh test
 runner=(cargo test --locked)

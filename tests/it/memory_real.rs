@@ -231,3 +231,58 @@ fn a_question_about_a_seed_memory_finds_it_first_among_twenty_unrelated_ones() {
         assert_eq!(first.description, seed, "{question}");
     }
 }
+
+/// The sentence embedder (all-MiniLM-L6-v2 run by llama.cpp from the file written from the
+/// fetched weights) gives the vectors and tokens of a reference computed from the same weights
+/// and tokenizer with numpy and Hugging Face's tokenizers
+/// (`tests/fixtures/embedder/make_reference.py`, its output beside it), accents and punctuation
+/// included.
+#[test]
+fn the_sentence_embedder_matches_a_reference_computed_from_its_weights() {
+    let _model = crate::real_model_lock();
+    let model = simulacra::llm::backend::bert::SentenceModel::load(&crate::embedder_path())
+        .expect("the embedder loads");
+    assert_eq!(model.dim(), 384);
+    let reference = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/embedder/reference.jsonl"),
+    )
+    .unwrap();
+    let rows: Vec<serde_json::Value> = reference
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    let tokens: Vec<_> = rows
+        .iter()
+        .map(|r| model.tokens(r["text"].as_str().unwrap(), 256))
+        .collect();
+    let mut embedder = model.embedder(2, 32).expect("a context");
+    let got = embedder.embed_tokens(&tokens);
+    for ((r, toks), v) in rows.iter().zip(&tokens).zip(got) {
+        let ids: Vec<i64> = r["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect();
+        let ours: Vec<i64> = toks.iter().map(|t| t.0 as i64).collect();
+        assert_eq!(ours, ids, "tokens of {}", r["text"]);
+        let (v, n) = v.expect("a vector");
+        assert_eq!(n as usize, ids.len());
+        let want: Vec<f32> = r["v"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let cos: f32 = v.iter().zip(&want).map(|(a, b)| a * b).sum();
+        let worst = v
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!("{}: cosine {cos:.7}, largest difference {worst:.2e}", r["text"]);
+        assert!(cos > 0.99999 && worst < 1e-3, "{}: cosine {cos}, worst {worst}", r["text"]);
+    }
+}

@@ -1,139 +1,87 @@
 //! A sentence embedder in-process: a BERT model in the sentence-transformers layout (the
-//! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run with the BERT
-//! encoder in `bert_model.rs` (on candle) and the `tokenizers` crate on its own thread. Requests that
-//! arrive together are embedded in one batch. It only makes embeddings: chat requests routed
-//! here fail at once (the config check forbids routing them here).
+//! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run by llama.cpp from
+//! the GGUF file `bert_gguf.rs` writes beside the folder's files, on its own thread. Requests that
+//! arrive together are embedded together. It only makes embeddings: chat requests routed here
+//! fail at once (the config check forbids routing them here).
 
-use super::bert_model::{BertModel, Config};
+use super::llama::Embedder;
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::config::BertConfig;
 pub use crate::llm::model_files::{MODEL_FILES, check_model_dir, resolve_dir};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
 use crossbeam_channel::{Receiver, Sender, unbounded};
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::token::LlamaToken;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokenizers::{Tokenizer, TruncationParams};
 
-/// A loaded embedder: tokenizer, model and pooling.
-pub struct SentenceEmbedder {
-    tokenizer: Tokenizer,
-    model: BertModel,
-    mean_pooling: bool,
+/// Tokens one decode of the encoder reads (its attention is over all of them at once, so a
+/// small pass: memories are a few dozen tokens each).
+const ROOM: usize = 512;
+
+/// The sentence embedder's model, loaded from its folder.
+pub struct SentenceModel {
+    model: LlamaModel,
     /// Model identity, stored with each vector.
     pub model_id: String,
-    /// Vector size.
-    pub dim: usize,
 }
 
-impl SentenceEmbedder {
-    /// Loads a model folder (`config.json`, `tokenizer.json`, `model.safetensors`, and
-    /// optionally `1_Pooling/config.json`).
-    pub fn load(dir: &Path, max_tokens: usize) -> Result<Self, String> {
+impl SentenceModel {
+    /// Loads a model folder (`config.json`, `tokenizer.json`, `model.safetensors`), writing its
+    /// llama.cpp file first when there is none.
+    pub fn load(dir: &Path) -> Result<Self, String> {
         check_model_dir(dir)?;
-        let read = |f: &str| {
-            std::fs::read_to_string(dir.join(f))
-                .map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()))
-        };
-        let config: Config = serde_json::from_str(&read("config.json")?)
-            .map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| format!("{}: {e}", dir.join("tokenizer.json").display()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens.clamp(8, 512),
-                ..Default::default()
-            }))
-            .map_err(|e| format!("tokenizer truncation: {e}"))?;
-        let weights = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
-            .map_err(|e| format!("{}: {e}", dir.join("model.safetensors").display()))?;
-        let vb = VarBuilder::from_tensors(weights, DType::F32, &Device::Cpu);
-        let model = BertModel::load(vb, &config)
-            .map_err(|e| format!("cannot build the BERT model from {}: {e}", dir.display()))?;
-        // sentence-transformers' pooling settings; mean pooling when absent.
-        let mean_pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
+        let pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
             .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .map(|v| v.get("pooling_mode_cls_token").and_then(|x| x.as_bool()) != Some(true))
-            .unwrap_or(true);
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        if pooling
+            .as_ref()
+            .is_some_and(|v| v.get("pooling_mode_mean_tokens").and_then(|x| x.as_bool()) == Some(false))
+        {
+            return Err(format!(
+                "{}: only mean pooling is supported (pooling_mode_mean_tokens is false)",
+                dir.join("1_Pooling/config.json").display()
+            ));
+        }
+        let gguf = super::bert_gguf::gguf_for(dir)?;
+        let backend = super::llama::global_backend()?;
+        let model = LlamaModel::load_from_file(backend, &gguf, &LlamaModelParams::default())
+            .map_err(|e| format!("cannot load {}: {e}", gguf.display()))?;
         let name = dir
             .file_name()
             .map(|f| f.to_string_lossy().to_string())
             .unwrap_or_else(|| "bert".into());
         Ok(Self {
-            tokenizer,
             model,
-            mean_pooling,
             model_id: format!("bert:{name}"),
-            dim: config.hidden_size,
         })
     }
 
-    /// Unit vectors and token counts for a batch of texts.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<(Vec<f32>, u32)>, String> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
+    /// Vector size.
+    pub fn dim(&self) -> usize {
+        self.model.n_embd() as usize
+    }
+
+    /// A text's tokens ([CLS] … [SEP]), cut to `max` keeping the closing [SEP].
+    pub fn tokens(&self, text: &str, max: usize) -> Vec<LlamaToken> {
+        let mut t = self.model.vocab().tokenize(text.as_bytes(), true, false);
+        let max = max.max(2);
+        if t.len() > max {
+            let last = *t.last().expect("longer than max");
+            t.truncate(max - 1);
+            t.push(last);
         }
-        let encodings: Vec<tokenizers::Encoding> = texts
-            .iter()
-            .map(|t| self.tokenizer.encode(*t, true))
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("tokenizer: {e}"))?;
-        let len = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let mut ids = Vec::with_capacity(texts.len() * len);
-        let mut mask = Vec::with_capacity(texts.len() * len);
-        for e in &encodings {
-            let n = e.get_ids().len();
-            ids.extend_from_slice(e.get_ids());
-            ids.extend(std::iter::repeat_n(0u32, len - n));
-            mask.extend(std::iter::repeat_n(1u32, n));
-            mask.extend(std::iter::repeat_n(0u32, len - n));
+        if t.is_empty() {
+            t.push(self.model.vocab().bos());
         }
-        let err = |e: candle_core::Error| format!("embedding: {e}");
-        let dev = &Device::Cpu;
-        let ids = Tensor::from_vec(ids, (texts.len(), len), dev).map_err(err)?;
-        let mask = Tensor::from_vec(mask, (texts.len(), len), dev).map_err(err)?;
-        let types = ids.zeros_like().map_err(err)?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(err)?;
-        let pooled = if self.mean_pooling {
-            let m = mask
-                .to_dtype(DType::F32)
-                .map_err(err)?
-                .unsqueeze(2)
-                .map_err(err)?;
-            let sum = hidden.broadcast_mul(&m).map_err(err)?.sum(1).map_err(err)?;
-            let count = m
-                .sum(1)
-                .map_err(err)?
-                .clamp(1e-9f32, f32::MAX)
-                .map_err(err)?;
-            sum.broadcast_div(&count).map_err(err)?
-        } else {
-            hidden
-                .narrow(1, 0, 1)
-                .map_err(err)?
-                .squeeze(1)
-                .map_err(err)?
-        };
-        let rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(err)?;
-        Ok(rows
-            .into_iter()
-            .zip(&encodings)
-            .map(|(v, e)| {
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                (
-                    v.into_iter().map(|x| x / n).collect(),
-                    e.get_ids().len() as u32,
-                )
-            })
-            .collect())
+        t
+    }
+
+    /// An embedding context on this model.
+    pub fn embedder(&self, threads: i32, seqs: usize) -> Result<Embedder<'_>, String> {
+        let backend = super::llama::global_backend()?;
+        Embedder::sized(&self.model, backend, threads, false, seqs, ROOM)
     }
 }
 
@@ -207,35 +155,34 @@ fn worker(
 ) {
     let threads = cfg
         .threads
-        .map(|t| t.max(1) as usize)
-        .unwrap_or_else(|| super::llama::default_threads() as usize);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("embedder-{i}"))
-        .build();
-    let loaded = SentenceEmbedder::load(&dir, cfg.max_tokens);
-    let (embedder, pool) = match (loaded, pool) {
-        (Ok(e), Ok(p)) => (e, p),
-        (Err(e), _) => {
-            *health.lock().unwrap() = (Health::Down, format!("fatal: {e}"));
+        .map(|t| t.max(1) as i32)
+        .unwrap_or_else(|| super::llama::default_threads() as i32);
+    let loaded = SentenceModel::load(&dir);
+    let batch = cfg.batch.max(1);
+    let ready = match &loaded {
+        Ok(m) => m.embedder(threads, batch).map(|e| (m, e)),
+        Err(e) => Err(e.clone()),
+    };
+    let (model, mut embedder) = match ready {
+        Ok(x) => x,
+        Err(e) => {
+            let e = format!("fatal: {e}");
+            *health.lock().unwrap() = (Health::Down, e.clone());
             while let Ok((w, d)) = rx.recv() {
                 fail(index, &w, &d, ErrorKind::Fatal, e.clone());
             }
             return;
         }
-        (_, Err(e)) => {
-            *health.lock().unwrap() = (Health::Down, format!("fatal: thread pool: {e}"));
-            return;
-        }
     };
+    let max_tokens = cfg.max_tokens.clamp(8, 512).min(embedder.room());
     *health.lock().unwrap() = (
         Health::Ok,
         format!(
-            "{} ({}d) on {threads} thread(s)",
-            embedder.model_id, embedder.dim
+            "{} ({}d, llama.cpp) on {threads} thread(s)",
+            model.model_id,
+            model.dim()
         ),
     );
-    let batch = cfg.batch.max(1);
     while let Ok(first) = rx.recv() {
         // Requests come in bursts (many memories at once): take what arrives within a moment.
         let mut jobs = vec![first];
@@ -246,14 +193,14 @@ fn worker(
                 Err(_) => break,
             }
         }
-        let mut texts: Vec<(Work, Sender<WorkDone>, String)> = Vec::new();
+        let mut texts: Vec<(Work, Sender<WorkDone>, Vec<LlamaToken>)> = Vec::new();
         for (w, d) in jobs {
             if w.cancelled.load(std::sync::atomic::Ordering::Relaxed) {
                 continue;
             }
             match &w.kind {
                 WorkKind::Embed { text } => {
-                    let t = text.clone();
+                    let t = model.tokens(text, max_tokens);
                     texts.push((w, d, t));
                 }
                 WorkKind::Chat { .. } => fail(
@@ -268,29 +215,23 @@ fn worker(
                 ),
             }
         }
-        // Similar lengths together: less padding.
-        texts.sort_by_key(|(_, _, t)| t.len());
-        let refs: Vec<&str> = texts.iter().map(|(_, _, t)| t.as_str()).collect();
-        let result = pool.install(|| embedder.embed(&refs));
-        match result {
-            Ok(vectors) => {
-                for ((w, d, _), (vector, n)) in texts.iter().zip(vectors) {
+        let tokens: Vec<Vec<LlamaToken>> = texts.iter().map(|(_, _, t)| t.clone()).collect();
+        let vectors = embedder.embed_tokens(&tokens);
+        for ((w, d, _), result) in texts.iter().zip(vectors) {
+            match result {
+                Ok((vector, n)) => {
                     let _ = d.send(WorkDone {
                         id: w.id,
                         backend: index,
                         endpoint: None,
                         outcome: WorkOutcome::Vector {
                             vector,
-                            model: embedder.model_id.clone(),
+                            model: model.model_id.clone(),
                             prompt_tokens: n,
                         },
                     });
                 }
-            }
-            Err(e) => {
-                for (w, d, _) in &texts {
-                    fail(index, w, d, ErrorKind::Malformed, e.clone());
-                }
+                Err(e) => fail(index, w, d, ErrorKind::Malformed, e),
             }
         }
     }

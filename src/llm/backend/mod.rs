@@ -2,7 +2,7 @@
 //! channel to the runtime's router thread.
 
 pub mod bert;
-pub mod bert_model;
+pub mod bert_gguf;
 pub mod dialect;
 pub mod llama;
 pub mod openai;

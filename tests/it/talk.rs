@@ -1,7 +1,8 @@
 //! Conversations that carry news, with the scripted backend: a fact told by A to B and by B to C
 //! is held by C with the chain C ← B ← A; an accepted invitation puts the gathering into the
 //! invitee's plan at its place and time and the invitee is there; a refused one keeps its
-//! reason; a line that is only a name is replaced by its topic's template and counted.
+//! reason; a line that is only a name is replaced by its topic's template and counted; a line's
+//! prompt lists no more memories than configured.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -37,11 +38,21 @@ pub(crate) fn rule(purpose: &str, reply: &str) -> ScriptRule {
 /// The three-resident town on the daily routine, the scripted backend answering with `rules`,
 /// from `start`.
 pub(crate) fn town(rules: Vec<ScriptRule>, start: &str) -> App {
+    town_with(rules, start, |_| {})
+}
+
+/// [`town`] with a change to its config.
+pub(crate) fn town_with(
+    rules: Vec<ScriptRule>,
+    start: &str,
+    change: impl FnOnce(&mut GameConfig),
+) -> App {
     let mut config = GameConfig {
         llm: LlmConfig::scripted(rules),
         ..Default::default()
     };
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+    change(&mut config);
     let mut sim = SimPlugin::load("the_ville_n3", None, config).expect("bundled scenario loads");
     sim.scenario.start = GameTime::parse(start).unwrap();
     headless_app(sim)
@@ -308,4 +319,59 @@ fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
     }
     let n = app.world().resource::<Fallbacks>().counts[&("line".to_string(), Flaw::OnlyAName)];
     assert_eq!(n as usize, log.lines.len(), "each replacement counted");
+}
+
+/// A conversation line's prompt lists at most `cognition.prompt_memories` memories (and at most the
+/// original's 15 when more are allowed): a prompt with an eleventh memory is answered with a line
+/// that wishes to end the conversation, so a talk runs to its most lines only when no prompt had
+/// one.
+#[test]
+fn a_conversation_lines_prompt_lists_at_most_the_configured_memories() {
+    let lines_with = |prompt_memories: usize| {
+        let rules = vec![
+            ScriptRule {
+                purpose: Some("converse".into()),
+                contains: Some("\n11. ".into()),
+                reply: r#"{"end_conversation": true, "topic": 1, "utterance": "I must go."}"#.into(),
+                ..Default::default()
+            },
+            rule(
+                "converse",
+                r#"{"end_conversation": false, "topic": 1, "utterance": "Good to see you."}"#,
+            ),
+        ];
+        let mut app = town_with(rules, "2023-02-13 10:00", |c| {
+            c.cognition.prompt_memories = prompt_memories;
+        });
+        run_steps(&mut app, 2);
+        for thing in [
+            "the library opens late on Tuesdays",
+            "Hobbs Cafe has a new espresso machine",
+            "the park's fountain is being repaired",
+            "a bakery will open on the main street",
+            "the college is hiring a chemistry teacher",
+            "the pharmacy sells fresh flowers now",
+            "the Rose and Crown Pub holds a quiz on Fridays",
+            "the town hall repainted its doors",
+        ] {
+            run_console_line(&mut app, &format!("whisper Klaus {thing}"));
+        }
+        run_steps(&mut app, 10);
+        let held = streams(&mut app)["Klaus Mueller"].len();
+        assert!(held > 10, "Klaus holds {held} memories, too few to tell");
+        let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+        until_over(&mut app, c, 600);
+        app.world().resource::<ConversationLog>().lines.len()
+    };
+    let (ten, thirty) = (lines_with(10), lines_with(30));
+    println!("lines: {ten} with 10 memories listed, {thirty} with 30 allowed");
+    assert!(
+        ten > 3,
+        "with 10 memories listed no prompt has an eleventh: {ten} lines"
+    );
+    // A wish to end closes a talk (once the first exchange is over and the line held up).
+    assert!(
+        thirty < ten,
+        "with 30 allowed, Klaus's prompts list more than 10 (15): {thirty} lines"
+    );
 }

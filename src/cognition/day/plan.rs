@@ -27,6 +27,10 @@ use crate::sim::time::minute_label;
 use bevy::prelude::*;
 use serde_json::{Value, json};
 
+/// Memories the morning's revision of who one is lists in the original (capped by
+/// `cognition.prompt_memories`).
+const REVISE_MEMORIES: usize = 30;
+
 /// The schema of a day in broad strokes: a wake-up hour in `wake_range` and 5–8 items.
 pub fn plan_day_schema(wake_range: (u32, u32)) -> Value {
     json!({
@@ -230,13 +234,14 @@ pub fn apply_revise_queries(
 ) {
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
+    let listed = ask.cfg.0.memories_listed(REVISE_MEMORIES);
     for (agent, resident, id, outlook, mut stream, mut pending) in &mut agents {
         for (day, reply) in take!(pending, ask.clock.step, real_time, ReviseQuery { day }) {
             let query = match &reply.value {
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, 30);
+            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, listed);
             let statements = numbered_found(&stream, &found);
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let date = ask.clock.now.date_string();

@@ -158,7 +158,7 @@ pub fn apply_reflect_queries(
 ) {
     let (slack, k, n) = (
         ask.memory_slack(),
-        ask.cfg.0.reflection_retrieve,
+        ask.cfg.0.memories_listed(ask.cfg.0.reflection_retrieve),
         ask.cfg.0.reflection_insights,
     );
     let real_time = ask.cfg.real_time();

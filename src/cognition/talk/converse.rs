@@ -33,6 +33,10 @@ use bevy::prelude::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 
+/// Memories a conversation line's prompt lists in the original (capped by
+/// `cognition.prompt_memories`).
+const TALK_MEMORIES: usize = 15;
+
 /// The schema of what a conversation leaves in memory.
 pub fn chat_memory_schema() -> Value {
     json!({
@@ -244,6 +248,7 @@ pub fn apply_chat_queries(
     let real_time = ask.cfg.real_time();
     let params = ask.cfg.0.retrieval.clone();
     let memory = ask.cfg.0.ablation.memory();
+    let listed = ask.cfg.0.memories_listed(TALK_MEMORIES);
     let now = ask.clock.now;
     // The answers are taken in the agents' order; each line's request is then written in
     // parallel (retrieval reads and touches only the speaker's own stream; in a town of a
@@ -283,7 +288,7 @@ pub fn apply_chat_queries(
                 _ => None,
             };
             let found = if memory {
-                retrieve_and_touch(stream, query.as_ref(), now, &params, 15)
+                retrieve_and_touch(stream, query.as_ref(), now, &params, listed)
             } else {
                 Vec::new()
             };

@@ -2,7 +2,7 @@
 //! offered a short list of topics ([`candidates`]) drawn from what it just retrieved and from its
 //! current concerns: an invitation to a gathering it organises or goes to, facts it holds that
 //! this partner has not heard from it (told, whispered, known from the start; the newest first,
-//! none about the partner themselves), a reply to what
+//! none naming the partner), a reply to what
 //! was just said, its own plan, a question for the partner, small talk. The model picks one by
 //! number (the shape allows only a listed number) and writes the line; a line that does not hold
 //! up is said by [`template_line`] instead, so the topic, and any fact it carries, still passes.
@@ -40,6 +40,22 @@ pub const MAX_FACTS: usize = 2;
 /// The first word of a name.
 fn first_name(n: &str) -> &str {
     n.split_whitespace().next().unwrap_or(n)
+}
+
+/// Whether a text names a person: their first name as a word of its own, a possessive included
+/// ("Tom's"; not "Tomorrow").
+fn names(text: &str, person: &str) -> bool {
+    let first = first_name(person);
+    if first.is_empty() {
+        return false;
+    }
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+        .map(|w| {
+            w.trim_end_matches("'s")
+                .trim_end_matches("\u{2019}s")
+                .trim_matches(|c| c == '\'' || c == '\u{2019}')
+        })
+        .any(|w| w == first)
 }
 
 /// The fact an invitation leaves with the listener.
@@ -103,8 +119,9 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
             continue;
         };
         let heard_from_partner = n.told.as_ref().is_some_and(|t| t.speaker == input.partner);
-        // Nobody is told news about themselves.
-        let about_partner = f.starts_with(first_name(input.partner));
+        // Nobody is told news about themselves (wherever the fact names them: "Jane feels
+        // that Tom has grown distant" is not for Tom).
+        let about_partner = names(&f, input.partner);
         if heard_from_partner
             || about_partner
             || facts.contains(&f)
@@ -365,5 +382,41 @@ mod tests {
         // An answer owed is the only topic.
         let owed = Topic::new(TopicKind::Answer, "answer");
         assert_eq!(candidates(&input, Some(&owed)), vec![owed]);
+    }
+
+    #[test]
+    fn a_fact_that_names_the_partner_anywhere_is_not_offered_to_them() {
+        let mut s = MemoryStream::default();
+        let fact = s.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "knows".into(),
+                description: "Jane feels that Tom has grown distant".into(),
+                ..Default::default()
+            },
+            now(),
+        );
+        let nodes: Vec<&MemoryNode> = s.nodes().iter().collect();
+        let known = HashSet::new();
+        let offered_to = |partner: &str| {
+            let input = TopicInput {
+                speaker: "Jane Moreno",
+                partner,
+                now: now(),
+                memories: nodes.clone(),
+                known_to_partner: &known,
+                said_here: &[],
+                last_line: None,
+                plan_next: None,
+            };
+            candidates(&input, None)
+                .iter()
+                .any(|t| t.source == Some(fact))
+        };
+        assert!(!offered_to("Tom Moreno"), "not told to the person it is about");
+        assert!(offered_to("John Lin"), "told to someone else");
+        assert!(names("Tom's garden is flooded", "Tom Moreno"));
+        assert!(names("a gift for Tom\u{2019}s birthday", "Tom Moreno"));
+        assert!(!names("Tomorrow is Sunday", "Tom Moreno"));
     }
 }

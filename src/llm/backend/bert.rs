@@ -193,15 +193,16 @@ fn worker(
                 Err(_) => break,
             }
         }
-        let mut texts: Vec<(Work, Sender<WorkDone>, Vec<LlamaToken>)> = Vec::new();
+        let mut texts: Vec<(Work, Sender<WorkDone>)> = Vec::new();
+        let mut tokens: Vec<Vec<LlamaToken>> = Vec::new();
         for (w, d) in jobs {
             if w.cancelled.load(std::sync::atomic::Ordering::Relaxed) {
                 continue;
             }
             match &w.kind {
                 WorkKind::Embed { text } => {
-                    let t = model.tokens(text, max_tokens);
-                    texts.push((w, d, t));
+                    tokens.push(model.tokens(text, max_tokens));
+                    texts.push((w, d));
                 }
                 WorkKind::Chat { .. } => fail(
                     index,
@@ -215,9 +216,8 @@ fn worker(
                 ),
             }
         }
-        let tokens: Vec<Vec<LlamaToken>> = texts.iter().map(|(_, _, t)| t.clone()).collect();
         let vectors = embedder.embed_tokens(&tokens);
-        for ((w, d, _), result) in texts.iter().zip(vectors) {
+        for ((w, d), result) in texts.iter().zip(vectors) {
             match result {
                 Ok((vector, n)) => {
                     let _ = d.send(WorkDone {

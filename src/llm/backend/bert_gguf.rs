@@ -216,7 +216,7 @@ fn tensor_name(hf: &str) -> Option<String> {
 }
 
 /// The weights of a safetensors file, each under llama.cpp's name, as they are stored.
-fn tensors(g: &mut Gguf, file: &[u8], path: &Path) -> Result<(), String> {
+fn tensors<'a>(g: &mut Gguf<'a>, file: &'a [u8], path: &Path) -> Result<(), String> {
     let bad = |m: String| format!("{}: {m}", path.display());
     if file.len() < 8 {
         return Err(bad("too short to be a safetensors file".into()));
@@ -301,11 +301,12 @@ impl GgmlType {
 
 /// A GGUF file (version 3) being written: metadata, then tensor descriptions, then the data,
 /// each tensor aligned to 32 bytes.
+/// The tensors' data is borrowed from the file it was read from, and copied once, into the output.
 #[derive(Default)]
-struct Gguf {
+struct Gguf<'a> {
     kv: Vec<u8>,
     n_kv: u64,
-    tensors: Vec<(String, Vec<u64>, GgmlType, Vec<u8>)>,
+    tensors: Vec<(String, Vec<u64>, GgmlType, &'a [u8])>,
 }
 
 const ALIGN: usize = 32;
@@ -315,7 +316,7 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend(s.as_bytes());
 }
 
-impl Gguf {
+impl<'a> Gguf<'a> {
     fn key(&mut self, k: &str, ty: u32) {
         put_str(&mut self.kv, k);
         self.kv.extend(ty.to_le_bytes());
@@ -353,9 +354,8 @@ impl Gguf {
             self.kv.extend(x.to_le_bytes());
         }
     }
-    fn tensor(&mut self, name: &str, dims: &[u64], ty: GgmlType, data: &[u8]) {
-        self.tensors
-            .push((name.to_string(), dims.to_vec(), ty, data.to_vec()));
+    fn tensor(&mut self, name: &str, dims: &[u64], ty: GgmlType, data: &'a [u8]) {
+        self.tensors.push((name.to_string(), dims.to_vec(), ty, data));
     }
     fn bytes(self) -> Vec<u8> {
         let pad = |out: &mut Vec<u8>| {
@@ -363,7 +363,8 @@ impl Gguf {
                 out.push(0);
             }
         };
-        let mut out = Vec::new();
+        let data: usize = self.tensors.iter().map(|t| t.3.len() + ALIGN).sum();
+        let mut out = Vec::with_capacity(self.kv.len() + data + 4096);
         out.extend(b"GGUF");
         out.extend(3u32.to_le_bytes());
         out.extend((self.tensors.len() as u64).to_le_bytes());
@@ -382,7 +383,7 @@ impl Gguf {
         }
         pad(&mut out);
         for (_, _, _, data) in &self.tensors {
-            out.extend(data);
+            out.extend_from_slice(data);
             pad(&mut out);
         }
         out

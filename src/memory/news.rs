@@ -23,9 +23,12 @@ pub fn fact_of(n: &MemoryNode) -> Option<String> {
     }
     match (n.predicate.as_str(), n.object.as_str()) {
         ("thinks", "inner voice") => {
-            // "Klaus Mueller's inner voice says: "…"" → the words.
+            // "Klaus Mueller's inner voice says: "…"" → the words, about the resident in the
+            // third person ("You want to run for mayor" is passed on as "Klaus Mueller wants
+            // to run for mayor", never as "You want …").
             let said = n.description.split_once(": \"").map(|(_, q)| q)?;
-            Some(said.trim_end_matches('"').trim().to_string()).filter(|s| !s.is_empty())
+            let said = said.trim_end_matches('"').trim();
+            (!said.is_empty()).then(|| super::history::to_third_person(said, &n.subject))
         }
         ("knows", _) => Some(n.description.clone()),
         _ => None,
@@ -468,6 +471,23 @@ mod tests {
         );
         let fact = fact_of(a.get(whisper).unwrap()).unwrap();
         assert_eq!(fact, "Sam Moore is running for mayor");
+        // A whisper spoken to the resident is passed on about them, never as "you".
+        let to_you = a.add(
+            NodeKind::Thought,
+            NewNode {
+                subject: "Isabella Rodriguez".into(),
+                predicate: "thinks".into(),
+                object: "inner voice".into(),
+                description: "Isabella Rodriguez's inner voice says: \"You want to run for mayor\""
+                    .into(),
+                ..Default::default()
+            },
+            t,
+        );
+        assert_eq!(
+            fact_of(a.get(to_you).unwrap()).as_deref(),
+            Some("Isabella Rodriguez wants to run for mayor")
+        );
         let told = |speaker: &str, source, conv: &str| NewNode {
             description: format!("{speaker} told me that {fact}"),
             predicate: "was told".into(),

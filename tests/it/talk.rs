@@ -2,7 +2,8 @@
 //! is held by C with the chain C ← B ← A; an accepted invitation puts the gathering into the
 //! invitee's plan at its place and time and the invitee is there; a refused one keeps its
 //! reason; a line that is only a name is replaced by its topic's template and counted; a line's
-//! prompt lists no more memories than configured.
+//! prompt lists no more memories than configured; a surprise is kept from the one it is for;
+//! nobody is told back what they told.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -373,5 +374,83 @@ fn a_conversation_lines_prompt_lists_at_most_the_configured_memories() {
     assert!(
         thirty < ten,
         "with 30 allowed, Klaus's prompts list more than 10 (15): {thirty} lines"
+    );
+}
+
+/// A surprise for a resident is kept from them: the organiser does not invite them to it nor
+/// tell them of it, and invites the others.
+#[test]
+fn a_surprise_party_for_a_resident_is_kept_from_them_and_offered_to_the_others() {
+    // After the Valentine's Day party, so the surprise is the only gathering ahead.
+    let mut app = town(Vec::new(), "2023-02-15 10:00");
+    run_steps(&mut app, 2);
+    run_console_line(
+        &mut app,
+        "whisper Isabella Isabella is throwing a surprise party for Klaus at Hobbs Cafe tomorrow from 5pm to 7pm",
+    );
+    let c1 = talk(&mut app, "Isabella Rodriguez", "Klaus Mueller");
+    until_over(&mut app, c1, 600);
+    let c2 = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+    until_over(&mut app, c2, 600);
+    let log = app.world().resource::<ConversationLog>();
+    let surprise = |t: &str| t.contains("surprise");
+    for l in log.lines.iter().filter(|l| l.listener == "Klaus Mueller") {
+        let topic = l.topic.as_ref().unwrap();
+        assert!(
+            !surprise(&l.text) && !topic.fact.as_deref().is_some_and(surprise),
+            "Klaus heard of his surprise: {l:#?}"
+        );
+    }
+    assert!(
+        log.lines.iter().any(|l| l.listener == "Maria Lopez"
+            && l.topic.as_ref().is_some_and(|t| t.kind == TopicKind::Invitation
+                && t.gathering.as_ref().is_some_and(|g| surprise(&g.what)))),
+        "Maria is invited to it: {:#?}",
+        log.lines
+    );
+}
+
+/// Nobody tells a person what that person told them.
+#[test]
+fn nobody_tells_back_what_the_listener_told_them() {
+    let mut app = town(Vec::new(), "2023-02-13 10:00");
+    run_steps(&mut app, 2);
+    run_console_line(
+        &mut app,
+        "whisper Klaus Sam Moore is running for mayor of Smallville",
+    );
+    let c1 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c1, 600);
+    // Maria speaks first, her newest news first.
+    let c2 = talk(&mut app, "Maria Lopez", "Klaus Mueller");
+    until_over(&mut app, c2, 600);
+    let fact = "Sam Moore is running for mayor of Smallville";
+    let log = app.world().resource::<ConversationLog>();
+    let carries = |l: &&simulacra::agent::conversation::LoggedLine| {
+        l.topic.as_ref().and_then(|t| t.fact.as_deref()) == Some(fact)
+    };
+    assert!(
+        log.lines
+            .iter()
+            .filter(|l| l.speaker == "Klaus Mueller")
+            .any(|l| carries(&l)),
+        "Klaus told Maria: {:#?}",
+        log.lines
+    );
+    assert!(
+        !log.lines
+            .iter()
+            .filter(|l| l.speaker == "Maria Lopez")
+            .any(|l| carries(&l)),
+        "Maria told it back: {:#?}",
+        log.lines
+    );
+    let klaus = &streams(&mut app)["Klaus Mueller"];
+    assert!(
+        !klaus
+            .nodes()
+            .iter()
+            .any(|n| n.told.as_ref().is_some_and(|t| t.fact == fact)),
+        "Klaus heard his own news back"
     );
 }

@@ -58,6 +58,27 @@ fn names(text: &str, person: &str) -> bool {
         .any(|w| w == first)
 }
 
+/// Words that keep something from a person: they name the person and say it is a secret
+/// ("a surprise for Klaus", "Tom must not hear of it", "don't tell Maria").
+fn kept_from(words: &str, person: &str) -> bool {
+    const SECRECY: [&str; 9] = [
+        "surprise",
+        "secret",
+        "must not",
+        "mustn't",
+        "don't tell",
+        "do not tell",
+        "not to tell",
+        "not find out",
+        "not know",
+    ];
+    if !names(words, person) {
+        return false;
+    }
+    let lower = words.to_lowercase().replace('\u{2019}', "'");
+    SECRECY.iter().any(|m| lower.contains(m))
+}
+
 /// The fact an invitation leaves with the listener.
 pub fn gathering_fact(g: &Gathering) -> String {
     if g.organiser.is_empty() {
@@ -88,9 +109,13 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
     // An invitation: one gathering still ahead that the partner has not been invited to.
     if let Some((n, g)) = input.memories.iter().find_map(|n| {
         let g = n.gathering.as_ref()?;
+        // Nobody is invited to a gathering about them ("a party for Klaus": the organiser
+        // arranges it with them, it is not news) or kept from them.
         (may_invite(n, input.speaker)
             && g.ends() > input.now
             && g.organiser != input.partner
+            && !names(&g.describe(), input.partner)
+            && !fact_of(n).is_some_and(|w| kept_from(&w, input.partner))
             && !input.known_to_partner.contains(&g.describe())
             && !said_facts.contains(gathering_fact(g).as_str()))
         .then_some((n, g))
@@ -113,15 +138,20 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
         if facts.len() >= MAX_FACTS {
             break;
         }
-        // A gathering is told in its own words, whoever held it first.
-        let Some(f) = fact_of(n).map(|f| n.gathering.as_ref().map(gathering_fact).unwrap_or(f))
-        else {
+        let Some(words) = fact_of(n) else {
             continue;
         };
+        // A gathering is told in its own words, whoever held it first.
+        let f = n
+            .gathering
+            .as_ref()
+            .map(gathering_fact)
+            .unwrap_or_else(|| words.clone());
         let heard_from_partner = n.told.as_ref().is_some_and(|t| t.speaker == input.partner);
         // Nobody is told news about themselves (wherever the fact names them: "Jane feels
-        // that Tom has grown distant" is not for Tom).
-        let about_partner = names(&f, input.partner);
+        // that Tom has grown distant" is not for Tom), nor what its memory keeps from them
+        // ("Tom must not hear of the dinner at Hobbs Cafe", told as "there is a dinner …").
+        let about_partner = names(&f, input.partner) || kept_from(&words, input.partner);
         if heard_from_partner
             || about_partner
             || facts.contains(&f)
@@ -418,5 +448,76 @@ mod tests {
         assert!(names("Tom's garden is flooded", "Tom Moreno"));
         assert!(names("a gift for Tom\u{2019}s birthday", "Tom Moreno"));
         assert!(!names("Tomorrow is Sunday", "Tom Moreno"));
+    }
+
+    /// A gathering about a person ("a surprise party for Klaus") is neither an invitation nor
+    /// news for them, and neither is one whose memory says they must not hear of it; others
+    /// are invited and told.
+    #[test]
+    fn a_gathering_about_the_partner_or_kept_from_them_is_not_offered_to_them() {
+        let party = |what: &str| Gathering {
+            what: what.into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day: now().day() + 1,
+            start: 1020,
+            end: 1140,
+            organiser: "Isabella Rodriguez".into(),
+        };
+        let mut s = MemoryStream::default();
+        let surprise = s.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "knows".into(),
+                description: "Isabella is throwing a surprise party for Klaus at Hobbs Cafe tomorrow from 5pm to 7pm".into(),
+                gathering: Some(party("a surprise party for Klaus")),
+                ..Default::default()
+            },
+            now(),
+        );
+        let mut s2 = MemoryStream::default();
+        let kept = s2.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "knows".into(),
+                description: "Tom must not hear of the dinner at Hobbs Cafe tomorrow from 5pm to 7pm".into(),
+                gathering: Some(party("a dinner")),
+                ..Default::default()
+            },
+            now(),
+        );
+        let known = HashSet::new();
+        let offered = |s: &MemoryStream, partner: &str, id: NodeId| {
+            let input = TopicInput {
+                speaker: "Isabella Rodriguez",
+                partner,
+                now: now(),
+                memories: s.nodes().iter().collect(),
+                known_to_partner: &known,
+                said_here: &[],
+                last_line: None,
+                plan_next: None,
+            };
+            candidates(&input, None)
+                .iter()
+                .filter(|t| t.source == Some(id))
+                .map(|t| t.kind)
+                .collect::<Vec<_>>()
+        };
+        assert!(offered(&s, "Klaus Mueller", surprise).is_empty());
+        assert_eq!(
+            offered(&s, "Maria Lopez", surprise),
+            vec![TopicKind::Invitation]
+        );
+        assert!(
+            offered(&s2, "Tom Moreno", kept).is_empty(),
+            "neither told nor invited: it is kept from him"
+        );
+        assert_eq!(
+            offered(&s2, "Maria Lopez", kept),
+            vec![TopicKind::Invitation]
+        );
+        assert!(kept_from("Don\u{2019}t tell Maria about the cake", "Maria Lopez"));
+        assert!(!kept_from("Isabella wants to invite Maria to the party", "Maria Lopez"));
     }
 }

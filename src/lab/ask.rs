@@ -52,6 +52,53 @@ pub struct Answer {
     pub fallback: bool,
     /// The memories it was shown, best first.
     pub recalled: Vec<String>,
+    /// A yes-or-no answer whose own words say the opposite ("yes" with "No, I haven't heard
+    /// of it"): the model's choice and its sentence disagree ([`words_say`]).
+    #[serde(default)]
+    pub contradicts: bool,
+}
+
+/// Above this share of yes-or-no answers whose own words say the opposite, a round's answers
+/// are not informative of what the residents know (the model's yes or no is a coin): they are
+/// reported, marked so, and left out of the shares over rounds.
+pub const CONTRADICTION_LIMIT: f64 = 0.2;
+
+/// Whether `contradicting` of `answers` is at most [`CONTRADICTION_LIMIT`].
+pub fn informative(contradicting: usize, answers: usize) -> bool {
+    contradicting as f64 <= CONTRADICTION_LIMIT * answers as f64
+}
+
+/// What a resident's own sentence says to a yes-or-no question, where it says it plainly: it
+/// opens with a yes or a no ("Yes, …", "No, …"), or admits not knowing ("I don't know", "I
+/// haven't heard", "no idea"); `None` where the words do not say (most sentences).
+pub fn words_say(says: &str) -> Option<bool> {
+    let t = says
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
+        .replace('\u{2019}', "'");
+    let first: String = t.chars().take_while(|c| c.is_alphanumeric()).collect();
+    let after = t[first.len()..].chars().next();
+    let ends_word = after.is_none_or(|c| !c.is_alphanumeric() && c != '\'');
+    // "No doubt …", "No one …", "Nope": only a no that stands alone is one.
+    let standalone = after.is_none_or(|c| matches!(c, ',' | '.' | '!' | ';' | ':' | '-'));
+    match first.as_str() {
+        "yes" | "yeah" | "yep" | "sure" if ends_word => return Some(true),
+        "no" | "nope" if standalone => return Some(false),
+        _ => {}
+    }
+    const UNAWARE: [&str; 10] = [
+        "i don't know",
+        "i do not know",
+        "i'm not aware",
+        "i am not aware",
+        "no idea",
+        "haven't heard",
+        "have not heard",
+        "never heard",
+        "don't recall",
+        "do not recall",
+    ];
+    UNAWARE.iter().any(|p| t.contains(p)).then_some(false)
 }
 
 /// The schema of a yes-or-no answer (the yes or no first, so a cut-off answer still has it).
@@ -133,6 +180,7 @@ fn failed(shape: Shape, recalled: Vec<String>) -> Answer {
         text: "I'm not sure.".into(),
         fallback: true,
         recalled,
+        contradicts: false,
     }
 }
 
@@ -210,12 +258,16 @@ fn read_answer(shape: Shape, msg: &LlmReply, recalled: Vec<String>) -> Answer {
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(one_line);
     match shape {
         Shape::YesNo => match field("answer").as_deref() {
-            Some(yn @ ("yes" | "no")) => Answer {
-                yes: Some(yn == "yes"),
-                text: field("says").unwrap_or_default(),
-                fallback: false,
-                recalled,
-            },
+            Some(yn @ ("yes" | "no")) => {
+                let text = field("says").unwrap_or_default();
+                Answer {
+                    yes: Some(yn == "yes"),
+                    contradicts: words_say(&text).is_some_and(|w| w != (yn == "yes")),
+                    text,
+                    fallback: false,
+                    recalled,
+                }
+            }
             _ => failed(shape, recalled),
         },
         Shape::Open => match field("answer") {
@@ -224,6 +276,7 @@ fn read_answer(shape: Shape, msg: &LlmReply, recalled: Vec<String>) -> Answer {
                 text: t,
                 fallback: false,
                 recalled,
+                contradicts: false,
             },
             _ => failed(shape, recalled),
         },
@@ -281,4 +334,26 @@ fn next_reply<T>(world: &mut World, ours: &HashMap<u64, T>) -> Option<LlmReply> 
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words_say;
+
+    #[test]
+    fn the_words_of_an_answer_say_yes_or_no_only_where_they_say_it_plainly() {
+        assert_eq!(words_say("No, I haven't heard anything about it."), Some(false));
+        assert_eq!(words_say("\"Yes! Sam Moore is running for mayor.\""), Some(true));
+        assert_eq!(words_say("Yeah, Isabella told me"), Some(true));
+        assert_eq!(words_say("no."), Some(false));
+        assert_eq!(words_say("I don\u{2019}t know who that is"), Some(false));
+        assert_eq!(words_say("Honestly I have never heard of him"), Some(false));
+        // Not a plain yes or no.
+        assert_eq!(words_say("No doubt Sam will win"), None);
+        assert_eq!(words_say("Nobody told me, but I saw the poster"), None);
+        assert_eq!(words_say("Yesterday Isabella mentioned a party"), None);
+        assert_eq!(words_say("a scripted answer"), None);
+        assert_eq!(words_say("I'm not sure."), None);
+        assert_eq!(words_say(""), None);
+    }
 }

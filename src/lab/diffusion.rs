@@ -55,6 +55,9 @@ pub struct Probe {
     pub fallback: bool,
     /// The memory that carries it, if any.
     pub evidence: Option<String>,
+    /// Its words say the opposite of its yes or no.
+    #[serde(default)]
+    pub contradicts: bool,
 }
 
 impl Probe {
@@ -92,6 +95,20 @@ impl Round {
             of.iter().filter(|p| p.grounded).count(),
             of.len(),
         )
+    }
+
+    /// Answers whose words contradict their yes or no, and the answers (all facts).
+    pub fn contradictions(&self) -> (usize, usize) {
+        (
+            self.probes.iter().filter(|p| p.contradicts).count(),
+            self.probes.len(),
+        )
+    }
+
+    /// Whether its answers say something of what residents know ([`super::ask::informative`]).
+    pub fn informative(&self) -> bool {
+        let (c, n) = self.contradictions();
+        super::ask::informative(c, n)
     }
 }
 
@@ -175,6 +192,7 @@ pub fn probe_round(world: &mut World, facts: &[Fact], label: &str) -> Round {
                 says: a.text.clone(),
                 fallback: a.fallback,
                 evidence,
+                contradicts: a.contradicts,
             });
         }
     }
@@ -238,6 +256,11 @@ pub fn run_seed(
         ..Default::default()
     });
     let mut town = open_town(sim, &folder.work.join(&sub).join("saves"))?;
+    // A run stopped after an hour's data was written and before its checkpoint goes on from
+    // the checkpoint before: what was written past it is measured again, not kept twice.
+    let now = town.clock().now;
+    run.hours.retain(|h| h.at <= now);
+    run.rounds.retain(|r| r.at <= now);
     let facts = &opts.facts;
     run.residents = town.residents().len();
     let per_hour = 3600 / town.clock().sec_per_step as u64;
@@ -335,14 +358,17 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             };
             let (sy, sg, _, sh, n) = s.counts(&f.name);
             let (ey, eg, eh, eho, _) = e.counts(&f.name);
-            starts.push(sg as f64 / n.max(1) as f64);
-            ends.push(eg as f64 / n.max(1) as f64);
+            starts.push(sh as f64 / n.max(1) as f64);
+            ends.push(eho as f64 / n.max(1) as f64);
+            let (ec, en) = e.contradictions();
+            let mark = if e.informative() { "" } else { " (not informative)" };
             rows.push(vec![
                 f.name.clone(),
                 r.seed.to_string(),
-                format!("{sg} of {n} ({}; said yes {sy}; holders {sh})", pct(sg, n)),
-                format!("{eg} of {n} ({}; said yes {ey}; holders {eho})", pct(eg, n)),
-                format!("{eh} of {ey}"),
+                format!("{sh} → {eho} of {n} ({} → {})", pct(sh, n), pct(eho, n)),
+                format!("{sg} → {eg} (said yes {sy} → {ey}){mark}"),
+                format!("{eh} of {ey}{mark}"),
+                format!("{ec} of {en} ({})", pct(ec, en)),
                 paper
                     .get(f.name.as_str())
                     .map(|(a, b)| format!("{a} → {b}"))
@@ -360,6 +386,7 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                         p.class().into(),
                         p.right.to_string(),
                         p.fallback.to_string(),
+                        p.contradicts.to_string(),
                         p.says.clone(),
                         p.evidence.clone().unwrap_or_default(),
                     ]);
@@ -370,8 +397,9 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             rows.push(vec![
                 f.name.clone(),
                 "mean ± sd".into(),
-                mean_sd(&starts),
-                mean_sd(&ends),
+                format!("{} → {}", mean_sd(&starts), mean_sd(&ends)),
+                String::new(),
+                String::new(),
                 String::new(),
                 String::new(),
             ]);
@@ -381,35 +409,48 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         &[
             "fact",
             "seed",
-            "aware at the start (grounded yes)",
-            "aware at the end",
+            "holders by memory, start → end",
+            "aware (grounded yes), start → end",
             "hallucinated yes at the end",
+            "answers contradicting their own words (end, all facts)",
             "the paper (2 days)",
         ],
         &rows,
     ));
-    let all_yes: usize = runs
+    // The hallucination figure counts only rounds whose answers are informative.
+    let ends: Vec<&Round> = runs.iter().filter_map(|r| r.rounds.last()).collect();
+    let kept: Vec<&&Round> = ends.iter().filter(|r| r.informative()).collect();
+    let all_yes: usize = kept
         .iter()
-        .filter_map(|r| r.rounds.last())
         .flat_map(|r| r.probes.iter())
         .filter(|p| p.yes)
         .count();
-    let halluc: usize = runs
+    let halluc: usize = kept
         .iter()
-        .filter_map(|r| r.rounds.last())
         .flat_map(|r| r.probes.iter())
         .filter(|p| p.yes && !p.grounded)
         .count();
+    let (contra, answered) = ends.iter().fold((0, 0), |(c, n), r| {
+        let (rc, rn) = r.contradictions();
+        (c + rc, n + rn)
+    });
     md.push_str(&format!(
-        "\nHallucinated answers at the end: {halluc} of {all_yes} yes answers ({}); the paper: 6 of 453 awareness answers (1.3 %).\n\n",
-        pct(halluc, all_yes)
+        "\nThe first figure is the holders by memory: residents with a memory that carries the fact (told, whispered or known, with its provenance in tree.csv), whatever they answer. The probes' answers come second. Answers whose own words contradict their yes or no (\"yes\" with \"No, I haven't heard\"): {contra} of {answered} at the end ({}); a town where more than {:.0} % do is marked *not informative* and left out of the next figure.\n\n",
+        pct(contra, answered),
+        100.0 * super::ask::CONTRADICTION_LIMIT
+    ));
+    md.push_str(&format!(
+        "Hallucinated answers at the end: {halluc} of {all_yes} yes answers ({}) in {} of {} towns with informative answers; the paper: 6 of 453 awareness answers (1.3 %).\n\n",
+        pct(halluc, all_yes),
+        kept.len(),
+        ends.len()
     ));
     folder.write_text(
         "probes.csv",
         &csv(
             &[
                 "seed", "round", "time", "fact", "resident", "answer", "class", "right",
-                "fallback", "says", "evidence",
+                "fallback", "contradicts", "says", "evidence",
             ],
             &data_rows,
         ),

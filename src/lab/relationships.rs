@@ -35,6 +35,9 @@ pub struct Know {
     pub says: String,
     /// The model gave no valid answer.
     pub fallback: bool,
+    /// Its words say the opposite of its yes or no.
+    #[serde(default)]
+    pub contradicts: bool,
 }
 
 /// A round of answers.
@@ -125,6 +128,7 @@ pub fn know_round(world: &mut World, label: &str) -> KnowRound {
             yes: ans.yes == Some(true),
             says: ans.text,
             fallback: ans.fallback,
+            contradicts: ans.contradicts,
             asker: a,
             about: b,
         })
@@ -274,13 +278,20 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     for r in &run.rounds {
         let yes = r.answers.iter().filter(|k| k.yes).count();
         let halluc = r.answers.iter().filter(|k| k.yes && !k.grounded).count();
+        let contra = r.answers.iter().filter(|k| k.contradicts).count();
+        let mark = if super::ask::informative(contra, r.answers.len()) {
+            ""
+        } else {
+            " (not informative)"
+        };
         rows.push(vec![
             r.label.clone(),
             r.at.to_string(),
-            format!("{:.3}", r.density(false)),
+            format!("{:.3}{mark}", r.density(false)),
             format!("{:.3}", r.density(true)),
             format!("{} edges", r.edges(false).len()),
-            format!("{halluc} of {yes} ({})", pct(halluc, yes)),
+            format!("{halluc} of {yes} ({}){mark}", pct(halluc, yes)),
+            format!("{contra} of {} ({})", r.answers.len(), pct(contra, r.answers.len())),
         ]);
         for k in &r.answers {
             data.push(vec![
@@ -290,6 +301,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
                 if k.yes { "yes" } else { "no" }.into(),
                 k.grounded.to_string(),
                 k.fallback.to_string(),
+                k.contradicts.to_string(),
                 k.says.clone(),
             ]);
         }
@@ -303,15 +315,17 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             "density (grounded)",
             "edges",
             "yes with no memory behind it",
+            "answers contradicting their own words",
         ],
         &rows,
     ));
-    md.push_str("\nThe paper: 0.167 → 0.74 over two game days; 6 of 453 awareness answers (1.3 %) hallucinated.\n\n");
+    md.push_str(&format!("\nThe paper: 0.167 → 0.74 over two game days; 6 of 453 awareness answers (1.3 %) hallucinated. *Grounded* density needs no answer to mean anything; a round where more than {:.0} % of answers contradict their own words (\"yes\" with \"No, I don't know her\") is marked *not informative*.\n\n", 100.0 * super::ask::CONTRADICTION_LIMIT));
     folder.write_text(
         "knows.csv",
         &csv(
             &[
-                "round", "asker", "about", "answer", "grounded", "fallback", "says",
+                "round", "asker", "about", "answer", "grounded", "fallback", "contradicts",
+                "says",
             ],
             &data,
         ),
@@ -371,6 +385,7 @@ mod tests {
             grounded,
             says: String::new(),
             fallback: false,
+            contradicts: false,
         }
     }
 

@@ -94,6 +94,13 @@ pub struct WorldSave {
     pub console_queue: Vec<String>,
     /// The avatar's `goto` walk.
     pub avatar_route: AvatarRoute,
+    /// Answers replaced over the run, by what they were for and why (the run's summary
+    /// counts them; saves before 2026-11-27 lack them and start from none).
+    #[serde(default)]
+    pub replaced: Vec<(String, crate::cognition::ask::flaws::Flaw, u64)>,
+    /// Who was at each gathering someone accepted, while it went on.
+    #[serde(default)]
+    pub attendance: crate::cognition::talk::invite::Attendance,
 }
 
 /// A conversation entity.

@@ -251,6 +251,14 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
     // Every line of a save was heard before it was written.
     let heard = log.len();
     world.insert_resource(ConversationLog::new(log, heard));
+    world.insert_resource(crate::cognition::ask::flaws::Fallbacks {
+        counts: w
+            .replaced
+            .iter()
+            .map(|(what, flaw, n)| ((what.clone(), *flaw), *n))
+            .collect(),
+    });
+    world.insert_resource(w.attendance.clone());
     let mut chat = w.player_chat.clone();
     chat.remap(&map);
     world.insert_resource(chat);

@@ -1,7 +1,9 @@
 //! The lab on the scripted backend: a fact told in a conversation shows its hearer aware,
 //! grounded, with the teller in the diffusion tree, and a yes with no memory behind it is
-//! counted as hallucinated; the party read from memories, plans and the movement log; a report
-//! folder written whole; bad input refused before anything is written.
+//! counted as hallucinated; a probe whose words contradict its answer counted as such; the party
+//! read from memories, plans and the movement log; a report folder written whole; a run stopped
+//! between its data and its checkpoint resumed as a straight run; bad input refused before
+//! anything is written.
 
 use crate::talk::{invited, talk, town, until_over};
 use bevy::prelude::*;
@@ -304,5 +306,117 @@ fn a_run_resumed_with_another_town_is_refused_and_unknown_residents_are_named() 
     let other = SimPlugin::load("the_ville_n25", None, config).unwrap();
     let err = lab::open_town(other, &saves).err().expect("refused");
     assert!(err.contains("the unfinished run is of"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A probe whose own words say the opposite of its yes or no is counted as such, and the
+/// report says how many did.
+#[test]
+fn a_probe_whose_words_contradict_its_answer_is_counted() {
+    let probe = |who: &str, reply: &str| simulacra::llm::config::ScriptRule {
+        purpose: Some("lab_probe".into()),
+        contains: Some(format!("What {who} remembers")),
+        reply: reply.into(),
+        ..Default::default()
+    };
+    let mut app = town(
+        vec![
+            probe(
+                "Maria Lopez",
+                r#"{"answer": "yes", "says": "No, I have never heard of that."}"#,
+            ),
+            probe(
+                "Klaus Mueller",
+                r#"{"answer": "no", "says": "Yes, Sam Moore is running for mayor."}"#,
+            ),
+            probe(
+                "Isabella Rodriguez",
+                r#"{"answer": "no", "says": "No, I don't know about it."}"#,
+            ),
+        ],
+        "2023-02-13 10:00",
+    );
+    run_steps(&mut app, 2);
+    let facts = facts::smallville();
+    let round = diffusion::probe_round(app.world_mut(), &facts, "end");
+    let of = |who: &str| {
+        round
+            .probes
+            .iter()
+            .find(|p| p.fact == "mayor" && p.resident == who)
+            .unwrap_or_else(|| panic!("{who}: {round:#?}"))
+            .clone()
+    };
+    assert!(of("Maria Lopez").contradicts, "{:?}", of("Maria Lopez"));
+    assert!(of("Klaus Mueller").contradicts, "{:?}", of("Klaus Mueller"));
+    assert!(!of("Isabella Rodriguez").contradicts);
+    // Every fact's probe, two of three residents each: not informative.
+    let (c, n) = round.contradictions();
+    assert_eq!((c, n), (2 * facts.len(), 3 * facts.len()));
+    assert!(!round.informative());
+    let out = scratch("contradicts");
+    let folder = Folder::open(&out, "c", false).unwrap();
+    let run = diffusion::SeedRun {
+        seed: 1,
+        residents: 3,
+        rounds: vec![round.clone(), round],
+        ..Default::default()
+    };
+    let section = diffusion::report(&[run], &facts, &folder).unwrap();
+    assert!(
+        section.contains(&format!(
+            "contradict their yes or no (\"yes\" with \"No, I haven't heard\"): {c} of {n}"
+        )) && section.contains("(not informative)")
+            && section.contains("in 0 of 1 towns with informative answers"),
+        "{section}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A run stopped after an hour's data was written but before that hour's checkpoint goes on
+/// from the checkpoint before and keeps each hour once; what its conversations carried (the
+/// counts of replaced lines included) is what an uninterrupted run reports.
+#[test]
+fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_straight_run() {
+    let config = GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    };
+    let sim = || {
+        let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).unwrap();
+        s.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+        s.scenario.start = GameTime::parse("2023-02-13 10:00").unwrap();
+        s
+    };
+    let facts = facts::smallville();
+    let opts = |hours| diffusion::Options {
+        facts: facts.clone(),
+        hours,
+        every_morning: false,
+        seeds: 1,
+    };
+    let out = scratch("stopped");
+    let straight = diffusion::run_seed(sim(), &Folder::open(&out, "a", false).unwrap(), &opts(2), 1)
+        .unwrap();
+    // Stopped: one hour checkpointed, the second hour's data written, its checkpoint not.
+    let folder = Folder::open(&out, "b", false).unwrap();
+    let first = diffusion::run_seed(sim(), &folder, &opts(1), 1).unwrap();
+    let mut written = first.clone();
+    written.rounds.truncate(1);
+    written.hours.push(straight.hours[2].clone());
+    std::fs::write(
+        folder.work.join("seed-1/diffusion.json"),
+        serde_json::to_string(&written).unwrap(),
+    )
+    .unwrap();
+    let resumed = diffusion::run_seed(sim(), &Folder::open(&out, "b", true).unwrap(), &opts(2), 1)
+        .unwrap();
+    let at = |r: &diffusion::SeedRun| r.hours.iter().map(|h| h.at).collect::<Vec<_>>();
+    assert_eq!(at(&resumed), at(&straight), "each hour once");
+    assert_eq!(resumed.hours, straight.hours);
+    assert_eq!(resumed.rounds, straight.rounds);
+    assert_eq!(resumed.tree, straight.tree);
+    assert!(resumed.talk.contains("lines said by a template"), "{}", resumed.talk);
+    assert_eq!(resumed.talk, straight.talk, "counted over the whole run");
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -160,6 +160,11 @@ fn assert_same(a: &SaveData, b: &SaveData) {
             .collect::<Vec<_>>()
     };
     assert_eq!(log(a, &la), log(b, &lb), "the town's conversation log");
+    assert_eq!(
+        a.world.replaced, b.world.replaced,
+        "answers replaced, counted over the whole run"
+    );
+    assert_eq!(a.world.attendance, b.world.attendance, "who was at gatherings");
     assert_eq!(a.movement.frames, b.movement.frames, "movement log");
 }
 
@@ -199,6 +204,10 @@ fn a_run_saved_and_loaded_halfway_equals_the_straight_run() {
     );
     assert_eq!(a.world.clock.step, 1000);
     assert!(talks > 0, "the comparison covers conversations");
+    assert!(
+        !a.world.replaced.is_empty(),
+        "the comparison covers answers replaced"
+    );
     assert_same(&a, &b);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -197,7 +197,7 @@ pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32) -> bool {
 }
 
 /// Answers replaced, by what they were for ("line", "plan item", "summary", "interview
-/// answer") and why. Counted over the run (not saved).
+/// answer") and why. Counted over the run (and saved with it).
 #[derive(Resource, Debug, Default, Clone)]
 pub struct Fallbacks {
     /// Counts.

@@ -312,8 +312,8 @@ pub fn apply_invite_answers(
 }
 
 /// Who was at each gathering someone accepted, while it went on (by its description; counted
-/// over the run, not saved).
-#[derive(Resource, Debug, Default, Clone)]
+/// over the run, and saved with it).
+#[derive(Resource, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Attendance {
     /// Gathering → (the gathering, residents seen at its place during it).
     pub seen: std::collections::BTreeMap<String, (Gathering, std::collections::BTreeSet<String>)>,

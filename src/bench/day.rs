@@ -19,6 +19,10 @@ pub struct DayBench {
     pub wall_secs: f64,
     /// Wall seconds game time waited on the LLM.
     pub waited_secs: f64,
+    /// Of those, the seconds laid at each purpose's door (shared among the answers missing).
+    pub waited_on: Vec<(String, f64)>,
+    /// Of those, the seconds the town waited on a single answer.
+    pub waited_on_one: f64,
     /// LLM metrics over the measured hours only.
     pub stats: crate::llm::metrics::LlmStats,
     /// The warm-up's wall seconds.
@@ -45,7 +49,9 @@ pub fn bench_day(
     crate::run_steps(&mut app, (warmup_hours * 3600.0 / sec) as u64);
     let warmup_secs = t0.elapsed().as_secs_f64();
     let before = app.world().resource::<Llm>().stats();
-    let waited_before = app.world().resource::<crate::sim::clock::StepGate>().waited;
+    let gate = app.world().resource::<crate::sim::clock::StepGate>();
+    let (waited_before, on_before, one_before) =
+        (gate.waited, gate.waited_on.clone(), gate.waited_on_one);
     let model_before = crate::llm::backend::llama::model_work();
     let t = Instant::now();
     // Ten game minutes at a time, with a line on stderr for each, and each game hour's
@@ -59,6 +65,7 @@ pub fn bench_day(
     let mut hour_stats = app.world().resource::<Llm>().stats();
     let mut hour_from = hm(&app);
     let mut hour_steps = 0;
+    let (mut hour_on, mut hour_one) = (on_before.clone(), one_before);
     while done < total {
         let n = chunk.min(total - done);
         crate::run_steps(&mut app, n);
@@ -80,6 +87,24 @@ pub fn bench_day(
             let h = hour_steps as f64 * sec / 3600.0;
             eprintln!("  {hour_from}–{}:", hm(&app));
             eprint!("{}", now.since(&hour_stats).per_agent_hour(agents, h));
+            let gate = app.world().resource::<crate::sim::clock::StepGate>();
+            let mut on: Vec<(&String, f64)> = gate
+                .waited_on
+                .iter()
+                .map(|(p, d)| {
+                    let before = hour_on.get(p).copied().unwrap_or_default();
+                    (p, d.saturating_sub(before).as_secs_f64())
+                })
+                .filter(|(_, s)| *s >= 0.5)
+                .collect();
+            on.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let on: Vec<String> = on.iter().map(|(p, s)| format!("{p} {s:.0} s")).collect();
+            eprintln!(
+                "  waited on: {}; on a single answer {:.0} s",
+                on.join(", "),
+                (gate.waited_on_one - hour_one).as_secs_f64()
+            );
+            (hour_on, hour_one) = (gate.waited_on.clone(), gate.waited_on_one);
             hour_stats = now;
             hour_from = hm(&app);
             hour_steps = 0;
@@ -88,7 +113,19 @@ pub fn bench_day(
     let wall_secs = t.elapsed().as_secs_f64();
     let model = crate::llm::backend::llama::model_work().since(&model_before);
     let after = app.world().resource::<Llm>().stats();
-    let waited = app.world().resource::<crate::sim::clock::StepGate>().waited - waited_before;
+    let gate = app.world().resource::<crate::sim::clock::StepGate>();
+    let waited = gate.waited - waited_before;
+    let mut waited_on: Vec<(String, f64)> = gate
+        .waited_on
+        .iter()
+        .map(|(p, d)| {
+            let before = on_before.get(p).copied().unwrap_or_default();
+            (p.clone(), d.saturating_sub(before).as_secs_f64())
+        })
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    waited_on.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let waited_on_one = (gate.waited_on_one - one_before).as_secs_f64();
     let talk = crate::cognition::talk::report::talk_report(app.world_mut())
         .text(agents, hours + warmup_hours);
     DayBench {
@@ -98,8 +135,28 @@ pub fn bench_day(
         game_hours: hours,
         wall_secs,
         waited_secs: waited.as_secs_f64(),
+        waited_on,
+        waited_on_one,
         stats: after.since(&before),
         warmup_secs,
+    }
+}
+
+impl DayBench {
+    /// "game time waited on: converse 120 s (31%), …; on a single answer 40% of the wait".
+    pub fn waited_on_line(&self) -> String {
+        let total = self.waited_secs.max(1e-9);
+        let parts: Vec<String> = self
+            .waited_on
+            .iter()
+            .map(|(p, s)| format!("{p} {s:.0} s ({:.0}%)", 100.0 * s / total))
+            .collect();
+        format!(
+            "  game time waited on (each missing answer an equal share of the wait): {}; on a single answer {:.0} s ({:.0}% of the wait)\n",
+            if parts.is_empty() { "nothing".into() } else { parts.join(", ") },
+            self.waited_on_one,
+            100.0 * self.waited_on_one / total
+        )
     }
 }
 

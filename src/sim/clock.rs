@@ -150,6 +150,9 @@ pub struct StepGate {
     /// Sends the requests a step made (run after every step: they leave together, not one by
     /// one as they are made).
     pub send: Option<fn(&mut World)>,
+    /// Names what each missing answer is for (its purpose), so the time waited can be laid
+    /// at the doors of the purposes that held the step ([`StepGate::waited_on`]).
+    pub label: Option<fn(&World, (Entity, u64)) -> Option<String>>,
     /// Answers the current step is waiting for (0 when it is not waiting).
     pub waiting: usize,
     /// Real time spent blocked on answers (headless runs).
@@ -158,6 +161,30 @@ pub struct StepGate {
     pub waited_steps: u64,
     /// Times a blocked step woke to take the answers that had arrived (headless runs).
     pub rounds: u64,
+    /// Real time blocked, shared out among the purposes of the answers missing while it
+    /// passed (each missing answer an equal share), by purpose.
+    pub waited_on: std::collections::BTreeMap<String, Duration>,
+    /// Real time blocked while a single answer was missing (the town waiting on one request).
+    pub waited_on_one: Duration,
+}
+
+impl StepGate {
+    /// Lays `spent` at the doors of the answers still missing in `awaited`.
+    fn blame(&mut self, world: &World, awaited: &Awaited, spent: Duration) {
+        let Some(label) = self.label else { return };
+        let n = awaited.keys.len();
+        if n == 0 {
+            return;
+        }
+        if n == 1 {
+            self.waited_on_one += spent;
+        }
+        let share = spent / n as u32;
+        for k in &awaited.keys {
+            let name = label(world, *k).unwrap_or_else(|| "other".into());
+            *self.waited_on.entry(name).or_default() += share;
+        }
+    }
 }
 
 /// What one gate check is still waiting for. Between the rounds of a check no system runs and
@@ -206,9 +233,13 @@ fn gate_open(world: &mut World) -> bool {
         }
         let t = Instant::now();
         pump(world, Some(Duration::from_millis(200)), &mut awaited);
-        let mut g = world.resource_mut::<StepGate>();
-        g.waited += t.elapsed();
-        g.rounds += 1;
+        let spent = t.elapsed();
+        // Blamed on what was missing before this round's answers are struck off.
+        world.resource_scope(|world, mut g: Mut<StepGate>| {
+            g.waited += spent;
+            g.rounds += 1;
+            g.blame(world, &awaited, spent);
+        });
     }
 }
 

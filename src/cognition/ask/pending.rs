@@ -297,6 +297,17 @@ pub fn route_replies(
     }
 }
 
+/// The purpose of the request an agent waits on under `handle` (what the step gate blames
+/// its waiting on).
+pub fn purpose_of(world: &World, (agent, handle): (Entity, u64)) -> Option<String> {
+    world
+        .get::<Pending>(agent)?
+        .jobs
+        .iter()
+        .find(|j| j.handle.0 == handle)
+        .map(|j| j.request.purpose.clone())
+}
+
 /// Answers game time waits for before step `step` (over all agents). The first round of a gate
 /// check lists them in `awaited`; later rounds strike off the answers that arrived since.
 pub fn blocking_answers(

@@ -1,6 +1,7 @@
 //! Refining the day's plan: as the day goes on, each activity of the next hours that is worth it
 //! (an hour or more, not sleep) is decomposed into 5–15-minute subtasks, asked for with the
-//! hourly schedule in the prompt; when the answer arrives the activity's block becomes its
+//! hourly schedule around it in the prompt (the hour before to two hours after, as the
+//! original did); when the answer arrives the activity's block becomes its
 //! subtasks, whose durations are made to add up to the activity they refine. The day and its
 //! hourly schedule are made in [`plan`](crate::cognition::day::plan).
 
@@ -80,6 +81,9 @@ pub fn subtasks(v: &Value, name: &str) -> Vec<(String, u32)> {
         .collect()
 }
 
+/// How far past an activity its decomposition's prompt shows the schedule (game minutes).
+const SCHEDULE_AFTER_MINUTES: u32 = 120;
+
 /// Whether the subtasks of `activity` are already asked for.
 fn asked_for(pending: &Pending, activity: u32) -> bool {
     pending.any(|j| matches!(j, Job::Decompose { activity: a, .. } if *a == activity))
@@ -120,9 +124,13 @@ pub fn request_decompositions(
                 continue;
             }
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
+            // The original's context: the hour before, the activity and the two hours after
+            // (the whole day's schedule was most of the prompt, read again for every activity).
+            let (from, to) = (b.start.saturating_sub(60), b.end + SCHEDULE_AFTER_MINUTES);
             let schedule = plan
                 .hourly
                 .iter()
+                .filter(|h| h.end > from && h.start < to)
                 .map(|h| {
                     format!(
                         "{}–{} {}",

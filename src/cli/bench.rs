@@ -125,7 +125,12 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             warmup,
             hours,
             busy_cores,
-        } => day(&scenarios, config, &from, warmup, hours, busy_cores),
+            against,
+            rounds,
+        } => match against {
+            Some(other) => day_against(&other, rounds, &scenarios, config, &from, warmup, hours),
+            None => day(&scenarios, config, &from, warmup, hours, busy_cores),
+        },
         BenchCommand::Save {
             scenario,
             steps,
@@ -303,6 +308,103 @@ fn day(
     0
 }
 
+/// `bench day --against OTHER`: the measurement run by the other build and by this one in
+/// turn (A B A B), each in its own process, with the ratio of their wall times per scenario.
+fn day_against(
+    other: &std::path::Path,
+    rounds: u32,
+    scenarios: &[String],
+    config: Option<PathBuf>,
+    from: &str,
+    warmup: f64,
+    hours: f64,
+) -> i32 {
+    let this = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => return fail(format!("cannot find this program: {e}")),
+    };
+    if !other.is_file() {
+        return fail(format!("--against {}: no such program", other.display()));
+    }
+    let mut args: Vec<String> = vec![
+        "bench".into(),
+        "day".into(),
+        "--scenarios".into(),
+        scenarios.join(","),
+        "--from".into(),
+        from.into(),
+        "--warmup".into(),
+        warmup.to_string(),
+        "--hours".into(),
+        hours.to_string(),
+    ];
+    if let Some(c) = &config {
+        args.extend(["--config".into(), c.to_string_lossy().into()]);
+    }
+    // Scenario → (the other's walls, this one's walls).
+    let mut walls: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); scenarios.len()];
+    for round in 1..=rounds {
+        for (label, exe, mine) in [("other", other, false), ("this", this.as_path(), true)] {
+            eprintln!("round {round} of {rounds}: {label} ({})", exe.display());
+            let out = match std::process::Command::new(exe)
+                .args(&args)
+                .stderr(std::process::Stdio::inherit())
+                .output()
+            {
+                Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+                Ok(o) => {
+                    return fail(format!(
+                        "{} failed ({}): {}",
+                        exe.display(),
+                        o.status,
+                        String::from_utf8_lossy(&o.stdout)
+                    ));
+                }
+                Err(e) => return fail(format!("{}: {e}", exe.display())),
+            };
+            for (i, scenario) in scenarios.iter().enumerate() {
+                let Some(line) = out.lines().find(|l| l.starts_with(&format!("{scenario}: "))) else {
+                    return fail(format!("{}: no result for {scenario}:\n{out}", exe.display()));
+                };
+                let Some(wall) = wall_of(line) else {
+                    return fail(format!("{}: cannot read the wall time of {line:?}", exe.display()));
+                };
+                println!("round {round} {label}: {line}");
+                if let Some(next) = out.lines().skip_while(|l| *l != line).nth(1) {
+                    println!("round {round} {label}: {}", next.trim());
+                }
+                let w = &mut walls[i];
+                if mine { w.1.push(wall) } else { w.0.push(wall) }
+            }
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    };
+    for (scenario, (o, t)) in scenarios.iter().zip(&walls) {
+        let show = |v: &[f64]| v.iter().map(|w| format!("{w:.0}")).collect::<Vec<_>>().join(", ");
+        println!(
+            "{scenario}: the other build {} s (median {:.0}), this build {} s (median {:.0}): this one takes {:.2}× the other's wall time ({:.2}× as fast)",
+            show(o),
+            median(o),
+            show(t),
+            median(t),
+            median(t) / median(o).max(1e-9),
+            median(o) / median(t).max(1e-9),
+        );
+    }
+    0
+}
+
+/// The wall seconds of a `bench day` result line ("… in 385 s wall …").
+fn wall_of(line: &str) -> Option<f64> {
+    let (before, _) = line.split_once(" s wall")?;
+    before.rsplit(' ').next()?.parse().ok()
+}
+
 /// Programs that each keep a core busy until dropped (`bench day --busy-cores`).
 struct BusyPrograms(Vec<std::process::Child>);
 
@@ -325,4 +427,14 @@ fn busy_programs(n: u32) -> Result<BusyPrograms, String> {
         all.0.push(c);
     }
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wall_time_is_read_from_a_result_line() {
+        let line = "the_ville_n25: 25 agents, 2.0 game hours from February 13, 2023, 07:00:00 in 385 s wall (0 s untimed warm-up before): 18.68 game hours per wall hour";
+        assert_eq!(super::wall_of(line), Some(385.0));
+        assert_eq!(super::wall_of("nothing here"), None);
+    }
 }

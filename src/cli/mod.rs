@@ -286,6 +286,14 @@ pub enum BenchCommand {
         /// and print the speed as a share of the idle run's.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
         busy_cores: u32,
+        /// Another build of this program (the previous commit's, say): the same measurement is
+        /// run with it and with this one in turn, A B A B, each as its own process, and the
+        /// ratio of their wall times printed.
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// Rounds of A B with `--against`.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
+        rounds: u32,
     },
     /// Save and load times and size on disk after a simulated day (scripted answers, the real
     /// embedder's vectors), or of an existing save.

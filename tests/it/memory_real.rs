@@ -257,7 +257,7 @@ fn the_sentence_embedder_matches_a_reference_computed_from_its_weights() {
         .iter()
         .map(|r| model.tokens(r["text"].as_str().unwrap(), 256))
         .collect();
-    let mut embedder = model.embedder(2).expect("a context");
+    let mut embedder = model.embedder(2, 32).expect("a context");
     let got = embedder.embed_tokens(&tokens);
     for ((r, toks), v) in rows.iter().zip(&tokens).zip(got) {
         let ids: Vec<i64> = r["ids"]
@@ -284,53 +284,5 @@ fn the_sentence_embedder_matches_a_reference_computed_from_its_weights() {
             .fold(0.0f32, f32::max);
         println!("{}: cosine {cos:.7}, largest difference {worst:.2e}", r["text"]);
         assert!(cos > 0.99999 && worst < 1e-3, "{}: cosine {cos}, worst {worst}", r["text"]);
-    }
-}
-
-/// A text's vector is the same bits whatever it is embedded with and on however many threads:
-/// which texts share a decode depends on when they were asked, so a vector that changed with
-/// its company would make a run depend on the model's speed.
-#[test]
-fn a_texts_vector_does_not_depend_on_the_texts_embedded_with_it() {
-    let _model = crate::real_model_lock();
-    let model = simulacra::llm::backend::bert::SentenceModel::load(&crate::embedder_path())
-        .expect("the embedder loads");
-    let texts = [
-        "Isabella Rodriguez is serving coffee at the counter of Hobbs Cafe",
-        "the bed is idle",
-        "Klaus Mueller told me that Sam Moore is running for mayor of Smallville",
-        "Maria Lopez is studying physics in the library of Oak Hill College",
-    ];
-    let tokens: Vec<_> = texts.iter().map(|t| model.tokens(t, 256)).collect();
-    let mut embedder = model.embedder(2).expect("a context");
-    let alone: Vec<Vec<f32>> = tokens
-        .iter()
-        .map(|t| embedder.embed_tokens(std::slice::from_ref(t)).remove(0).unwrap().0)
-        .collect();
-    let together: Vec<Vec<f32>> = embedder
-        .embed_tokens(&tokens)
-        .into_iter()
-        .map(|r| r.unwrap().0)
-        .collect();
-    let reversed: Vec<Vec<f32>> = {
-        let r: Vec<_> = tokens.iter().rev().cloned().collect();
-        let mut v: Vec<Vec<f32>> = embedder
-            .embed_tokens(&r)
-            .into_iter()
-            .map(|r| r.unwrap().0)
-            .collect();
-        v.reverse();
-        v
-    };
-    embedder.set_threads(1);
-    let one_thread: Vec<Vec<f32>> = embedder
-        .embed_tokens(&tokens)
-        .into_iter()
-        .map(|r| r.unwrap().0)
-        .collect();
-    for (i, t) in texts.iter().enumerate() {
-        assert_eq!(alone[i], together[i], "{t}: alone and with the others");
-        assert_eq!(alone[i], reversed[i], "{t}: in another order");
-        assert_eq!(alone[i], one_thread[i], "{t}: on one thread");
     }
 }

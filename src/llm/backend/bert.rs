@@ -1,8 +1,7 @@
 //! A sentence embedder in-process: a BERT model in the sentence-transformers layout (the
 //! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run by llama.cpp from
 //! the GGUF file `bert_gguf.rs` writes beside the folder's files, on its own thread. Requests that
-//! arrive together are taken together, each text in its own decode (a text's vector must not
-//! depend on its company). It only makes embeddings: chat requests routed here
+//! arrive together are embedded together. It only makes embeddings: chat requests routed here
 //! fail at once (the config check forbids routing them here).
 
 use super::llama::Embedder;
@@ -80,9 +79,9 @@ impl SentenceModel {
     }
 
     /// An embedding context on this model.
-    pub fn embedder(&self, threads: i32) -> Result<Embedder<'_>, String> {
+    pub fn embedder(&self, threads: i32, seqs: usize) -> Result<Embedder<'_>, String> {
         let backend = super::llama::global_backend()?;
-        Embedder::sized(&self.model, backend, threads, false, ROOM)
+        Embedder::sized(&self.model, backend, threads, false, seqs, ROOM)
     }
 }
 
@@ -161,7 +160,7 @@ fn worker(
     let loaded = SentenceModel::load(&dir);
     let batch = cfg.batch.max(1);
     let ready = match &loaded {
-        Ok(m) => m.embedder(threads).map(|e| (m, e)),
+        Ok(m) => m.embedder(threads, batch).map(|e| (m, e)),
         Err(e) => Err(e.clone()),
     };
     let (model, mut embedder) = match ready {

@@ -9,46 +9,58 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 
-/// A context in embedding mode with mean pooling; each text is its own decode (see
-/// [`Embedder::embed_tokens`]).
+/// A context in embedding mode with mean pooling, one sequence per text; texts that fit
+/// together (at most `seqs` of them and `room` tokens) share a decode.
 pub struct Embedder<'m> {
     ctx: LlamaContext<'m>,
     /// The threads the context decodes with.
     threads: i32,
     batch: LlamaBatch<'static>,
+    seqs: usize,
     room: usize,
 }
 
 impl<'m> Embedder<'m> {
+    /// Texts embedded together by a chat model's embedding context.
+    pub const SEQS: usize = 8;
     /// Longest text in tokens (longer ones are cut).
     pub const MAX_TOKENS: usize = 256;
 
-    /// A new embedding context on a chat model, for texts of up to [`Self::MAX_TOKENS`] tokens.
+    /// A new embedding context on a chat model: [`Self::SEQS`] texts of up to
+    /// [`Self::MAX_TOKENS`] tokens at once.
     pub fn new(
         model: &'m LlamaModel,
         backend: &LlamaBackend,
         threads: i32,
         flash_attention: bool,
     ) -> Result<Self, String> {
-        Self::sized(model, backend, threads, flash_attention, Self::MAX_TOKENS)
+        Self::sized(
+            model,
+            backend,
+            threads,
+            flash_attention,
+            Self::SEQS,
+            Self::SEQS * Self::MAX_TOKENS,
+        )
     }
 
-    /// A new embedding context for texts of up to `room` tokens (an encoder such as BERT reads
-    /// a decode's tokens in one pass: the room is that pass's size).
+    /// A new embedding context for up to `seqs` texts and `room` tokens in one decode (an
+    /// encoder such as BERT reads a decode's tokens in one pass: the room is that pass's size).
     pub fn sized(
         model: &'m LlamaModel,
         backend: &LlamaBackend,
         threads: i32,
         flash_attention: bool,
+        seqs: usize,
         room: usize,
     ) -> Result<Self, String> {
-        let room = room.max(8);
+        let (seqs, room) = (seqs.clamp(1, 256), room.max(8));
         let n = room as u32;
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n))
             .with_n_batch(n)
             .with_n_ubatch(n)
-            .with_n_seq_max(1)
+            .with_n_seq_max(seqs as u32)
             .with_embeddings(true)
             .with_pooling_type(LlamaPoolingType::Mean)
             .with_n_threads(threads)
@@ -61,6 +73,7 @@ impl<'m> Embedder<'m> {
             ctx,
             threads,
             batch: LlamaBatch::new(room, 1),
+            seqs,
             room,
         })
     }
@@ -98,21 +111,30 @@ impl<'m> Embedder<'m> {
     }
 
     /// Unit vectors (and token counts) for tokenised texts, each at most [`Self::room`] tokens
-    /// and not empty. Each text is decoded on its own: packed into one decode with others, a
-    /// text's vector came out different in its last digits (about 1e-5) depending on its
-    /// company, and which texts are asked together depends on timing, so a run's retrievals
-    /// would have depended on the model's speed.
+    /// and not empty; those that fit together share a decode.
     pub fn embed_tokens(
         &mut self,
         texts: &[Vec<LlamaToken>],
     ) -> Vec<Result<(Vec<f32>, u32), String>> {
-        texts
-            .iter()
-            .flat_map(|t| self.decode_group(std::slice::from_ref(t)))
-            .collect()
+        let mut out = Vec::with_capacity(texts.len());
+        let mut start = 0;
+        while start < texts.len() {
+            let mut end = start;
+            let mut used = 0;
+            while end < texts.len()
+                && end - start < self.seqs
+                && (end == start || used + texts[end].len() <= self.room)
+            {
+                used += texts[end].len();
+                end += 1;
+            }
+            out.extend(self.decode_group(&texts[start..end]));
+            start = end;
+        }
+        out
     }
 
-    /// One decode of texts that fit together (one, from [`Self::embed_tokens`]).
+    /// One decode of texts that fit together.
     fn decode_group(&mut self, texts: &[Vec<LlamaToken>]) -> Vec<Result<(Vec<f32>, u32), String>> {
         let all_fail = |e: String| texts.iter().map(|_| Err(e.clone())).collect();
         self.ctx.clear_kv_cache();

@@ -324,7 +324,7 @@ impl<'m> Worker<'m> {
             let e = self.embedder.as_mut().expect("created above");
             e.set_threads(self.threads);
             let jobs: Vec<(Work, Sender<WorkDone>)> = embeds.into_iter().collect();
-            for chunk in jobs.chunks(8) {
+            for chunk in jobs.chunks(Embedder::SEQS) {
                 let texts: Vec<&str> = chunk
                     .iter()
                     .map(|(w, _)| {

@@ -52,7 +52,6 @@ pub(crate) fn plugin(
             blocked_by: Some(blocked_by),
             pump: Some(ask::pending::pump_noting),
             send: Some(|world| world.resource_mut::<crate::llm::Llm>().flush()),
-            label: Some(ask::pending::purpose_of),
             ..default()
         });
     app.add_systems(

@@ -150,9 +150,6 @@ pub struct StepGate {
     /// Sends the requests a step made (run after every step: they leave together, not one by
     /// one as they are made).
     pub send: Option<fn(&mut World)>,
-    /// Names what each missing answer is for (its purpose), so the time waited can be laid
-    /// at the doors of the purposes that held the step ([`StepGate::waited_on`]).
-    pub label: Option<fn(&World, (Entity, u64)) -> Option<String>>,
     /// Answers the current step is waiting for (0 when it is not waiting).
     pub waiting: usize,
     /// Real time spent blocked on answers (headless runs).
@@ -169,20 +166,21 @@ pub struct StepGate {
 }
 
 impl StepGate {
-    /// Lays `spent` at the doors of the answers still missing in `awaited`.
-    fn blame(&mut self, world: &World, awaited: &Awaited, spent: Duration) {
-        let Some(label) = self.label else { return };
+    /// Lays `spent` at the doors of the answers still missing in `awaited`, by the labels its
+    /// owner gave them (nothing where it gave none).
+    fn blame(&mut self, awaited: &Awaited, spent: Duration) {
         let n = awaited.keys.len();
-        if n == 0 {
+        if n == 0 || awaited.labels.is_empty() {
             return;
         }
         if n == 1 {
             self.waited_on_one += spent;
         }
-        let share = spent / n as u32;
-        for k in &awaited.keys {
-            let name = label(world, *k).unwrap_or_else(|| "other".into());
-            *self.waited_on.entry(name).or_default() += share;
+        for (name, missing) in awaited.labels.iter().zip(&awaited.missing) {
+            if *missing > 0 {
+                *self.waited_on.entry(name.clone()).or_default() +=
+                    spent.mul_f64(*missing as f64 / n as f64);
+            }
         }
     }
 }
@@ -199,6 +197,14 @@ pub struct Awaited {
     pub keys: std::collections::HashSet<(Entity, u64)>,
     /// What the pump took since the last round, by the same keys.
     pub arrived: Vec<(Entity, u64)>,
+    /// What the missing answers are for (the owner's labels, each once: purposes), if the
+    /// owner says; `missing` beside it counts those still missing of each, kept by the owner
+    /// as it strikes keys off, so a round's blame costs nothing per key.
+    pub labels: Vec<String>,
+    /// Missing answers by label (the same order as `labels`).
+    pub missing: Vec<usize>,
+    /// Each key's label (an index into `labels`).
+    pub label_of: std::collections::HashMap<(Entity, u64), usize>,
 }
 
 /// Whether the next step may run now; in blocking mode waits until it may.
@@ -235,11 +241,10 @@ fn gate_open(world: &mut World) -> bool {
         pump(world, Some(Duration::from_millis(200)), &mut awaited);
         let spent = t.elapsed();
         // Blamed on what was missing before this round's answers are struck off.
-        world.resource_scope(|world, mut g: Mut<StepGate>| {
-            g.waited += spent;
-            g.rounds += 1;
-            g.blame(world, &awaited, spent);
-        });
+        let mut g = world.resource_mut::<StepGate>();
+        g.waited += spent;
+        g.rounds += 1;
+        g.blame(&awaited, spent);
     }
 }
 

@@ -297,17 +297,6 @@ pub fn route_replies(
     }
 }
 
-/// The purpose of the request an agent waits on under `handle` (what the step gate blames
-/// its waiting on).
-pub fn purpose_of(world: &World, (agent, handle): (Entity, u64)) -> Option<String> {
-    world
-        .get::<Pending>(agent)?
-        .jobs
-        .iter()
-        .find(|j| j.handle.0 == handle)
-        .map(|j| j.request.purpose.clone())
-}
-
 /// Answers game time waits for before step `step` (over all agents). The first round of a gate
 /// check lists them in `awaited`; later rounds strike off the answers that arrived since.
 pub fn blocking_answers(
@@ -318,13 +307,40 @@ pub fn blocking_answers(
     if !awaited.listed {
         awaited.listed = true;
         let mut q = world.query::<(Entity, &Pending)>();
-        awaited.keys = q
-            .iter(world)
-            .flat_map(|(e, p)| p.blocking_handles(step).map(move |h| (e, h.0)))
-            .collect();
+        let mut keys = std::collections::HashSet::new();
+        let (mut labels, mut missing): (Vec<String>, Vec<usize>) = (Vec::new(), Vec::new());
+        let mut label_of = std::collections::HashMap::new();
+        for (e, p) in q.iter(world) {
+            for j in p
+                .jobs
+                .iter()
+                .filter(|j| j.reply.is_none() && !j.live && j.due <= step)
+            {
+                let purpose = j.request.purpose.as_str();
+                let i = match labels.iter().position(|l| l == purpose) {
+                    Some(i) => i,
+                    None => {
+                        labels.push(purpose.to_string());
+                        missing.push(0);
+                        labels.len() - 1
+                    }
+                };
+                missing[i] += 1;
+                keys.insert((e, j.handle.0));
+                label_of.insert((e, j.handle.0), i);
+            }
+        }
+        awaited.keys = keys;
+        awaited.labels = labels;
+        awaited.missing = missing;
+        awaited.label_of = label_of;
     }
     for k in awaited.arrived.drain(..) {
-        awaited.keys.remove(&k);
+        if awaited.keys.remove(&k)
+            && let Some(i) = awaited.label_of.get(&k)
+        {
+            awaited.missing[*i] -= 1;
+        }
     }
     awaited.keys.len()
 }

@@ -173,6 +173,16 @@ pub struct Town {
 /// Checkpoints are written by [`Town::checkpoint`] only (no autosaves).
 pub fn open_town(mut sim: SimPlugin, saves: &Path) -> Result<Town, String> {
     let checkpoint = saves.join("checkpoint");
+    // A run stopped while its folder was being finished: its last checkpoint had already
+    // become the kept `town/` beside the saves. It is the checkpoint again.
+    if let Some(town) = saves.parent().map(|p| p.join("town"))
+        && town.join("meta.ron").exists()
+        && !checkpoint.join("meta.ron").exists()
+    {
+        std::fs::create_dir_all(saves).map_err(|e| format!("{}: {e}", saves.display()))?;
+        std::fs::rename(&town, &checkpoint)
+            .map_err(|e| format!("{} → {}: {e}", town.display(), checkpoint.display()))?;
+    }
     let resumed = checkpoint.join("meta.ron").exists();
     sim.config.saves.dir = saves.to_string_lossy().into();
     sim.config.saves.autosave_minutes = 0;

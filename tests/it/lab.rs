@@ -5,13 +5,12 @@
 //! between its data and its checkpoint resumed as a straight run; bad input refused before
 //! anything is written.
 
-use crate::talk::{invited, talk, town, until_over};
+use crate::talk::{invited, klaus_told_maria, talk, town, until_over};
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::agent::DayPlan;
 use simulacra::agent::Identity;
 use simulacra::config::GameConfig;
-use simulacra::headless::run_console_line;
 use simulacra::lab::{self, Folder, diffusion, facts, party};
 use simulacra::llm::config::LlmConfig;
 use simulacra::run_steps;
@@ -28,14 +27,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_hallucinated() {
-    let mut app = town(Vec::new(), "2023-02-13 10:00");
-    run_steps(&mut app, 2);
-    run_console_line(
-        &mut app,
-        "whisper Klaus Sam Moore is running for mayor of Smallville",
-    );
-    let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
-    until_over(&mut app, c, 600);
+    let mut app = klaus_told_maria();
     let facts = facts::smallville();
     // The scripted backend answers every probe "yes".
     let round = diffusion::probe_round(app.world_mut(), &facts, "end");
@@ -396,8 +388,8 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
         seeds: 1,
     };
     let out = scratch("stopped");
-    let straight = diffusion::run_seed(sim(), &Folder::open(&out, "a", false).unwrap(), &opts(2), 1)
-        .unwrap();
+    let straight =
+        diffusion::run_seed(sim(), &Folder::open(&out, "a", false).unwrap(), &opts(2), 1).unwrap();
     // Stopped: one hour checkpointed, the second hour's data written, its checkpoint not.
     let folder = Folder::open(&out, "b", false).unwrap();
     let first = diffusion::run_seed(sim(), &folder, &opts(1), 1).unwrap();
@@ -409,14 +401,180 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
         serde_json::to_string(&written).unwrap(),
     )
     .unwrap();
-    let resumed = diffusion::run_seed(sim(), &Folder::open(&out, "b", true).unwrap(), &opts(2), 1)
-        .unwrap();
+    let resumed =
+        diffusion::run_seed(sim(), &Folder::open(&out, "b", true).unwrap(), &opts(2), 1).unwrap();
     let at = |r: &diffusion::SeedRun| r.hours.iter().map(|h| h.at).collect::<Vec<_>>();
     assert_eq!(at(&resumed), at(&straight), "each hour once");
     assert_eq!(resumed.hours, straight.hours);
     assert_eq!(resumed.rounds, straight.rounds);
     assert_eq!(resumed.tree, straight.tree);
-    assert!(resumed.talk.contains("lines said by a template"), "{}", resumed.talk);
+    assert!(
+        resumed.talk.contains("lines said by a template"),
+        "{}",
+        resumed.talk
+    );
     assert_eq!(resumed.talk, straight.talk, "counted over the whole run");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The holders by memory of a scripted town are exactly the residents on the provenance chains
+/// of the memories that carry the fact: each holder told it names its teller as the next link,
+/// each chain ends at a first holder, and a first holder holds the fact first-hand.
+#[test]
+fn holders_by_memory_are_the_residents_on_the_provenance_chains() {
+    use simulacra::memory::news::{fact_of, first_hand, trace};
+    use std::collections::BTreeSet;
+    let mut app = klaus_told_maria();
+    let c = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
+    until_over(&mut app, c, 600);
+    let facts = facts::smallville();
+    let hour = diffusion::holders(app.world_mut(), &facts);
+    let tree = diffusion::tree(app.world_mut(), &facts);
+    let mayor = &tree["mayor"];
+    let streams = diffusion::streams(app.world_mut());
+    let look = |n: &str| streams.get(n);
+    // Everyone on the chain of any memory whose fact is the candidacy.
+    let mut on_chains = BTreeSet::new();
+    for (name, s) in &streams {
+        for n in s.nodes() {
+            if fact_of(n).is_some_and(|f| f.contains("running for mayor")) {
+                on_chains.extend(trace(&look, name, n.id).into_iter().map(|h| h.holder));
+            }
+        }
+    }
+    let holders: BTreeSet<String> = mayor.iter().map(|s| s.holder.clone()).collect();
+    assert_eq!(hour.holders["mayor"], holders.len(), "{mayor:#?}");
+    assert_eq!(holders, on_chains, "{mayor:#?}");
+    assert!(
+        holders.contains("Klaus Mueller") && holders.contains("Maria Lopez"),
+        "Klaus, and Maria from him: {holders:?}"
+    );
+    for s in mayor {
+        assert_eq!(s.chain.first(), Some(&s.holder));
+        match &s.from {
+            Some(from) => assert_eq!(s.chain.get(1), Some(from), "{s:?}"),
+            None => assert!(
+                streams[&s.holder]
+                    .nodes()
+                    .iter()
+                    .any(|n| first_hand(n) && fact_of(n).is_some_and(|f| f.contains("mayor"))),
+                "a first holder holds it first-hand: {s:?}"
+            ),
+        }
+        let last = s.chain.last().unwrap();
+        assert!(
+            mayor.iter().any(|t| &t.holder == last && t.from.is_none()),
+            "{s:?} ends at a first holder"
+        );
+    }
+}
+
+/// `lab diffusion` killed (SIGKILL) at random moments and resumed each time gives the report an
+/// uninterrupted run gives (its data, its tables; not its costs and wall times).
+#[test]
+fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_run_does() {
+    use std::time::{Duration, Instant};
+    let dir = crate::temp_dir("lab-kill");
+    let run = |out: &std::path::Path, resume: bool| {
+        let mut c = std::process::Command::new(crate::simulacra_bin());
+        c.args([
+            "lab",
+            "diffusion",
+            "--scenario",
+            "the_ville_n3",
+            "--scripted-llm",
+            "--routine",
+            "--start",
+            "2023-02-13 06:00",
+            "--days",
+            "0.125",
+            "--every-morning",
+            "--name",
+            "k",
+            "--out",
+        ])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let t = Instant::now();
+    assert!(
+        run(&a, false).status().unwrap().success(),
+        "the straight run"
+    );
+    let straight_us = t.elapsed().as_micros() as u64;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("random seed {seed}; the straight run took {straight_us} µs");
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    };
+    let unfinished = |out: &std::path::Path| {
+        std::fs::read_dir(out).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        })
+    };
+    let mut kills = 0;
+    let mut done = false;
+    for _ in 0..8 {
+        let mut child = run(&b, unfinished(&b)).spawn().unwrap();
+        std::thread::sleep(Duration::from_micros(next(straight_us)));
+        if child.try_wait().unwrap().is_some_and(|s| s.success()) {
+            done = true;
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        kills += 1;
+    }
+    if !done {
+        assert!(
+            run(&b, unfinished(&b)).status().unwrap().success(),
+            "the last resume finishes"
+        );
+    }
+    eprintln!("killed {kills} time(s)");
+    let report = |out: &std::path::Path| {
+        let folder = std::fs::read_dir(out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .expect("a report folder");
+        let run: diffusion::SeedRun = serde_json::from_str(
+            &std::fs::read_to_string(folder.join("seed-1/diffusion.json")).unwrap(),
+        )
+        .unwrap();
+        let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
+        let section = md
+            .split("\n## ")
+            .find(|s| s.starts_with("Information diffusion"))
+            .unwrap_or_default()
+            .to_string();
+        let csv = |f: &str| std::fs::read_to_string(folder.join(f)).unwrap();
+        (run, section, csv("probes.csv"), csv("tree.csv"))
+    };
+    let (ra, sa, pa, ta) = report(&a);
+    let (rb, sb, pb, tb) = report(&b);
+    assert_eq!(rb.rounds, ra.rounds, "probe rounds");
+    assert_eq!(rb.hours, ra.hours, "holders every hour");
+    assert_eq!(rb.tree, ra.tree, "the diffusion tree");
+    assert_eq!(rb.talk, ra.talk, "what the conversations carried");
+    assert_eq!(ra.rounds.len(), 3, "start, the morning at 08:00, end");
+    assert_eq!(sb, sa, "the report's diffusion section");
+    assert_eq!(pb, pa, "probes.csv");
+    assert_eq!(tb, ta, "tree.csv");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -110,6 +110,20 @@ pub(crate) fn until_over(app: &mut App, conv: Entity, steps: u32) {
     );
 }
 
+/// The three-resident town at 10:00 after Klaus, whispered that Sam Moore is running for mayor
+/// of Smallville, talked with Maria (he speaks first).
+pub(crate) fn klaus_told_maria() -> App {
+    let mut app = town(Vec::new(), "2023-02-13 10:00");
+    run_steps(&mut app, 2);
+    run_console_line(
+        &mut app,
+        "whisper Klaus Sam Moore is running for mayor of Smallville",
+    );
+    let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c, 600);
+    app
+}
+
 fn streams(app: &mut App) -> HashMap<String, MemoryStream> {
     let w = app.world_mut();
     let mut q = w.query::<(&Identity, &MemoryStream)>();
@@ -120,14 +134,7 @@ fn streams(app: &mut App) -> HashMap<String, MemoryStream> {
 
 #[test]
 fn a_fact_told_from_a_to_b_to_c_is_held_by_c_with_its_chain_to_the_first_holder() {
-    let mut app = town(Vec::new(), "2023-02-13 10:00");
-    run_steps(&mut app, 2);
-    run_console_line(
-        &mut app,
-        "whisper Klaus Sam Moore is running for mayor of Smallville",
-    );
-    let c1 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
-    until_over(&mut app, c1, 600);
+    let mut app = klaus_told_maria();
     let c2 = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
     until_over(&mut app, c2, 600);
     let all = streams(&mut app);
@@ -333,7 +340,8 @@ fn a_conversation_lines_prompt_lists_at_most_the_configured_memories() {
             ScriptRule {
                 purpose: Some("converse".into()),
                 contains: Some("\n11. ".into()),
-                reply: r#"{"end_conversation": true, "topic": 1, "utterance": "I must go."}"#.into(),
+                reply: r#"{"end_conversation": true, "topic": 1, "utterance": "I must go."}"#
+                    .into(),
                 ..Default::default()
             },
             rule(
@@ -403,8 +411,10 @@ fn a_surprise_party_for_a_resident_is_kept_from_them_and_offered_to_the_others()
     }
     assert!(
         log.lines.iter().any(|l| l.listener == "Maria Lopez"
-            && l.topic.as_ref().is_some_and(|t| t.kind == TopicKind::Invitation
-                && t.gathering.as_ref().is_some_and(|g| surprise(&g.what)))),
+            && l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == TopicKind::Invitation
+                    && t.gathering.as_ref().is_some_and(|g| surprise(&g.what)))),
         "Maria is invited to it: {:#?}",
         log.lines
     );
@@ -413,14 +423,7 @@ fn a_surprise_party_for_a_resident_is_kept_from_them_and_offered_to_the_others()
 /// Nobody tells a person what that person told them.
 #[test]
 fn nobody_tells_back_what_the_listener_told_them() {
-    let mut app = town(Vec::new(), "2023-02-13 10:00");
-    run_steps(&mut app, 2);
-    run_console_line(
-        &mut app,
-        "whisper Klaus Sam Moore is running for mayor of Smallville",
-    );
-    let c1 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
-    until_over(&mut app, c1, 600);
+    let mut app = klaus_told_maria();
     // Maria speaks first, her newest news first.
     let c2 = talk(&mut app, "Maria Lopez", "Klaus Mueller");
     until_over(&mut app, c2, 600);

@@ -443,7 +443,10 @@ mod tests {
                 .iter()
                 .any(|t| t.source == Some(fact))
         };
-        assert!(!offered_to("Tom Moreno"), "not told to the person it is about");
+        assert!(
+            !offered_to("Tom Moreno"),
+            "not told to the person it is about"
+        );
         assert!(offered_to("John Lin"), "told to someone else");
         assert!(names("Tom's garden is flooded", "Tom Moreno"));
         assert!(names("a gift for Tom\u{2019}s birthday", "Tom Moreno"));
@@ -464,27 +467,28 @@ mod tests {
             end: 1140,
             organiser: "Isabella Rodriguez".into(),
         };
-        let mut s = MemoryStream::default();
-        let surprise = s.add(
-            NodeKind::Thought,
-            NewNode {
-                predicate: "knows".into(),
-                description: "Isabella is throwing a surprise party for Klaus at Hobbs Cafe tomorrow from 5pm to 7pm".into(),
-                gathering: Some(party("a surprise party for Klaus")),
-                ..Default::default()
-            },
-            now(),
+        // A stream holding one gathering known in these words.
+        let holding = |words: &str, what: &str| {
+            let mut s = MemoryStream::default();
+            let id = s.add(
+                NodeKind::Thought,
+                NewNode {
+                    predicate: "knows".into(),
+                    description: words.into(),
+                    gathering: Some(party(what)),
+                    ..Default::default()
+                },
+                now(),
+            );
+            (s, id)
+        };
+        let (s, surprise) = holding(
+            "Isabella is throwing a surprise party for Klaus at Hobbs Cafe tomorrow from 5pm to 7pm",
+            "a surprise party for Klaus",
         );
-        let mut s2 = MemoryStream::default();
-        let kept = s2.add(
-            NodeKind::Thought,
-            NewNode {
-                predicate: "knows".into(),
-                description: "Tom must not hear of the dinner at Hobbs Cafe tomorrow from 5pm to 7pm".into(),
-                gathering: Some(party("a dinner")),
-                ..Default::default()
-            },
-            now(),
+        let (s2, kept) = holding(
+            "Tom must not hear of the dinner at Hobbs Cafe tomorrow from 5pm to 7pm",
+            "a dinner",
         );
         let known = HashSet::new();
         let offered = |s: &MemoryStream, partner: &str, id: NodeId| {
@@ -517,7 +521,13 @@ mod tests {
             offered(&s2, "Maria Lopez", kept),
             vec![TopicKind::Invitation]
         );
-        assert!(kept_from("Don\u{2019}t tell Maria about the cake", "Maria Lopez"));
-        assert!(!kept_from("Isabella wants to invite Maria to the party", "Maria Lopez"));
+        assert!(kept_from(
+            "Don\u{2019}t tell Maria about the cake",
+            "Maria Lopez"
+        ));
+        assert!(!kept_from(
+            "Isabella wants to invite Maria to the party",
+            "Maria Lopez"
+        ));
     }
 }

@@ -153,7 +153,11 @@ impl DayBench {
             .collect();
         format!(
             "  game time waited on (each missing answer an equal share of the wait): {}; on a single answer {:.0} s ({:.0}% of the wait)\n",
-            if parts.is_empty() { "nothing".into() } else { parts.join(", ") },
+            if parts.is_empty() {
+                "nothing".into()
+            } else {
+                parts.join(", ")
+            },
             self.waited_on_one,
             100.0 * self.waited_on_one / total
         )

@@ -324,7 +324,11 @@ pub fn run(
     let threads = threads.unwrap_or_else(default_threads);
     let path = resolve_model(model_path);
     crate::llm::backend::llama::check_model_file(&path)?;
-    let weights = if as_file { Weights::AsFile } else { Weights::Q8_0 };
+    let weights = if as_file {
+        Weights::AsFile
+    } else {
+        Weights::Q8_0
+    };
     let read = crate::llm::backend::llama::weights::prepare(&path, weights, threads);
     if read != path {
         println!("weights read from {}", read.display());

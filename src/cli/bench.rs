@@ -363,11 +363,20 @@ fn day_against(
                 Err(e) => return fail(format!("{}: {e}", exe.display())),
             };
             for (i, scenario) in scenarios.iter().enumerate() {
-                let Some(line) = out.lines().find(|l| l.starts_with(&format!("{scenario}: "))) else {
-                    return fail(format!("{}: no result for {scenario}:\n{out}", exe.display()));
+                let Some(line) = out
+                    .lines()
+                    .find(|l| l.starts_with(&format!("{scenario}: ")))
+                else {
+                    return fail(format!(
+                        "{}: no result for {scenario}:\n{out}",
+                        exe.display()
+                    ));
                 };
                 let Some(wall) = wall_of(line) else {
-                    return fail(format!("{}: cannot read the wall time of {line:?}", exe.display()));
+                    return fail(format!(
+                        "{}: cannot read the wall time of {line:?}",
+                        exe.display()
+                    ));
                 };
                 println!("round {round} {label}: {line}");
                 if let Some(next) = out.lines().skip_while(|l| *l != line).nth(1) {
@@ -382,10 +391,19 @@ fn day_against(
         let mut v = v.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
     };
     for (scenario, (o, t)) in scenarios.iter().zip(&walls) {
-        let show = |v: &[f64]| v.iter().map(|w| format!("{w:.0}")).collect::<Vec<_>>().join(", ");
+        let show = |v: &[f64]| {
+            v.iter()
+                .map(|w| format!("{w:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         println!(
             "{scenario}: the other build {} s (median {:.0}), this build {} s (median {:.0}): this one takes {:.2}× the other's wall time ({:.2}× as fast)",
             show(o),

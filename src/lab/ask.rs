@@ -342,8 +342,14 @@ mod tests {
 
     #[test]
     fn the_words_of_an_answer_say_yes_or_no_only_where_they_say_it_plainly() {
-        assert_eq!(words_say("No, I haven't heard anything about it."), Some(false));
-        assert_eq!(words_say("\"Yes! Sam Moore is running for mayor.\""), Some(true));
+        assert_eq!(
+            words_say("No, I haven't heard anything about it."),
+            Some(false)
+        );
+        assert_eq!(
+            words_say("\"Yes! Sam Moore is running for mayor.\""),
+            Some(true)
+        );
         assert_eq!(words_say("Yeah, Isabella told me"), Some(true));
         assert_eq!(words_say("no."), Some(false));
         assert_eq!(words_say("I don\u{2019}t know who that is"), Some(false));

@@ -361,7 +361,11 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             starts.push(sh as f64 / n.max(1) as f64);
             ends.push(eho as f64 / n.max(1) as f64);
             let (ec, en) = e.contradictions();
-            let mark = if e.informative() { "" } else { " (not informative)" };
+            let mark = if e.informative() {
+                ""
+            } else {
+                " (not informative)"
+            };
             rows.push(vec![
                 f.name.clone(),
                 r.seed.to_string(),
@@ -449,8 +453,18 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         "probes.csv",
         &csv(
             &[
-                "seed", "round", "time", "fact", "resident", "answer", "class", "right",
-                "fallback", "contradicts", "says", "evidence",
+                "seed",
+                "round",
+                "time",
+                "fact",
+                "resident",
+                "answer",
+                "class",
+                "right",
+                "fallback",
+                "contradicts",
+                "says",
+                "evidence",
             ],
             &data_rows,
         ),

@@ -291,7 +291,11 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             format!("{:.3}", r.density(true)),
             format!("{} edges", r.edges(false).len()),
             format!("{halluc} of {yes} ({}){mark}", pct(halluc, yes)),
-            format!("{contra} of {} ({})", r.answers.len(), pct(contra, r.answers.len())),
+            format!(
+                "{contra} of {} ({})",
+                r.answers.len(),
+                pct(contra, r.answers.len())
+            ),
         ]);
         for k in &r.answers {
             data.push(vec![
@@ -324,7 +328,13 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         "knows.csv",
         &csv(
             &[
-                "round", "asker", "about", "answer", "grounded", "fallback", "contradicts",
+                "round",
+                "asker",
+                "about",
+                "answer",
+                "grounded",
+                "fallback",
+                "contradicts",
                 "says",
             ],
             &data,

@@ -135,7 +135,8 @@ impl LlmStats {
                 "  failed attempts by cause: {} answers not in their shape, {} stopped going round in a loop, {} timeouts or backend errors; {} retried, {} fail-safe",
                 t.parse_failures,
                 t.loops_stopped,
-                t.failures.saturating_sub(t.parse_failures + t.loops_stopped),
+                t.failures
+                    .saturating_sub(t.parse_failures + t.loops_stopped),
                 t.retries,
                 t.fallbacks
             );

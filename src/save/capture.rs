@@ -165,7 +165,12 @@ pub fn capture(world: &mut World, name: &str) -> Result<SaveData, String> {
         avatar_route: world.resource::<AvatarRoute>().clone(),
         replaced: world
             .get_resource::<crate::cognition::ask::flaws::Fallbacks>()
-            .map(|f| f.counts.iter().map(|((w, f), n)| (w.clone(), *f, *n)).collect())
+            .map(|f| {
+                f.counts
+                    .iter()
+                    .map(|((w, f), n)| (w.clone(), *f, *n))
+                    .collect()
+            })
             .unwrap_or_default(),
         attendance: world
             .get_resource::<crate::cognition::talk::invite::Attendance>()

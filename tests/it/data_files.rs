@@ -526,9 +526,19 @@ fn no_file_names_a_registrys_web_address() {
     let (mut found, mut seen) = (Vec::new(), 0);
     walk(Path::new(env!("CARGO_MANIFEST_DIR")), &mut found, &mut seen);
     assert!(seen > 100, "only {seen} text files read");
-    assert!(found.is_empty(), "registry addresses:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "registry addresses:\n{}",
+        found.join("\n")
+    );
     // The check finds one where there is one (the address is put together here).
-    let probe = ["see https", "://", "files.", "pythonhosted.org/packages/x.whl"].concat();
+    let probe = [
+        "see https",
+        "://",
+        "files.",
+        "pythonhosted.org/packages/x.whl",
+    ]
+    .concat();
     assert_eq!(registry_hosts(&probe), ["files.pythonhosted.org"]);
     assert!(registry_hosts("source = \"registry+git\"; crates.io-index").is_empty());
 }

@@ -492,7 +492,11 @@ fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_beside_it() {
     assert_eq!(planned(&file, Weights::Q8_0), (copy.clone(), true));
     assert_eq!(prepare(&file, Weights::Q8_0, 2), copy);
     assert_eq!(file_type(&copy), Some(7), "the copy is Q8_0");
-    assert_eq!(planned(&file, Weights::Q8_0), (copy.clone(), false), "made once");
+    assert_eq!(
+        planned(&file, Weights::Q8_0),
+        (copy.clone(), false),
+        "made once"
+    );
     // No half-written file is left beside them.
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -554,7 +558,13 @@ fn next_token_logits(
         ));
     let mut ctx = model.new_context(backend, params).unwrap();
     let text: String = (0..60)
-        .map(|i| format!("At {:02}:00 someone went to {}. ", i % 24, PLACES[i % PLACES.len()]))
+        .map(|i| {
+            format!(
+                "At {:02}:00 someone went to {}. ",
+                i % 24,
+                PLACES[i % PLACES.len()]
+            )
+        })
         .collect();
     let toks = model.vocab().tokenize(text.as_bytes(), true, false);
     assert!(toks.len() > 600, "{}", toks.len());
@@ -576,12 +586,20 @@ fn the_models_numbers_do_not_depend_on_the_thread_count() {
     // As the runtime decodes (flash attention off): bit for bit the same.
     let one = next_token_logits(&model, 1, false);
     let two = next_token_logits(&model, 2, false);
-    assert!(one.iter().zip(&two).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(
+        one.iter()
+            .zip(&two)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
     // Flash attention on adds the threads' parts of the cache in a thread-dependent order:
     // why it is off (if a llama.cpp update makes it exact, the switch can go).
     let one = next_token_logits(&model, 1, true);
     let two = next_token_logits(&model, 2, true);
-    assert!(one.iter().zip(&two).any(|(a, b)| a.to_bits() != b.to_bits()));
+    assert!(
+        one.iter()
+            .zip(&two)
+            .any(|(a, b)| a.to_bits() != b.to_bits())
+    );
 }
 
 #[test]

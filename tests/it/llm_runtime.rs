@@ -468,7 +468,10 @@ impl Backend for Loopy {
         let mut t = self.tries.lock().unwrap();
         *t += 1;
         let (text, looped) = if *t == 1 {
-            ("1, 2, 3, 4, 5, 6, 7, 8".to_string(), Some("counting".to_string()))
+            (
+                "1, 2, 3, 4, 5, 6, 7, 8".to_string(),
+                Some("counting".to_string()),
+            )
         } else {
             ("fine".to_string(), None)
         };
@@ -510,7 +513,10 @@ fn an_answer_stopped_in_a_loop_is_counted_by_its_cause_and_retried() {
     let st = rt.stats.lock().unwrap().clone();
     let p = st.by_purpose["talk"].clone();
     assert_eq!((p.loops_stopped, p.retries, p.parse_failures), (1, 1, 0));
-    assert_eq!(p.gen_tokens, 16, "the stopped attempt's tokens are counted too");
+    assert_eq!(
+        p.gen_tokens, 16,
+        "the stopped attempt's tokens are counted too"
+    );
     assert!(p.last_error.unwrap().contains("loop"));
     let table = st.per_agent_hour(1, 1.0);
     assert!(

@@ -282,7 +282,14 @@ fn the_sentence_embedder_matches_a_reference_computed_from_its_weights() {
             .zip(&want)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
-        println!("{}: cosine {cos:.7}, largest difference {worst:.2e}", r["text"]);
-        assert!(cos > 0.99999 && worst < 1e-3, "{}: cosine {cos}, worst {worst}", r["text"]);
+        println!(
+            "{}: cosine {cos:.7}, largest difference {worst:.2e}",
+            r["text"]
+        );
+        assert!(
+            cos > 0.99999 && worst < 1e-3,
+            "{}: cosine {cos}, worst {worst}",
+            r["text"]
+        );
     }
 }

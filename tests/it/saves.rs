@@ -164,7 +164,10 @@ fn assert_same(a: &SaveData, b: &SaveData) {
         a.world.replaced, b.world.replaced,
         "answers replaced, counted over the whole run"
     );
-    assert_eq!(a.world.attendance, b.world.attendance, "who was at gatherings");
+    assert_eq!(
+        a.world.attendance, b.world.attendance,
+        "who was at gatherings"
+    );
     assert_eq!(a.movement.frames, b.movement.frames, "movement log");
 }
 

@@ -266,7 +266,10 @@ mod tests {
             ]
         );
         let old = json!({"subtasks": [{"task": "boil water", "minutes": 5}, {"task": "x", "minutes": 5}]});
-        assert_eq!(subtasks(&old, "Klaus Mueller"), [("boil water".to_string(), 5)]);
+        assert_eq!(
+            subtasks(&old, "Klaus Mueller"),
+            [("boil water".to_string(), 5)]
+        );
         assert!(subtasks(&json!({}), "Klaus Mueller").is_empty());
     }
 }

@@ -164,7 +164,10 @@ mod tests {
             validate_schema(&s, &json!({"07:00": 4, "08:00": 1}), "$").is_err(),
             "4 is not on a list of 3"
         );
-        assert!(validate_schema(&s, &json!({"07:00": 1}), "$").is_err(), "every hour");
+        assert!(
+            validate_schema(&s, &json!({"07:00": 1}), "$").is_err(),
+            "every hour"
+        );
         assert!(
             validate_schema(&s, &json!({"07:00": 1, "08:00": "2"}), "$").is_err(),
             "a number, not words"

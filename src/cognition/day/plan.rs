@@ -241,7 +241,8 @@ pub fn apply_revise_queries(
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            let found = retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, listed);
+            let found =
+                retrieve_and_touch(&mut stream, query.as_ref(), ask.clock.now, &params, listed);
             let statements = numbered_found(&stream, &found);
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let date = ask.clock.now.date_string();

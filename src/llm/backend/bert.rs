@@ -35,10 +35,9 @@ impl SentenceModel {
         let pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-        if pooling
-            .as_ref()
-            .is_some_and(|v| v.get("pooling_mode_mean_tokens").and_then(|x| x.as_bool()) == Some(false))
-        {
+        if pooling.as_ref().is_some_and(|v| {
+            v.get("pooling_mode_mean_tokens").and_then(|x| x.as_bool()) == Some(false)
+        }) {
             return Err(format!(
                 "{}: only mean pooling is supported (pooling_mode_mean_tokens is false)",
                 dir.join("1_Pooling/config.json").display()

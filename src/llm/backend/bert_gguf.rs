@@ -49,7 +49,8 @@ pub fn gguf_for(dir: &Path) -> Result<PathBuf, String> {
 /// The GGUF bytes of a BERT folder.
 pub fn convert(dir: &Path) -> Result<Vec<u8>, String> {
     let read = |f: &str| {
-        std::fs::read(dir.join(f)).map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()))
+        std::fs::read(dir.join(f))
+            .map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()))
     };
     let json = |f: &str| -> Result<Value, String> {
         serde_json::from_slice(&read(f)?).map_err(|e| format!("{}: {e}", dir.join(f).display()))
@@ -70,11 +71,17 @@ pub fn convert(dir: &Path) -> Result<Vec<u8>, String> {
         .map(|f| f.to_string_lossy().to_string())
         .unwrap_or_else(|| "bert".into());
     g.string("general.name", &name);
-    g.u32("bert.context_length", num("max_position_embeddings")? as u32);
+    g.u32(
+        "bert.context_length",
+        num("max_position_embeddings")? as u32,
+    );
     g.u32("bert.embedding_length", num("hidden_size")? as u32);
     g.u32("bert.feed_forward_length", num("intermediate_size")? as u32);
     g.u32("bert.block_count", num("num_hidden_layers")? as u32);
-    g.u32("bert.attention.head_count", num("num_attention_heads")? as u32);
+    g.u32(
+        "bert.attention.head_count",
+        num("num_attention_heads")? as u32,
+    );
     let eps = config["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32;
     g.f32("bert.attention.layer_norm_epsilon", eps);
     g.bool("bert.attention.causal", false);
@@ -104,7 +111,10 @@ fn vocabulary(g: &mut Gguf, tokenizer: &Value, size: usize, dir: &Path) -> Resul
         .ok_or_else(|| format!("{}: field model.vocab: missing", file.display()))?;
     let mut tokens: Vec<Option<String>> = vec![None; size.max(vocab.len())];
     for (t, id) in vocab {
-        let id = id.as_u64().map(|i| i as usize).filter(|i| *i < tokens.len());
+        let id = id
+            .as_u64()
+            .map(|i| i as usize)
+            .filter(|i| *i < tokens.len());
         let Some(id) = id else {
             return Err(format!(
                 "{}: field model.vocab: the id of {t:?} is not below {}",
@@ -249,7 +259,11 @@ fn tensors<'a>(g: &mut Gguf<'a>, file: &'a [u8], path: &Path) -> Result<(), Stri
             .unwrap_or_default();
         let offsets: Vec<usize> = t["data_offsets"]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_u64().map(|x| x as usize)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_u64().map(|x| x as usize))
+                    .collect()
+            })
             .unwrap_or_default();
         let (Some(&from), Some(&to)) = (offsets.first(), offsets.get(1)) else {
             return Err(bad(format!("tensor {name}: no data_offsets")));
@@ -355,7 +369,8 @@ impl<'a> Gguf<'a> {
         }
     }
     fn tensor(&mut self, name: &str, dims: &[u64], ty: GgmlType, data: &'a [u8]) {
-        self.tensors.push((name.to_string(), dims.to_vec(), ty, data));
+        self.tensors
+            .push((name.to_string(), dims.to_vec(), ty, data));
     }
     fn bytes(self) -> Vec<u8> {
         let pad = |out: &mut Vec<u8>| {
@@ -454,9 +469,16 @@ mod tests {
             r#"{"model": {"type": "WordPiece", "vocab": {"[PAD]": 0, "a": 1}}}"#,
         )
         .unwrap();
-        std::fs::write(dir.join("model.safetensors"), b"\xff\xff\xff\xff\xff\xff\xff\x00").unwrap();
+        std::fs::write(
+            dir.join("model.safetensors"),
+            b"\xff\xff\xff\xff\xff\xff\xff\x00",
+        )
+        .unwrap();
         let e = convert(&dir).unwrap_err();
-        assert!(e.contains("model.safetensors") && e.contains("header"), "{e}");
+        assert!(
+            e.contains("model.safetensors") && e.contains("header"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -108,9 +108,9 @@ fn counting_tail(s: &[u8]) -> Option<usize> {
         best = run;
     }
     // Only a run that reaches the end of the text (nothing but separators after it) counts.
-    let ends = nums
-        .last()
-        .is_some_and(|&(_, _, e)| s[e..].len() <= 3 && s[e..].iter().all(|c| !c.is_ascii_alphanumeric()));
+    let ends = nums.last().is_some_and(|&(_, _, e)| {
+        s[e..].len() <= 3 && s[e..].iter().all(|c| !c.is_ascii_alphanumeric())
+    });
     (ends && best >= 8).then_some(best)
 }
 
@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn counting_inside_a_string_is_a_loop() {
-        let a = br#"{"end_conversation" : false, "topic" : 1, "utterance" : "1, 2, 3, 4, 5, 6, 7, 8, "#;
+        let a =
+            br#"{"end_conversation" : false, "topic" : 1, "utterance" : "1, 2, 3, 4, 5, 6, 7, 8, "#;
         assert!(looping(a).unwrap().contains("counting"));
         let b = br#"{"insight" : "1, 2, 3, 4, 5, 6, 7"#;
         assert!(looping(b).is_none(), "seven numbers are not yet a loop");
@@ -146,11 +147,18 @@ mod tests {
         let c = br#"{"because": [1, 2, 3, 4, 5, 6, 7, 8, 9], "insight": "he likes art"#;
         assert!(looping(c).is_none());
         // A list of scores is not watched at all: its grammar bounds it.
-        let shape = OutputShape::Integers { count: 9, min: 1, max: 10 };
+        let shape = OutputShape::Integers {
+            count: 9,
+            min: 1,
+            max: 10,
+        };
         assert_eq!(Watch::for_shape(&shape), Watch::Nothing);
         assert!(super::looping(b"[1, 2, 3, 4, 5, 6, 7, 8, 9", Watch::Nothing).is_none());
         assert_eq!(Watch::for_shape(&OutputShape::Lines(3)), Watch::Text);
-        assert_eq!(Watch::for_shape(&OutputShape::Json(serde_json::json!({}))), Watch::Json);
+        assert_eq!(
+            Watch::for_shape(&OutputShape::Json(serde_json::json!({}))),
+            Watch::Json
+        );
     }
 
     #[test]
@@ -160,7 +168,10 @@ mod tests {
         let obj = r#"{"emoji": "🌟", "object": "cafe customer seating", "object_state": "idle"}, "#;
         let b = format!(r#"{{"steps": [{obj}{obj}{obj}"#);
         assert!(looping(b.as_bytes()).is_none());
-        assert!(looping(br#"{"u": "\"quoted\" 1, 2, 3, 4, 5, 6, 7, 8, 9"#).is_some(), "escaped quotes stay inside");
+        assert!(
+            looping(br#"{"u": "\"quoted\" 1, 2, 3, 4, 5, 6, 7, 8, 9"#).is_some(),
+            "escaped quotes stay inside"
+        );
     }
 
     #[test]

@@ -17,8 +17,8 @@ pub mod weights;
 pub(crate) mod worker;
 
 pub use embed::Embedder;
-pub use worker::work::{ModelWork, model_work};
 pub use sampling::{ShapedSampler, build_sampler};
+pub use worker::work::{ModelWork, model_work};
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome};
 use crate::llm::config::LlamaConfig;

@@ -223,7 +223,14 @@ mod tests {
         };
         let own = |t: u64| format!("42 (a (weird) name) R 1 2 3 4 5 6 7 8 9 10 {t} 0 0 0");
         let a = parse_sample(&stat(100, 100), &own(50), &[0, 1]).unwrap();
-        assert_eq!(a, Sample { busy: 200, total: 400, own: 50 });
+        assert_eq!(
+            a,
+            Sample {
+                busy: 200,
+                total: 400,
+                own: 50
+            }
+        );
         // 50 ticks per CPU later: all 100 busy ticks were ours → nobody else.
         let b = parse_sample(&stat(150, 100), &own(150), &[0, 1]).unwrap();
         assert!(others_cores(a, b, 2).abs() < 1e-9);
@@ -233,7 +240,10 @@ mod tests {
         // Idle CPUs and no process time → none.
         let d = parse_sample(&stat(200, 150), &own(200), &[0, 1]).unwrap();
         assert!(others_cores(c, d, 2).abs() < 1e-9);
-        assert!(parse_sample(&stat(1, 1), &own(1), &[3]).is_none(), "no allowed CPU listed");
+        assert!(
+            parse_sample(&stat(1, 1), &own(1), &[3]).is_none(),
+            "no allowed CPU listed"
+        );
         assert!(parse_sample(&stat(1, 1), "garbage", &[0]).is_none());
     }
 

@@ -19,6 +19,13 @@ use simulacra::sim::map::Tile;
 use simulacra::sim::time::GameTime;
 use std::collections::BTreeMap;
 
+/// The three-resident town on the routine with `config`.
+fn scripted_n3(config: &GameConfig) -> SimPlugin {
+    let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).unwrap();
+    s.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+    s
+}
+
 fn scratch(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("simulacra-lab-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -78,11 +85,7 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
         llm: LlmConfig::scripted(Vec::new()),
         ..Default::default()
     };
-    let sim = || {
-        let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).unwrap();
-        s.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
-        s
-    };
+    let sim = || scripted_n3(&config);
     let facts = facts::smallville();
     let opts = diffusion::Options {
         facts: facts.clone(),
@@ -370,13 +373,11 @@ fn a_probe_whose_words_contradict_its_answer_is_counted() {
 /// counts of replaced lines included) is what an uninterrupted run reports.
 #[test]
 fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_straight_run() {
-    let config = GameConfig {
-        llm: LlmConfig::scripted(Vec::new()),
-        ..Default::default()
-    };
     let sim = || {
-        let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).unwrap();
-        s.config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+        let mut s = scripted_n3(&GameConfig {
+            llm: LlmConfig::scripted(Vec::new()),
+            ..Default::default()
+        });
         s.scenario.start = GameTime::parse("2023-02-13 10:00").unwrap();
         s
     };

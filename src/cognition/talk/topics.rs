@@ -294,6 +294,25 @@ mod tests {
         GameTime::parse("2023-02-13 09:00").unwrap()
     }
 
+    /// The topics of a conversation's first turn: `speaker`, holding all of `stream`, to
+    /// `partner`, who has heard nothing from it.
+    fn first_offers(speaker: &str, partner: &str, stream: &MemoryStream) -> Vec<Topic> {
+        let known = HashSet::new();
+        candidates(
+            &TopicInput {
+                speaker,
+                partner,
+                now: now(),
+                memories: stream.nodes().iter().collect(),
+                known_to_partner: &known,
+                said_here: &[],
+                last_line: None,
+                plan_next: None,
+            },
+            None,
+        )
+    }
+
     #[test]
     fn topics_offer_news_the_partner_has_not_heard_then_the_rest() {
         let mut s = MemoryStream::default();
@@ -426,20 +445,8 @@ mod tests {
             },
             now(),
         );
-        let nodes: Vec<&MemoryNode> = s.nodes().iter().collect();
-        let known = HashSet::new();
         let offered_to = |partner: &str| {
-            let input = TopicInput {
-                speaker: "Jane Moreno",
-                partner,
-                now: now(),
-                memories: nodes.clone(),
-                known_to_partner: &known,
-                said_here: &[],
-                last_line: None,
-                plan_next: None,
-            };
-            candidates(&input, None)
+            first_offers("Jane Moreno", partner, &s)
                 .iter()
                 .any(|t| t.source == Some(fact))
         };
@@ -490,19 +497,8 @@ mod tests {
             "Tom must not hear of the dinner at Hobbs Cafe tomorrow from 5pm to 7pm",
             "a dinner",
         );
-        let known = HashSet::new();
         let offered = |s: &MemoryStream, partner: &str, id: NodeId| {
-            let input = TopicInput {
-                speaker: "Isabella Rodriguez",
-                partner,
-                now: now(),
-                memories: s.nodes().iter().collect(),
-                known_to_partner: &known,
-                said_here: &[],
-                last_line: None,
-                plan_next: None,
-            };
-            candidates(&input, None)
+            first_offers("Isabella Rodriguez", partner, s)
                 .iter()
                 .filter(|t| t.source == Some(id))
                 .map(|t| t.kind)

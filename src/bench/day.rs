@@ -88,17 +88,11 @@ pub fn bench_day(
             eprintln!("  {hour_from}–{}:", hm(&app));
             eprint!("{}", now.since(&hour_stats).per_agent_hour(agents, h));
             let gate = app.world().resource::<crate::sim::clock::StepGate>();
-            let mut on: Vec<(&String, f64)> = gate
-                .waited_on
+            let on: Vec<String> = waited_since(gate, &hour_on)
                 .iter()
-                .map(|(p, d)| {
-                    let before = hour_on.get(p).copied().unwrap_or_default();
-                    (p, d.saturating_sub(before).as_secs_f64())
-                })
                 .filter(|(_, s)| *s >= 0.5)
+                .map(|(p, s)| format!("{p} {s:.0} s"))
                 .collect();
-            on.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let on: Vec<String> = on.iter().map(|(p, s)| format!("{p} {s:.0} s")).collect();
             eprintln!(
                 "  waited on: {}; on a single answer {:.0} s",
                 on.join(", "),
@@ -115,16 +109,7 @@ pub fn bench_day(
     let after = app.world().resource::<Llm>().stats();
     let gate = app.world().resource::<crate::sim::clock::StepGate>();
     let waited = gate.waited - waited_before;
-    let mut waited_on: Vec<(String, f64)> = gate
-        .waited_on
-        .iter()
-        .map(|(p, d)| {
-            let before = on_before.get(p).copied().unwrap_or_default();
-            (p.clone(), d.saturating_sub(before).as_secs_f64())
-        })
-        .filter(|(_, s)| *s > 0.0)
-        .collect();
-    waited_on.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let waited_on = waited_since(gate, &on_before);
     let waited_on_one = (gate.waited_on_one - one_before).as_secs_f64();
     let talk = crate::cognition::talk::report::talk_report(app.world_mut())
         .text(agents, hours + warmup_hours);
@@ -140,6 +125,25 @@ pub fn bench_day(
         stats: after.since(&before),
         warmup_secs,
     }
+}
+
+/// Seconds waited on each purpose since `before` (the gate's `waited_on` then), the most
+/// first, those with none left out.
+fn waited_since(
+    gate: &crate::sim::clock::StepGate,
+    before: &std::collections::BTreeMap<String, std::time::Duration>,
+) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = gate
+        .waited_on
+        .iter()
+        .map(|(p, d)| {
+            let was = before.get(p).copied().unwrap_or_default();
+            (p.clone(), d.saturating_sub(was).as_secs_f64())
+        })
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v
 }
 
 impl DayBench {

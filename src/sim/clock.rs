@@ -193,18 +193,17 @@ impl StepGate {
 pub struct Awaited {
     /// Whether the first round has looked at everything.
     pub listed: bool,
-    /// What is missing: (resident, request) keys of the gate's owner.
-    pub keys: std::collections::HashSet<(Entity, u64)>,
+    /// What is missing: (resident, request) keys of the gate's owner, each with what it is
+    /// for (an index into `labels`).
+    pub keys: std::collections::HashMap<(Entity, u64), usize>,
     /// What the pump took since the last round, by the same keys.
     pub arrived: Vec<(Entity, u64)>,
-    /// What the missing answers are for (the owner's labels, each once: purposes), if the
-    /// owner says; `missing` beside it counts those still missing of each, kept by the owner
-    /// as it strikes keys off, so a round's blame costs nothing per key.
+    /// What the missing answers are for (the owner's labels, each once: purposes);
+    /// `missing` beside it counts those still missing of each, kept by the owner as it
+    /// strikes keys off, so a round's blame costs nothing per key.
     pub labels: Vec<String>,
     /// Missing answers by label (the same order as `labels`).
     pub missing: Vec<usize>,
-    /// Each key's label (an index into `labels`).
-    pub label_of: std::collections::HashMap<(Entity, u64), usize>,
 }
 
 /// Whether the next step may run now; in blocking mode waits until it may.

@@ -208,10 +208,14 @@ impl Pending {
 
     /// The handles of the answers [`blocking`](Self::blocking) counts.
     pub fn blocking_handles(&self, step: u64) -> impl Iterator<Item = LlmHandle> + '_ {
+        self.blocking_jobs(step).map(|j| j.handle)
+    }
+
+    /// The jobs whose answers [`blocking`](Self::blocking) counts.
+    fn blocking_jobs(&self, step: u64) -> impl Iterator<Item = &PendingJob> + '_ {
         self.jobs
             .iter()
             .filter(move |j| j.reply.is_none() && !j.live && j.due <= step)
-            .map(|j| j.handle)
     }
 
     /// Whether any job matches.
@@ -307,39 +311,27 @@ pub fn blocking_answers(
     if !awaited.listed {
         awaited.listed = true;
         let mut q = world.query::<(Entity, &Pending)>();
-        let mut keys = std::collections::HashSet::new();
+        let mut keys = std::collections::HashMap::new();
         let (mut labels, mut missing): (Vec<String>, Vec<usize>) = (Vec::new(), Vec::new());
-        let mut label_of = std::collections::HashMap::new();
         for (e, p) in q.iter(world) {
-            for j in p
-                .jobs
-                .iter()
-                .filter(|j| j.reply.is_none() && !j.live && j.due <= step)
-            {
+            for j in p.blocking_jobs(step) {
                 let purpose = j.request.purpose.as_str();
-                let i = match labels.iter().position(|l| l == purpose) {
-                    Some(i) => i,
-                    None => {
-                        labels.push(purpose.to_string());
-                        missing.push(0);
-                        labels.len() - 1
-                    }
-                };
+                let i = labels.iter().position(|l| l == purpose).unwrap_or_else(|| {
+                    labels.push(purpose.to_string());
+                    missing.push(0);
+                    labels.len() - 1
+                });
                 missing[i] += 1;
-                keys.insert((e, j.handle.0));
-                label_of.insert((e, j.handle.0), i);
+                keys.insert((e, j.handle.0), i);
             }
         }
         awaited.keys = keys;
         awaited.labels = labels;
         awaited.missing = missing;
-        awaited.label_of = label_of;
     }
     for k in awaited.arrived.drain(..) {
-        if awaited.keys.remove(&k)
-            && let Some(i) = awaited.label_of.get(&k)
-        {
-            awaited.missing[*i] -= 1;
+        if let Some(i) = awaited.keys.remove(&k) {
+            awaited.missing[i] -= 1;
         }
     }
     awaited.keys.len()

@@ -76,7 +76,6 @@ pub fn converse(
 ) {
     let now = ask.clock.now;
     let cd = ask.cfg.0.chat_cooldown_minutes as i64 * 60;
-    let slack = ask.cfg.0.decision_slack_steps;
     for (ce, mut conv) in &mut convs {
         if !conv.active() {
             continue;
@@ -181,15 +180,15 @@ pub fn converse(
             .map(|(_, l)| l.clone())
             .unwrap_or_else(|| "starting a conversation".into());
         let query = format!("{listener_name}: {topic}");
-        let wait = ((conv.next_turn.0 - now.0).max(0) as u32)
-            .div_ceil(ask.clock.sec_per_step)
-            .max(slack.min(2));
+        // The embedding is quick: it is due at the next step, so the line itself (the long
+        // part, decoded while the town goes on) has the rest of the time until it is due
+        // (`line_slack`).
         ask.ask(
             speaker,
             pending,
             LlmRequest::embed("chat_query", query).priority(priority),
             Job::ChatQuery { conversation: ce },
-            wait,
+            1,
         );
     }
 }
@@ -341,9 +340,12 @@ pub fn apply_chat_queries(
                     retry: false,
                 },
             );
-            let slack = ((conv.next_turn.0 - now.0).max(0) as u32)
-                .div_ceil(ask.clock.sec_per_step)
-                .max(1);
+            let slack = line_slack(
+                conv.next_turn,
+                now,
+                ask.clock.sec_per_step,
+                ask.cfg.0.decision_slack_steps,
+            );
             out.push((
                 req,
                 Job::Utterance {
@@ -376,6 +378,21 @@ type ChatQueryItem<'a> = (
     Mut<'a, Pending>,
     Vec<(Entity, crate::llm::runtime::Reply)>,
 );
+
+/// Steps from now (the step after a turn's query was asked) by which its line is due: the
+/// step after the last line has been said out (its speaking time), and never sooner than the
+/// decision slack (at most two steps) after the query's own step. The cadence of lines in game
+/// time comes from this alone, never from how fast the model answers; the line, the long part,
+/// is decoded while the town goes on.
+pub fn line_slack(
+    next_turn: GameTime,
+    now: GameTime,
+    sec_per_step: u32,
+    decision_slack: u32,
+) -> u32 {
+    let said_out = ((next_turn.0 - now.0).max(0) as u32).div_ceil(sec_per_step.max(1));
+    (said_out + 1).max(decision_slack.min(2)).max(1)
+}
 
 /// The speaker's next plan item from now, in words ("serving customers until 8 PM").
 pub fn plan_next(plan: &DayPlan, now: GameTime) -> Option<String> {
@@ -568,6 +585,27 @@ pub fn clear_speech(
     for (e, s) in &speakers {
         if s.until <= clock.now {
             commands.entity(e).remove::<Speech>();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_slack;
+    use crate::sim::time::GameTime;
+
+    #[test]
+    fn a_line_is_due_when_it_was_before_its_query_came_first() {
+        // Before: the query was due when the last line was said out (at least two steps after
+        // it was asked), the line one step after that. Now the query is due at the next step
+        // and the line, asked then, by the same step as before.
+        let sps = 10;
+        for speak in [0i64, 10, 25, 30, 60] {
+            let next_turn = GameTime(1000 + speak);
+            let before = (speak as u32).div_ceil(sps).max(2) + 1;
+            let now = GameTime(1000 + sps as i64);
+            let after = 1 + line_slack(next_turn, now, sps, 6);
+            assert_eq!(after, before, "a line said out in {speak} s");
         }
     }
 }

@@ -79,7 +79,8 @@ fn open_string(out: &[u8]) -> &[u8] {
 }
 
 /// How many integers count up by one at the end of `s` (each separated from the next by one to
-/// three bytes that are neither digits nor letters), when eight or more.
+/// three bytes that are neither digits nor letters), or every other number does, when eight
+/// or more, or four or more that are all the text holds.
 fn counting_tail(s: &[u8]) -> Option<usize> {
     let mut nums: Vec<(u64, usize, usize)> = Vec::new(); // (value, start, end)
     let mut i = 0;
@@ -96,23 +97,62 @@ fn counting_tail(s: &[u8]) -> Option<usize> {
             i += 1;
         }
     }
-    // The chain ends at the last complete number (one followed by a separator) or the last one.
-    let mut run = 1;
-    let mut best = 0;
-    for w in nums.windows(2) {
-        let (a, _, a_end) = w[0];
-        let (b, b_start, _) = w[1];
-        let sep = &s[a_end..b_start];
-        let joined = (1..=3).contains(&sep.len()) && sep.iter().all(|c| !c.is_ascii_alphanumeric());
-        run = if joined && b == a + 1 { run + 1 } else { 1 };
-        best = run;
+    if nums.is_empty() {
+        return None;
     }
+    // Whether each number follows the one before it after one to three separator bytes.
+    let joined: Vec<bool> = (0..nums.len())
+        .map(|i| {
+            i > 0 && {
+                let sep = &s[nums[i - 1].2..nums[i].1];
+                (1..=3).contains(&sep.len()) && sep.iter().all(|c| !c.is_ascii_alphanumeric())
+            }
+        })
+        .collect();
     // Only a run that reaches the end of the text (nothing but separators after it) counts.
-    let ends = nums.last().is_some_and(|&(_, _, e)| {
-        s[e..].len() <= 3 && s[e..].iter().all(|c| !c.is_ascii_alphanumeric())
-    });
-    (ends && best >= 8).then_some(best)
+    let last = nums.len() - 1;
+    let e = nums[last].2;
+    if !(s[e..].len() <= 3 && s[e..].iter().all(|c| !c.is_ascii_alphanumeric())) {
+        return None;
+    }
+    // Counting by one, or every other number counting by one with another between them
+    // ("(2) 10 (3) 10 (4)"): for each number, how many count up to it, and where that starts.
+    let mut best = 0;
+    for stride in [1usize, 2] {
+        let mut run = vec![(1usize, 0usize); nums.len()];
+        for i in 0..nums.len() {
+            run[i] = (1, i);
+            if i >= stride
+                && (i + 1 - stride..=i).all(|k| joined[k])
+                && nums[i].0 == nums[i - stride].0.saturating_add(1)
+            {
+                let (n, from) = run[i - stride];
+                run[i] = (n + 1, from);
+            }
+        }
+        // The run ends at the last number, or (every other number) at the one before it.
+        let ends: &[usize] = if stride == 2 && joined[last] && last > 0 {
+            &[last, last - 1]
+        } else {
+            &[last]
+        };
+        for &i in ends {
+            let (n, from) = run[i];
+            // A text that is nothing but counting from its start ("1, 2, 3, 4") says nothing
+            // already at four numbers; inside words it takes eight.
+            let from_start =
+                stride == 1 && s[..nums[from].1].iter().all(|c| !c.is_ascii_alphanumeric());
+            let least = if from_start { COUNTING_FROM_START } else { 8 };
+            if n >= least {
+                best = best.max(n);
+            }
+        }
+    }
+    (best > 0).then_some(best)
 }
+
+/// Numbers counting up from the start of a text that make it a loop.
+const COUNTING_FROM_START: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -127,8 +167,25 @@ mod tests {
         let a =
             br#"{"end_conversation" : false, "topic" : 1, "utterance" : "1, 2, 3, 4, 5, 6, 7, 8, "#;
         assert!(looping(a).unwrap().contains("counting"));
-        let b = br#"{"insight" : "1, 2, 3, 4, 5, 6, 7"#;
-        assert!(looping(b).is_none(), "seven numbers are not yet a loop");
+        let b = br#"{"insight" : "Floors 1, 2, 3, 4, 5, 6, 7"#;
+        assert!(
+            looping(b).is_none(),
+            "seven numbers after words are not yet a loop"
+        );
+        // A string that is nothing but counting is one at four numbers, not at three.
+        let c = br#"{"end_conversation" : false, "topic" : 1, "utterance" : "1, 2, 3, 4"#;
+        assert!(looping(c).unwrap().contains("4 numbers"));
+        let d = br#"{"end_conversation" : false, "topic" : 1, "utterance" : "1, 2, 3"#;
+        assert!(looping(d).is_none());
+        let e = br#"{"end_conversation" : false, "topic" : 1, "utterance" : "At 9, 10, 11, 12"#;
+        assert!(looping(e).is_none(), "words before the numbers");
+        // Counting with another number between (seen in an insight: 495 tokens before).
+        let f = br#"{"insights": [{"because": [1], "insight": "} 5 (1) 10 (2) 10 (3) 10 (4) 10 (5) 10 (6) 10 (7) 10 (8"#;
+        assert!(looping(f).unwrap().contains("8 numbers"));
+        let g = br#"{"insight": "} 5 (1) 10 (2) 10 (3) 10 (4) 10 (5) 10 (6) 10 (7) 10"#;
+        assert!(looping(g).is_none(), "seven counted");
+        let h = br#"{"insight": "} 5 (1) 10 (2) 10 (3) 10 (4) 10 (5) 10 (6) 10 (7) 10 (8) 10"#;
+        assert!(looping(h).is_some(), "ending at the number between");
         // A plain-text answer's line.
         let text = b"1. Why?\n2. The first 1 2 3 4 5 6 7 8 9";
         assert!(super::looping(text, Watch::Text).is_some());

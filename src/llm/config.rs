@@ -106,23 +106,23 @@ pub struct LlamaConfig {
     /// depends on the thread count, so with `adapt_threads` a busy machine could change an
     /// answer; off (no slower measured on the small model), the thread count never does.
     pub flash_attention: bool,
-    /// End an answer as soon as it counts ("1, 2, 3, …") inside a string, and retry it, instead
-    /// of generating to the budget an answer that fails its shape (see `llama::loops`).
+    /// End and retry at once an answer that counts ("1, 2, 3, …") in a string (`llama::loops`).
     pub stop_loops: bool,
     /// Sequences decoded together (continuous batching slots).
     pub slots: u32,
-    /// KV cache tokens in all. With `split_kv` each slot has its own `context / slots` of them;
-    /// otherwise all slots share them.
+    /// KV cache tokens in all (with `split_kv`, `context / slots` for each slot).
     pub context: u32,
-    /// Give each slot its own part of the KV cache (llama.cpp's non-unified cache), so a token
-    /// attends only to its own request's cache instead of scanning everyone's: with 16 busy
-    /// slots this about doubles generation speed. A prompt longer than the slot's part cannot
-    /// be taken. `false` shares one cache among all slots (less memory, slower when full).
+    /// Give each slot its own part of the KV cache (llama.cpp's non-unified cache): a token attends
+    /// only to its own request's cache (with 16 busy slots about twice the generation speed); a
+    /// longer prompt cannot be taken. `false`: one cache for all (less memory, slower when full).
     pub split_kv: bool,
     /// Most tokens decoded in one pass.
     pub batch: u32,
     /// Reuse cached prompt prefixes across requests (the KV cache of earlier requests).
     pub prefix_cache: bool,
+    /// With `prefix_cache`, megabytes of residents' identity blocks kept beside the KV cache
+    /// once read, copied back, not read again (4–6 MB a resident on the small model; 0: none).
+    pub kept_prefixes_mb: u32,
     /// The form the model's weights are read in (see [`Weights`]).
     pub weights: Weights,
 }
@@ -156,6 +156,7 @@ impl Default for LlamaConfig {
             split_kv: true,
             batch: 512,
             prefix_cache: true,
+            kept_prefixes_mb: 256,
             weights: Weights::Q8_0,
         }
     }

@@ -67,6 +67,28 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
         .collect()
 }
 
+/// Asks `question` (plain text, greedy) as the resident whose identity block is `identity`;
+/// returns the request's id.
+fn ask_as(rt: &LlmRuntime, purpose: &str, identity: &str, question: &str, max_tokens: u32) -> u64 {
+    let id = rt.next_id();
+    rt.submit(Submission {
+        id,
+        agent: None,
+        purpose: purpose.into(),
+        kind: std::sync::Arc::new(WorkKind::Chat {
+            messages: vec![
+                ChatMessage::system(identity),
+                ChatMessage::user(question.to_string()),
+            ],
+            shape: OutputShape::Text,
+            sampling: Sampling::greedy(max_tokens),
+        }),
+        priority: Priority::Normal,
+        fallback: None,
+    });
+    id
+}
+
 const PLACES: [&str; 6] = [
     "Hobbs Cafe",
     "Johnson Park",
@@ -384,23 +406,7 @@ fn a_prefix_held_by_a_busy_slot_is_copied_into_a_free_one_and_still_means_the_sa
     let rt = LlmRuntime::start(&llama(4));
     let identity = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\nCurrently: Klaus Mueller is writing a research paper on the effects of gentrification in low-income communities.\n";
     let ask = |purpose: &str, question: &str, max_tokens: u32| {
-        let id = rt.next_id();
-        rt.submit(Submission {
-            id,
-            agent: None,
-            purpose: purpose.into(),
-            kind: std::sync::Arc::new(WorkKind::Chat {
-                messages: vec![
-                    ChatMessage::system(identity),
-                    ChatMessage::user(question.to_string()),
-                ],
-                shape: OutputShape::Text,
-                sampling: Sampling::greedy(max_tokens),
-            }),
-            priority: Priority::Normal,
-            fallback: None,
-        });
-        id
+        ask_as(&rt, purpose, identity, question, max_tokens)
     };
     let long = ask(
         "story",
@@ -437,6 +443,72 @@ fn a_prefix_held_by_a_busy_slot_is_copied_into_a_free_one_and_still_means_the_sa
         named.text.contains("Klaus"),
         "the copied cache lost the identity: {:?}",
         named.text
+    );
+}
+
+#[test]
+fn a_residents_identity_kept_beside_the_cache_is_copied_back_instead_of_read_again() {
+    let _model = crate::real_model_lock();
+    // Two slots. Klaus asks; Maria and Isabella then take both slots (their prompts replace
+    // his in the cache); Klaus asks again: his identity block, kept once read, is copied back
+    // into a slot instead of being read again, and the answer is the one a runtime that keeps
+    // nothing gives.
+    let klaus = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\nCurrently: Klaus Mueller is writing a research paper on the effects of gentrification in low-income communities.\n";
+    let maria = "Name: Maria Lopez\nAge: 21\nInnate traits: energetic, enthusiastic, inquisitive\nLearned traits: Maria Lopez is a student at Oak Hill College studying physics and a part time Twitch game streamer who loves to connect with people and explore new ideas.\nCurrently: Maria Lopez is working on her physics degree and streaming games on Twitch.\n";
+    let isabella = "Name: Isabella Rodriguez\nAge: 34\nInnate traits: friendly, outgoing, hospitable\nLearned traits: Isabella Rodriguez is a cafe owner of Hobbs Cafe who loves to make people feel welcome. She is always looking for ways to make the cafe a place where people can come to relax and enjoy themselves.\nCurrently: Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe.\n";
+    let run = |kept_mb: u32| -> (String, u64) {
+        let mut cfg = llama(2);
+        if let BackendConfig::Llama(c) = &mut cfg.backends[0] {
+            c.kept_prefixes_mb = kept_mb;
+        }
+        cfg.cache = false; // Klaus asks the same twice: from the model both times
+        let rt = LlmRuntime::start(&cfg);
+        let ask = |purpose: &str, identity: &str| {
+            let question = "What is this person's full name? Answer with the name only.";
+            ask_as(&rt, purpose, identity, question, 8);
+        };
+        let wait = |n: usize| {
+            (0..n)
+                .map(|_| {
+                    let r = rt.recv_timeout(Duration::from_secs(300)).expect("a reply");
+                    assert!(!r.is_fallback(), "{:?}", r.source);
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        ask("first", klaus);
+        wait(1);
+        ask("others", maria);
+        ask("others", isabella);
+        wait(2);
+        ask("again", klaus);
+        let again = wait(1).remove(0);
+        let cached = rt.stats.lock().unwrap().by_purpose["again"].cached_prompt_tokens;
+        (again.text, cached)
+    };
+    let before = simulacra::llm::backend::llama::model_work();
+    let (kept, cached) = run(256);
+    let restored = simulacra::llm::backend::llama::model_work().since(&before);
+    assert!(
+        restored.restored >= 1 && restored.restored_tokens >= 60,
+        "nothing was copied back: {restored:?}"
+    );
+    assert!(
+        cached >= 60,
+        "the identity block was read again ({cached} prompt tokens from the cache)"
+    );
+    assert!(
+        kept.contains("Klaus"),
+        "the copied cache lost the identity: {kept:?}"
+    );
+    let (read, cached_without) = run(0);
+    assert!(
+        cached_without < 30,
+        "without kept prefixes the block is read again ({cached_without} from the cache)"
+    );
+    assert_eq!(
+        kept, read,
+        "the same answer as when the block is read again"
     );
 }
 

@@ -4,6 +4,7 @@
 //! Admission is in `worker/admit.rs`.
 
 mod admit;
+mod prefixes;
 pub mod work;
 
 use super::embed::Embedder;
@@ -47,6 +48,10 @@ struct Active {
     max_tokens: u32,
     prompt_tokens: u32,
     cached_tokens: u32,
+    /// Where the prompt's identity prefix ends, while it is being read and is not kept yet:
+    /// the prompt is read up to there in one chunk, and the prefix is then kept
+    /// ([`prefixes`]).
+    save_at: Option<usize>,
 }
 
 struct Slot {
@@ -112,6 +117,8 @@ struct Worker<'m> {
     threads: i32,
     /// Chooses the threads of each decode from the load (`adapt_threads`).
     load: LoadWatch,
+    /// Identity prefixes kept beside the cache (`kept_prefixes_mb`).
+    prefixes: prefixes::Prefixes<LlamaToken, llama_cpp_2::context::session::SeqState>,
     emb_model: Option<&'m LlamaModel>,
     model: &'m LlamaModel,
     backend: &'static LlamaBackend,
@@ -201,6 +208,11 @@ impl<'m> Worker<'m> {
             split,
             threads,
             load: LoadWatch::new(threads, cfg.adapt_threads),
+            prefixes: prefixes::Prefixes::new(if cfg.prefix_cache {
+                cfg.kept_prefixes_mb as usize * 1024 * 1024
+            } else {
+                0
+            }),
             emb_model,
             model,
             backend,
@@ -247,6 +259,7 @@ impl<'m> Worker<'m> {
             let runs = 1 + seqs.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
             work::count_decode(generating, read as u64, runs, started.elapsed());
             self.commit(added);
+            self.keep_prefixes();
 
             // 6. Sample each slot whose logits are ready.
             let started = Instant::now();
@@ -405,7 +418,13 @@ impl<'m> Worker<'m> {
                 continue;
             }
             let room = cap - self.batch.n_tokens() as usize;
-            let take = room.min(j.pending.len());
+            let mut take = room.min(j.pending.len());
+            // A prefix to keep is read alone, so the slot holds exactly it afterwards.
+            if let Some(at) = j.save_at
+                && s.cached.len() < at
+            {
+                take = take.min(at - s.cached.len());
+            }
             let start = s.cached.len();
             for k in 0..take {
                 let last = k + 1 == j.pending.len();
@@ -472,6 +491,27 @@ impl<'m> Worker<'m> {
                 }
             } else {
                 s.cached.extend(j.pending.drain(..took));
+            }
+        }
+    }
+
+    /// Keeps the identity prefix of each slot that has just read it (see [`prefixes`]).
+    fn keep_prefixes(&mut self) {
+        for s in self.slots.iter_mut() {
+            let Some(j) = s.job.as_mut() else { continue };
+            if j.save_at != Some(s.cached.len()) {
+                continue;
+            }
+            j.save_at = None;
+            if self.prefixes.holds(&s.cached) {
+                continue;
+            }
+            if let Ok(state) = self.ctx.state_seq_get(
+                s.seq,
+                llama_cpp_2::context::session::LlamaStateSeqFlags::empty(),
+            ) {
+                let bytes = state.byte_len();
+                self.prefixes.keep(s.cached.clone(), state, bytes);
             }
         }
     }

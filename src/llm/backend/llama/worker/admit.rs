@@ -11,6 +11,43 @@ use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// Identity prefixes shorter than this are not kept (copying them back saves little).
+const MIN_KEPT_PREFIX: usize = 32;
+
+/// What became of a kept prefix for a new request.
+enum Restore {
+    /// Copied into the slot: this many prompt tokens need no reading.
+    Done(usize),
+    /// None kept, or none longer than what the slots' caches offer.
+    NotWorth,
+    /// Copying failed and the slot's cache was emptied.
+    Failed,
+}
+
+/// How many of a prompt's `tokens` are its identity prefix: the system message and what the
+/// chat template writes before it (0 when the prompt has no system message). Found in the
+/// rendered prompt and compared token by token, so it is always a true prefix of `tokens`.
+fn identity_len(
+    vocab: &llama_cpp_2::vocab::LlamaVocab,
+    prompt: &str,
+    messages: &[crate::llm::ChatMessage],
+    tokens: &[LlamaToken],
+) -> usize {
+    let Some(system) = messages
+        .first()
+        .filter(|m| m.role == "system" && !m.content.is_empty())
+    else {
+        return 0;
+    };
+    // Templates may trim the message.
+    let content = system.content.trim();
+    let Some(at) = prompt.find(content) else {
+        return 0;
+    };
+    let head = vocab.tokenize(prompt[..at + content.len()].as_bytes(), false, true);
+    shared_prefix(&head, tokens).min(tokens.len().saturating_sub(1))
+}
+
 /// The length of the prefix two token lists share.
 fn shared_prefix(cached: &[LlamaToken], tokens: &[LlamaToken]) -> usize {
     cached
@@ -103,6 +140,14 @@ impl Worker<'_> {
         };
         let (slot_i, reuse) = self.choose_slot(&tokens);
         let reuse = self.take_prefix(slot_i, &tokens, reuse);
+        // The identity prefix is kept once read (unless it is kept already or came from a
+        // slot's cache).
+        let identity = identity_len(&self.vocab, &prompt, messages, &tokens);
+        let save_at = (self.prefixes.on()
+            && identity >= MIN_KEPT_PREFIX
+            && reuse < identity
+            && !self.prefixes.holds(&tokens[..identity]))
+        .then_some(identity);
         self.make_room(slot_i, busy_need, need, limit);
         let slot = &mut self.slots[slot_i];
         slot.job = Some(Active {
@@ -128,6 +173,7 @@ impl Worker<'_> {
             max_tokens: max_tokens.max(1),
             prompt_tokens: tokens.len() as u32,
             cached_tokens: reuse as u32,
+            save_at,
         });
         ControlFlow::Continue(())
     }
@@ -175,7 +221,8 @@ impl Worker<'_> {
     }
 
     /// Keeps the slot's reusable prefix in the KV cache (or copies a longer one from another
-    /// slot) and drops the rest; returns how many prompt tokens need no decoding.
+    /// slot, or a kept identity prefix) and drops the rest; returns how many prompt tokens
+    /// need no decoding.
     fn take_prefix(&mut self, slot_i: usize, tokens: &[LlamaToken], mut reuse: usize) -> usize {
         let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
         let seq = self.slots[slot_i].seq;
@@ -190,6 +237,11 @@ impl Worker<'_> {
         } else {
             None
         };
+        match self.restore_prefix(slot_i, tokens, donor.map_or(reuse, |(_, l)| l)) {
+            Restore::Done(n) => return n,
+            Restore::Failed => reuse = 0,
+            Restore::NotWorth => {}
+        }
         let ctx = &mut self.ctx;
         if let Some((src, l)) = donor {
             let _ = ctx.kv_cache_seq_rm(seq, None, None);
@@ -216,6 +268,34 @@ impl Worker<'_> {
         }
         self.slots[slot_i].cached.truncate(reuse);
         reuse
+    }
+
+    /// Copies the longest kept identity prefix of `tokens` into the slot when it is longer
+    /// than `than` (what the slots' caches offer) by a worthwhile margin.
+    fn restore_prefix(&mut self, slot_i: usize, tokens: &[LlamaToken], than: usize) -> Restore {
+        let Worker {
+            prefixes,
+            ctx,
+            slots,
+            ..
+        } = self;
+        let Some((kept, state)) = prefixes.longest_in(tokens) else {
+            return Restore::NotWorth;
+        };
+        if kept.len() < than + 16 {
+            return Restore::NotWorth;
+        }
+        let slot = &mut slots[slot_i];
+        let _ = ctx.kv_cache_seq_rm(slot.seq, None, None);
+        slot.cached.clear();
+        if ctx.state_seq_set(state, slot.seq).is_err() {
+            // No room in the slot's part of the cache for it in one piece: read as usual.
+            let _ = ctx.kv_cache_seq_rm(slot.seq, None, None);
+            return Restore::Failed;
+        }
+        slot.cached = kept.to_vec();
+        super::work::count_restored(kept.len());
+        Restore::Done(kept.len())
     }
 
     /// Idle slots' cached prompts give way, the biggest first, until the new request fits.

@@ -21,6 +21,8 @@ static BY_BATCH: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 static THREADS: AtomicU64 = AtomicU64::new(0);
 static THREAD_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static THREAD_CHANGES: AtomicU64 = AtomicU64::new(0);
+static RESTORED: AtomicU64 = AtomicU64::new(0);
+static RESTORED_TOKENS: AtomicU64 = AtomicU64::new(0);
 
 /// One decode: `generating` sequences each added their next token, `prompt` prompt tokens were
 /// read, its sequences made `runs` runs of consecutive ids (with the cache split by slot,
@@ -46,6 +48,12 @@ pub(super) fn count_threads(n: i32) {
 /// The load changed a worker's thread count.
 pub(super) fn count_threads_change() {
     THREAD_CHANGES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A kept identity prefix of `tokens` tokens was copied into a slot instead of being read.
+pub(super) fn count_restored(tokens: usize) {
+    RESTORED.fetch_add(1, Ordering::Relaxed);
+    RESTORED_TOKENS.fetch_add(tokens as u64, Ordering::Relaxed);
 }
 
 /// Sampling after a decode (grammar checks included) took `took`.
@@ -76,6 +84,10 @@ pub struct ModelWork {
     pub thread_rounds: u64,
     /// Times the load changed a worker's thread count.
     pub thread_changes: u64,
+    /// Kept identity prefixes copied into a slot instead of being read.
+    pub restored: u64,
+    /// Prompt tokens those prefixes held.
+    pub restored_tokens: u64,
 }
 
 /// The counters now.
@@ -92,6 +104,8 @@ pub fn model_work() -> ModelWork {
         threads: ld(&THREADS),
         thread_rounds: ld(&THREAD_ROUNDS),
         thread_changes: ld(&THREAD_CHANGES),
+        restored: ld(&RESTORED),
+        restored_tokens: ld(&RESTORED_TOKENS),
     }
 }
 
@@ -109,6 +123,8 @@ impl ModelWork {
             threads: self.threads - earlier.threads,
             thread_rounds: self.thread_rounds - earlier.thread_rounds,
             thread_changes: self.thread_changes - earlier.thread_changes,
+            restored: self.restored - earlier.restored,
+            restored_tokens: self.restored_tokens - earlier.restored_tokens,
         }
     }
 
@@ -152,6 +168,11 @@ impl ModelWork {
             self.threads as f64 / self.thread_rounds.max(1) as f64,
             self.thread_changes,
         );
+        let _ = writeln!(
+            s,
+            "  identity prefixes copied back into the cache instead of read: {} ({} prompt tokens; `kept_prefixes_mb`)",
+            self.restored, self.restored_tokens,
+        );
         s
     }
 }
@@ -167,10 +188,12 @@ mod tests {
         count_decode(9, 0, 2, Duration::from_millis(10));
         count_decode(0, 50, 1, Duration::from_millis(10));
         count_sampling(Duration::from_millis(5));
+        count_restored(200);
         let d = model_work().since(&a);
         // Other tests may decode at the same time: at least what this one counted.
         assert!(d.decodes >= 3 && d.generated >= 10 && d.prompt >= 150 && d.runs >= 4);
         assert!(d.by_batch[0] >= 1 && d.by_batch[3] >= 1);
+        assert!(d.restored >= 1 && d.restored_tokens >= 200);
         assert!(d.report(1.0).contains("decodes"));
         assert_eq!(ModelWork::default().report(1.0), "");
     }

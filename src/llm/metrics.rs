@@ -67,7 +67,8 @@ impl LlmStats {
         self.by_purpose.entry(p.to_string()).or_default()
     }
 
-    /// The counts since an earlier snapshot (latencies are not kept).
+    /// The counts since an earlier snapshot, with the latencies recorded since (all that are
+    /// kept, when more than the 2,000 kept were recorded).
     pub fn since(&self, earlier: &LlmStats) -> LlmStats {
         let mut out = LlmStats::default();
         for (name, p) in &self.by_purpose {
@@ -84,6 +85,8 @@ impl LlmStats {
             d.loops_stopped = p.loops_stopped - e.loops_stopped;
             d.fallbacks = p.fallbacks - e.fallbacks;
             d.last_error = p.last_error.clone();
+            let new = (p.calls - e.calls) as usize;
+            d.latencies_ms = p.latencies_ms[p.latencies_ms.len().saturating_sub(new)..].to_vec();
         }
         out.by_purpose.retain(|_, p| p.calls > 0);
         out
@@ -106,13 +109,21 @@ impl LlmStats {
         );
         let _ = writeln!(
             s,
-            "{:<20} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6} {:>8}",
-            "purpose", "calls", "prompt tok", "of cache", "gen tok", "hits", "safe", "retried"
+            "{:<20} {:>8} {:>10} {:>9} {:>9} {:>7} {:>6} {:>8} {:>9}",
+            "purpose",
+            "calls",
+            "prompt tok",
+            "of cache",
+            "gen tok",
+            "hits",
+            "safe",
+            "retried",
+            "p50 wait"
         );
         let row = |s: &mut String, name: &str, p: &PurposeStats| {
             let _ = writeln!(
                 s,
-                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>9.0} {:>7.2} {:>6.2} {:>8}",
+                "{:<20} {:>8.2} {:>10.0} {:>9.0} {:>9.0} {:>7.2} {:>6.2} {:>8} {:>9}",
                 name,
                 p.calls as f64 / d,
                 p.prompt_tokens as f64 / d,
@@ -120,7 +131,10 @@ impl LlmStats {
                 p.gen_tokens as f64 / d,
                 p.cache_hits as f64 / d,
                 p.fallbacks as f64 / d,
-                p.retries
+                p.retries,
+                p.latency_ms(0.5)
+                    .map(|ms| format!("{:.2} s", ms / 1000.0))
+                    .unwrap_or_else(|| "-".into())
             );
         };
         for (name, p) in &self.by_purpose {
@@ -238,5 +252,22 @@ mod tests {
         }
         assert!((p.latency_ms(0.5).unwrap() - 50.0).abs() <= 1.0);
         assert!((p.latency_ms(0.95).unwrap() - 95.0).abs() <= 1.0);
+        // A stretch keeps the latencies recorded in it.
+        let mut stats = LlmStats::default();
+        stats.purpose("converse").calls = 2;
+        stats
+            .purpose("converse")
+            .record_latency(Duration::from_millis(900));
+        stats
+            .purpose("converse")
+            .record_latency(Duration::from_millis(1000));
+        let before = stats.clone();
+        stats.purpose("converse").calls = 3;
+        stats
+            .purpose("converse")
+            .record_latency(Duration::from_millis(4000));
+        let d = stats.since(&before);
+        assert_eq!(d.by_purpose["converse"].latency_ms(0.5), Some(4000.0));
+        assert!(d.per_agent_hour(1, 1.0).contains("4.00 s"));
     }
 }

@@ -142,9 +142,12 @@ impl Worker<'_> {
         let reuse = self.take_prefix(slot_i, &tokens, reuse);
         // The identity prefix is kept once read (unless it is kept already or came from a
         // slot's cache).
-        let identity = identity_len(&self.vocab, &prompt, messages, &tokens);
-        let save_at = (self.prefixes.on()
-            && identity >= MIN_KEPT_PREFIX
+        let identity = if self.prefixes.on() {
+            identity_len(&self.vocab, &prompt, messages, &tokens)
+        } else {
+            0 // nothing is kept: the prompt's head is not tokenized a second time
+        };
+        let save_at = (identity >= MIN_KEPT_PREFIX
             && reuse < identity
             && !self.prefixes.holds(&tokens[..identity]))
         .then_some(identity);

@@ -1,6 +1,5 @@
 //! LLM configuration (the `llm:` section of `config/simulacra.ron`, documented in
-//! `config/README.md`): the backends, which purposes go where, timeouts, retries, cache and
-//! record/replay.
+//! `config/README.md`): backends, routes, timeouts, retries, cache and record/replay.
 
 use crate::data_error::{DataError, SourceLines};
 use serde::{Deserialize, Serialize};
@@ -108,13 +107,15 @@ pub struct LlamaConfig {
     pub flash_attention: bool,
     /// End and retry at once an answer that counts ("1, 2, 3, …") in a string (`llama::loops`).
     pub stop_loops: bool,
+    /// Write what an answer's shape forces (keys, separators, an option's rest) as read tokens,
+    /// and end an answer once whole, instead of a decode per token (`llm::forced`).
+    pub write_forced: bool,
     /// Sequences decoded together (continuous batching slots).
     pub slots: u32,
     /// KV cache tokens in all (with `split_kv`, `context / slots` for each slot).
     pub context: u32,
-    /// Give each slot its own part of the KV cache (llama.cpp's non-unified cache): a token attends
-    /// only to its own request's cache (with 16 busy slots about twice the generation speed); a
-    /// longer prompt cannot be taken. `false`: one cache for all (less memory, slower when full).
+    /// Each slot its own part of the KV cache (llama.cpp's non-unified cache; with 16 busy slots
+    /// about twice the generation speed). `false`: one cache for all (less memory, slower full).
     pub split_kv: bool,
     /// Most tokens decoded in one pass.
     pub batch: u32,
@@ -133,10 +134,9 @@ pub enum Weights {
     /// As the file holds them.
     AsFile,
     /// A file whose weights are Q4_1, Q5_0 or Q5_1 (types llama.cpp's CPU kernels read slowly)
-    /// is converted once to Q8_0, which holds their values to within rounding, into
-    /// `<file stem>.q8_0.gguf` beside it, and that copy is read (SmolLM2-135M on 2 cores: prompts
-    /// about 1.8× and 8 sequences' generation about 1.5× faster, the same perplexity). Files of
-    /// any other type are read as they are.
+    /// is converted once to Q8_0 (their values to within rounding), `<file stem>.q8_0.gguf` beside
+    /// it, and that copy is read (SmolLM2-135M on 2 cores: prompts about 1.8× and 8 sequences'
+    /// generation about 1.5× faster, the same perplexity). Other types are read as they are.
     #[default]
     Q8_0,
 }
@@ -151,6 +151,7 @@ impl Default for LlamaConfig {
             adapt_threads: true,
             flash_attention: false,
             stop_loops: true,
+            write_forced: true,
             slots: 16,
             context: 49_152,
             split_kv: true,
@@ -190,8 +191,7 @@ pub struct OpenAiConfig {
     /// endpoint's residents go to the least busy other one meanwhile.
     pub affinity: bool,
     /// A certificate (PEM; a CA's, or a server's own) trusted beside the system's, for a server
-    /// whose certificate no authority of this machine signed (relative paths: from the data
-    /// folder).
+    /// whose certificate no authority here signed (relative paths: from the data folder).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<String>,
     /// An endpoint whose recent seconds per generated token exceed this many times the fastest

@@ -719,3 +719,81 @@ fn a_real_answer_that_counts_is_stopped_at_once() {
     assert_eq!(p.loops_stopped, 0);
     assert!(p.gen_tokens >= 100, "{p:?}");
 }
+
+#[test]
+fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape() {
+    let _model = crate::real_model_lock();
+    let line = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "end_conversation": {"type": "boolean"},
+            "topic": {"type": "integer", "minimum": 1, "maximum": 3},
+            "utterance": {"type": "string", "minLength": 1, "maxLength": 160}
+        },
+        "required": ["end_conversation", "topic", "utterance"],
+        "additionalProperties": false
+    });
+    let places: Vec<String> = ["Hobbs Cafe", "Oak Hill College", "The Rose and Crown Pub"]
+        .map(String::from)
+        .to_vec();
+    let reqs = || {
+        vec![
+            (
+                "Klaus says to Maria: \"Did you hear that Sam is running for mayor?\" Maria can talk about the election (topic 1), the weather (topic 2) or lunch (topic 3). What does Maria say?".to_string(),
+                OutputShape::Json(line.clone()),
+                100,
+            ),
+            (
+                "Where would Maria go for a coffee?".to_string(),
+                OutputShape::Choice(places.clone()),
+                32,
+            ),
+            (
+                "Rate from 1 (mundane) to 10 (poignant): brushing teeth; a break-up; winning an election.".to_string(),
+                OutputShape::Integers { count: 3, min: 1, max: 10 },
+                16,
+            ),
+            (
+                "On a scale of 1 (mundane) to 10 (poignant), rate a friend's funeral.".to_string(),
+                OutputShape::Integer { min: 1, max: 10 },
+                4,
+            ),
+        ]
+    };
+    let run = |write_forced: bool| {
+        let mut cfg = llama(4);
+        cfg.cache = false;
+        cfg.retries = 0;
+        if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+            l.write_forced = write_forced;
+        }
+        let rt = LlmRuntime::start(&cfg);
+        let before = simulacra::llm::backend::llama::model_work();
+        let replies: Vec<Reply> = submit_all(&rt, reqs()).into_iter().map(|(_, r)| r).collect();
+        (replies, simulacra::llm::backend::llama::model_work().since(&before))
+    };
+    let (on, w_on) = run(true);
+    let (off, w_off) = run(false);
+    for (r, how) in on.iter().zip(["written"; 4]).chain(off.iter().zip(["sampled"; 4])) {
+        eprintln!("{how}: {:?}", r.value);
+        assert!(!r.is_fallback(), "every answer in its shape: {:?}", r.source);
+    }
+    for r in [&on[0], &off[0]] {
+        let LlmValue::Json(v) = &r.value else {
+            panic!("{:?}", r.value)
+        };
+        validate_schema(&line, v, "$").unwrap();
+    }
+    // The line's keys and separators alone are some twenty tokens; every answer ended the
+    // moment it was whole.
+    assert!(w_on.forced >= 15, "{w_on:?}");
+    assert!(w_on.ended_whole >= 4, "{w_on:?}");
+    assert_eq!((w_off.forced, w_off.ended_whole), (0, 0), "{w_off:?}");
+    // Where the model chose before anything was forced, the value is the one it chose alone.
+    assert_eq!(on[1].value, off[1].value, "the same place");
+    assert_eq!(on[3].value, off[3].value, "the same rating");
+    eprintln!(
+        "decodes with forced text written: {}, sampling every token: {}; tokens sampled {} against {}",
+        w_on.decodes, w_off.decodes, w_on.generated, w_off.generated
+    );
+}

@@ -68,6 +68,23 @@ impl ShapedSampler {
     }
 }
 
+impl ShapedSampler {
+    /// Takes `tok` as the answer's next token without sampling it (text the shape forces,
+    /// `llm::forced`), when the grammar allows it; false, and nothing taken, when it does not.
+    pub fn force(&mut self, tok: LlamaToken) -> bool {
+        if let Some(g) = self.grammar.as_mut() {
+            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(tok, 1.0, 0.0)], false);
+            g.apply(&mut one);
+            if !one.data[0].logit().is_finite() {
+                return false;
+            }
+            g.accept(tok);
+        }
+        self.chain.accept(tok);
+        true
+    }
+}
+
 /// The sampler for an output shape and sampling settings.
 pub fn build_sampler(
     model: &LlamaModel,

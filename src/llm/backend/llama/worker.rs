@@ -52,6 +52,54 @@ struct Active {
     /// the prompt is read up to there in one chunk, and the prefix is then kept
     /// ([`prefixes`]).
     save_at: Option<usize>,
+    /// What the answer's shape forces next (`write_forced`; `llm::forced`).
+    forcer: crate::llm::forced::Forcer,
+    /// How many of `pending` are prompt tokens (the rest are the answer's: text its shape
+    /// forces, after the token sampled before it).
+    prompt_left: usize,
+}
+
+/// Takes what the answer's shape forces after what it holds (each token checked against its
+/// grammar): the tokens taken, to be read in one decode, and whether the answer is whole
+/// after them (nothing more may follow: it is delivered without another decode).
+fn take_forced(vocab: &LlamaVocab, j: &mut Active) -> (Vec<LlamaToken>, bool) {
+    let next = j.forcer.next(&j.out);
+    if next.text.is_empty() {
+        return (Vec::new(), next.complete);
+    }
+    let tokens = vocab.tokenize(next.text.as_bytes(), false, false);
+    let mut taken = Vec::with_capacity(tokens.len());
+    for &t in &tokens {
+        if !j.sampler.force(t) {
+            break;
+        }
+        j.out.extend(vocab.token_to_piece(t, false, None));
+        taken.push(t);
+    }
+    j.n_gen += taken.len() as u32;
+    work::count_forced(taken.len());
+    let whole = next.complete && taken.len() == tokens.len();
+    (taken, whole)
+}
+
+/// Delivers a finished answer.
+fn deliver(index: usize, j: Active, looped: Option<String>) {
+    let text = String::from_utf8_lossy(&j.out).to_string();
+    if looped.is_none() && j.forcer.next(&j.out).complete {
+        work::count_ended_whole();
+    }
+    let _ = j.done.send(WorkDone {
+        id: j.id,
+        backend: index,
+        endpoint: None,
+        outcome: WorkOutcome::Text {
+            text,
+            prompt_tokens: j.prompt_tokens,
+            cached_tokens: j.cached_tokens,
+            gen_tokens: j.n_gen,
+            looped,
+        },
+    });
 }
 
 struct Slot {
@@ -252,13 +300,12 @@ impl<'m> Worker<'m> {
                 self.decode_failed(e);
                 continue;
             }
-            let generating = added.iter().filter(|(_, t)| *t == 0).count() as u64;
-            let read: usize = added.iter().map(|(_, t)| t).sum();
+            let took = started.elapsed();
             let mut seqs: Vec<usize> = added.iter().map(|(i, _)| *i).collect();
             seqs.sort_unstable();
             let runs = 1 + seqs.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
-            work::count_decode(generating, read as u64, runs, started.elapsed());
-            self.commit(added);
+            let (generating, read) = self.commit(added);
+            work::count_decode(generating, read, runs, took);
             self.keep_prefixes();
 
             // 6. Sample each slot whose logits are ready.
@@ -478,21 +525,29 @@ impl<'m> Worker<'m> {
     }
 
     /// Commits what was decoded: the tokens join their slots' caches, and the slots made
-    /// progress.
-    fn commit(&mut self, added: Vec<(usize, usize)>) {
+    /// progress. Returns the sequences that were generating (a sampled token, alone or with
+    /// text its shape forces) and the prompt tokens read.
+    fn commit(&mut self, added: Vec<(usize, usize)>) -> (u64, u64) {
         let decoded_at = Instant::now();
+        let (mut generating, mut read) = (0, 0);
         for (i, took) in added {
             let s = &mut self.slots[i];
             let Some(j) = s.job.as_mut() else { continue };
             j.last_progress = decoded_at;
             if took == 0 {
+                generating += 1;
                 if let Some(t) = j.last {
                     s.cached.push(t);
                 }
             } else {
+                let prompt = took.min(j.prompt_left);
+                j.prompt_left -= prompt;
+                read += prompt as u64;
+                generating += u64::from(prompt == 0);
                 s.cached.extend(j.pending.drain(..took));
             }
         }
+        (generating, read)
     }
 
     /// Keeps the identity prefix of each slot that has just read it (see [`prefixes`]).
@@ -529,25 +584,20 @@ impl<'m> Worker<'m> {
             } else {
                 j.out.extend(self.vocab.token_to_piece(tok, false, None));
                 j.n_gen += 1;
-                j.last = Some(tok);
+                let (forced, whole) = take_forced(&self.vocab, j);
                 looped = super::loops::looping(&j.out, j.watch);
-                looped.is_some() || j.n_gen >= j.max_tokens
+                if forced.is_empty() {
+                    j.last = Some(tok);
+                } else {
+                    // The sampled token and the text forced after it are read in one decode.
+                    j.last = None;
+                    j.pending.push(tok);
+                    j.pending.extend(forced);
+                }
+                whole || looped.is_some() || j.n_gen >= j.max_tokens
             };
             if finished {
-                let j = s.job.take().expect("present");
-                let text = String::from_utf8_lossy(&j.out).to_string();
-                let _ = j.done.send(WorkDone {
-                    id: j.id,
-                    backend: self.index,
-                    endpoint: None,
-                    outcome: WorkOutcome::Text {
-                        text,
-                        prompt_tokens: j.prompt_tokens,
-                        cached_tokens: j.cached_tokens,
-                        gen_tokens: j.n_gen,
-                        looped,
-                    },
-                });
+                deliver(self.index, s.job.take().expect("present"), looped);
             }
         }
     }

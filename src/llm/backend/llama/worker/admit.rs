@@ -3,6 +3,7 @@
 //! slots' cached prompts.
 
 use super::{Active, Worker};
+use crate::llm::forced::Forcer;
 use crate::llm::backend::llama::{build_sampler, render_prompt};
 use crate::llm::backend::{BackendError, ErrorKind, Work, WorkDone, WorkKind, WorkOutcome};
 use crossbeam_channel::Sender;
@@ -152,8 +153,7 @@ impl Worker<'_> {
             && !self.prefixes.holds(&tokens[..identity]))
         .then_some(identity);
         self.make_room(slot_i, busy_need, need, limit);
-        let slot = &mut self.slots[slot_i];
-        slot.job = Some(Active {
+        let mut job = Active {
             id: w.id,
             done: d.clone(),
             cancelled: w.cancelled.clone(),
@@ -177,7 +177,21 @@ impl Worker<'_> {
             prompt_tokens: tokens.len() as u32,
             cached_tokens: reuse as u32,
             save_at,
-        });
+            forcer: if self.cfg.write_forced {
+                Forcer::for_shape(shp)
+            } else {
+                Forcer::Free
+            },
+            prompt_left: tokens.len() - reuse,
+        };
+        // What the answer must open with is read with the prompt.
+        let (forced, whole) = super::take_forced(&self.vocab, &mut job);
+        job.pending.extend(forced);
+        if whole {
+            super::deliver(self.index, job, None);
+        } else {
+            self.slots[slot_i].job = Some(job);
+        }
         ControlFlow::Continue(())
     }
 

@@ -23,6 +23,8 @@ static THREAD_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static THREAD_CHANGES: AtomicU64 = AtomicU64::new(0);
 static RESTORED: AtomicU64 = AtomicU64::new(0);
 static RESTORED_TOKENS: AtomicU64 = AtomicU64::new(0);
+static FORCED: AtomicU64 = AtomicU64::new(0);
+static ENDED_WHOLE: AtomicU64 = AtomicU64::new(0);
 
 /// One decode: `generating` sequences each added their next token, `prompt` prompt tokens were
 /// read, its sequences made `runs` runs of consecutive ids (with the cache split by slot,
@@ -54,6 +56,16 @@ pub(super) fn count_threads_change() {
 pub(super) fn count_restored(tokens: usize) {
     RESTORED.fetch_add(1, Ordering::Relaxed);
     RESTORED_TOKENS.fetch_add(tokens as u64, Ordering::Relaxed);
+}
+
+/// `tokens` tokens an answer's shape forces were written into it instead of sampled.
+pub(super) fn count_forced(tokens: usize) {
+    FORCED.fetch_add(tokens as u64, Ordering::Relaxed);
+}
+
+/// An answer was delivered the moment it was whole (no decode for its end-of-text token).
+pub(super) fn count_ended_whole() {
+    ENDED_WHOLE.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Sampling after a decode (grammar checks included) took `took`.
@@ -88,6 +100,10 @@ pub struct ModelWork {
     pub restored: u64,
     /// Prompt tokens those prefixes held.
     pub restored_tokens: u64,
+    /// Tokens of answers written because their shape forced them, not sampled.
+    pub forced: u64,
+    /// Answers delivered the moment they were whole.
+    pub ended_whole: u64,
 }
 
 /// The counters now.
@@ -106,6 +122,8 @@ pub fn model_work() -> ModelWork {
         thread_changes: ld(&THREAD_CHANGES),
         restored: ld(&RESTORED),
         restored_tokens: ld(&RESTORED_TOKENS),
+        forced: ld(&FORCED),
+        ended_whole: ld(&ENDED_WHOLE),
     }
 }
 
@@ -125,6 +143,8 @@ impl ModelWork {
             thread_changes: self.thread_changes - earlier.thread_changes,
             restored: self.restored - earlier.restored,
             restored_tokens: self.restored_tokens - earlier.restored_tokens,
+            forced: self.forced - earlier.forced,
+            ended_whole: self.ended_whole - earlier.ended_whole,
         }
     }
 
@@ -173,6 +193,11 @@ impl ModelWork {
             "  identity prefixes copied back into the cache instead of read: {} ({} prompt tokens; `kept_prefixes_mb`)",
             self.restored, self.restored_tokens,
         );
+        let _ = writeln!(
+            s,
+            "  answer tokens their shapes forced, read with the token before them instead of sampled: {}; answers ended once whole, without a decode for their end: {} (`write_forced`)",
+            self.forced, self.ended_whole,
+        );
         s
     }
 }
@@ -189,11 +214,14 @@ mod tests {
         count_decode(0, 50, 1, Duration::from_millis(10));
         count_sampling(Duration::from_millis(5));
         count_restored(200);
+        count_forced(7);
+        count_ended_whole();
         let d = model_work().since(&a);
         // Other tests may decode at the same time: at least what this one counted.
         assert!(d.decodes >= 3 && d.generated >= 10 && d.prompt >= 150 && d.runs >= 4);
         assert!(d.by_batch[0] >= 1 && d.by_batch[3] >= 1);
         assert!(d.restored >= 1 && d.restored_tokens >= 200);
+        assert!(d.forced >= 7 && d.ended_whole >= 1);
         assert!(d.report(1.0).contains("decodes"));
         assert_eq!(ModelWork::default().report(1.0), "");
     }

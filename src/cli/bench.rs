@@ -362,6 +362,10 @@ fn day_against(
                 }
                 Err(e) => return fail(format!("{}: {e}", exe.display())),
             };
+            // Each side's whole summary (what the day produced beside what it cost).
+            for l in out.lines() {
+                println!("round {round} {label}: {l}");
+            }
             for (i, scenario) in scenarios.iter().enumerate() {
                 let Some(line) = out
                     .lines()
@@ -378,10 +382,6 @@ fn day_against(
                         exe.display()
                     ));
                 };
-                println!("round {round} {label}: {line}");
-                if let Some(next) = out.lines().skip_while(|l| *l != line).nth(1) {
-                    println!("round {round} {label}: {}", next.trim());
-                }
                 let w = &mut walls[i];
                 if mine { w.1.push(wall) } else { w.0.push(wall) }
             }

@@ -1,18 +1,22 @@
 //! What an answer of a shape must say next: the text its grammar leaves no choice about. A
-//! line's answer opens with `{"end_conversation":`, goes on with `, "topic":` once the
-//! boolean is written and ends with `}` once its string is closed; a choice among places is
-//! whole once its first words name one place. A backend that samples token by token (the
-//! embedded llama.cpp) writes such text into the answer as read tokens, several in one decode,
-//! instead of sampling them one decode each, and ends an answer the moment it is whole instead
-//! of decoding once more for the end-of-text token. The answers keep their shape: the text is
-//! the grammar's own, with one space after a colon or a comma where the grammar allows one or
-//! none (the JSON the shapes' examples are written in), and the backend checks every token of
-//! it against the grammar before taking it.
+//! line's answer opens with `{`; once the model has put its space or not, `"end_conversation"`
+//! follows; a choice among places is whole once its first words name one place. A backend that
+//! samples token by token (the embedded llama.cpp) writes such text into the answer as read
+//! tokens, several in one decode, instead of sampling them one decode each, and ends an answer
+//! the moment it is whole instead of decoding once more for the end-of-text token.
+//!
+//! Where the grammar allows a space or none, the model chooses: the text forced stops there. A
+//! small model decides differently after text laid out otherwise than it writes itself: forcing
+//! `{"end_conversation":` where it writes `{ "end_conversation" :` made it end 52 of 56 recorded
+//! conversation turns instead of 17; with the spaces left to it, 20 (and 7 of the 32 that
+//! `llm_real::forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was` replays,
+//! as many as when it samples every token). Every token of the text is checked against the
+//! grammar before it is taken.
 //!
 //! Shapes are walked as [`crate::llm::schema_grammar`] writes them: an object's properties in
-//! the order of its schema's map, spaces after `{`, `[`, `:` and `,` and before `:`, `}` and
-//! `]`. An object with optional properties or further pairs, and anything not read here, is
-//! left to the model (nothing is forced).
+//! the order of its schema's map, a space or none after `{`, `[`, `:` and `,` and before `:`, `}`
+//! and `]`; a list of integers ([`OutputShape::Integers`]) only after its commas. An object with
+//! optional properties or further pairs, and anything not read here, is left to the model.
 
 use super::types::OutputShape;
 use serde_json::{Value, json};
@@ -35,8 +39,8 @@ pub enum Forcer {
     Alternatives(Vec<String>),
     /// Exactly this many lines.
     Lines(usize),
-    /// JSON of this schema.
-    Json(Value),
+    /// JSON of this schema (`tight`: spaces only after commas, as the integers' grammar has).
+    Json(Value, bool),
 }
 
 impl Forcer {
@@ -51,32 +55,25 @@ impl Forcer {
             OutputShape::Choice(options) => Forcer::Alternatives(options.clone()),
             OutputShape::YesNo => Forcer::Alternatives(vec!["yes".into(), "no".into()]),
             OutputShape::Lines(n) => Forcer::Lines(*n),
-            OutputShape::Integers { count, min, max } => Forcer::Json(json!({
-                "type": "array", "minItems": count, "maxItems": count,
-                "items": {"type": "integer", "minimum": min, "maximum": max}
-            })),
-            OutputShape::Json(schema) => Forcer::Json(schema.clone()),
+            OutputShape::Integers { count, min, max } => Forcer::Json(
+                json!({
+                    "type": "array", "minItems": count, "maxItems": count,
+                    "items": {"type": "integer", "minimum": min, "maximum": max}
+                }),
+                true,
+            ),
+            OutputShape::Json(schema) => Forcer::Json(schema.clone(), false),
         }
     }
 
     /// What must follow `written` (the answer so far, as bytes: a token may end inside a
-    /// character). Nothing forced when `written` is not a beginning this reader knows. A space
-    /// the text would end with is left to the model: it writes a value with its space as one
-    /// token (` false`, ` 12`), and a lone space token before it is text it has rarely read.
+    /// character). Nothing forced when `written` is not a beginning this reader knows.
     pub fn next(&self, written: &[u8]) -> Next {
-        let mut next = self.walk(written);
-        if !next.complete && next.text.ends_with(' ') {
-            next.text.pop();
-        }
-        next
-    }
-
-    fn walk(&self, written: &[u8]) -> Next {
         match self {
             Forcer::Free => Next::default(),
             Forcer::Alternatives(alts) => {
                 let alts: Vec<&[u8]> = alts.iter().map(|a| a.as_bytes()).collect();
-                let mut c = Cursor::new(written);
+                let mut c = Cursor::new(written, false);
                 match c.alternatives(&alts) {
                     Ok(()) if c.i == written.len() => Next {
                         text: c.forced.unwrap_or_default(),
@@ -93,8 +90,8 @@ impl Forcer {
                 text: String::new(),
                 complete: written.iter().filter(|&&b| b == b'\n').count() >= *n,
             },
-            Forcer::Json(schema) => {
-                let mut c = Cursor::new(written);
+            Forcer::Json(schema, tight) => {
+                let mut c = Cursor::new(written, *tight);
                 match c.value(schema) {
                     Ok(()) if c.i == written.len() => Next {
                         text: c.forced.unwrap_or_default(),
@@ -125,6 +122,8 @@ struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
     forced: Option<String>,
+    /// Spaces only after commas.
+    tight: bool,
 }
 
 /// The length of the prefix all of `alts` share.
@@ -148,11 +147,12 @@ fn text_of(b: &[u8]) -> String {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(s: &'a [u8]) -> Self {
+    fn new(s: &'a [u8], tight: bool) -> Self {
         Cursor {
             s,
             i: 0,
             forced: None,
+            tight,
         }
     }
 
@@ -192,16 +192,19 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A place where the grammar allows one space or none: `canon` is written when the text
-    /// ends here.
-    fn space(&mut self, canon: &str) {
-        if let Some(f) = self.forced.as_mut() {
-            f.push_str(canon);
-        } else if self.i == self.s.len() {
-            self.forced = Some(canon.to_string());
-        } else if self.s[self.i] == b' ' {
+    /// A place where the grammar allows one space or none (`after_comma`: the only place a
+    /// tight grammar has one): the model chooses, so what is forced stops here.
+    fn space(&mut self, after_comma: bool) -> Result<(), Stop> {
+        if self.tight && !after_comma {
+            return Ok(());
+        }
+        if self.at_end() {
+            return Err(self.open());
+        }
+        if self.s[self.i] == b' ' {
             self.i += 1;
         }
+        Ok(())
     }
 
     /// Exactly one of `alts`.
@@ -373,28 +376,28 @@ impl<'a> Cursor<'a> {
             return Err(Stop::Bad);
         }
         self.lit("{")?;
-        self.space("");
+        self.space(false)?;
         for (n, (k, sub)) in props.iter().enumerate() {
             if n > 0 {
                 self.lit(",")?;
-                self.space(" ");
+                self.space(true)?;
             }
             self.lit(&Value::from(k.as_str()).to_string())?;
-            self.space("");
+            self.space(false)?;
             self.lit(":")?;
-            self.space(" ");
+            self.space(false)?;
             self.value(sub)?;
         }
-        self.space("");
+        self.space(false)?;
         self.lit("}")
     }
 
     /// An array of `min..=max` items.
     fn array(&mut self, item: &Value, min: u64, max: Option<u64>) -> Result<(), Stop> {
         self.lit("[")?;
-        self.space("");
+        self.space(false)?;
         if max == Some(0) {
-            self.space("");
+            self.space(false)?;
             return self.lit("]");
         }
         if min == 0 {
@@ -411,12 +414,12 @@ impl<'a> Cursor<'a> {
             self.value(item)?;
             count += 1;
             if Some(count) == max {
-                self.space("");
+                self.space(false)?;
                 return self.lit("]");
             }
             if count < min {
                 self.lit(",")?;
-                self.space(" ");
+                self.space(true)?;
                 continue;
             }
             if self.at_end() {
@@ -424,10 +427,10 @@ impl<'a> Cursor<'a> {
             }
             if self.s[self.i] == b',' {
                 self.i += 1;
-                self.space(" ");
+                self.space(true)?;
                 continue;
             }
-            self.space("");
+            self.space(false)?;
             return self.lit("]");
         }
     }
@@ -436,7 +439,6 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::shape::grammar;
 
     fn next(f: &Forcer, w: &str) -> (String, bool) {
         let n = f.next(w.as_bytes());
@@ -444,8 +446,8 @@ mod tests {
     }
 
     /// A conversation line's shape (as `talk::line_request` asks it, with three topics).
-    fn line_schema() -> Value {
-        json!({
+    fn line() -> Forcer {
+        Forcer::for_shape(&OutputShape::Json(json!({
             "type": "object",
             "properties": {
                 "end_conversation": {"type": "boolean"},
@@ -454,33 +456,74 @@ mod tests {
             },
             "required": ["end_conversation", "topic", "utterance"],
             "additionalProperties": false
-        })
+        })))
     }
 
-    fn line() -> Forcer {
-        Forcer::for_shape(&OutputShape::Json(line_schema()))
+    /// A decomposition's shape (as `day::decompose` asks it).
+    fn decomposition() -> Forcer {
+        Forcer::for_shape(&OutputShape::Json(json!({
+            "type": "object",
+            "properties": {
+                "subtasks": {
+                    "type": "array", "minItems": 2, "maxItems": 8,
+                    "items": {"type": "string", "minLength": 3, "maxLength": 40}
+                },
+                "subtasks_minutes": {
+                    "type": "array", "minItems": 2, "maxItems": 8,
+                    "items": {"type": "integer", "enum": [5, 10, 15]}
+                }
+            },
+            "required": ["subtasks", "subtasks_minutes"],
+            "additionalProperties": false
+        })))
+    }
+
+    /// Writes `answer` as a model would beside the reader: a character at a time where nothing
+    /// is forced, the forced text where there is some (which must be the answer's own). Returns
+    /// how many characters were forced; the answer must be whole exactly at its end.
+    fn write(f: &Forcer, answer: &str) -> usize {
+        let mut written = String::new();
+        let mut forced = 0;
+        loop {
+            let n = f.next(written.as_bytes());
+            assert!(
+                answer[written.len()..].starts_with(&n.text),
+                "{n:?} forced after {written:?}, not the answer's {answer:?}"
+            );
+            written.push_str(&n.text);
+            forced += n.text.len();
+            if n.complete {
+                assert_eq!(written, answer, "whole before its end");
+                return forced;
+            }
+            let c = answer[written.len()..].chars().next().expect("whole at its end");
+            written.push(c);
+        }
     }
 
     #[test]
-    fn a_lines_keys_are_forced_and_it_ends_when_its_string_closes() {
+    fn a_lines_keys_are_forced_between_the_spaces_the_model_chooses() {
         let f = line();
-        assert_eq!(next(&f, ""), ("{\"end_conversation\":".into(), false));
-        assert_eq!(next(&f, "{ \"end_"), ("conversation\":".into(), false));
+        assert_eq!(next(&f, ""), ("{".into(), false));
+        assert_eq!(next(&f, "{"), (String::new(), false));
+        assert_eq!(next(&f, "{ "), ("\"end_conversation\"".into(), false));
+        assert_eq!(next(&f, "{ \"end_"), ("conversation\"".into(), false));
         assert_eq!(next(&f, "{\"end_conversation\" :"), (String::new(), false));
-        assert_eq!(next(&f, "{\"end_conversation\": f"), ("alse, \"topic\":".into(), false));
-        assert_eq!(next(&f, "{\"end_conversation\": false"), (", \"topic\":".into(), false));
-        // A topic of 1 to 3 is whole at one digit: the key of the utterance and its quote.
+        assert_eq!(next(&f, "{\"end_conversation\": f"), ("alse,".into(), false));
+        assert_eq!(next(&f, "{\"end_conversation\": false, "), ("\"topic\"".into(), false));
+        // A topic of 1 to 3 is whole at one digit.
         assert_eq!(
             next(&f, "{\"end_conversation\": false, \"topic\": 2"),
-            (", \"utterance\": \"".into(), false)
+            (",".into(), false)
         );
         assert_eq!(
             next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi \\\"you"),
             (String::new(), false)
         );
+        // After the string a space may come before the brace: the model writes the brace.
         assert_eq!(
             next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\""),
-            ("}".into(), true)
+            (String::new(), false)
         );
         assert_eq!(
             next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\" }"),
@@ -488,7 +531,31 @@ mod tests {
         );
         // Not a beginning of the shape: nothing forced.
         assert_eq!(next(&f, "{\"topic\": 2"), (String::new(), false));
-        assert_eq!(next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\"} x"), (String::new(), false));
+        assert_eq!(
+            next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\"} x"),
+            (String::new(), false)
+        );
+    }
+
+    #[test]
+    fn answers_in_any_spacing_are_written_with_only_their_own_text_forced() {
+        let f = line();
+        let spaced = "{ \"end_conversation\" : true, \"topic\" : 3, \"utterance\" : \"Bye.\" }";
+        let tight = "{\"end_conversation\":true,\"topic\":3,\"utterance\":\"Bye.\"}";
+        // "{", the three keys (less their opening quote where no space came before it), "rue,"
+        // and the other comma; where the model put a space, the key's opening quote, the colons,
+        // the string's opening quote and the closing brace are forced too.
+        assert_eq!(write(&f, tight), 1 + 17 + 4 + 6 + 1 + 10);
+        assert_eq!(write(&f, spaced), 1 + 18 + 4 + 7 + 1 + 11 + 3 + 1 + 1);
+        let d = decomposition();
+        assert!(write(&d, "{ \"subtasks\": [ \"wake up\", \"eat\" ], \"subtasks_minutes\": [ 10, 5 ] }") >= 30);
+        assert!(write(&d, "{\"subtasks\":[\"wake up\",\"eat\",\"nap\"],\"subtasks_minutes\":[15,5,10]}") >= 30);
+        let ints = Forcer::for_shape(&OutputShape::Integers { count: 3, min: 1, max: 10 });
+        write(&ints, "[4, 10, 9]");
+        write(&ints, "[4,1,9]");
+        let choice = Forcer::for_shape(&OutputShape::Choice(vec!["Hobbs Cafe".into(), "Home".into()]));
+        // "Ho", which both options open with, then all but the "b" that picks one.
+        assert_eq!(write(&choice, "Hobbs Cafe"), 9);
     }
 
     #[test]
@@ -524,62 +591,27 @@ mod tests {
         assert_eq!(next(&f, "[4,"), (String::new(), false));
         assert_eq!(next(&f, "[4, 1"), (String::new(), false));
         assert_eq!(next(&f, "[4, 10"), (",".into(), false));
+        // The integers' grammar has no space before the bracket.
         assert_eq!(next(&f, "[4, 10, 9"), ("]".into(), true));
-        // A decomposition's shape (as `day::decompose` asks it).
-        let d = Forcer::for_shape(&OutputShape::Json(json!({
-            "type": "object",
-            "properties": {
-                "subtasks": {
-                    "type": "array", "minItems": 2, "maxItems": 8,
-                    "items": {"type": "string", "minLength": 3, "maxLength": 40}
-                },
-                "subtasks_minutes": {
-                    "type": "array", "minItems": 2, "maxItems": 8,
-                    "items": {"type": "integer", "enum": [5, 10, 15]}
-                }
-            },
-            "required": ["subtasks", "subtasks_minutes"],
-            "additionalProperties": false
-        })));
-        assert_eq!(next(&d, ""), ("{\"subtasks\": [\"".into(), false));
-        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\""), (", \"".into(), false));
+        let d = decomposition();
+        assert_eq!(next(&d, ""), ("{".into(), false));
+        assert_eq!(next(&d, "{"), (String::new(), false));
+        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\""), (",".into(), false));
+        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", "), ("\"".into(), false));
         assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", \"eat\""), (String::new(), false));
+        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", \"eat\"]"), (",".into(), false));
         assert_eq!(
-            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"]"),
-            (", \"subtasks_minutes\": [".into(), false)
+            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], "),
+            ("\"subtasks_minutes\"".into(), false)
         );
         assert_eq!(
             next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [1"),
-            ("".into(), false)
+            (String::new(), false)
         );
         assert_eq!(
-            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [10, 5]"),
-            ("}".into(), true)
+            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [10, 5]}"),
+            (String::new(), true)
         );
-    }
-
-    /// The model writes only what is not forced (values with their spaces); the reader writes
-    /// the rest, and the whole is the answer in its shape.
-    #[test]
-    fn forcing_from_nothing_to_the_end_writes_what_the_answer_would_be() {
-        let f = line();
-        let answer = "{\"end_conversation\": true, \"topic\": 3, \"utterance\": \"Bye.\"}";
-        let mut written = String::new();
-        let free = [" true", " 3", "Bye.\""];
-        let mut k = 0;
-        loop {
-            let n = f.next(written.as_bytes());
-            written.push_str(&n.text);
-            if n.complete {
-                break;
-            }
-            written.push_str(free[k]);
-            k += 1;
-        }
-        assert_eq!(written, answer);
-        assert!(grammar(&OutputShape::Json(line_schema())).unwrap().is_some());
-        let v: Value = serde_json::from_str(&written).unwrap();
-        assert_eq!(v["utterance"], "Bye.");
     }
 
     #[test]
@@ -593,7 +625,7 @@ mod tests {
             "type": "object", "additionalProperties": false, "required": ["s"],
             "properties": {"s": {"type": "string", "maxLength": 2}}
         })));
-        assert_eq!(next(&capped, "{\"s\": \"ab"), ("\"}".into(), true));
+        assert_eq!(next(&capped, "{\"s\": \"ab"), ("\"".into(), false));
         assert_eq!(next(&capped, "{\"s\": \"a"), (String::new(), false));
     }
 }

@@ -784,8 +784,8 @@ fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape()
         };
         validate_schema(&line, v, "$").unwrap();
     }
-    // The line's keys and separators alone are some twenty tokens; every answer ended the
-    // moment it was whole.
+    // The line's keys and commas, the brackets and commas of the ratings, the rest of the
+    // place's name; every answer ended the moment it was whole.
     assert!(w_on.forced >= 15, "{w_on:?}");
     assert!(w_on.ended_whole >= 4, "{w_on:?}");
     assert_eq!((w_off.forced, w_off.ended_whole), (0, 0), "{w_off:?}");
@@ -796,4 +796,64 @@ fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape()
         "decodes with forced text written: {}, sampling every token: {}; tokens sampled {} against {}",
         w_on.decodes, w_off.decodes, w_on.generated, w_off.generated
     );
+}
+
+/// Conversation turns as the game asks them (the first 32 of the 25-resident morning, 07:00 to
+/// 09:00, recorded from a build that sampled every token), each answered once with the text its
+/// shape forces written and once with every token sampled: the model ends about as many turns
+/// either way. (Forced text laid out in one spacing, `{"end_conversation":` where the model writes
+/// `{ "end_conversation" :`, made it end 52 of 56 such turns instead of 17.)
+#[test]
+fn forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was() {
+    let _model = crate::real_model_lock();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/converse-turns.jsonl");
+    let turns: Vec<WorkKind> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let c: serde_json::Value = serde_json::from_str(l).unwrap();
+            WorkKind::Chat {
+                messages: serde_json::from_value(c["messages"].clone()).unwrap(),
+                shape: serde_json::from_value(c["shape"].clone()).unwrap(),
+                sampling: serde_json::from_value(c["sampling"].clone()).unwrap(),
+            }
+        })
+        .collect();
+    assert_eq!(turns.len(), 32);
+    let ask = |write_forced: bool| {
+        let mut cfg = llama(16);
+        cfg.cache = false;
+        cfg.retries = 0;
+        if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+            l.write_forced = write_forced;
+            l.context = 16 * 3072;
+        }
+        let rt = LlmRuntime::start(&cfg);
+        for k in &turns {
+            rt.submit(Submission {
+                id: rt.next_id(),
+                agent: None,
+                purpose: "test".into(),
+                kind: std::sync::Arc::new(k.clone()),
+                priority: Priority::Normal,
+                fallback: None,
+            });
+        }
+        let replies: Vec<Reply> = (0..turns.len())
+            .map(|_| rt.recv_timeout(Duration::from_secs(600)).expect("a reply"))
+            .collect();
+        let ends = replies
+            .iter()
+            .filter(|r| matches!(&r.value, LlmValue::Json(v) if v["end_conversation"] == true))
+            .count();
+        let failed = replies.iter().filter(|r| r.is_fallback()).count();
+        (ends, failed)
+    };
+    let (ends_on, failed_on) = ask(true);
+    let (ends_off, failed_off) = ask(false);
+    eprintln!(
+        "turns ended: {ends_on} of 32 with forced text written, {ends_off} sampling every token; fail-safes {failed_on} and {failed_off}"
+    );
+    assert!(ends_on.abs_diff(ends_off) <= 4, "{ends_on} against {ends_off}");
+    assert!(failed_on <= failed_off + 2, "{failed_on} against {failed_off}");
 }

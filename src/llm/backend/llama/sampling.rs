@@ -43,9 +43,7 @@ impl ShapedSampler {
         self.chain.apply(&mut cur);
         let mut tok = cur.selected_token().unwrap_or(LlamaToken(0));
         if let Some(g) = self.grammar.as_mut() {
-            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(tok, 1.0, 0.0)], false);
-            g.apply(&mut one);
-            if !one.data[0].logit().is_finite() {
+            if !allows(g, tok) {
                 let mut all = Self::candidates(logits);
                 g.apply(&mut all);
                 if !all.data.iter().any(|d| d.logit().is_finite()) {
@@ -73,9 +71,7 @@ impl ShapedSampler {
     /// `llm::forced`), when the grammar allows it; false, and nothing taken, when it does not.
     pub fn force(&mut self, tok: LlamaToken) -> bool {
         if let Some(g) = self.grammar.as_mut() {
-            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(tok, 1.0, 0.0)], false);
-            g.apply(&mut one);
-            if !one.data[0].logit().is_finite() {
+            if !allows(g, tok) {
                 return false;
             }
             g.accept(tok);
@@ -83,6 +79,13 @@ impl ShapedSampler {
         self.chain.accept(tok);
         true
     }
+}
+
+/// Whether the grammar, in its present state, allows `tok` next (it is checked alone).
+fn allows(g: &mut LlamaSampler, tok: LlamaToken) -> bool {
+    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(tok, 1.0, 0.0)], false);
+    g.apply(&mut one);
+    one.data[0].logit().is_finite()
 }
 
 /// The sampler for an output shape and sampling settings.

@@ -82,10 +82,10 @@ fn take_forced(vocab: &LlamaVocab, j: &mut Active) -> (Vec<LlamaToken>, bool) {
     (taken, whole)
 }
 
-/// Delivers a finished answer.
-fn deliver(index: usize, j: Active, looped: Option<String>) {
+/// Delivers a finished answer (`whole`: ended the moment its shape was complete).
+fn deliver(index: usize, j: Active, looped: Option<String>, whole: bool) {
     let text = String::from_utf8_lossy(&j.out).to_string();
-    if looped.is_none() && j.forcer.next(&j.out).complete {
+    if whole && looped.is_none() {
         work::count_ended_whole();
     }
     let _ = j.done.send(WorkDone {
@@ -579,6 +579,7 @@ impl<'m> Worker<'m> {
             let Some(ib) = j.i_batch.take() else { continue };
             let tok = j.sampler.sample(&self.ctx, ib);
             let mut looped = None;
+            let mut ended_whole = false;
             let finished = if self.vocab.is_eog(tok) {
                 true
             } else {
@@ -594,10 +595,11 @@ impl<'m> Worker<'m> {
                     j.pending.push(tok);
                     j.pending.extend(forced);
                 }
+                ended_whole = whole;
                 whole || looped.is_some() || j.n_gen >= j.max_tokens
             };
             if finished {
-                deliver(self.index, s.job.take().expect("present"), looped);
+                deliver(self.index, s.job.take().expect("present"), looped, ended_whole);
             }
         }
     }

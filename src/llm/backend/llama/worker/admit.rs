@@ -188,7 +188,7 @@ impl Worker<'_> {
         let (forced, whole) = super::take_forced(&self.vocab, &mut job);
         job.pending.extend(forced);
         if whole {
-            super::deliver(self.index, job, None);
+            super::deliver(self.index, job, None, true);
         } else {
             self.slots[slot_i].job = Some(job);
         }

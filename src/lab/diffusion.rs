@@ -140,6 +140,13 @@ pub struct SeedRun {
     /// lines with a topic, about news, in the model's own words, templates, invitations kept).
     #[serde(default)]
     pub talk: String,
+    /// Who talked with whom, how often, and where the waking hours went, at the end.
+    #[serde(default)]
+    pub social: Option<super::social::Social>,
+    /// The town's cost in the sitting under way, up to its last game hour: a run stopped and
+    /// resumed keeps each sitting's cost as a phase of its own.
+    #[serde(default)]
+    pub sitting: Option<Cost>,
 }
 
 /// The streams of every resident by name.
@@ -286,12 +293,28 @@ pub fn run_seed(
         c.step - ((c.now.0 - start.0) / c.sec_per_step as i64).max(0) as u64
     };
     let end = start_step + opts.hours as u64 * per_hour;
+    // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
+    if let Some(c) = run.sitting.take() {
+        run.costs.push(c);
+    }
     if town.clock().step < end {
         let before = stats(town.app.world());
         let t = Instant::now();
         let from = town.clock().step;
         let every_morning = opts.every_morning;
         let work = folder.clone();
+        let residents = run.residents;
+        let phase = move |step: u64| {
+            let h = (step - from) as f64 / per_hour as f64;
+            if from == start_step {
+                format!("{h:.0} game hours of the town")
+            } else {
+                format!(
+                    "{h:.0} game hours of the town (resumed at hour {})",
+                    (from - start_step) / per_hour
+                )
+            }
+        };
         let mut saved = std::mem::take(&mut run);
         town.run_until(end, &format!("town {seed}"), |world| {
             saved.hours.push(holders(world, facts));
@@ -300,17 +323,26 @@ pub fn run_seed(
                 let label = format!("morning of {}", now.date_string());
                 saved.rounds.push(probe_round(world, facts, &label));
             }
+            let step = world.resource::<SimClock>().step;
+            saved.sitting = Some(Cost::of(
+                &phase(step),
+                &stats(world).since(&before),
+                t.elapsed().as_secs_f64(),
+                residents,
+                (step - from) as f64 / per_hour as f64,
+            ));
             // What the checkpoint after this hour goes on from.
             work.write(&data, &saved)
         })?;
         run = saved;
-        let hours_run = (town.clock().step - from) as f64 / per_hour as f64;
+        run.sitting = None;
+        let step = town.clock().step;
         run.costs.push(Cost::of(
-            &format!("{hours_run:.0} game hours of the town"),
+            &phase(step),
             &stats(town.app.world()).since(&before),
             t.elapsed().as_secs_f64(),
             run.residents,
-            hours_run,
+            (step - from) as f64 / per_hour as f64,
         ));
         folder.write(&data, &run)?;
     }
@@ -329,6 +361,8 @@ pub fn run_seed(
         run.tree = tree(town.app.world_mut(), facts);
         run.talk = crate::cognition::talk::report::talk_report(town.app.world_mut())
             .text(run.residents, opts.hours as f64);
+        let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
+        run.social = Some(super::social::social(town.app.world(), &names));
         folder.write(&data, &run)?;
     }
     Ok(run)
@@ -347,6 +381,8 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         ("party", ("1 of 25 (4 %)", "13 of 25 (52 %)")),
     ]
     .into();
+    // Repeated runs of the original on one model (a later study): holders at the end.
+    let reruns: BTreeMap<&str, &str> = [("mayor", "4–12 of 25"), ("party", "12–17 of 25")].into();
     let mut rows = Vec::new();
     let mut data_rows = Vec::new();
     for f in facts {
@@ -406,6 +442,24 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                 String::new(),
                 String::new(),
                 String::new(),
+            ]);
+            let n = runs.first().map_or(0, |r| r.residents);
+            let of = |v: &[f64]| v.iter().map(|x| x * n as f64).collect::<Vec<f64>>();
+            rows.push(vec![
+                f.name.clone(),
+                "min / median / max".into(),
+                format!(
+                    "{} → {} of {n}",
+                    min_median_max(&of(&starts)),
+                    min_median_max(&of(&ends))
+                ),
+                String::new(),
+                String::new(),
+                String::new(),
+                reruns
+                    .get(f.name.as_str())
+                    .map(|r| format!("the original's re-runs: {r}"))
+                    .unwrap_or_default(),
             ]);
         }
     }
@@ -496,6 +550,33 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         &series,
     )?;
     md.push_str("![awareness over game time](awareness.png)\n\n");
+    let socials: Vec<(u32, &super::social::Social)> = runs
+        .iter()
+        .filter_map(|r| r.social.as_ref().map(|s| (r.seed, s)))
+        .collect();
+    if socials.len() > 1 {
+        let per_day: Vec<f64> = socials
+            .iter()
+            .map(|(_, s)| super::social::median(&s.per_day()))
+            .collect();
+        let met: Vec<f64> = socials.iter().map(|(_, s)| s.met_share()).collect();
+        md.push_str(&format!(
+            "### Social life
+
+Conversations per resident per game day (each town's median): {}; share of pairs of residents who talked at least once: {} (the paper's network density, from \"Do you know …?\", went 0.167 → 0.74).
+
+",
+            min_median_max(&per_day),
+            min_median_max(&met)
+        ));
+    }
+    for (seed, s) in &socials {
+        md.push_str(&s.section(
+            &format!(", seed {seed}"),
+            folder,
+            &format!("social-seed-{seed}.csv"),
+        )?);
+    }
     for r in runs.iter().filter(|r| !r.talk.is_empty()) {
         md.push_str(&format!(
             "### Conversations, seed {}\n\nThe whole conversation log of the town at the end (per agent per game hour of the run):\n\n```\n{}```\n\n",
@@ -559,6 +640,30 @@ pub fn pct(k: usize, n: usize) -> String {
     } else {
         format!("{:.0} %", k as f64 * 100.0 / n as f64)
     }
+}
+
+/// `min / median / max` of some figures (whole numbers without decimals).
+pub fn min_median_max(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "–".into();
+    }
+    let w = |x: f64| {
+        if (x - x.round()).abs() < 1e-9 {
+            format!("{x:.0}")
+        } else if x.abs() < 1.0 {
+            format!("{x:.3}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "{} / {} / {}",
+        w(min),
+        w(super::social::median(v)),
+        w(max)
+    )
 }
 
 /// Mean ± standard deviation of shares, as percentages.

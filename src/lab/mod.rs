@@ -17,6 +17,7 @@ pub mod party;
 pub mod questions;
 pub mod relationships;
 pub mod report;
+pub mod social;
 
 use crate::agent::{Identity, Resident};
 use crate::config::GameConfig;

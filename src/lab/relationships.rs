@@ -162,6 +162,14 @@ pub fn meetings(world: &World) -> BTreeMap<(String, String), usize> {
     out
 }
 
+/// [`meetings`] as a list of (resident, resident, conversations).
+fn met_list(world: &World) -> Vec<(String, String, usize)> {
+    meetings(world)
+        .into_iter()
+        .map(|((a, b), n)| (a, b, n))
+        .collect()
+}
+
 /// A relationships run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -169,6 +177,9 @@ pub struct Run {
     pub rounds: Vec<KnowRound>,
     /// Conversations per pair over the run.
     pub met: Vec<(String, String, usize)>,
+    /// Who talked with whom, how often, and where the waking hours went, at the last round.
+    #[serde(default)]
+    pub social: Option<super::social::Social>,
     /// Costs.
     pub costs: Vec<Cost>,
 }
@@ -195,6 +206,13 @@ pub fn run(sim: SimPlugin, folder: &Folder, hours: u32) -> Result<Run, String> {
         folder.write(data, &run)?;
     }
     if hours == 0 {
+        // One round, of the town as it is (a save read after its days: what its logs hold).
+        if run.social.is_none() {
+            run.met = met_list(town.app.world());
+            let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
+            run.social = Some(super::social::social(town.app.world(), &names));
+            folder.write(data, &run)?;
+        }
         return Ok(run);
     }
     let c = town.clock();
@@ -228,10 +246,9 @@ pub fn run(sim: SimPlugin, folder: &Folder, hours: u32) -> Result<Run, String> {
             0.0,
         ));
         run.rounds.push(r);
-        run.met = meetings(town.app.world())
-            .into_iter()
-            .map(|((a, b), n)| (a, b, n))
-            .collect();
+        run.met = met_list(town.app.world());
+        let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
+        run.social = Some(super::social::social(town.app.world(), &names));
         folder.write(data, &run)?;
     }
     Ok(run)
@@ -378,6 +395,9 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         ));
         md.push_str(&table(&["resident", "resident", "conversations"], &rows));
         md.push('\n');
+    }
+    if let Some(s) = &run.social {
+        md.push_str(&s.section("", folder, "social.csv")?);
     }
     md.push_str(&cost_section(&run.costs));
     Ok(md)

@@ -1,7 +1,8 @@
 //! The lab on the scripted backend: a fact told in a conversation shows its hearer aware,
 //! grounded, with the teller in the diffusion tree, and a yes with no memory behind it is
 //! counted as hallucinated; a probe whose words contradict its answer counted as such; the party
-//! read from memories, plans and the movement log; a report folder written whole; a run stopped
+//! read from memories, plans and the movement log; the town's social life read from its logs; a
+//! report folder written whole; a run stopped
 //! between its data and its checkpoint resumed as a straight run; bad input refused before
 //! anything is written.
 
@@ -140,6 +141,12 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
         section.contains("### Conversations, seed 1") && section.contains("of lines with a topic"),
         "what the conversations carried is in the report: {section}"
     );
+    assert!(
+        section.contains("### Social life, seed 1")
+            && section.contains("conversations per resident per day")
+            && section.contains("Where the waking hours went"),
+        "who met whom and where the day went is in the report: {section}"
+    );
     let done = lab::finish_report(
         &again,
         "Information diffusion",
@@ -149,7 +156,13 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
         1.0,
     )
     .unwrap();
-    for f in ["report.md", "awareness.png", "probes.csv", "tree.csv"] {
+    for f in [
+        "report.md",
+        "awareness.png",
+        "probes.csv",
+        "tree.csv",
+        "social-seed-1.csv",
+    ] {
         let len = std::fs::metadata(done.join(f))
             .map(|m| m.len())
             .unwrap_or(0);
@@ -168,6 +181,146 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
     );
     SimPlugin::from_save(&done.join("seed-1/town"), config.clone()).expect("it loads");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
+    use simulacra::agent::conversation::{ConversationLog, LoggedLine};
+    use simulacra::lab::social::{OTHERS_HOME, OUTSIDE, OWN_HOME, social};
+    use simulacra::sim::clock::SimClock;
+    let sim = SimPlugin::load("the_ville_n3", None, GameConfig::default()).unwrap();
+    let map = &sim.map;
+    let all = (0..map.height).flat_map(|y| (0..map.width).map(move |x| Tile::new(x, y)));
+    let in_sector = |name: &str| {
+        all.clone()
+            .find(|t| map.address(*t).sector == Some(name) && map.walkable(*t))
+            .unwrap_or_else(|| panic!("no tile of {name}"))
+    };
+    let (cafe, dorm, flat) = (
+        in_sector("Hobbs Cafe"),
+        in_sector("Dorm for Oak Hill College"),
+        in_sector("Isabella Rodriguez's apartment"),
+    );
+    let outside = all
+        .clone()
+        .find(|t| map.address(*t).sector.is_none() && map.walkable(*t))
+        .unwrap();
+    let at = |hm: &str| GameTime::parse(&format!("2023-02-13 {hm}")).unwrap();
+    let go = |who: &str, t: Tile, action: &str| Change {
+        who: who.into(),
+        tile: Some((t.x, t.y)),
+        action: Some(action.into()),
+        ..Default::default()
+    };
+    let frame = |step, time, changes| Frame {
+        step,
+        time,
+        changes,
+        objects: Vec::new(),
+    };
+    // Isabella sleeps at home until 07:00, is at home an hour, then at her cafe until noon.
+    // Maria sleeps in the dorm until 08:00, has an hour at the cafe, one at Isabella's, then two
+    // on the way. Klaus sleeps in the dorm until 09:00 and stays there.
+    let log = MovementLog::from_frames(vec![
+        frame(
+            0,
+            at("00:00"),
+            vec![
+                go("Isabella Rodriguez", flat, "sleeping"),
+                go("Maria Lopez", dorm, "sleeping"),
+                go("Klaus Mueller", dorm, "sleeping"),
+            ],
+        ),
+        frame(1, at("07:00"), vec![go("Isabella Rodriguez", flat, "waking up")]),
+        frame(
+            2,
+            at("08:00"),
+            vec![
+                go("Isabella Rodriguez", cafe, "working"),
+                go("Maria Lopez", cafe, "having coffee"),
+            ],
+        ),
+        frame(
+            3,
+            at("09:00"),
+            vec![
+                go("Maria Lopez", flat, "visiting"),
+                go("Klaus Mueller", dorm, "reading"),
+            ],
+        ),
+        frame(4, at("10:00"), vec![go("Maria Lopez", outside, "walking")]),
+    ]);
+    let mut world = World::new();
+    let mut clock = SimClock::new(at("00:00"), 10);
+    clock.now = at("12:00");
+    world.insert_resource(clock);
+    world.insert_resource(map.clone());
+    world.insert_resource(log);
+    // Maria and Isabella talk twice, Maria and Klaus once; a line to the player is not counted.
+    let mut talk = ConversationLog::default();
+    let convs: Vec<Entity> = (0..4).map(|_| world.spawn_empty().id()).collect();
+    for (c, a, b) in [
+        (0, "Maria Lopez", "Isabella Rodriguez"),
+        (0, "Isabella Rodriguez", "Maria Lopez"),
+        (1, "Isabella Rodriguez", "Maria Lopez"),
+        (2, "Klaus Mueller", "Maria Lopez"),
+        (3, "Klaus Mueller", "the player"),
+    ] {
+        talk.push(LoggedLine {
+            at: at("08:30"),
+            conversation: convs[c],
+            speaker: a.into(),
+            listener: b.into(),
+            text: "Hello.".into(),
+            topic: None,
+            fallback: None,
+        });
+    }
+    world.insert_resource(talk);
+    let names: Vec<String> = ["Isabella Rodriguez", "Klaus Mueller", "Maria Lopez"]
+        .map(String::from)
+        .to_vec();
+    let s = social(&world, &names);
+    assert!((s.days - 0.5).abs() < 1e-9, "{}", s.days);
+    let p = |n: &str| s.people.iter().find(|p| p.name == n).unwrap().clone();
+    let (isabella, klaus, maria) = (
+        p("Isabella Rodriguez"),
+        p("Klaus Mueller"),
+        p("Maria Lopez"),
+    );
+    assert_eq!((maria.conversations, maria.partners), (3, 2));
+    assert_eq!((isabella.conversations, isabella.partners), (2, 1));
+    assert_eq!((klaus.conversations, klaus.partners), (1, 1), "the player is no partner");
+    assert_eq!(s.pairs_met, 2);
+    assert_eq!(
+        (isabella.awake_minutes, isabella.home_minutes),
+        (300, 60)
+    );
+    assert_eq!((maria.awake_minutes, maria.home_minutes), (240, 0));
+    assert_eq!((klaus.awake_minutes, klaus.home_minutes), (180, 180));
+    let place = |n: &str| {
+        s.places
+            .iter()
+            .find(|p| p.name == n)
+            .map(|p| (p.minutes, p.residents))
+    };
+    assert_eq!(place("Hobbs Cafe"), Some((300, 2)), "{:?}", s.places);
+    assert_eq!(place(OWN_HOME), Some((240, 2)), "{:?}", s.places);
+    assert_eq!(
+        place(OTHERS_HOME),
+        Some((60, 1)),
+        "Maria at Isabella's is at another's home: {:?}",
+        s.places
+    );
+    assert_eq!(place(OUTSIDE), Some((120, 1)), "{:?}", s.places);
+    assert_eq!(s.places[0].name, "Hobbs Cafe", "most waking time first");
+    assert_eq!(s.per_day(), vec![4.0, 2.0, 6.0]);
+    let line = s.line();
+    assert!(
+        line.contains("4.0 conversations per resident per day (median; 2.0–6.0)")
+            && line.contains("2 of 3 pairs"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -397,6 +550,13 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
     let mut written = first.clone();
     written.rounds.truncate(1);
     written.hours.push(straight.hours[2].clone());
+    // Its sitting was cut short there: what it cost up to that checkpoint is kept.
+    let town_cost = written
+        .costs
+        .iter()
+        .position(|c| c.phase.contains("game hours of the town"))
+        .unwrap();
+    written.sitting = Some(written.costs.remove(town_cost));
     std::fs::write(
         folder.work.join("seed-1/diffusion.json"),
         serde_json::to_string(&written).unwrap(),
@@ -415,6 +575,22 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
         resumed.talk
     );
     assert_eq!(resumed.talk, straight.talk, "counted over the whole run");
+    assert_eq!(resumed.social, straight.social, "read from the whole run's logs");
+    assert!(
+        straight
+            .social
+            .as_ref()
+            .is_some_and(|s| s.places.iter().any(|p| p.name == "Hobbs Cafe")),
+        "{:?}",
+        straight.social
+    );
+    let phases: Vec<&str> = resumed.costs.iter().map(|c| c.phase.as_str()).collect();
+    assert!(
+        phases.contains(&"1 game hours of the town")
+            && phases.contains(&"1 game hours of the town (resumed at hour 1)"),
+        "each sitting's cost is kept: {phases:?}"
+    );
+    assert!(resumed.sitting.is_none());
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -179,6 +179,32 @@ pub struct CognitionConfig {
     pub talk_temperature: f32,
     /// Seed of sampled conversation lines (with `talk_temperature` above 0).
     pub seed: u32,
+    /// The town's social mechanisms, each a switch a lab can turn off.
+    pub social: SocialConfig,
+}
+
+/// How news of gatherings travels (`--set cognition.social.hearsay_invites=false` ablates one).
+/// Every decision stays the resident's: these only decide what it is offered to say and asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SocialConfig {
+    /// A gathering still ahead that a resident organises or will attend comes first among its
+    /// concerns (what it may bring up in any conversation), whatever the model scored its
+    /// importance: an organiser has her party on her mind when she meets people.
+    pub gatherings_first: bool,
+    /// A gathering heard of as news (from someone who may not invite to it) carries the
+    /// gathering: the listener is asked whether it goes, as an invitation is answered, and one
+    /// who accepts plans it, goes and may invite others. Off: such news is only a fact.
+    pub hearsay_invites: bool,
+}
+
+impl Default for SocialConfig {
+    fn default() -> Self {
+        Self {
+            gatherings_first: true,
+            hearsay_invites: true,
+        }
+    }
 }
 
 impl Default for CognitionConfig {
@@ -216,6 +242,7 @@ impl Default for CognitionConfig {
             topic_min_similarity: 0.3,
             talk_temperature: 0.0,
             seed: 42,
+            social: SocialConfig::default(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! invitee's plan at its place and time and the invitee is there; a refused one keeps its
 //! reason; a line that is only a name is replaced by its topic's template and counted; a line's
 //! prompt lists no more memories than configured; a surprise is kept from the one it is for;
-//! nobody is told back what they told.
+//! nobody is told back what they told; a party heard of second-hand is a choice to go.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -418,6 +418,67 @@ fn a_surprise_party_for_a_resident_is_kept_from_them_and_offered_to_the_others()
         "Maria is invited to it: {:#?}",
         log.lines
     );
+}
+
+/// A party heard of second-hand leaves the listener the choice to go: Maria, who declined
+/// Isabella's invitation, tells Klaus of the party; Klaus is asked, accepts, and has it in his
+/// plan. With `cognition.social.hearsay_invites` off he only holds the fact.
+#[test]
+fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
+    for hearsay in [true, false] {
+        let rules = vec![
+            ScriptRule {
+                purpose: Some("invite_answer".into()),
+                contains: Some("says to Maria Lopez".into()),
+                reply: r#"{"accept": false, "reason": "I have to study"}"#.into(),
+                ..Default::default()
+            },
+            rule("invite_answer", r#"{"accept": true, "reason": "I love parties"}"#),
+        ];
+        let mut app = town_with(rules, "2023-02-14 15:50", |c| {
+            c.cognition.social.hearsay_invites = hearsay;
+        });
+        run_steps(&mut app, 30); // memories embedded, plans made
+        let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+        until_over(&mut app, c, 900);
+        let maria = entity_of(&mut app, "Maria Lopez");
+        assert!(
+            app.world()
+                .get::<Commitments>(maria)
+                .unwrap()
+                .list
+                .is_empty(),
+            "Maria declined"
+        );
+        let c = talk(&mut app, "Maria Lopez", "Klaus Mueller");
+        until_over(&mut app, c, 900);
+        let klaus = entity_of(&mut app, "Klaus Mueller");
+        let stream = app.world().get::<MemoryStream>(klaus).unwrap();
+        let heard = stream
+            .nodes()
+            .iter()
+            .find(|n| {
+                n.predicate == "was told by"
+                    && n.told.as_ref().is_some_and(|t| {
+                        t.speaker == "Maria Lopez" && t.fact.contains("Valentine's Day party")
+                    })
+            })
+            .unwrap_or_else(|| panic!("Klaus heard of the party from Maria: {:#?}", stream.nodes()));
+        let commitments = app.world().get::<Commitments>(klaus).unwrap().list.len();
+        let will_attend = stream.nodes().iter().any(|n| n.predicate == "will attend");
+        if hearsay {
+            assert!(heard.gathering.is_some(), "the news carries the gathering");
+            assert_eq!(commitments, 1, "Klaus chose to go");
+            assert!(will_attend);
+            let plan = app.world().get::<DayPlan>(klaus).unwrap();
+            let b = &plan.blocks[plan.at(17 * 60 + 30).unwrap()];
+            assert!(b.address.starts_with("the Ville:Hobbs Cafe"), "{b:?}");
+        } else {
+            assert!(heard.gathering.is_none(), "only a fact");
+            assert_eq!(commitments, 0);
+            assert!(!will_attend);
+        }
+    }
 }
 
 /// Nobody tells a person what that person told them.

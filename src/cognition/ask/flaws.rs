@@ -30,11 +30,16 @@ pub enum Flaw {
     Failed,
     /// A plan's activity at an hour it does not fit (lunch at 09:00).
     WrongHour,
+    /// Not words: joined by underscores, or a run of letters no sentence holds
+    /// ("jennifer_moore_says_to_…").
+    Garbled,
+    /// A line about news too short to carry it (fewer than four words: "Jane Moreno's plan").
+    Short,
 }
 
 impl Flaw {
     /// Every cause, in report order.
-    pub const ALL: [Flaw; 8] = [
+    pub const ALL: [Flaw; 10] = [
         Flaw::Empty,
         Flaw::OnlyAName,
         Flaw::OnlyANumber,
@@ -43,6 +48,8 @@ impl Flaw {
         Flaw::Unrelated,
         Flaw::Failed,
         Flaw::WrongHour,
+        Flaw::Garbled,
+        Flaw::Short,
     ];
 
     /// "only a name", as reports write it.
@@ -56,6 +63,8 @@ impl Flaw {
             Flaw::Unrelated => "off topic",
             Flaw::Failed => "no answer",
             Flaw::WrongHour => "at the wrong hour",
+            Flaw::Garbled => "not words",
+            Flaw::Short => "too short for its news",
         }
     }
 }
@@ -132,6 +141,21 @@ pub fn flaw(text: &str, ctx: &Context) -> Option<Flaw> {
     None
 }
 
+/// What is wrong with a conversation line: [`flaw`], or words no sentence holds (joined by
+/// underscores, a run of more than 24 letters without a space), or, for a line about news
+/// (`news`), fewer than four words, too few to carry it.
+pub fn line_flaw(text: &str, ctx: &Context, news: bool) -> Option<Flaw> {
+    flaw(text, ctx).or_else(|| {
+        if text.contains('_') || text.split_whitespace().any(|w| w.chars().count() > 24) {
+            Some(Flaw::Garbled)
+        } else if news && text.split_whitespace().count() < 4 {
+            Some(Flaw::Short)
+        } else {
+            None
+        }
+    })
+}
+
 /// A model's line without what small models put before the words: list numbers and brackets
 /// ("1 } (1) "), a speaker's name and colon ("Klaus Mueller: "), and quotes around it all.
 pub fn clean_line(text: &str, names: &[String]) -> String {
@@ -188,11 +212,18 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Whether a line is unrelated to its topic: their embeddings' cosine below `min`. Two texts
-/// that share a word of four letters or more are related whatever the embedder says (a name,
-/// "mayor", "party").
-pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32) -> bool {
-    let tw: Vec<String> = words(topic).into_iter().filter(|w| w.len() >= 4).collect();
-    let shares = words(line).iter().any(|w| w.len() >= 4 && tw.contains(w));
+/// that share a word of four letters or more that is not part of a person's name (`names`) are
+/// related whatever the embedder says ("mayor", "party", "Hobbs"); a shared name alone is not
+/// enough ("Jane Moreno's plan" is not about "Jane loves her vegetable garden").
+pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32, names: &NameWords) -> bool {
+    let content = |t: &str| -> Vec<String> {
+        words(t)
+            .into_iter()
+            .filter(|w| w.len() >= 4 && !names.contains(w.trim_end_matches("'s")))
+            .collect()
+    };
+    let tw = content(topic);
+    let shares = content(line).iter().any(|w| tw.contains(w));
     !shares && cos < min
 }
 
@@ -285,6 +316,36 @@ mod tests {
     }
 
     #[test]
+    fn lines_that_are_not_words_or_too_short_for_their_news_are_caught() {
+        let names = NameWords::of(&["Jane Moreno".to_string(), "Tom Moreno".to_string()]);
+        let ctx = Context {
+            names: &names,
+            ..Default::default()
+        };
+        // Lines the default model wrote on a 25-resident morning and that were said.
+        let soup = "jennifer_moore_says_to_jerry_moore_is_running_for_morrow_in_smallville";
+        assert_eq!(line_flaw(soup, &ctx, true), Some(Flaw::Garbled));
+        assert_eq!(line_flaw(soup, &ctx, false), Some(Flaw::Garbled));
+        assert_eq!(
+            line_flaw("Jane Moreno's plan", &ctx, true),
+            Some(Flaw::Short)
+        );
+        assert_eq!(
+            line_flaw("Tom Moreno", &ctx, true),
+            Some(Flaw::OnlyAName),
+            "the other checks come first"
+        );
+        // A short line is fine when it carries no news; news in four words is fine.
+        assert_eq!(line_flaw("See you later!", &ctx, false), None);
+        assert_eq!(line_flaw("Sam runs for mayor!", &ctx, true), None);
+        assert_eq!(
+            line_flaw("Did you hear? Jane loves her vegetable garden.", &ctx, true),
+            None
+        );
+        assert!(Flaw::ALL.contains(&Flaw::Garbled) && Flaw::ALL.contains(&Flaw::Short));
+    }
+
+    #[test]
     fn junk_before_a_line_is_taken_off() {
         let names = vec!["Klaus Mueller".to_string()];
         assert_eq!(
@@ -302,14 +363,22 @@ mod tests {
     #[test]
     fn a_line_sharing_a_word_with_its_topic_is_on_topic() {
         let topic = "Sam Moore is running for mayor of Smallville";
+        let names = NameWords::of(&["Sam Moore".to_string(), "Jane Moreno".to_string()]);
         assert!(!unrelated(
             "Have you heard about the mayor race?",
             topic,
             0.0,
-            0.3
+            0.3,
+            &names
         ));
-        assert!(unrelated("I like bananas.", topic, 0.1, 0.3));
-        assert!(!unrelated("I like bananas.", topic, 0.5, 0.3));
+        assert!(unrelated("I like bananas.", topic, 0.1, 0.3, &names));
+        assert!(!unrelated("I like bananas.", topic, 0.5, 0.3, &names));
+        // A name shared is not a topic shared: the embedder decides.
+        let garden = "Jane loves her vegetable garden";
+        assert!(unrelated("Jane Moreno's plan", garden, 0.2, 0.3, &names));
+        assert!(unrelated("Moore, Sam Moore!", topic, 0.2, 0.3, &names));
+        assert!(!unrelated("Jane Moreno's plan", garden, 0.5, 0.3, &names));
+        assert!(!unrelated("Her garden is lovely", garden, 0.0, 0.3, &names));
         assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
         assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
     }

@@ -248,6 +248,7 @@ pub fn apply_chat_queries(
     let params = ask.cfg.0.retrieval.clone();
     let memory = ask.cfg.0.ablation.memory();
     let listed = ask.cfg.0.memories_listed(TALK_MEMORIES);
+    let social = ask.cfg.0.social.clone();
     let now = ask.clock.now;
     // The answers are taken in the agents' order; each line's request is then written in
     // parallel (retrieval reads and touches only the speaker's own stream; in a town of a
@@ -301,7 +302,11 @@ pub fn apply_chat_queries(
             };
             // Topics: what was just retrieved, then current concerns (news held, gatherings).
             let concerns = if memory {
-                crate::cognition::talk::topics::concerns(stream, now)
+                crate::cognition::talk::topics::concerns(
+                    stream,
+                    now,
+                    social.gatherings_first.then_some(id.name.as_str()),
+                )
             } else {
                 Vec::new()
             };
@@ -322,6 +327,7 @@ pub fn apply_chat_queries(
                     .filter(|(who, _)| *who == partner)
                     .map(|(_, l)| l.as_str()),
                 plan_next: plan.and_then(|p| plan_next(p, now)),
+                hearsay: social.hearsay_invites,
             };
             let topics =
                 crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());

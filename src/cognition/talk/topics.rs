@@ -32,6 +32,9 @@ pub struct TopicInput<'a> {
     pub last_line: Option<&'a str>,
     /// The speaker's next plan item ("serving customers at the counter until 8 PM").
     pub plan_next: Option<String>,
+    /// A gathering told as news carries the gathering, so the listener may choose to go
+    /// (`cognition.social.hearsay_invites`).
+    pub hearsay: bool,
 }
 
 /// At most this many facts are offered in one turn.
@@ -162,12 +165,19 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
             continue;
         }
         facts.push(f.clone());
+        // News of a gathering still ahead leaves the listener the choice to go, unless it is
+        // kept from them (checked above) or the listener organises it.
+        let gathering = n
+            .gathering
+            .as_ref()
+            .filter(|g| input.hearsay && g.ends() > input.now && g.organiser != input.partner)
+            .cloned();
         out.push(Topic {
             kind: TopicKind::Fact,
             about: format!("tell {}: {f}", input.partner),
             source: Some(n.id),
             fact: Some(f),
-            gathering: None,
+            gathering,
             answer: None,
         });
     }
@@ -198,8 +208,10 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
 }
 
 /// A resident's current concerns: the news it holds and the gatherings it knows of that are
-/// still ahead, most important first, then newest (at most four).
-pub fn concerns(stream: &MemoryStream, now: GameTime) -> Vec<NodeId> {
+/// still ahead, most important first, then newest (at most four). With `own_first` (the
+/// resident's name, `cognition.social.gatherings_first`), the gatherings it organises or will
+/// attend come before the rest.
+pub fn concerns(stream: &MemoryStream, now: GameTime, own_first: Option<&str>) -> Vec<NodeId> {
     let mut v: Vec<&MemoryNode> = stream
         .ids_of(NodeKind::Thought)
         .iter()
@@ -210,8 +222,16 @@ pub fn concerns(stream: &MemoryStream, now: GameTime) -> Vec<NodeId> {
             None => fact_of(n).is_some(),
         })
         .collect();
+    let own = |n: &MemoryNode| {
+        own_first.is_some_and(|me| {
+            n.gathering
+                .as_ref()
+                .is_some_and(|g| g.organiser == me || n.predicate == "will attend")
+        })
+    };
     v.sort_by_key(|n| {
         (
+            std::cmp::Reverse(own(n)),
             std::cmp::Reverse(n.importance),
             std::cmp::Reverse(n.created),
         )
@@ -308,6 +328,7 @@ mod tests {
                 said_here: &[],
                 last_line: None,
                 plan_next: None,
+                hearsay: false,
             },
             None,
         )
@@ -374,6 +395,7 @@ mod tests {
             said_here: &[],
             last_line: Some("Hi!"),
             plan_next: Some("serving customers until 8 PM".into()),
+            hearsay: false,
         };
         let c = candidates(&input, None);
         let kinds: Vec<TopicKind> = c.iter().map(|t| t.kind).collect();
@@ -425,12 +447,117 @@ mod tests {
             said_here: &[],
             last_line: None,
             plan_next: None,
+            hearsay: false,
         };
         let c = candidates(&input, None);
         assert!(c.iter().all(|t| t.kind != TopicKind::Fact));
         // An answer owed is the only topic.
         let owed = Topic::new(TopicKind::Answer, "answer");
         assert_eq!(candidates(&input, Some(&owed)), vec![owed]);
+    }
+
+    fn party() -> Gathering {
+        Gathering {
+            what: "a party".into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day: now().day() + 1,
+            start: 1020,
+            end: 1140,
+            organiser: "Isabella Rodriguez".into(),
+        }
+    }
+
+    #[test]
+    fn a_gathering_heard_as_news_leaves_the_listener_the_choice_to_go_when_hearsay_is_on() {
+        let mut s = MemoryStream::default();
+        s.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "was told by".into(),
+                description: "Klaus Mueller told me that Isabella Rodriguez is holding a party"
+                    .into(),
+                told: Some(Told {
+                    speaker: "Klaus Mueller".into(),
+                    source: None,
+                    conversation: "c".into(),
+                    fact: "Isabella Rodriguez is holding a party".into(),
+                }),
+                gathering: Some(party()),
+                ..Default::default()
+            },
+            now(),
+        );
+        let known = HashSet::new();
+        let offers = |partner: &str, hearsay: bool| {
+            candidates(
+                &TopicInput {
+                    speaker: "Maria Lopez",
+                    partner,
+                    now: now(),
+                    memories: s.nodes().iter().collect(),
+                    known_to_partner: &known,
+                    said_here: &[],
+                    last_line: None,
+                    plan_next: None,
+                    hearsay,
+                },
+                None,
+            )
+        };
+        // Heard second-hand: told as news, not as an invitation (Maria may not invite).
+        let on = offers("Tom Moreno", true);
+        assert!(on.iter().all(|t| t.kind != TopicKind::Invitation), "{on:#?}");
+        let fact = on.iter().find(|t| t.kind == TopicKind::Fact).unwrap();
+        assert_eq!(fact.gathering, Some(party()), "the listener may choose to go");
+        let off = offers("Tom Moreno", false);
+        let fact = off.iter().find(|t| t.kind == TopicKind::Fact).unwrap();
+        assert_eq!(fact.gathering, None, "switched off: only a fact");
+        // Its organiser is told nothing to choose.
+        let to_her = offers("Isabella Rodriguez", true);
+        assert!(
+            to_her.iter().all(|t| t.gathering.is_none()),
+            "{to_her:#?}"
+        );
+    }
+
+    #[test]
+    fn an_organisers_own_gathering_comes_first_among_its_concerns_when_switched_on() {
+        let mut s = MemoryStream::default();
+        let thought = |d: &str, importance: u8, gathering: Option<Gathering>| NewNode {
+            predicate: "knows".into(),
+            description: d.into(),
+            importance: Some(importance),
+            gathering,
+            ..Default::default()
+        };
+        let own = s.add(
+            NodeKind::Thought,
+            thought("Isabella is throwing a party at Hobbs Cafe", 1, Some(party())),
+            now(),
+        );
+        for (i, d) in [
+            "Sam Moore is running for mayor",
+            "Klaus is writing a paper on gentrification",
+            "Maria is studying physics",
+            "Tom grows tomatoes",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            s.add(NodeKind::Thought, thought(d, 5 + i as u8, None), now());
+        }
+        let by_score = concerns(&s, now(), None);
+        assert_eq!(by_score.len(), 4);
+        assert!(
+            !by_score.contains(&own),
+            "scored lowest, the party is not among four concerns by importance"
+        );
+        let own_first = concerns(&s, now(), Some("Isabella Rodriguez"));
+        assert_eq!(own_first[0], own, "{own_first:?}");
+        assert_eq!(own_first.len(), 4);
+        // Someone else's gathering has no such place.
+        assert!(!concerns(&s, now(), Some("Maria Lopez")).contains(&own));
     }
 
     #[test]

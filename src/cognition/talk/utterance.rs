@@ -165,7 +165,7 @@ pub fn apply_lines(
                 let flaw = if reply.is_fallback() {
                     Some(Flaw::Failed)
                 } else {
-                    flaws::flaw(&text, &ctx)
+                    flaws::line_flaw(&text, &ctx, topic.kind.news())
                 };
                 let source_embedded = topic.source.is_some_and(|s| {
                     agents
@@ -182,7 +182,7 @@ pub fn apply_lines(
                     }
                     None => match topic_text(&topic) {
                         // Without a vector to compare, a line shares a word with its topic.
-                        Some(about) if flaws::unrelated(&text, about, 0.0, 1.0) => {
+                        Some(about) if flaws::unrelated(&text, about, 0.0, 1.0, &town.words) => {
                             if retry {
                                 Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end)
                             } else {
@@ -221,7 +221,7 @@ pub fn apply_lines(
                 // No vector (the embedder is down): the line is said unchecked.
                 let off = !line_vec.is_empty()
                     && !topic_vec.is_empty()
-                    && flaws::unrelated(&text, &about, cos, min_sim);
+                    && flaws::unrelated(&text, &about, cos, min_sim, &town.words);
                 match (off, retry) {
                     (false, _) => Next::Say(
                         Line {
@@ -338,7 +338,7 @@ fn say(
     let invites = line
         .topic
         .as_ref()
-        .is_some_and(|t| t.kind == TopicKind::Invitation);
+        .is_some_and(|t| t.kind.news() && t.gathering.is_some());
     say_line(commands, log, now, ce, conv, speaker, line);
     if end && conv.lines.len() >= 2 && chat.conversation != Some(ce) && !invites {
         conv.closing = true;
@@ -429,8 +429,9 @@ pub fn hear_lines(
             },
             now,
         );
+        // An invitation, or news of a gathering that leaves the choice to go (hearsay).
         let Some(g) = &topic.gathering else { continue };
-        if topic.kind != TopicKind::Invitation
+        if !matches!(topic.kind, TopicKind::Invitation | TopicKind::Fact)
             || g.organiser == *listener
             || commitments.is_some_and(|c| c.has(g))
         {

@@ -147,6 +147,9 @@ pub struct SeedRun {
     /// resumed keeps each sitting's cost as a phase of its own.
     #[serde(default)]
     pub sitting: Option<Cost>,
+    /// The gathering the town follows (the first one organised): invited, planned, came.
+    #[serde(default)]
+    pub party: Option<super::party::Run>,
 }
 
 /// The streams of every resident by name.
@@ -270,6 +273,9 @@ pub fn run_seed(
     run.rounds.retain(|r| r.at <= now);
     let facts = &opts.facts;
     run.residents = town.residents().len();
+    if run.party.is_none() {
+        run.party = super::party::follow(town.app.world_mut());
+    }
     let per_hour = 3600 / town.clock().sec_per_step as u64;
     if run.rounds.is_empty() {
         let before = stats(town.app.world());
@@ -322,6 +328,9 @@ pub fn run_seed(
             if every_morning && now.minute_of_day() == 8 * 60 {
                 let label = format!("morning of {}", now.date_string());
                 saved.rounds.push(probe_round(world, facts, &label));
+            }
+            if let Some(p) = saved.party.as_mut() {
+                super::party::follow_hour(p, world);
             }
             let step = world.resource::<SimClock>().step;
             saved.sitting = Some(Cost::of(
@@ -450,8 +459,8 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                 "min / median / max".into(),
                 format!(
                     "{} → {} of {n}",
-                    min_median_max(&of(&starts)),
-                    min_median_max(&of(&ends))
+                    super::report::stats::min_median_max(&of(&starts)),
+                    super::report::stats::min_median_max(&of(&ends))
                 ),
                 String::new(),
                 String::new(),
@@ -557,19 +566,20 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
     if socials.len() > 1 {
         let per_day: Vec<f64> = socials
             .iter()
-            .map(|(_, s)| super::social::median(&s.per_day()))
+            .map(|(_, s)| super::report::stats::median(&s.per_day()))
             .collect();
         let met: Vec<f64> = socials.iter().map(|(_, s)| s.met_share()).collect();
         md.push_str(&format!(
-            "### Social life
-
-Conversations per resident per game day (each town's median): {}; share of pairs of residents who talked at least once: {} (the paper's network density, from \"Do you know …?\", went 0.167 → 0.74).
-
-",
-            min_median_max(&per_day),
-            min_median_max(&met)
+            "### Social life\n\nConversations per resident per game day (each town's median): {}; share of pairs of residents who talked at least once: {} (the paper's network density, from \"Do you know …?\", went 0.167 → 0.74).\n\n",
+            super::report::stats::min_median_max(&per_day),
+            super::report::stats::min_median_max(&met)
         ));
     }
+    let parties: Vec<(u32, &super::party::Run)> = runs
+        .iter()
+        .filter_map(|r| r.party.as_ref().map(|p| (r.seed, p)))
+        .collect();
+    md.push_str(&super::party::towns_section(&parties, folder)?);
     for (seed, s) in &socials {
         md.push_str(&s.section(
             &format!(", seed {seed}"),
@@ -640,30 +650,6 @@ pub fn pct(k: usize, n: usize) -> String {
     } else {
         format!("{:.0} %", k as f64 * 100.0 / n as f64)
     }
-}
-
-/// `min / median / max` of some figures (whole numbers without decimals).
-pub fn min_median_max(v: &[f64]) -> String {
-    if v.is_empty() {
-        return "–".into();
-    }
-    let w = |x: f64| {
-        if (x - x.round()).abs() < 1e-9 {
-            format!("{x:.0}")
-        } else if x.abs() < 1.0 {
-            format!("{x:.3}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!(
-        "{} / {} / {}",
-        w(min),
-        w(super::social::median(v)),
-        w(max)
-    )
 }
 
 /// Mean ± standard deviation of shares, as percentages.

@@ -213,6 +213,163 @@ pub fn guests(
     out
 }
 
+/// Every resident's memory stream, by name.
+fn streams_of(w: &mut World) -> Vec<(String, MemoryStream)> {
+    let mut q = w.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
+    q.iter(w)
+        .map(|(i, s)| (i.name.clone(), s.clone()))
+        .collect()
+}
+
+/// Everyone's plan during the gathering, as it stands now.
+fn plans_of(w: &mut World, g: &Gathering) -> BTreeMap<String, (Vec<String>, bool)> {
+    let mut q = w.query::<(&Identity, &DayPlan)>();
+    q.iter(w)
+        .map(|(i, p)| (i.name.clone(), plan_during(p, g)))
+        .collect()
+}
+
+/// The gathering a town of another lab follows (`lab diffusion`): the first one organised,
+/// found when the town opens. [`follow_hour`] takes the plans when it begins and reads the
+/// guests once it is over: the figures of `lab party`, without a second town.
+pub fn follow(world: &mut World) -> Option<Run> {
+    find_gathering(&streams_of(world), "").map(|g| Run {
+        gathering: Some(g),
+        ..Default::default()
+    })
+}
+
+/// An hourly look at a followed gathering: the plans once it has begun (if the town was not
+/// stopped past its start), the guests once it is over.
+pub fn follow_hour(run: &mut Run, world: &mut World) {
+    let Some(g) = run.gathering.clone() else {
+        return;
+    };
+    let (from, to) = window(&g);
+    let now = world.resource::<SimClock>().now;
+    if run.plans.is_empty() && now >= from && now < to {
+        run.plans = plans_of(world, &g);
+    }
+    if now >= to && run.guests.is_empty() {
+        run.guests = guests(world, &g, &run.plans);
+    }
+}
+
+/// Invited, planned, came, invited who came, and why the invited did not come (by class).
+pub fn tally(run: &Run) -> (usize, usize, usize, usize, BTreeMap<String, usize>) {
+    let invited = run.guests.iter().filter(|x| x.invited_by.is_some());
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for x in invited.clone() {
+        if let Some(w) = x.why_not() {
+            let class = w.split(" (").next().unwrap_or(&w).to_string();
+            *why.entry(class).or_insert(0) += 1;
+        }
+    }
+    (
+        invited.clone().count(),
+        run.guests.iter().filter(|x| x.planned).count(),
+        run.guests.iter().filter(|x| x.came).count(),
+        invited.filter(|x| x.came).count(),
+        why,
+    )
+}
+
+/// The guests as CSV.
+fn guests_csv(guests: &[Guest]) -> String {
+    let all: Vec<Vec<String>> = guests
+        .iter()
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.invited_by.clone().unwrap_or_default(),
+                x.accepted.to_string(),
+                x.declined.clone().unwrap_or_default(),
+                x.planned.to_string(),
+                x.plan.join("; "),
+                x.came.to_string(),
+                x.minutes_there.to_string(),
+                x.why_not().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    csv(
+        &[
+            "resident",
+            "invited_by",
+            "accepted",
+            "declined",
+            "planned",
+            "plan",
+            "came",
+            "minutes_there",
+            "why_not",
+        ],
+        &all,
+    )
+}
+
+/// The gathering in each town of a run of several (`seed`, its followed gathering), with
+/// min / median / max over the towns beside the paper; `party-seed-<n>.csv` per town.
+pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, String> {
+    let towns: Vec<&(u32, &Run)> = towns.iter().filter(|(_, r)| !r.guests.is_empty()).collect();
+    let Some(g) = towns.first().and_then(|(_, r)| r.gathering.as_ref()) else {
+        return Ok(String::new());
+    };
+    let (from, to) = window(g);
+    let mut md = format!(
+        "### The gathering\n\n{} organised by {}, {from} – {to}: *invited* holds a memory of being invited (or of accepting), *planned* had a plan item there when it began, *came* was there during it (the movement log). Each resident per town: `party-seed-<n>.csv`.\n\n",
+        g.what, g.organiser
+    );
+    let mut rows = Vec::new();
+    let mut cols: [Vec<f64>; 3] = Default::default();
+    for (seed, r) in &towns {
+        let (invited, planned, came, invited_came, why) = tally(r);
+        for (c, v) in cols.iter_mut().zip([invited, planned, came]) {
+            c.push(v as f64);
+        }
+        rows.push(vec![
+            seed.to_string(),
+            invited.to_string(),
+            planned.to_string(),
+            format!("{came} ({invited_came} of them invited)"),
+            why.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+        folder.write_text(&format!("party-seed-{seed}.csv"), &guests_csv(&r.guests))?;
+    }
+    if towns.len() > 1 {
+        let mmm = |v: &Vec<f64>| super::report::stats::min_median_max(v);
+        rows.push(vec![
+            "min / median / max".into(),
+            mmm(&cols[0]),
+            mmm(&cols[1]),
+            mmm(&cols[2]),
+            String::new(),
+        ]);
+    }
+    rows.push(vec![
+        "the paper".into(),
+        "12".into(),
+        "–".into(),
+        "5".into(),
+        "3 conflicts, 4 interested but no plan".into(),
+    ]);
+    md.push_str(&table(
+        &[
+            "town",
+            "invited",
+            "planned",
+            "came",
+            "why the invited did not come",
+        ],
+        &rows,
+    ));
+    md.push('\n');
+    Ok(md)
+}
+
 /// A party run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -232,13 +389,7 @@ pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
     let mut run: Run = folder.read(data).unwrap_or_default();
     let mut town = open_town(sim, &folder.work.join("saves"))?;
     let agents = town.residents().len();
-    let streams: Vec<(String, MemoryStream)> = {
-        let w = town.app.world_mut();
-        let mut q = w.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
-        q.iter(w)
-            .map(|(i, s)| (i.name.clone(), s.clone()))
-            .collect()
-    };
+    let streams = streams_of(town.app.world_mut());
     let g = match &run.gathering {
         Some(g) => g.clone(),
         None => find_gathering(&streams, word).ok_or_else(|| {
@@ -259,12 +410,7 @@ pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
         town.run_until(step_at(from) as u64, "town until the gathering", |_| Ok(()))?;
     }
     if run.plans.is_empty() {
-        let w = town.app.world_mut();
-        let mut q = w.query::<(&Identity, &DayPlan)>();
-        run.plans = q
-            .iter(w)
-            .map(|(i, p)| (i.name.clone(), plan_during(p, &g)))
-            .collect();
+        run.plans = plans_of(town.app.world_mut(), &g);
         folder.write(data, &run)?;
     }
     if town.clock().now < to {
@@ -289,21 +435,8 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         return Ok(String::new());
     };
     let (from, to) = window(g);
-    let invited: Vec<&Guest> = run
-        .guests
-        .iter()
-        .filter(|x| x.invited_by.is_some())
-        .collect();
+    let (invited, planned, _, invited_came, why) = tally(run);
     let came: Vec<&Guest> = run.guests.iter().filter(|x| x.came).collect();
-    let invited_came = invited.iter().filter(|x| x.came).count();
-    let planned = run.guests.iter().filter(|x| x.planned).count();
-    let mut why: BTreeMap<String, usize> = BTreeMap::new();
-    for x in &invited {
-        if let Some(w) = x.why_not() {
-            let class = w.split(" (").next().unwrap_or(&w).to_string();
-            *why.entry(class).or_insert(0) += 1;
-        }
-    }
     let mut md = format!(
         "## The gathering\n\n{} organised by {}, {} – {}.\n\n",
         g.what, g.organiser, from, to
@@ -311,7 +444,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     md.push_str(&table(
         &["", "ours", "the paper"],
         &[
-            vec!["invited".into(), invited.len().to_string(), "12".into()],
+            vec!["invited".into(), invited.to_string(), "12".into()],
             vec![
                 "planned to come (a plan item there)".into(),
                 planned.to_string(),
@@ -324,7 +457,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             ],
             vec![
                 "invited, did not come".into(),
-                (invited.len() - invited_came).to_string(),
+                (invited - invited_came).to_string(),
                 "7: 3 conflicts, 4 interested but no plan".into(),
             ],
         ],
@@ -377,46 +510,13 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         &rows,
     ));
     md.push('\n');
-    let all: Vec<Vec<String>> = run
-        .guests
-        .iter()
-        .map(|x| {
-            vec![
-                x.name.clone(),
-                x.invited_by.clone().unwrap_or_default(),
-                x.accepted.to_string(),
-                x.declined.clone().unwrap_or_default(),
-                x.planned.to_string(),
-                x.plan.join("; "),
-                x.came.to_string(),
-                x.minutes_there.to_string(),
-                x.why_not().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    folder.write_text(
-        "party.csv",
-        &csv(
-            &[
-                "resident",
-                "invited_by",
-                "accepted",
-                "declined",
-                "planned",
-                "plan",
-                "came",
-                "minutes_there",
-                "why_not",
-            ],
-            &all,
-        ),
-    )?;
+    folder.write_text("party.csv", &guests_csv(&run.guests))?;
     let present: BTreeSet<&str> = came.iter().map(|x| x.name.as_str()).collect();
     super::report::plot::bars(
         &folder.work.join("party.png"),
         &format!("{} ({} – {})", g.what, from, to),
         &[
-            ("invited".into(), invited.len() as f64, None),
+            ("invited".into(), invited as f64, None),
             ("planned".into(), planned as f64, None),
             ("came".into(), present.len() as f64, None),
             ("invited & came".into(), invited_came as f64, None),

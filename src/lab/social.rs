@@ -4,8 +4,8 @@
 //! whom, how often, and whether people were where others were. In the `diffusion` and
 //! `relationships` reports.
 
-use super::report::{csv, table};
 use super::Folder;
+use super::report::{csv, table};
 use crate::agent::conversation::ConversationLog;
 use crate::save::movement::{MovementLog, Scene};
 use crate::sim::clock::SimClock;
@@ -100,7 +100,10 @@ pub fn social(world: &World, residents: &[String]) -> Social {
         while let Some(f) = frames.next() {
             scene.apply(f);
             // The scene holds from this frame's time until the next frame's (the last: now).
-            let until = frames.peek().map(|n| n.time).unwrap_or(clock.now.max(f.time));
+            let until = frames
+                .peek()
+                .map(|n| n.time)
+                .unwrap_or(clock.now.max(f.time));
             let secs = until.0 - f.time.0;
             if secs <= 0 {
                 continue;
@@ -183,21 +186,6 @@ pub fn social(world: &World, residents: &[String]) -> Social {
     }
 }
 
-/// The median of some counts (the mean of the middle two for an even number).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 impl Social {
     /// Conversations per resident per game day, each resident's.
     pub fn per_day(&self) -> Vec<f64> {
@@ -226,11 +214,11 @@ impl Social {
         format!(
             "over {:.1} game days: {:.1} conversations per resident per day (median; {:.1}–{:.1}), {} residents talked with nobody; {:.0} others talked with (median); {} of {} pairs talked at least once ({:.3}); {:.0} % of waking time at home",
             self.days,
-            median(&per_day),
+            super::report::stats::median(&per_day),
             if min.is_finite() { min } else { 0.0 },
             max,
             nobody,
-            median(&partners),
+            super::report::stats::median(&partners),
             self.pairs_met,
             self.people.len() * self.people.len().saturating_sub(1) / 2,
             self.met_share(),
@@ -265,7 +253,9 @@ impl Social {
             ],
             &rows,
         ));
-        md.push_str(&format!("\nEach resident's conversations, partners and hours: `{file}`.\n\n"));
+        md.push_str(&format!(
+            "\nEach resident's conversations, partners and hours: `{file}`.\n\n"
+        ));
         let data: Vec<Vec<String>> = self
             .people
             .iter()
@@ -299,13 +289,6 @@ impl Social {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
-        assert_eq!(median(&[]), 0.0);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
-    }
 
     #[test]
     fn sleeping_looks_are_told_apart_from_waking_ones() {

@@ -27,6 +27,16 @@ fn scripted_n3(config: &GameConfig) -> SimPlugin {
     s
 }
 
+/// A frame of a movement log with people's changes only.
+fn frame(step: u64, time: GameTime, changes: Vec<Change>) -> Frame {
+    Frame {
+        step,
+        time,
+        changes,
+        objects: Vec::new(),
+    }
+}
+
 fn scratch(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("simulacra-lab-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -212,12 +222,6 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
         action: Some(action.into()),
         ..Default::default()
     };
-    let frame = |step, time, changes| Frame {
-        step,
-        time,
-        changes,
-        objects: Vec::new(),
-    };
     // Isabella sleeps at home until 07:00, is at home an hour, then at her cafe until noon.
     // Maria sleeps in the dorm until 08:00, has an hour at the cafe, one at Isabella's, then two
     // on the way. Klaus sleeps in the dorm until 09:00 and stays there.
@@ -231,7 +235,11 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
                 go("Klaus Mueller", dorm, "sleeping"),
             ],
         ),
-        frame(1, at("07:00"), vec![go("Isabella Rodriguez", flat, "waking up")]),
+        frame(
+            1,
+            at("07:00"),
+            vec![go("Isabella Rodriguez", flat, "waking up")],
+        ),
         frame(
             2,
             at("08:00"),
@@ -290,12 +298,13 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
     );
     assert_eq!((maria.conversations, maria.partners), (3, 2));
     assert_eq!((isabella.conversations, isabella.partners), (2, 1));
-    assert_eq!((klaus.conversations, klaus.partners), (1, 1), "the player is no partner");
-    assert_eq!(s.pairs_met, 2);
     assert_eq!(
-        (isabella.awake_minutes, isabella.home_minutes),
-        (300, 60)
+        (klaus.conversations, klaus.partners),
+        (1, 1),
+        "the player is no partner"
     );
+    assert_eq!(s.pairs_met, 2);
+    assert_eq!((isabella.awake_minutes, isabella.home_minutes), (300, 60));
     assert_eq!((maria.awake_minutes, maria.home_minutes), (240, 0));
     assert_eq!((klaus.awake_minutes, klaus.home_minutes), (180, 180));
     let place = |n: &str| {
@@ -351,12 +360,6 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
         tile: Some((t.x, t.y)),
         ..Default::default()
     };
-    let frame = |step, time, changes| Frame {
-        step,
-        time,
-        changes,
-        objects: Vec::new(),
-    };
     // Maria at the cafe 16:50–17:40 (40 minutes of it during the party), Klaus there only
     // before it, Isabella all evening.
     let log = MovementLog::from_frames(vec![
@@ -386,16 +389,10 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
 #[test]
 fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
     let (mut app, _) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
-    let streams: Vec<(String, simulacra::memory::stream::MemoryStream)> = {
-        let w = app.world_mut();
-        let mut q = w.query::<(&Identity, &simulacra::memory::stream::MemoryStream)>();
-        q.iter(w)
-            .map(|(i, s)| (i.name.clone(), s.clone()))
-            .collect()
-    };
-    let g = party::find_gathering(&streams, "party").expect("Isabella organises the party");
+    // Followed as a diffusion town follows it: found at once, looked at every hour.
+    let mut run = party::follow(app.world_mut()).expect("Isabella organises the party");
+    let g = run.gathering.clone().unwrap();
     assert_eq!(g.organiser, "Isabella Rodriguez");
-    // Plans as they stand when the party begins, then the party itself.
     let to = |app: &mut App, hm: &str| {
         let t = GameTime::parse(&format!("2023-02-14 {hm}")).unwrap();
         let now = app
@@ -404,16 +401,19 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
             .now;
         run_steps(app, ((t.0 - now.0) / 10).max(0) as u64);
     };
+    to(&mut app, "16:00");
+    party::follow_hour(&mut run, app.world_mut());
+    assert!(run.plans.is_empty(), "not begun yet");
+    // Plans as they stand when the party begins, then the party itself.
     to(&mut app, "17:00");
-    let plans: BTreeMap<String, (Vec<String>, bool)> = {
-        let w = app.world_mut();
-        let mut q = w.query::<(&Identity, &DayPlan)>();
-        q.iter(w)
-            .map(|(i, p)| (i.name.clone(), party::plan_during(p, &g)))
-            .collect()
-    };
+    party::follow_hour(&mut run, app.world_mut());
+    assert_eq!(run.plans.len(), 3, "{:?}", run.plans);
+    to(&mut app, "18:00");
+    party::follow_hour(&mut run, app.world_mut());
+    assert!(run.guests.is_empty(), "not over yet");
     to(&mut app, "19:00");
-    let guests = party::guests(app.world_mut(), &g, &plans);
+    party::follow_hour(&mut run, app.world_mut());
+    let guests = run.guests.clone();
     let maria = guests.iter().find(|x| x.name == "Maria Lopez").unwrap();
     assert_eq!(
         maria.invited_by.as_deref(),
@@ -424,6 +424,16 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
     assert_eq!(maria.why_not(), None);
     let klaus = guests.iter().find(|x| x.name == "Klaus Mueller").unwrap();
     assert_eq!(klaus.invited_by, None, "{klaus:?}");
+    // Over the towns of a diffusion run (here the same town twice).
+    let out = scratch("party-towns");
+    let folder = Folder::open(&out, "t", false).unwrap();
+    let md = party::towns_section(&[(1, &run), (2, &run)], &folder).unwrap();
+    assert!(
+        md.contains("| 1 | 1 | 1 | ") && md.contains("| min / median / max | 1 / 1 / 1 |"),
+        "{md}"
+    );
+    assert!(folder.work.join("party-seed-2.csv").exists());
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -575,7 +585,10 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
         resumed.talk
     );
     assert_eq!(resumed.talk, straight.talk, "counted over the whole run");
-    assert_eq!(resumed.social, straight.social, "read from the whole run's logs");
+    assert_eq!(
+        resumed.social, straight.social,
+        "read from the whole run's logs"
+    );
     assert!(
         straight
             .social

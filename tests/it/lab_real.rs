@@ -67,11 +67,23 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
     assert_eq!(run.rounds[0].answers.len(), 6);
     let d = run.rounds[0].density(false);
     assert!((0.0..=1.0).contains(&d));
+    let social = run
+        .social
+        .as_ref()
+        .expect("the town's social life, read at once");
+    assert_eq!(social.people.len(), 3, "{social:?}");
     let section = relationships::report(&run, &folder).unwrap();
+    assert!(section.contains("### Social life"), "{section}");
     let dir = lab::finish_report(&folder, "Relationships", &config, "", &[section], 0.0).unwrap();
     look(
         &dir,
-        &["report.md", "knows.png", "knows-start.graphml", "knows.csv"],
+        &[
+            "report.md",
+            "knows.png",
+            "knows-start.graphml",
+            "knows.csv",
+            "social.csv",
+        ],
     );
 
     // The party: from 16:30 until it is over at 19:00.

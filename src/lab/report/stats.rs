@@ -267,6 +267,40 @@ pub fn density(n: usize, edges: usize) -> f64 {
     }
 }
 
+/// The median of some counts (the mean of the middle two for an even number).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// `min / median / max` of some figures (whole numbers without decimals).
+pub fn min_median_max(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "–".into();
+    }
+    let w = |x: f64| {
+        if (x - x.round()).abs() < 1e-9 {
+            format!("{x:.0}")
+        } else if x.abs() < 1.0 {
+            format!("{x:.3}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{} / {} / {}", w(min), w(median(v)), w(max))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,5 +373,19 @@ mod tests {
         assert_eq!(density(25, 50), 2.0 * 50.0 / 600.0);
         assert_eq!(density(1, 0), 0.0);
         assert_eq!(density(3, 3), 1.0);
+    }
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn min_median_max_writes_whole_numbers_bare_and_shares_with_three_decimals() {
+        assert_eq!(min_median_max(&[]), "–");
+        assert_eq!(min_median_max(&[5.0, 2.0, 9.0]), "2 / 5 / 9");
+        assert_eq!(min_median_max(&[0.25, 0.5]), "0.250 / 0.375 / 0.500");
+        assert_eq!(min_median_max(&[2.0, 3.0]), "2 / 2.5 / 3");
     }
 }

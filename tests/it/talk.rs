@@ -433,7 +433,10 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
                 reply: r#"{"accept": false, "reason": "I have to study"}"#.into(),
                 ..Default::default()
             },
-            rule("invite_answer", r#"{"accept": true, "reason": "I love parties"}"#),
+            rule(
+                "invite_answer",
+                r#"{"accept": true, "reason": "I love parties"}"#,
+            ),
         ];
         let mut app = town_with(rules, "2023-02-14 15:50", |c| {
             c.cognition.social.hearsay_invites = hearsay;
@@ -463,7 +466,9 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
                         t.speaker == "Maria Lopez" && t.fact.contains("Valentine's Day party")
                     })
             })
-            .unwrap_or_else(|| panic!("Klaus heard of the party from Maria: {:#?}", stream.nodes()));
+            .unwrap_or_else(|| {
+                panic!("Klaus heard of the party from Maria: {:#?}", stream.nodes())
+            });
         let commitments = app.world().get::<Commitments>(klaus).unwrap().list.len();
         let will_attend = stream.nodes().iter().any(|n| n.predicate == "will attend");
         if hearsay {

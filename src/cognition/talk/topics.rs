@@ -350,15 +350,7 @@ mod tests {
         let party = s.add(
             NodeKind::Thought,
             NewNode {
-                gathering: Some(Gathering {
-                    what: "a party".into(),
-                    place: "Hobbs Cafe".into(),
-                    address: "the Ville:Hobbs Cafe:cafe".into(),
-                    day: now().day() + 1,
-                    start: 1020,
-                    end: 1140,
-                    organiser: "Isabella Rodriguez".into(),
-                }),
+                gathering: Some(party()),
                 ..knows("Isabella is throwing a party at Hobbs Cafe tomorrow from 5pm to 7pm")
             },
             now(),
@@ -507,18 +499,22 @@ mod tests {
         };
         // Heard second-hand: told as news, not as an invitation (Maria may not invite).
         let on = offers("Tom Moreno", true);
-        assert!(on.iter().all(|t| t.kind != TopicKind::Invitation), "{on:#?}");
+        assert!(
+            on.iter().all(|t| t.kind != TopicKind::Invitation),
+            "{on:#?}"
+        );
         let fact = on.iter().find(|t| t.kind == TopicKind::Fact).unwrap();
-        assert_eq!(fact.gathering, Some(party()), "the listener may choose to go");
+        assert_eq!(
+            fact.gathering,
+            Some(party()),
+            "the listener may choose to go"
+        );
         let off = offers("Tom Moreno", false);
         let fact = off.iter().find(|t| t.kind == TopicKind::Fact).unwrap();
         assert_eq!(fact.gathering, None, "switched off: only a fact");
         // Its organiser is told nothing to choose.
         let to_her = offers("Isabella Rodriguez", true);
-        assert!(
-            to_her.iter().all(|t| t.gathering.is_none()),
-            "{to_her:#?}"
-        );
+        assert!(to_her.iter().all(|t| t.gathering.is_none()), "{to_her:#?}");
     }
 
     #[test]
@@ -533,7 +529,11 @@ mod tests {
         };
         let own = s.add(
             NodeKind::Thought,
-            thought("Isabella is throwing a party at Hobbs Cafe", 1, Some(party())),
+            thought(
+                "Isabella is throwing a party at Hobbs Cafe",
+                1,
+                Some(party()),
+            ),
             now(),
         );
         for (i, d) in [

@@ -196,6 +196,10 @@ pub struct SocialConfig {
     /// gathering: the listener is asked whether it goes, as an invitation is answered, and one
     /// who accepts plans it, goes and may invite others. Off: such news is only a fact.
     pub hearsay_invites: bool,
+    /// An invitation for a day not yet planned is weighed against the resident's usual day (its
+    /// daily routine: work, meals, favourite places) at that time, and a refusal that speaks of
+    /// it is a conflict; off: the answer is asked with "no plan made yet".
+    pub usual_day: bool,
 }
 
 impl Default for SocialConfig {
@@ -203,6 +207,7 @@ impl Default for SocialConfig {
         Self {
             gatherings_first: true,
             hearsay_invites: true,
+            usual_day: true,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! invitee's plan at its place and time and the invitee is there; a refused one keeps its
 //! reason; a line that is only a name is replaced by its topic's template and counted; a line's
 //! prompt lists no more memories than configured; a surprise is kept from the one it is for;
-//! nobody is told back what they told; a party heard of second-hand is a choice to go.
+//! nobody is told back what they told; a party heard of second-hand is a choice to go; an
+//! invitation for a day not planned yet is weighed against the usual day.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -482,6 +483,48 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
             assert!(heard.gathering.is_none(), "only a fact");
             assert_eq!(commitments, 0);
             assert!(!will_attend);
+        }
+    }
+}
+
+/// An invitation for a day not yet planned is weighed against the invitee's usual day (its
+/// routine then), and a refusal for being busy is a conflict with it; switched off, the answer is
+/// asked with "no plan made yet".
+#[test]
+fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
+    for usual_day in [true, false] {
+        let rules = vec![
+            ScriptRule {
+                purpose: Some("invite_answer".into()),
+                contains: Some("is not planned yet; on a usual day".into()),
+                reply: r#"{"accept": false, "reason": "I am busy then"}"#.into(),
+                ..Default::default()
+            },
+            rule("invite_answer", r#"{"accept": true, "reason": "I love parties"}"#),
+        ];
+        // The day before the party: February 14 is not planned yet.
+        let mut app = town_with(rules, "2023-02-13 10:00", |c| {
+            c.cognition.social.usual_day = usual_day;
+        });
+        run_steps(&mut app, 30);
+        let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+        until_over(&mut app, c, 900);
+        let maria = entity_of(&mut app, "Maria Lopez");
+        let stream = app.world().get::<MemoryStream>(maria).unwrap();
+        let answer = stream
+            .nodes()
+            .iter()
+            .find(|n| n.predicate == "declined" || n.predicate == "will attend")
+            .unwrap_or_else(|| panic!("Maria answered: {:#?}", stream.nodes()));
+        if usual_day {
+            assert_eq!(answer.predicate, "declined");
+            assert!(
+                answer.description.contains(": a conflicting plan: "),
+                "busy with her usual day: {}",
+                answer.description
+            );
+        } else {
+            assert_eq!(answer.predicate, "will attend", "{}", answer.description);
         }
     }
 }

@@ -8,6 +8,8 @@
 
 use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
 use crate::agent::conversation::{Conversation, Topic, TopicKind};
+use crate::agent::persona::Persona;
+use crate::agent::routine::daily_routine;
 use crate::agent::{DayPlan, GridPos, Identity, Resident};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::flaws::{self, Fallbacks, Flaw};
@@ -50,8 +52,32 @@ pub struct InviteAsk<'a> {
     pub gathering: &'a Gathering,
     /// The invitee's plan.
     pub plan: Option<&'a DayPlan>,
+    /// The invitee's usual day at that time, when its plan is not for that day
+    /// ([`usual_overlapping`]; `None`: not shown, `cognition.social.usual_day` off).
+    pub usual: Option<Vec<String>>,
     /// The invitee's memory.
     pub stream: &'a MemoryStream,
+}
+
+/// What a resident's usual day (its daily routine, from its lifestyle: work, meals, favourite
+/// places) holds while a gathering goes on, sleep left out: what an invitation for a day not yet
+/// planned is weighed against.
+pub fn usual_overlapping(persona: &Persona, g: &Gathering) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for b in daily_routine(persona, g.day) {
+        if b.start < g.end && b.end > g.start && !is_sleep(&b.description) {
+            let d = format!("{} ({})", b.description, place_of(&b.address));
+            if !v.contains(&d) {
+                v.push(d);
+            }
+        }
+    }
+    v
+}
+
+/// The sector of an address ("the Ville:Hobbs Cafe:cafe" → "Hobbs Cafe").
+fn place_of(address: &str) -> &str {
+    address.split(':').nth(1).unwrap_or(address)
 }
 
 /// The plan items that overlap a gathering (sleep and the gathering itself left out), or `None`
@@ -75,7 +101,20 @@ pub fn overlapping(plan: Option<&DayPlan>, g: &Gathering) -> Option<Vec<String>>
 /// The request: accept or not, and why.
 pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
     let plan = match overlapping(a.plan, a.gathering) {
-        None => format!("no plan made yet for {}", a.gathering.date_words()),
+        None => match &a.usual {
+            None => format!("no plan made yet for {}", a.gathering.date_words()),
+            Some(v) if v.is_empty() => format!(
+                "{} is not planned yet; on a usual day nothing from {} to {}",
+                a.gathering.date_words(),
+                minute_words(a.gathering.start),
+                minute_words(a.gathering.end)
+            ),
+            Some(v) => format!(
+                "{} is not planned yet; on a usual day: {}",
+                a.gathering.date_words(),
+                v.join("; ")
+            ),
+        },
         Some(v) if v.is_empty() => format!(
             "nothing planned from {} to {}",
             minute_words(a.gathering.start),
@@ -166,6 +205,7 @@ pub fn apply_invite_answers(
     mut agents: Query<(
         Entity,
         &Identity,
+        &Resident,
         Option<&mut DayPlan>,
         &mut Commitments,
         &mut MemoryStream,
@@ -175,7 +215,7 @@ pub fn apply_invite_answers(
     let now = clock.now;
     // Built at the first answer (most steps have none).
     let mut words: Option<Vec<String>> = None;
-    for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
+    for (agent, id, resident, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
         for ((conversation, topic, asker), reply) in take!(
             pending,
             clock.step,
@@ -215,7 +255,14 @@ pub fn apply_invite_answers(
                 fallbacks.count("invitation reason", f);
             }
             let mut said = flaw.is_none().then_some(said);
-            let conflicts = overlapping(plan.as_deref(), &g).unwrap_or_default();
+            // What the plan holds then, or the usual day's when the day is not planned yet.
+            let conflicts = overlapping(plan.as_deref(), &g).unwrap_or_else(|| {
+                if cog.0.social.usual_day {
+                    usual_overlapping(&resident.persona, &g)
+                } else {
+                    Vec::new()
+                }
+            });
             // Already going to another gathering then: that is the answer.
             let clash = commitments
                 .list

@@ -445,6 +445,12 @@ pub fn hear_lines(
                 invitation: &l.text,
                 gathering: g,
                 plan,
+                usual: ask
+                    .cfg
+                    .0
+                    .social
+                    .usual_day
+                    .then(|| crate::cognition::talk::invite::usual_overlapping(&resident.persona, g)),
                 stream: &stream,
             },
         );

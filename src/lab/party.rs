@@ -184,11 +184,15 @@ pub fn guests(
                         .map(|t| t.speaker.clone())
                         .or(Some(n.object.clone()))
                 });
-            let accepted = about.iter().any(|n| n.predicate == "will attend");
-            let declined = about
+            // The last answer stands: one who declined an invitation and accepted a later one
+            // (or heard of it again and chose to go) is going.
+            let last = about
                 .iter()
+                .filter(|n| n.predicate == "will attend" || n.predicate == "declined")
+                .max_by_key(|n| (n.created, n.id));
+            let accepted = last.is_some_and(|n| n.predicate == "will attend");
+            let declined = last
                 .filter(|n| n.predicate == "declined")
-                .max_by_key(|n| (n.created, n.id))
                 .map(|n| {
                     n.description
                         .rsplit_once(": ")
@@ -200,8 +204,8 @@ pub fn guests(
             Guest {
                 name: id.name.clone(),
                 invited_by,
-                accepted: accepted && declined.is_none(),
-                declined: if accepted { None } else { declined },
+                accepted,
+                declined,
                 plan,
                 planned,
                 came: minutes > 0,

@@ -388,11 +388,28 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
 
 #[test]
 fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
-    let (mut app, _) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
+    let (mut app, maria_e) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
     // Followed as a diffusion town follows it: found at once, looked at every hour.
     let mut run = party::follow(app.world_mut()).expect("Isabella organises the party");
     let g = run.gathering.clone().unwrap();
     assert_eq!(g.organiser, "Isabella Rodriguez");
+    // Maria had declined an earlier invitation to it: her later acceptance is what stands.
+    app.world_mut()
+        .get_mut::<simulacra::memory::stream::MemoryStream>(maria_e)
+        .unwrap()
+        .add(
+            simulacra::memory::stream::NodeKind::Thought,
+            simulacra::memory::stream::NewNode {
+                predicate: "declined".into(),
+                description: format!(
+                    "I declined Klaus Mueller's invitation to {}: not interested",
+                    g.describe()
+                ),
+                gathering: Some(g.clone()),
+                ..Default::default()
+            },
+            GameTime::parse("2023-02-14 09:00").unwrap(),
+        );
     let to = |app: &mut App, hm: &str| {
         let t = GameTime::parse(&format!("2023-02-14 {hm}")).unwrap();
         let now = app
@@ -421,6 +438,7 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
         "{maria:?}"
     );
     assert!(maria.accepted && maria.planned && maria.came, "{maria:?}");
+    assert_eq!(maria.declined, None, "the last answer stands");
     assert_eq!(maria.why_not(), None);
     let klaus = guests.iter().find(|x| x.name == "Klaus Mueller").unwrap();
     assert_eq!(klaus.invited_by, None, "{klaus:?}");

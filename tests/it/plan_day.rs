@@ -356,3 +356,60 @@ fn under_live_pacing_the_town_lives_on_its_routine_while_the_model_plans() {
         "at 10:00 Klaus {doing}, Maria {maria} ({maria_on_routine_awake} minutes awake on her routine); Isabella on her own plan from {at}"
     );
 }
+
+/// Where an activity may happen, the place it names comes first (the fail-safe, and what a small
+/// model reads first): a library's college, a cafe named, home for what is done at home, the
+/// workplace for work; otherwise the current sector, as before.
+#[test]
+fn the_place_an_activity_names_is_offered_first() {
+    let mut app = headless_app(SimPlugin::load("the_ville_n25", None, crate::scripted_config()).unwrap());
+    run_steps(&mut app, 1);
+    let world = app.world_mut();
+    let rules = world
+        .resource::<simulacra::cognition::act::place::PlaceRules>()
+        .clone();
+    let map = world.resource::<WorldMap>().clone();
+    let mut q = world.query::<(&Identity, &Resident, &simulacra::memory::SpatialMemory)>();
+    let people: HashMap<String, (Resident, simulacra::memory::SpatialMemory)> = q
+        .iter(world)
+        .map(|(i, r, s)| (i.name.clone(), (r.clone(), s.clone())))
+        .collect();
+    let first = |who: &str, activity: &str| {
+        let (r, s) = &people[who];
+        let here = r.persona.home_sector.rsplit(':').next().unwrap().to_string();
+        simulacra::cognition::act::place::sector_options(
+            &rules,
+            &r.persona,
+            s,
+            &map.world,
+            Some(&here),
+            10 * 60,
+            activity,
+        )
+        .first()
+        .cloned()
+        .unwrap_or_default()
+    };
+    assert_eq!(
+        first("Klaus Mueller", "working on his research paper in the library"),
+        "Oak Hill College"
+    );
+    assert_eq!(
+        first("Klaus Mueller", "having a coffee at Hobbs Cafe"),
+        "Hobbs Cafe"
+    );
+    assert_eq!(
+        first("Klaus Mueller", "relaxing at home"),
+        "Dorm for Oak Hill College"
+    );
+    assert_eq!(
+        first("Carmen Ortiz", "working"),
+        "Harvey Oak Supply Store",
+        "her workplace for her work"
+    );
+    assert_eq!(
+        first("Isabella Rodriguez", "thinking about the day"),
+        "Isabella Rodriguez's apartment",
+        "nothing named: where she is"
+    );
+}

@@ -158,8 +158,22 @@ pub fn owned_by(place: &str, who: &str) -> bool {
     })
 }
 
-/// The sectors offered for an activity: known, allowed at that minute; the current sector
-/// first, then home, then the rest in the memory's order.
+/// Whether `phrase` stands in `text` as whole words (both lower case).
+fn names_phrase(text: &str, phrase: &str) -> bool {
+    !phrase.is_empty()
+        && text.match_indices(phrase).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + phrase.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+}
+
+/// The sectors offered for an activity: known, allowed at that minute. First the places the
+/// activity names (a sector, or an arena only one known sector has: "working on his proof in the
+/// library" names Oak Hill College; the longest name first), then home for an activity at home
+/// and the workplace for its work (the persona's work activity, or "work"), then the current
+/// sector, home, and the rest in the memory's order. The first is the fail-safe, and a small
+/// model leans to the first it reads.
 pub fn sector_options(
     rules: &PlaceRules,
     who: &Persona,
@@ -167,11 +181,44 @@ pub fn sector_options(
     world: &str,
     current: Option<&str>,
     minute: u32,
+    activity: &str,
 ) -> Vec<String> {
     let home = who.home_sector.rsplit(':').next().unwrap_or("").to_string();
+    let act = activity.to_lowercase();
+    // Places the activity names, with the length of the name it used.
+    let mut named: Vec<(usize, &str)> = Vec::new();
+    for s in spatial.sectors() {
+        let mut best = names_phrase(&act, &s.to_lowercase()).then_some(s.len());
+        for a in spatial.arenas(s) {
+            let unique = spatial
+                .sectors()
+                .filter(|o| spatial.arenas(o).any(|x| x == a))
+                .count()
+                == 1;
+            if unique && names_phrase(&act, &a.to_lowercase()) {
+                best = best.max(Some(a.len()));
+            }
+        }
+        if let Some(n) = best {
+            named.push((n, s));
+        }
+    }
+    named.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    let at_home = names_phrase(&act, "home").then_some(home.as_str());
+    let work = who.work.as_ref().and_then(|(_, _, addr)| {
+        let doing = who.spec.work.as_ref().map(|w| w.activity.to_lowercase());
+        (names_phrase(&act, "work")
+            || names_phrase(&act, "working")
+            || doing.is_some_and(|d| act.contains(&d)))
+        .then(|| addr.split(':').nth(1).unwrap_or(""))
+    });
     let mut out: Vec<String> = Vec::new();
-    for s in [current.unwrap_or(""), home.as_str()]
+    for s in named
         .into_iter()
+        .map(|(_, s)| s)
+        .chain(at_home)
+        .chain(work)
+        .chain([current.unwrap_or(""), home.as_str()])
         .chain(spatial.sectors())
     {
         if s.is_empty() || out.iter().any(|o| o == s) || !spatial.knows(s, None, None) {
@@ -340,7 +387,15 @@ fn place_ahead(
             None => {
                 let who = Who::of(resident, outlook, &id.name, ask.clock.now);
                 let here = map.address(pos.tile).sector.map(str::to_string);
-                let options = sector_options(rules, p, spatial, &map.world, here.as_deref(), start);
+                let options = sector_options(
+                    rules,
+                    p,
+                    spatial,
+                    &map.world,
+                    here.as_deref(),
+                    start,
+                    &description,
+                );
                 let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
                 if options.len() <= 1 {
                     let s = options.first().cloned().unwrap_or(home);

@@ -191,14 +191,12 @@ pub fn guests(
                 .filter(|n| n.predicate == "will attend" || n.predicate == "declined")
                 .max_by_key(|n| (n.created, n.id));
             let accepted = last.is_some_and(|n| n.predicate == "will attend");
-            let declined = last
-                .filter(|n| n.predicate == "declined")
-                .map(|n| {
-                    n.description
-                        .rsplit_once(": ")
-                        .map(|(_, r)| r.to_string())
-                        .unwrap_or_else(|| n.description.clone())
-                });
+            let declined = last.filter(|n| n.predicate == "declined").map(|n| {
+                n.description
+                    .rsplit_once(": ")
+                    .map(|(_, r)| r.to_string())
+                    .unwrap_or_else(|| n.description.clone())
+            });
             let (plan, planned) = plans.get(&id.name).cloned().unwrap_or_default();
             let minutes = came.get(&id.name).copied().unwrap_or(0);
             Guest {

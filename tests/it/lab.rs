@@ -9,8 +9,6 @@
 use crate::talk::{invited, klaus_told_maria, talk, town, until_over};
 use bevy::prelude::*;
 use simulacra::SimPlugin;
-use simulacra::agent::DayPlan;
-use simulacra::agent::Identity;
 use simulacra::config::GameConfig;
 use simulacra::lab::{self, Folder, diffusion, facts, party};
 use simulacra::llm::config::LlmConfig;
@@ -18,7 +16,6 @@ use simulacra::run_steps;
 use simulacra::save::movement::{Change, Frame, MovementLog};
 use simulacra::sim::map::Tile;
 use simulacra::sim::time::GameTime;
-use std::collections::BTreeMap;
 
 /// The three-resident town on the routine with `config`.
 fn scripted_n3(config: &GameConfig) -> SimPlugin {

@@ -357,12 +357,13 @@ fn under_live_pacing_the_town_lives_on_its_routine_while_the_model_plans() {
     );
 }
 
-/// Where an activity may happen, the place it names comes first (the fail-safe, and what a small
-/// model reads first): a library's college, a cafe named, home for what is done at home, the
-/// workplace for work; otherwise the current sector, as before.
+/// Where an activity may happen, the place it names comes first and is taken without asking: a
+/// library's college, a cafe named, home for what is done at home, the workplace for work;
+/// otherwise the current sector comes first and the model is asked, as before.
 #[test]
 fn the_place_an_activity_names_is_offered_first() {
-    let mut app = headless_app(SimPlugin::load("the_ville_n25", None, crate::scripted_config()).unwrap());
+    let mut app =
+        headless_app(SimPlugin::load("the_ville_n25", None, crate::scripted_config()).unwrap());
     run_steps(&mut app, 1);
     let world = app.world_mut();
     let rules = world
@@ -376,7 +377,13 @@ fn the_place_an_activity_names_is_offered_first() {
         .collect();
     let first = |who: &str, activity: &str| {
         let (r, s) = &people[who];
-        let here = r.persona.home_sector.rsplit(':').next().unwrap().to_string();
+        let here = r
+            .persona
+            .home_sector
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .to_string();
         simulacra::cognition::act::place::sector_options(
             &rules,
             &r.persona,
@@ -386,12 +393,38 @@ fn the_place_an_activity_names_is_offered_first() {
             10 * 60,
             activity,
         )
+        .0
         .first()
         .cloned()
         .unwrap_or_default()
     };
+    let named = |who: &str, activity: &str| {
+        let (r, s) = &people[who];
+        simulacra::cognition::act::place::sector_options(
+            &rules,
+            &r.persona,
+            s,
+            &map.world,
+            None,
+            10 * 60,
+            activity,
+        )
+        .1
+    };
     assert_eq!(
-        first("Klaus Mueller", "working on his research paper in the library"),
+        named("Carmen Ortiz", "running the Harvey Oak Supply Store"),
+        1
+    );
+    assert_eq!(
+        named("Klaus Mueller", "thinking about the day"),
+        0,
+        "no place named: the model is asked"
+    );
+    assert_eq!(
+        first(
+            "Klaus Mueller",
+            "working on his research paper in the library"
+        ),
         "Oak Hill College"
     );
     assert_eq!(

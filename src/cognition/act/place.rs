@@ -172,8 +172,8 @@ fn names_phrase(text: &str, phrase: &str) -> bool {
 /// activity names (a sector, or an arena only one known sector has: "working on his proof in the
 /// library" names Oak Hill College; the longest name first), then home for an activity at home
 /// and the workplace for its work (the persona's work activity, or "work"), then the current
-/// sector, home, and the rest in the memory's order. The first is the fail-safe, and a small
-/// model leans to the first it reads.
+/// sector, home, and the rest in the memory's order. The first is the fail-safe. With them, how
+/// many of the first came from the activity's own words (0: it names no place, ask).
 pub fn sector_options(
     rules: &PlaceRules,
     who: &Persona,
@@ -182,7 +182,7 @@ pub fn sector_options(
     current: Option<&str>,
     minute: u32,
     activity: &str,
-) -> Vec<String> {
+) -> (Vec<String>, usize) {
     let home = who.home_sector.rsplit(':').next().unwrap_or("").to_string();
     let act = activity.to_lowercase();
     // Places the activity names, with the length of the name it used.
@@ -212,14 +212,20 @@ pub fn sector_options(
             || doing.is_some_and(|d| act.contains(&d)))
         .then(|| addr.split(':').nth(1).unwrap_or(""))
     });
-    let mut out: Vec<String> = Vec::new();
-    for s in named
+    let own: Vec<&str> = named
         .into_iter()
         .map(|(_, s)| s)
         .chain(at_home)
         .chain(work)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut from_words = 0;
+    for (i, s) in own
+        .iter()
+        .copied()
         .chain([current.unwrap_or(""), home.as_str()])
         .chain(spatial.sectors())
+        .enumerate()
     {
         if s.is_empty() || out.iter().any(|o| o == s) || !spatial.knows(s, None, None) {
             continue;
@@ -230,9 +236,12 @@ pub fn sector_options(
                 .any(|a| rules.arena_allowed(&who.spec.name, &format!("{world}:{s}:{a}")))
         {
             out.push(s.to_string());
+            if i < own.len() {
+                from_words += 1;
+            }
         }
     }
-    out
+    (out, from_words)
 }
 
 /// The arenas offered in a sector: known and allowed.
@@ -387,7 +396,7 @@ fn place_ahead(
             None => {
                 let who = Who::of(resident, outlook, &id.name, ask.clock.now);
                 let here = map.address(pos.tile).sector.map(str::to_string);
-                let options = sector_options(
+                let (options, named) = sector_options(
                     rules,
                     p,
                     spatial,
@@ -397,7 +406,9 @@ fn place_ahead(
                     &description,
                 );
                 let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
-                if options.len() <= 1 {
+                // One choice, or a place the activity itself names ("running the Harvey Oak
+                // Supply Store", "reading in the library"): nothing left to ask.
+                if options.len() <= 1 || named > 0 {
                     let s = options.first().cloned().unwrap_or(home);
                     request_arena(
                         ask,

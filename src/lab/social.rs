@@ -86,8 +86,8 @@ pub fn social(world: &World, residents: &[String]) -> Social {
         }
     }
     // Seconds per (person, sector or none), awake and asleep, from the movement log.
-    let mut awake: BTreeMap<(&str, Option<String>), i64> = BTreeMap::new();
-    let mut slept: BTreeMap<(&str, Option<String>), i64> = BTreeMap::new();
+    let mut awake: BTreeMap<(&str, Option<&str>), i64> = BTreeMap::new();
+    let mut slept: BTreeMap<(&str, Option<&str>), i64> = BTreeMap::new();
     let mut span = 0i64;
     if let (Some(log), Some(map), Some(clock)) = (
         world.get_resource::<MovementLog>(),
@@ -112,10 +112,7 @@ pub fn social(world: &World, residents: &[String]) -> Social {
                 let Some(&who) = names.get(who.as_str()) else {
                     continue;
                 };
-                let sector = map
-                    .address(Tile::new(look.tile.0, look.tile.1))
-                    .sector
-                    .map(str::to_string);
+                let sector = map.address(Tile::new(look.tile.0, look.tile.1)).sector;
                 let into = if asleep(&look.action) {
                     &mut slept
                 } else {
@@ -127,15 +124,15 @@ pub fn social(world: &World, residents: &[String]) -> Social {
         span = first.map(|t| clock.now.0 - t.0).unwrap_or(0).max(0);
     }
     // A resident's home: the sector it slept in longest.
-    let mut home: BTreeMap<&str, (i64, String)> = BTreeMap::new();
+    let mut home: BTreeMap<&str, (i64, &str)> = BTreeMap::new();
     for ((who, sector), s) in &slept {
         if let Some(sector) = sector
             && home.get(who).is_none_or(|(best, _)| s > best)
         {
-            home.insert(who, (*s, sector.clone()));
+            home.insert(who, (*s, sector));
         }
     }
-    let homes: BTreeSet<&str> = home.values().map(|(_, s)| s.as_str()).collect();
+    let homes: BTreeSet<&str> = home.values().map(|(_, s)| *s).collect();
     let mut places: BTreeMap<String, (i64, BTreeSet<&str>)> = BTreeMap::new();
     let mut people: BTreeMap<&str, Person> = names
         .iter()
@@ -152,8 +149,8 @@ pub fn social(world: &World, residents: &[String]) -> Social {
         })
         .collect();
     for ((who, sector), s) in &awake {
-        let own = home.get(who).map(|(_, h)| h.as_str());
-        let place = match sector.as_deref() {
+        let own = home.get(who).map(|(_, h)| *h);
+        let place = match *sector {
             None => OUTSIDE.to_string(),
             Some(x) if Some(x) == own => OWN_HOME.to_string(),
             Some(x) if homes.contains(x) => OTHERS_HOME.to_string(),

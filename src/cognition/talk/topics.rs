@@ -594,12 +594,7 @@ mod tests {
     fn a_gathering_about_the_partner_or_kept_from_them_is_not_offered_to_them() {
         let party = |what: &str| Gathering {
             what: what.into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day: now().day() + 1,
-            start: 1020,
-            end: 1140,
-            organiser: "Isabella Rodriguez".into(),
+            ..party()
         };
         // A stream holding one gathering known in these words.
         let holding = |words: &str, what: &str| {

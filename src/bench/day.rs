@@ -66,6 +66,7 @@ pub fn bench_day(
     let mut hour_from = hm(&app);
     let mut hour_steps = 0;
     let (mut hour_on, mut hour_one) = (on_before.clone(), one_before);
+    let (mut hour_model, mut hour_t) = (model_before, Instant::now());
     while done < total {
         let n = chunk.min(total - done);
         crate::run_steps(&mut app, n);
@@ -98,6 +99,15 @@ pub fn bench_day(
                 on.join(", "),
                 (gate.waited_on_one - hour_one).as_secs_f64()
             );
+            // What the model ran this hour: how full its batches were, hour by hour.
+            let model_now = crate::llm::backend::llama::model_work();
+            eprint!(
+                "{}",
+                model_now
+                    .since(&hour_model)
+                    .report(hour_t.elapsed().as_secs_f64())
+            );
+            (hour_model, hour_t) = (model_now, Instant::now());
             (hour_on, hour_one) = (gate.waited_on.clone(), gate.waited_on_one);
             hour_stats = now;
             hour_from = hm(&app);

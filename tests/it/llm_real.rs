@@ -860,3 +860,61 @@ fn forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was() {
     assert!(ends_on.abs_diff(ends_off) <= 4, "{ends_on} against {ends_off}");
     assert!(failed_on <= failed_off + 2, "{failed_on} against {failed_off}");
 }
+
+#[test]
+fn packed_batches_answer_mixed_work_in_shape_each_to_its_own_caller() {
+    let _model = crate::real_model_lock();
+    let mut cfg = asked_once(8, true);
+    if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+        l.pack_batches = true;
+    }
+    let rt = LlmRuntime::start(&cfg);
+    // Two waves of mixed work (prompts of different lengths, choices, numbers, objects, text):
+    // slots reading unequal prompts take equal shares and the rest later, and the second wave
+    // takes the lowest free slots, its prefixes copied in from where they are cached.
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"subtasks": {"type": "array", "minItems": 2, "maxItems": 4,
+            "items": {"type": "string", "minLength": 3, "maxLength": 30}}},
+        "required": ["subtasks"], "additionalProperties": false
+    });
+    for wave in 0..2 {
+        let reqs: Vec<(String, OutputShape, u32)> = (0..10)
+            .map(|k| {
+                let filler = ACTIVITIES[..1 + (k * 3 + wave) % ACTIVITIES.len()].join(", ");
+                let prompt = format!("{} usually does these things: {filler}.", PEOPLE[k]);
+                match k % 4 {
+                    0 => {
+                        let options = vec![format!("yes-{k}"), format!("no-{k}")];
+                        (format!("{prompt} Will they go out today?"), OutputShape::Choice(options), 12)
+                    }
+                    1 => (
+                        format!("{prompt} Rate their day from 1 to 10."),
+                        OutputShape::Integer { min: 1, max: 10 },
+                        8,
+                    ),
+                    2 => (
+                        format!("{prompt} Break their morning into subtasks."),
+                        OutputShape::Json(schema.clone()),
+                        120,
+                    ),
+                    _ => (format!("{prompt} Say hello to them."), OutputShape::Text, 24),
+                }
+            })
+            .collect();
+        let pairs = submit_all(&rt, reqs);
+        assert_eq!(pairs.len(), 10);
+        for (k, (_, r)) in pairs.iter().enumerate() {
+            assert!(!r.is_fallback(), "wave {wave}, request {k}: {:?}", r.value);
+            match (&r.value, k % 4) {
+                (LlmValue::Choice(_, text), 0) => {
+                    assert!(text.ends_with(&format!("-{k}")), "request {k} got {text}")
+                }
+                (LlmValue::Integer(n), 1) => assert!((1..=10).contains(n)),
+                (LlmValue::Json(v), 2) => validate_schema(&schema, v, "$").unwrap(),
+                (LlmValue::Text(t), 3) => assert!(!t.trim().is_empty()),
+                (v, _) => panic!("request {k}: {v:?}"),
+            }
+        }
+    }
+}

@@ -109,6 +109,69 @@ struct Slot {
     job: Option<Active>,
 }
 
+/// How many tokens each busy slot adds to a batch of at most `cap` tokens, in slot order, from
+/// what each can add (`can`: slot, tokens it has to read; 0 when it generates one token, which
+/// it always adds). With equal shares (`equal`: the cache split by slot and `pack_batches`), every slot with something to read
+/// takes one token and then the same number `k` more each, those with fewer waiting for the
+/// next decode: `k` is the number that reads the most in one more pass (the larger on a tie).
+/// Otherwise the generating slots come first and each reading slot takes what room is left, in
+/// order (with one shared cache a batch is one pass whatever it holds).
+fn shares(can: &[(usize, usize)], cap: usize, equal: bool) -> Vec<(usize, usize)> {
+    let generating = can.iter().filter(|(_, n)| *n == 0).count();
+    let mut room = cap.saturating_sub(generating);
+    if !equal {
+        // The generating slots' tokens first, then each reading slot what room is left.
+        let reading = can.iter().filter(|(_, n)| *n > 0).filter_map(|&(i, n)| {
+            let take = n.min(room);
+            room -= take;
+            (take > 0).then_some((i, take))
+        });
+        let generating = can.iter().filter(|(_, n)| *n == 0).copied();
+        return generating.chain(reading).collect();
+    }
+    // The first token of each slot that reads (as far as there is room).
+    let mut reading = 0;
+    let first: Vec<(usize, usize)> = can
+        .iter()
+        .map(|&(i, n)| {
+            if n == 0 || reading >= room {
+                (i, 0)
+            } else {
+                reading += 1;
+                (i, n)
+            }
+        })
+        .collect();
+    let room = room - reading;
+    let most = can
+        .iter()
+        .map(|(_, n)| n.saturating_sub(1))
+        .max()
+        .unwrap_or(0);
+    let (mut k, mut best) = (0, 0);
+    for kk in 1..=most {
+        let c = can
+            .iter()
+            .filter(|(_, n)| n.saturating_sub(1) >= kk)
+            .count();
+        if kk * c <= room && kk * c >= best {
+            (k, best) = (kk, kk * c);
+        }
+    }
+    can.iter()
+        .zip(first)
+        .filter_map(|(&(i, n), (_, left))| {
+            if n == 0 {
+                return Some((i, 0));
+            }
+            if left == 0 {
+                return None; // no room for it this time
+            }
+            Some((i, if k > 0 && n > k { 1 + k } else { 1 }))
+        })
+        .collect()
+}
+
 /// The worker thread's body: loads the models, then serves requests until the handle is gone.
 /// An error is fatal for the backend (the caller marks it down).
 pub(super) fn run(
@@ -301,6 +364,11 @@ impl<'m> Worker<'m> {
                 continue;
             }
             let took = started.elapsed();
+            let layout: Vec<(i32, usize)> = added
+                .iter()
+                .map(|(i, n)| (self.slots[*i].seq, (*n).max(1)))
+                .collect();
+            work::count_passes(work::passes(&layout, self.cfg.batch as usize));
             let mut seqs: Vec<usize> = added.iter().map(|(i, _)| *i).collect();
             seqs.sort_unstable();
             let runs = 1 + seqs.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64;
@@ -440,37 +508,57 @@ impl<'m> Worker<'m> {
         }
     }
 
-    /// Fills the batch: each generating slot's next token, then prompt chunks while there is
-    /// room. Returns what was added: (slot, prompt tokens taken; 0 for a generated token).
+    /// Fills the batch: a generating slot's next token, and what a slot has to read (its
+    /// prompt, or a sampled token with the text its shape forces). Returns what was added, in
+    /// batch order: (slot, tokens taken from its pending tokens; 0 for a generated token).
+    ///
+    /// With the cache split by slot llama.cpp makes a pass over the weights for each run of
+    /// consecutive slots and each share of tokens they have in common (see [`work::passes`]),
+    /// and a pass costs about as much as five more tokens in one. With `pack_batches` the slots
+    /// with something to read take one token with the rest, and then the same number more
+    /// each, the number that reads the most in one more pass; what a slot has beyond it waits
+    /// for the next decode (there is one while anything generates) instead of costing a pass of
+    /// its own. Otherwise each reads what room is left, in slot order.
     fn fill_batch(&mut self) -> Result<Vec<(usize, usize)>, String> {
         self.batch.clear();
         let cap = self.cfg.batch as usize;
-        let mut added: Vec<(usize, usize)> = Vec::new(); // (slot, prompt tokens taken)
-        for (i, s) in self.slots.iter_mut().enumerate() {
+        // What each busy slot can read now (0: it generates), up to a prefix to keep, which
+        // is read alone so that the slot holds exactly it afterwards.
+        let can: Vec<(usize, usize)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let j = s.job.as_ref()?;
+                if j.pending.is_empty() {
+                    return j.last.map(|_| (i, 0));
+                }
+                let mut n = j.pending.len();
+                if let Some(at) = j.save_at
+                    && s.cached.len() < at
+                {
+                    n = n.min(at - s.cached.len());
+                }
+                Some((i, n))
+            })
+            .collect();
+        for s in self.slots.iter_mut() {
+            if let Some(j) = s.job.as_mut() {
+                j.i_batch = None; // no logits to sample unless added below
+            }
+        }
+        let mut added: Vec<(usize, usize)> = Vec::new();
+        for (i, take) in shares(&can, cap, self.split && self.cfg.pack_batches) {
+            let s = &mut self.slots[i];
             let Some(j) = s.job.as_mut() else { continue };
-            j.i_batch = None;
-            if let Some(t) = j.last
-                && j.pending.is_empty()
-            {
+            if take == 0 {
+                let t = j.last.expect("a generating slot has its token");
                 self.batch
                     .add(t, s.cached.len() as i32, &[s.seq], true)
                     .map_err(|e| e.to_string())?;
                 j.i_batch = Some(self.batch.n_tokens() - 1);
                 added.push((i, 0));
-            }
-        }
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            let Some(j) = s.job.as_mut() else { continue };
-            if j.pending.is_empty() || self.batch.n_tokens() as usize >= cap {
                 continue;
-            }
-            let room = cap - self.batch.n_tokens() as usize;
-            let mut take = room.min(j.pending.len());
-            // A prefix to keep is read alone, so the slot holds exactly it afterwards.
-            if let Some(at) = j.save_at
-                && s.cached.len() < at
-            {
-                take = take.min(at - s.cached.len());
             }
             let start = s.cached.len();
             for k in 0..take {
@@ -599,8 +687,47 @@ impl<'m> Worker<'m> {
                 whole || looped.is_some() || j.n_gen >= j.max_tokens
             };
             if finished {
-                deliver(self.index, s.job.take().expect("present"), looped, ended_whole);
+                deliver(
+                    self.index,
+                    s.job.take().expect("present"),
+                    looped,
+                    ended_whole,
+                );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shares;
+
+    #[test]
+    fn slots_that_read_take_one_token_then_an_equal_share_in_one_more_pass() {
+        // Generating slots add their token; one prompt reads all of it.
+        assert_eq!(
+            shares(&[(0, 0), (1, 0), (2, 300)], 512, true),
+            [(0, 0), (1, 0), (2, 300)]
+        );
+        // Two prompts: the share that reads most in one pass (the longer alone here: 299
+        // more against 2 × 39); the shorter reads one token now, the rest next time.
+        assert_eq!(shares(&[(3, 40), (4, 300)], 512, true), [(3, 1), (4, 300)]);
+        // Three alike and one short: 3 × 99 more beats 1 × 299 and 4 × 5.
+        assert_eq!(
+            shares(&[(0, 100), (1, 100), (2, 6), (3, 100)], 512, true),
+            [(0, 100), (1, 100), (2, 1), (3, 100)]
+        );
+        // A forced run of 6 beside a generating slot: one more pass for its five.
+        assert_eq!(shares(&[(0, 0), (1, 6)], 512, true), [(0, 0), (1, 6)]);
+        // Room: at most `cap` tokens, the generating ones first.
+        let t = shares(&[(0, 0), (1, 400), (2, 400)], 512, true);
+        assert_eq!(t, [(0, 0), (1, 255), (2, 255)]);
+        assert!(t.iter().map(|(_, n)| (*n).max(1)).sum::<usize>() <= 512);
+        // Without equal shares: the generating slots first, then what room is left, in order.
+        assert_eq!(
+            shares(&[(0, 400), (1, 0), (2, 400)], 512, false),
+            [(1, 0), (0, 400), (2, 111)]
+        );
+        assert!(shares(&[], 512, true).is_empty());
     }
 }

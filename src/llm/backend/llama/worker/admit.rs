@@ -3,9 +3,9 @@
 //! slots' cached prompts.
 
 use super::{Active, Worker};
-use crate::llm::forced::Forcer;
 use crate::llm::backend::llama::{build_sampler, render_prompt};
 use crate::llm::backend::{BackendError, ErrorKind, Work, WorkDone, WorkKind, WorkOutcome};
+use crate::llm::forced::Forcer;
 use crossbeam_channel::Sender;
 use llama_cpp_2::token::LlamaToken;
 use std::ops::ControlFlow;
@@ -208,30 +208,31 @@ impl Worker<'_> {
             .sum()
     }
 
-    /// The free slot for a prompt (the one sharing the longest prefix with it, with the prefix
-    /// cache on) and how many of its cached tokens can be kept. (Keeping the busy slots
-    /// together instead, so that llama.cpp decodes them in one pass, was tried: passes per
-    /// decode fell to 1.00 and decoding ran 10 % faster, but moving slots dropped idle slots'
-    /// cached prefixes; a 25-resident planning hour took 330 s against 255 s, reading 106k
-    /// prompt tokens against 71k, on a day that also talked more.)
+    /// The free slot for a prompt and how many of its cached tokens can be kept. With the cache
+    /// split by slot and `pack_batches`, the lowest free slot, so that busy slots stay together and llama.cpp
+    /// decodes them in one pass (a longer prefix held by another slot, or a kept identity
+    /// prefix, is then copied in by [`Self::take_prefix`]); otherwise the one sharing the
+    /// longest prefix with it. (Keeping busy slots together before identity prefixes were kept
+    /// and before prefixes were copied from idle slots lost more to prompts read again than it
+    /// won: a 25-resident planning hour took 330 s against 255 s.)
     fn choose_slot(&self, tokens: &[LlamaToken]) -> (usize, usize) {
         let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
-        let (slot_i, reuse) = if self.cfg.prefix_cache {
+        let free = || {
             self.slots
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.job.is_none())
+        };
+        let (slot_i, reuse) = if !self.cfg.prefix_cache {
+            (free().next().expect("a free slot exists").0, 0)
+        } else if self.split && self.cfg.pack_batches {
+            let (i, s) = free().next().expect("a free slot exists");
+            (i, lcp(&s.cached))
+        } else {
+            free()
                 .map(|(i, s)| (i, lcp(&s.cached)))
                 .max_by_key(|(_, l)| *l)
                 .expect("a free slot exists")
-        } else {
-            (
-                self.slots
-                    .iter()
-                    .position(|s| s.job.is_none())
-                    .expect("a free slot exists"),
-                0,
-            )
         };
         // Never reuse the whole prompt: the last token must be decoded for its logits.
         (slot_i, reuse.min(tokens.len() - 1))

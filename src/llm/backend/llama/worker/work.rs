@@ -23,6 +23,7 @@ static THREAD_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static THREAD_CHANGES: AtomicU64 = AtomicU64::new(0);
 static RESTORED: AtomicU64 = AtomicU64::new(0);
 static RESTORED_TOKENS: AtomicU64 = AtomicU64::new(0);
+static PASSES: AtomicU64 = AtomicU64::new(0);
 static FORCED: AtomicU64 = AtomicU64::new(0);
 static ENDED_WHOLE: AtomicU64 = AtomicU64::new(0);
 
@@ -39,6 +40,42 @@ pub(super) fn count_decode(generating: u64, prompt: u64, runs: u64, took: Durati
         let b = BUCKETS.iter().position(|&m| generating <= m).unwrap_or(4);
         BY_BATCH[b].fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// A decode was split into `n` passes over the weights (llama.cpp's micro-batches).
+pub(super) fn count_passes(n: u64) {
+    PASSES.fetch_add(n, Ordering::Relaxed);
+}
+
+/// How many passes over the weights llama.cpp makes for a batch whose sequences add `tokens`
+/// tokens each, in batch order (each sequence's tokens together, every sequence once), with
+/// the cache split by sequence and micro-batches of at most `n_ubatch` tokens. It mirrors
+/// llama.cpp's `split_equal(n_ubatch, sequential)`: a micro-batch takes, from the first
+/// sequence with tokens left, the sequences whose ids follow one by one in batch order, and the
+/// same number of tokens from each (as many as the one with fewest has left).
+pub fn passes(batch: &[(i32, usize)], n_ubatch: usize) -> u64 {
+    let mut left: Vec<usize> = batch.iter().map(|(_, n)| *n).collect();
+    let mut n = 0;
+    while let Some(first) = left.iter().position(|l| *l > 0) {
+        let mut set = vec![first];
+        let mut last = batch[first].0;
+        for (i, (seq, _)) in batch.iter().enumerate().skip(first + 1) {
+            if left[i] > 0 && *seq == last + 1 {
+                set.push(i);
+                last = *seq;
+                if set.len() > n_ubatch {
+                    break;
+                }
+            }
+        }
+        let fewest = set.iter().map(|&i| left[i]).min().unwrap_or(0);
+        let each = fewest.min((n_ubatch / set.len()).max(1));
+        for &i in &set {
+            left[i] -= each;
+        }
+        n += 1;
+    }
+    n
 }
 
 /// A decode (or embedding round) ran on `n` threads.
@@ -90,6 +127,8 @@ pub struct ModelWork {
     pub by_batch: [u64; 5],
     /// Runs of consecutive sequence ids, summed over decodes.
     pub runs: u64,
+    /// Passes over the weights (llama.cpp's micro-batches), summed over decodes.
+    pub passes: u64,
     /// Threads, summed over decodes and embedding rounds.
     pub threads: u64,
     /// Decodes and embedding rounds counted in `threads`.
@@ -117,6 +156,7 @@ pub fn model_work() -> ModelWork {
         sample_secs: ld(&SAMPLE_NS) as f64 / 1e9,
         by_batch: std::array::from_fn(|i| ld(&BY_BATCH[i])),
         runs: ld(&RUNS),
+        passes: ld(&PASSES),
         threads: ld(&THREADS),
         thread_rounds: ld(&THREAD_ROUNDS),
         thread_changes: ld(&THREAD_CHANGES),
@@ -138,6 +178,7 @@ impl ModelWork {
             sample_secs: self.sample_secs - earlier.sample_secs,
             by_batch: std::array::from_fn(|i| self.by_batch[i] - earlier.by_batch[i]),
             runs: self.runs - earlier.runs,
+            passes: self.passes - earlier.passes,
             threads: self.threads - earlier.threads,
             thread_rounds: self.thread_rounds - earlier.thread_rounds,
             thread_changes: self.thread_changes - earlier.thread_changes,
@@ -179,8 +220,9 @@ impl ModelWork {
         );
         let _ = writeln!(
             s,
-            "  runs of consecutive sequences per decode: {:.2} (with the cache split by slot llama.cpp makes a pass over the weights for each)",
+            "  runs of consecutive sequences per decode: {:.2}; passes over the weights per decode: {:.2} (with the cache split by slot llama.cpp makes one for each run and each share of tokens the sequences have in common)",
             self.runs as f64 / self.decodes as f64,
+            self.passes as f64 / self.decodes as f64,
         );
         let _ = writeln!(
             s,
@@ -205,6 +247,25 @@ impl ModelWork {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passes_follow_llama_cpps_equal_split() {
+        // Consecutive sequences with one token each: one pass.
+        assert_eq!(passes(&[(0, 1), (1, 1), (2, 1)], 512), 1);
+        // A gap in the ids: a pass for each run.
+        assert_eq!(passes(&[(0, 1), (1, 1), (5, 1), (6, 1)], 512), 2);
+        // Generating 0, 1, 2, 5, 6 and reading 200 prompt tokens for 3: {0, 1, 2, 3} one token
+        // each, then {5, 6}, then the rest of 3's prompt.
+        assert_eq!(
+            passes(&[(0, 1), (1, 1), (2, 1), (5, 1), (6, 1), (3, 200)], 512),
+            3
+        );
+        // Two prompts side by side: a share in common, then the longer one's rest.
+        assert_eq!(passes(&[(3, 100), (4, 300)], 512), 2);
+        // One long prompt in micro-batches of 512.
+        assert_eq!(passes(&[(0, 1000)], 512), 2);
+        assert_eq!(passes(&[], 512), 0);
+    }
 
     #[test]
     fn a_stretch_is_the_difference_of_two_readings_and_batches_fall_in_their_buckets() {

@@ -150,6 +150,9 @@ pub struct CognitionConfig {
     /// How far ahead subtasks and places are decided (game minutes), so the model works while
     /// agents walk.
     pub prefetch_minutes: u32,
+    /// An activity a resident refined before (the same words, without case) is refined into the
+    /// subtasks the model gave it then, without asking again (false: every activity is asked).
+    pub reuse_subtasks: bool,
     /// Most lines in a conversation (both speakers together).
     pub max_utterances: usize,
     /// Game minutes before two residents who talked may start another conversation (the
@@ -236,6 +239,7 @@ impl Default for CognitionConfig {
             importance_gather_minutes: 10,
             planning: Planning::Model,
             prefetch_minutes: 120,
+            reuse_subtasks: true,
             max_utterances: 12,
             chat_cooldown_minutes: 133,
             react_cooldown_minutes: 60,

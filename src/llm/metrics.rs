@@ -28,6 +28,8 @@ pub struct PurposeStats {
     pub loops_stopped: u64,
     /// Requests answered with the fail-safe.
     pub fallbacks: u64,
+    /// Answers not asked for because one given before was reused (not counted in `calls`).
+    pub reused: u64,
     /// Last error seen.
     pub last_error: Option<String>,
     latencies_ms: Vec<f32>,
@@ -84,11 +86,12 @@ impl LlmStats {
             d.parse_failures = p.parse_failures - e.parse_failures;
             d.loops_stopped = p.loops_stopped - e.loops_stopped;
             d.fallbacks = p.fallbacks - e.fallbacks;
+            d.reused = p.reused - e.reused;
             d.last_error = p.last_error.clone();
             let new = (p.calls - e.calls) as usize;
             d.latencies_ms = p.latencies_ms[p.latencies_ms.len().saturating_sub(new)..].to_vec();
         }
-        out.by_purpose.retain(|_, p| p.calls > 0);
+        out.by_purpose.retain(|_, p| p.calls > 0 || p.reused > 0);
         out
     }
 
@@ -155,6 +158,19 @@ impl LlmStats {
                 t.fallbacks
             );
         }
+        let reused: Vec<String> = self
+            .by_purpose
+            .iter()
+            .filter(|(_, p)| p.reused > 0)
+            .map(|(name, p)| format!("{name} {:.2}", p.reused as f64 / d))
+            .collect();
+        if !reused.is_empty() {
+            let _ = writeln!(
+                s,
+                "  answers reused instead of asked (per agent per game hour): {}",
+                reused.join(", ")
+            );
+        }
         for (name, p) in &self.by_purpose {
             if let Some(e) = p.last_error.as_ref().filter(|_| p.failures > 0) {
                 let _ = writeln!(
@@ -185,6 +201,7 @@ impl LlmStats {
             t.parse_failures += p.parse_failures;
             t.loops_stopped += p.loops_stopped;
             t.fallbacks += p.fallbacks;
+            t.reused += p.reused;
         }
         t
     }

@@ -173,6 +173,11 @@ impl Llm {
         self.runtime.stats.lock().unwrap().clone()
     }
 
+    /// Counts an answer of `purpose` reused instead of asked for (not a request).
+    pub fn count_reused(&self, purpose: &str) {
+        self.runtime.stats.lock().unwrap().purpose(purpose).reused += 1;
+    }
+
     /// Health and queues.
     pub fn status(&self) -> RuntimeStatus {
         self.runtime.status.lock().unwrap().clone()

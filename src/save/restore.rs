@@ -203,7 +203,13 @@ pub fn restore(world: &mut World, data: &SaveData, dir: &Path) -> Result<(), Str
             }
         }
         let Some(mind) = &a.mind else { continue };
-        let scratch = mind.scratch.clone();
+        let mut scratch = mind.scratch.clone();
+        // A save is data: no more kept subtasks than a resident keeps.
+        let over = scratch
+            .subtasks
+            .len()
+            .saturating_sub(crate::cognition::resident::scratch::KEPT_SUBTASKS);
+        scratch.subtasks.drain(..over);
         let mut memory = mind.memory.clone();
         for (_, id, v) in data.embeddings.iter().filter(|(k, _, _)| *k as usize == i) {
             memory.set_embedding(*id, v.clone());

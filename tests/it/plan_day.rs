@@ -446,3 +446,96 @@ fn the_place_an_activity_names_is_offered_first() {
         "nothing named: where she is"
     );
 }
+
+/// Steps `app` until the clock reads `minute` of the day (or `most` steps have run).
+fn run_until_minute(app: &mut App, minute: u32, most: u64) {
+    for _ in 0..most {
+        if app.world().resource::<SimClock>().now.minute_of_day() >= minute {
+            return;
+        }
+        run_steps(app, 1);
+    }
+}
+
+#[test]
+fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
+    use simulacra::cognition::day::decompose::refinable;
+    use simulacra::cognition::resident::scratch::Scratch;
+    let mine = [
+        ("setting out the things needed".to_string(), 10),
+        ("doing the main part of it".to_string(), 15),
+    ];
+    let mut asked = Vec::new();
+    for reuse in [true, false] {
+        let mut config = crate::scripted_config();
+        config.cognition.reuse_subtasks = reuse;
+        let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).unwrap());
+        // The day is planned by 10:00 and what was asked for by then has come.
+        run_until_minute(&mut app, 10 * 60, 8640);
+        let now = app.world().resource::<SimClock>().now.minute_of_day();
+        let horizon = now
+            + app
+                .world()
+                .resource::<simulacra::cognition::config::Cognition>()
+                .0
+                .prefetch_minutes;
+        // Each resident "did before" the activities of the day not yet in view (the keys in
+        // another case): they are given these subtasks.
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &mut Scratch)>();
+        let mut chosen: Vec<(String, u32, String)> = Vec::new();
+        for (id, plan, mut scratch) in q.iter_mut(world) {
+            for b in plan
+                .blocks
+                .iter()
+                .filter(|b| refinable(b) && b.start > horizon && b.end <= 16 * 60)
+            {
+                scratch.keep_subtasks(&b.description.to_uppercase(), mine.to_vec());
+                chosen.push((id.name.clone(), b.activity, b.description.clone()));
+            }
+        }
+        assert!(!chosen.is_empty(), "activities ahead to refine");
+        let stats = |app: &App| {
+            let mut s = app.world().resource::<simulacra::llm::Llm>().stats();
+            let d = s.purpose("decompose").clone();
+            (d.calls, d.reused)
+        };
+        let (calls_before, reused_before) = stats(&app);
+        run_until_minute(&mut app, 16 * 60, 8640);
+        let (calls, reused) = stats(&app);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &Scratch)>();
+        let mut refined = 0;
+        for (name, activity, description) in &chosen {
+            let (_, plan, _) = q.iter(world).find(|(i, _, _)| &i.name == name).unwrap();
+            let subs: Vec<&str> = plan
+                .blocks
+                .iter()
+                .filter(|b| b.activity == *activity && b.subtask)
+                .map(|b| b.description.as_str())
+                .collect();
+            if subs.is_empty() {
+                continue; // the plan changed meanwhile (a reaction, a conversation)
+            }
+            let with_mine = subs.iter().all(|d| {
+                mine.iter()
+                    .any(|(t, _)| *d == format!("{description} ({t})"))
+            });
+            assert_eq!(with_mine, reuse, "{name}: {subs:?}");
+            refined += 1;
+        }
+        assert!(refined > 0, "activities chosen were refined");
+        if reuse {
+            assert!(
+                reused - reused_before >= refined as u64,
+                "counted: {reused}"
+            );
+        } else {
+            assert_eq!(reused, 0);
+        }
+        asked.push(calls - calls_before);
+        // What the model gave is kept for the next time.
+        assert!(q.iter(world).all(|(_, _, s)| !s.subtasks.is_empty()));
+    }
+    assert!(asked[0] < asked[1], "fewer asked with reuse: {asked:?}");
+}

@@ -14,6 +14,7 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::{clean_activity, is_sleep};
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{LlmValue, OutputShape};
 use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
@@ -98,13 +99,15 @@ pub fn request_decompositions(
         &Resident,
         &Identity,
         &Outlook,
-        Ref<DayPlan>,
+        Mut<DayPlan>,
         &mut Pending,
+        Option<&Scratch>,
     )>,
 ) {
     let now = ask.clock.now.minute_of_day();
     let horizon = now + ask.cfg.0.prefetch_minutes;
-    for (agent, resident, id, outlook, plan, mut pending) in &mut agents {
+    let reuse = ask.cfg.0.reuse_subtasks;
+    for (agent, resident, id, outlook, mut plan, mut pending, scratch) in &mut agents {
         if plan.source != PlanSource::Model {
             continue;
         }
@@ -121,6 +124,17 @@ pub fn request_decompositions(
         for b in wanted {
             // (Two pieces of one activity: the first is asked for in this loop.)
             if asked_for(&pending, b.activity) {
+                continue;
+            }
+            // Done before: refined as it was then, without asking.
+            if let Some(tasks) = scratch
+                .and_then(|s| s.subtasks_of(&b.description))
+                .filter(|_| reuse)
+            {
+                let tasks = tasks.to_vec();
+                if refine(&mut plan, b.activity, &tasks) {
+                    ask.llm.count_reused("decompose");
+                }
                 continue;
             }
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
@@ -175,13 +189,14 @@ pub fn request_decompositions(
     }
 }
 
-/// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it.
+/// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it,
+/// and the resident keeps them for the next time it does the same (when the model gave some).
 pub fn apply_decompositions(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    mut agents: Query<(&Identity, &mut DayPlan, &mut Pending)>,
+    mut agents: Query<(&Identity, &mut DayPlan, &mut Pending, Option<&mut Scratch>)>,
 ) {
-    for (id, mut plan, mut pending) in &mut agents {
+    for (id, mut plan, mut pending, mut scratch) in &mut agents {
         for ((day, activity), reply) in take!(
             pending,
             clock.step,
@@ -191,50 +206,68 @@ pub fn apply_decompositions(
             if plan.day != Some(day) {
                 continue;
             }
-            let Some(i) = plan
-                .blocks
-                .iter()
-                .position(|b| b.activity == activity && !b.subtask)
-            else {
-                continue;
-            };
-            let block = plan.blocks[i].clone();
             let tasks: Vec<(String, u32)> = match &reply.value {
-                LlmValue::Json(v) => subtasks(v, &id.name),
+                LlmValue::Json(v) if !reply.is_fallback() => subtasks(v, &id.name),
                 _ => Vec::new(),
             };
-            // No usable subtasks: the activity stays one block (marked refined all the same).
-            let tasks = if tasks.is_empty() {
-                vec![("continuing".to_string(), block.minutes())]
-            } else {
-                tasks
-            };
-            let fitted = fit_durations(&tasks, block.minutes());
-            let mut start = block.start;
-            let mut subs = Vec::new();
-            for (task, minutes) in fitted {
-                let nid = plan.new_id();
-                let description = if task == "continuing" {
-                    block.description.clone()
-                } else {
-                    format!("{} ({task})", block.description)
-                };
-                subs.push(Block {
-                    start,
-                    end: start + minutes,
-                    description,
-                    id: nid,
-                    activity,
-                    group: block.group,
-                    subtask: true,
-                    ..Default::default()
-                });
-                start += minutes;
+            let planned = plan
+                .blocks
+                .iter()
+                .find(|b| b.activity == activity && !b.subtask)
+                .map(|b| b.description.clone());
+            if refine(&mut plan, activity, &tasks)
+                && let Some(what) = planned.filter(|_| !tasks.is_empty())
+                && let Some(scratch) = scratch.as_mut()
+            {
+                scratch.keep_subtasks(&what, tasks);
             }
-            plan.blocks.splice(i..=i, subs);
-            plan.current = None;
         }
     }
+}
+
+/// The block of `activity` (not refined yet) becomes `tasks`, their durations fitted to it; no
+/// tasks leave it one block, marked refined all the same. False when there is no such block.
+pub fn refine(plan: &mut DayPlan, activity: u32, tasks: &[(String, u32)]) -> bool {
+    let Some(i) = plan
+        .blocks
+        .iter()
+        .position(|b| b.activity == activity && !b.subtask)
+    else {
+        return false;
+    };
+    let block = plan.blocks[i].clone();
+    let fitted = if tasks.is_empty() {
+        fit_durations(
+            &[("continuing".to_string(), block.minutes())],
+            block.minutes(),
+        )
+    } else {
+        fit_durations(tasks, block.minutes())
+    };
+    let mut start = block.start;
+    let mut subs = Vec::new();
+    for (task, minutes) in fitted {
+        let nid = plan.new_id();
+        let description = if task == "continuing" {
+            block.description.clone()
+        } else {
+            format!("{} ({task})", block.description)
+        };
+        subs.push(Block {
+            start,
+            end: start + minutes,
+            description,
+            id: nid,
+            activity,
+            group: block.group,
+            subtask: true,
+            ..Default::default()
+        });
+        start += minutes;
+    }
+    plan.blocks.splice(i..=i, subs);
+    plan.current = None;
+    true
 }
 
 #[cfg(test)]

@@ -22,6 +22,37 @@ pub struct Scratch {
     /// Person → until when a sighting of them is not considered again.
     #[serde(default)]
     pub react_cooldown: std::collections::BTreeMap<String, GameTime>,
+    /// Activities this resident refined before (as planned, compared without case) with the
+    /// subtasks the model gave them, the most recent last, at most [`KEPT_SUBTASKS`]: an
+    /// activity that comes again is refined the same way without asking (as Affordable
+    /// Generative Agents reused plans).
+    #[serde(default)]
+    pub subtasks: Vec<(String, Vec<(String, u32)>)>,
+}
+
+/// Most activities whose subtasks a resident keeps for reuse.
+pub const KEPT_SUBTASKS: usize = 48;
+
+impl Scratch {
+    /// The subtasks this resident gave `activity` before, if it keeps them.
+    pub fn subtasks_of(&self, activity: &str) -> Option<&[(String, u32)]> {
+        let a = activity.trim();
+        self.subtasks
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(a))
+            .map(|(_, t)| t.as_slice())
+    }
+
+    /// Keeps `tasks` as the subtasks of `activity` (replacing what it had), the oldest
+    /// forgotten beyond [`KEPT_SUBTASKS`].
+    pub fn keep_subtasks(&mut self, activity: &str, tasks: Vec<(String, u32)>) {
+        let a = activity.trim();
+        self.subtasks.retain(|(k, _)| !k.eq_ignore_ascii_case(a));
+        self.subtasks.push((a.to_string(), tasks));
+        let over = self.subtasks.len().saturating_sub(KEPT_SUBTASKS);
+        self.subtasks.drain(..over);
+    }
 }
 
 impl Scratch {
@@ -31,6 +62,7 @@ impl Scratch {
             reflection: ReflectionTrigger::new(reflection_threshold),
             chat_cooldown: Default::default(),
             react_cooldown: Default::default(),
+            subtasks: Vec::new(),
         }
     }
 }
@@ -44,4 +76,36 @@ impl Default for Scratch {
 /// Every resident has a scratch (spawning gives it the configured threshold).
 pub(crate) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, Scratch>();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtasks_are_found_without_case_replaced_when_given_again_and_the_oldest_forgotten() {
+        let mut s = Scratch::default();
+        let t = |x: &str| vec![(x.to_string(), 10)];
+        s.keep_subtasks("Painting in the studio", t("mix paints"));
+        assert_eq!(
+            s.subtasks_of(" painting in the studio"),
+            Some(&t("mix paints")[..])
+        );
+        s.keep_subtasks("painting in the studio", t("clean brushes"));
+        assert_eq!(s.subtasks.len(), 1);
+        assert_eq!(
+            s.subtasks_of("Painting in the studio"),
+            Some(&t("clean brushes")[..])
+        );
+        for i in 0..KEPT_SUBTASKS {
+            s.keep_subtasks(&format!("activity {i}"), t("step"));
+        }
+        assert_eq!(s.subtasks.len(), KEPT_SUBTASKS);
+        assert_eq!(
+            s.subtasks_of("painting in the studio"),
+            None,
+            "the oldest went first"
+        );
+        assert!(s.subtasks_of("activity 0").is_some());
+    }
 }

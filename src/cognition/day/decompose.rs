@@ -236,17 +236,10 @@ pub fn refine(plan: &mut DayPlan, activity: u32, tasks: &[(String, u32)]) -> boo
         return false;
     };
     let block = plan.blocks[i].clone();
-    let fitted = if tasks.is_empty() {
-        fit_durations(
-            &[("continuing".to_string(), block.minutes())],
-            block.minutes(),
-        )
-    } else {
-        fit_durations(tasks, block.minutes())
-    };
     let mut start = block.start;
     let mut subs = Vec::new();
-    for (task, minutes) in fitted {
+    // (No tasks: fit_durations gives one "continuing" task.)
+    for (task, minutes) in fit_durations(tasks, block.minutes()) {
         let nid = plan.new_id();
         let description = if task == "continuing" {
             block.description.clone()

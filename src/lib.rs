@@ -240,9 +240,18 @@ impl Plugin for SimPlugin {
 
 /// A headless app: `MinimalPlugins` (no render, no window) + [`SimPlugin`], paced manually
 /// (steps run only when requested). Tests and `simulacra run` use this.
-pub fn headless_app(mut sim: SimPlugin) -> App {
+pub fn headless_app(sim: SimPlugin) -> App {
+    headless_app_on(sim, None)
+}
+
+/// A headless app whose requests go to `llm` when given (a handle on a runtime other towns
+/// share, see [`llm::runtime::LlmRuntime::client`]), else to a runtime of its own.
+pub fn headless_app_on(mut sim: SimPlugin, llm: Option<llm::Llm>) -> App {
     sim.config.llm.use_all_cores();
     let mut app = App::new();
+    if let Some(llm) = llm {
+        app.insert_resource(llm);
+    }
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin, sim));
     // Nothing draws: every schedule runs its systems on this thread, in turn, instead of
     // handing some to a pool's thread and sleeping until they are done (on 2 cores the sleeping

@@ -11,10 +11,11 @@
 use super::ask::{Ask, Shape, ask_all};
 use super::facts::{Fact, Source, source_of};
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, Progress, open_town};
+use super::{Folder, Progress};
 use crate::SimPlugin;
 use crate::agent::Identity;
 use crate::cognition::config::Ablation;
+use crate::llm::Llm;
 use crate::memory::stream::MemoryStream;
 use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
@@ -259,13 +260,24 @@ pub fn run_seed(
     opts: &Options,
     seed: u32,
 ) -> Result<SeedRun, String> {
+    run_seed_on(sim, folder, opts, seed, None)
+}
+
+/// [`run_seed`] on a handle of a shared runtime (towns side by side: [`super::side_by_side`]).
+pub fn run_seed_on(
+    sim: SimPlugin,
+    folder: &Folder,
+    opts: &Options,
+    seed: u32,
+    llm: Option<Llm>,
+) -> Result<SeedRun, String> {
     let sub = format!("seed-{seed}");
     let data = format!("{sub}/diffusion.json");
     let mut run: SeedRun = folder.read(&data).unwrap_or(SeedRun {
         seed,
         ..Default::default()
     });
-    let mut town = open_town(sim, &folder.work.join(&sub).join("saves"))?;
+    let mut town = super::open_town_on(sim, &folder.work.join(&sub).join("saves"), llm)?;
     // A run stopped after an hour's data was written and before its checkpoint goes on from
     // the checkpoint before: what was written past it is measured again, not kept twice.
     let now = town.clock().now;

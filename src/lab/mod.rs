@@ -21,8 +21,9 @@ pub mod social;
 
 use crate::agent::{Identity, Resident};
 use crate::config::GameConfig;
+use crate::llm::Llm;
 use crate::sim::clock::SimClock;
-use crate::{SimPlugin, headless_app, run_steps};
+use crate::{SimPlugin, run_steps};
 use bevy::prelude::*;
 use serde::{Serialize, de::DeserializeOwned};
 use std::io::Write;
@@ -172,7 +173,13 @@ pub struct Town {
 
 /// Opens a town: from the checkpoint in `saves` if there is one (a resumed run), else `sim`.
 /// Checkpoints are written by [`Town::checkpoint`] only (no autosaves).
-pub fn open_town(mut sim: SimPlugin, saves: &Path) -> Result<Town, String> {
+pub fn open_town(sim: SimPlugin, saves: &Path) -> Result<Town, String> {
+    open_town_on(sim, saves, None)
+}
+
+/// [`open_town`], its requests going to `llm` when given (a handle on a runtime that other
+/// towns share: see [`side_by_side`]).
+pub fn open_town_on(mut sim: SimPlugin, saves: &Path, llm: Option<Llm>) -> Result<Town, String> {
     let checkpoint = saves.join("checkpoint");
     // A run stopped while its folder was being finished: its last checkpoint had already
     // become the kept `town/` beside the saves. It is the checkpoint again.
@@ -201,7 +208,7 @@ pub fn open_town(mut sim: SimPlugin, saves: &Path) -> Result<Town, String> {
         sim.config.saves.dir = saves.to_string_lossy().into();
         sim.config.saves.autosave_minutes = 0;
     }
-    let mut app = headless_app(sim);
+    let mut app = crate::headless_app_on(sim, llm);
     app.update(); // spawn the residents (and apply a checkpoint)
     Ok(Town {
         app,
@@ -298,6 +305,14 @@ impl Progress {
         {
             return;
         }
+        let lines = LINES.load(std::sync::atomic::Ordering::Relaxed);
+        if lines
+            && self
+                .drawn
+                .is_some_and(|d| d.elapsed().as_secs() < 60 && done < total)
+        {
+            return;
+        }
         self.drawn = Some(Instant::now());
         let secs = started.elapsed().as_secs_f64();
         let eta = if done > 0.0 {
@@ -311,9 +326,10 @@ impl Progress {
             100.0
         };
         let mut err = std::io::stderr();
+        let (start, end) = if lines { ("", "\n") } else { ("\r", "      ") };
         let _ = write!(
             err,
-            "\r{}: {pct:>5.1}% | {} elapsed | ETA {} | {what}      ",
+            "{start}{}: {pct:>5.1}% | {} elapsed | ETA {} | {what}{end}",
             self.label,
             clock_words(secs),
             if eta.is_finite() {
@@ -327,10 +343,55 @@ impl Progress {
 
     /// Ends the line.
     pub fn end(&mut self) {
-        if self.drawn.is_some() {
+        if self.drawn.is_some() && !LINES.load(std::sync::atomic::Ordering::Relaxed) {
             eprintln!();
         }
     }
+}
+
+/// Whether progress is written a line a minute (towns side by side) instead of one line
+/// redrawn in place.
+static LINES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs each of `towns` with `run`: one after another, or (`together`) all at once, each on its
+/// own thread with its own handle on one shared model runtime, so that the model decodes the
+/// towns' requests in the same batches (a town alone leaves most of a batch empty while its
+/// residents wait on each other). Each town still steps only on its own answers, but what it
+/// shares a batch with can change the last bits of an answer's numbers (llama.cpp's CPU kernels
+/// take another path for a batch of one token than for more), so a town side by side is not
+/// bit for bit the town alone. Results in the towns' order; the first error, after every town
+/// has stopped.
+pub fn side_by_side<K: Send, T: Send>(
+    towns: Vec<(K, SimPlugin)>,
+    together: bool,
+    run: impl Fn(K, SimPlugin, Option<Llm>) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    if !together || towns.len() < 2 {
+        return towns.into_iter().map(|(k, t)| run(k, t, None)).collect();
+    }
+    let mut config = towns[0].1.config.llm.clone();
+    config.use_all_cores();
+    let shared = crate::llm::runtime::LlmRuntime::start(&config);
+    LINES.store(true, std::sync::atomic::Ordering::Relaxed);
+    let results: Vec<Result<T, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = towns
+            .into_iter()
+            .map(|(k, t)| {
+                let llm = Llm::from_runtime(shared.client());
+                let run = &run;
+                s.spawn(move || run(k, t, Some(llm)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a town's thread panicked".into()))
+            })
+            .collect()
+    });
+    LINES.store(false, std::sync::atomic::Ordering::Relaxed);
+    results.into_iter().collect()
 }
 
 /// Seconds as `1h02m`, `3m05s` or `12s`.

@@ -783,3 +783,52 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     assert_eq!(tb, ta, "tree.csv");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Towns run side by side on one shared runtime report what they report one after another:
+/// each steps on its own answers and counts only its own requests.
+#[test]
+fn towns_run_side_by_side_on_one_runtime_report_what_they_report_one_after_another() {
+    let sim = |seed| {
+        let mut s = scripted_n3(&GameConfig {
+            llm: LlmConfig::scripted(Vec::new()),
+            ..Default::default()
+        });
+        s.scenario.start = GameTime::parse("2023-02-13 10:00").unwrap();
+        s.config.cognition.seed = seed;
+        s
+    };
+    let opts = diffusion::Options {
+        facts: facts::smallville(),
+        hours: 2,
+        every_morning: false,
+        seeds: 2,
+    };
+    let out = scratch("side-by-side");
+    let run = |name: &str, together: bool| {
+        let folder = Folder::open(&out, name, false).unwrap();
+        lab::side_by_side(vec![(1, sim(1)), (2, sim(2))], together, |seed, s, llm| {
+            diffusion::run_seed_on(s, &folder, &opts, seed, llm)
+        })
+        .unwrap()
+    };
+    let apart = run("apart", false);
+    let together = run("together", true);
+    assert_eq!(apart.len(), 2);
+    for (a, t) in apart.iter().zip(&together) {
+        assert_eq!(t.seed, a.seed);
+        assert_eq!(t.hours, a.hours);
+        assert_eq!(t.rounds, a.rounds);
+        assert_eq!(t.tree, a.tree);
+        assert_eq!(t.talk, a.talk);
+        assert_eq!(t.social, a.social);
+        let calls = |r: &diffusion::SeedRun| {
+            r.costs
+                .iter()
+                .map(|c| (c.phase.clone(), c.chat_calls, c.embed_calls))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(calls(t), calls(a), "each town counts its own requests");
+        assert!(a.costs.iter().any(|c| c.chat_calls > 0), "{:?}", a.costs);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

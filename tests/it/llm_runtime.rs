@@ -524,3 +524,60 @@ fn an_answer_stopped_in_a_loop_is_counted_by_its_cause_and_retried() {
         "{table}"
     );
 }
+
+/// Handles on one runtime (towns side by side on one model) each get their own replies and
+/// count only their own requests; a handle goes on working after the one that started the
+/// runtime is gone.
+#[test]
+fn handles_on_one_runtime_get_their_own_replies_and_counts() {
+    let rt = LlmRuntime::start(&LlmConfig::scripted(Vec::new()));
+    let (a, b) = (rt.client(), rt.client());
+    let ask = |h: &LlmRuntime, purpose: &str, text: &str| {
+        let id = h.next_id();
+        h.submit(chat(id, purpose, text, OutputShape::Text, Priority::Normal));
+        id
+    };
+    let mine = [
+        ask(&a, "town_a", "first of a"),
+        ask(&a, "town_a", "second of a"),
+    ];
+    let theirs = [ask(&b, "town_b", "first of b")];
+    let replies = |h: &LlmRuntime, n: usize| {
+        let mut ids: Vec<u64> = (0..n)
+            .map(|_| {
+                let r = h.recv_timeout(Duration::from_secs(5)).expect("a reply");
+                assert!(matches!(r.source, ReplySource::Model(_)), "{r:?}");
+                r.id
+            })
+            .collect();
+        ids.sort();
+        assert!(
+            h.recv_timeout(Duration::from_millis(100)).is_none(),
+            "no more"
+        );
+        ids
+    };
+    assert_eq!(replies(&a, 2), mine.to_vec());
+    assert_eq!(replies(&b, 1), theirs.to_vec());
+    assert!(
+        rt.try_recv().is_none(),
+        "nothing for the runtime's own handle"
+    );
+    let calls = |h: &LlmRuntime| {
+        let st = h.stats.lock().unwrap();
+        st.by_purpose
+            .iter()
+            .map(|(p, s)| (p.clone(), s.calls))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls(&a), vec![("town_a".to_string(), 2)]);
+    assert_eq!(calls(&b), vec![("town_b".to_string(), 1)]);
+    assert!(calls(&rt).is_empty());
+    drop(rt);
+    let again = ask(&b, "town_b", "after the first handle went");
+    assert_eq!(replies(&b, 1), vec![again]);
+    // A handle gone: the others are still answered.
+    drop(a);
+    let last = ask(&b, "town_b", "after another went");
+    assert_eq!(replies(&b, 1), vec![last]);
+}

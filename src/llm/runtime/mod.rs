@@ -17,7 +17,7 @@ use bevy::prelude::Entity;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use router::Router;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,12 +77,39 @@ impl Reply {
 }
 
 enum ToRouter {
-    Submit(Submission),
+    /// A request of a client (0: the handle that started the runtime).
+    Submit(Submission, u32),
     /// A step's or a frame's requests in one message: one wake of the router, not one each
     /// (a waking router takes the core from the simulation's thread).
-    SubmitMany(Vec<Submission>),
+    SubmitMany(Vec<Submission>, u32),
     Cancel(u64),
+    /// A client's replies and counters (see [`LlmRuntime::client`]).
+    Register(u32, Sink),
+    /// A client gone: what it still had running is answered to no one.
+    Forget(u32),
     Shutdown,
+}
+
+/// Where a client's replies go and what they are counted in.
+#[derive(Clone)]
+pub(super) struct Sink {
+    pub(super) replies: Sender<Reply>,
+    pub(super) stats: Arc<Mutex<LlmStats>>,
+}
+
+/// The router thread, stopped when the last handle on it goes.
+struct RouterThread {
+    to_router: Sender<ToRouter>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for RouterThread {
+    fn drop(&mut self) {
+        let _ = self.to_router.send(ToRouter::Shutdown);
+        if let Some(t) = self.thread.lock().unwrap().take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Health of one backend as shown in the game.
@@ -145,19 +172,24 @@ impl RuntimeStatus {
     }
 }
 
-/// The handle the game (and tools) hold: submit, cancel, drain replies.
+/// The handle the game (and tools) hold: submit, cancel, drain replies. Several handles can
+/// share one runtime ([`LlmRuntime::client`]): towns run side by side on one model, each with
+/// its own replies and counters, their requests decoded in the same batches.
 pub struct LlmRuntime {
     to_router: Sender<ToRouter>,
     replies: Receiver<Reply>,
-    next_id: AtomicU64,
-    /// Metrics per purpose.
+    next_id: Arc<AtomicU64>,
+    /// This handle's number (0: the one that started the runtime).
+    client: u32,
+    clients: Arc<AtomicU32>,
+    /// Metrics per purpose (of this handle's requests).
     pub stats: Arc<Mutex<LlmStats>>,
     /// Health and queues.
     pub status: Arc<Mutex<RuntimeStatus>>,
     /// Model identity of the embeddings now made (it changes when a server turns out to
     /// pool per-token vectors, or to have no embeddings and the local embedder takes over).
     pub embedding_model: Arc<Mutex<String>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Arc<RouterThread>,
 }
 
 impl LlmRuntime {
@@ -229,9 +261,14 @@ impl LlmRuntime {
             cache: HashMap::new(),
             cache_order: VecDeque::new(),
             recorder,
-            stats: stats.clone(),
+            sinks: HashMap::from([(
+                0,
+                Sink {
+                    replies: reply_tx,
+                    stats: stats.clone(),
+                },
+            )]),
             status: status.clone(),
-            replies: reply_tx,
             done_tx,
             seq: 0,
             latency: vec![VecDeque::new(); n],
@@ -241,13 +278,44 @@ impl LlmRuntime {
             .spawn(move || router.run(from_game, done_rx))
             .expect("spawn the LLM router thread");
         Self {
-            to_router,
+            to_router: to_router.clone(),
             replies,
-            next_id: AtomicU64::new(1),
+            next_id: Arc::new(AtomicU64::new(1)),
+            client: 0,
+            clients: Arc::new(AtomicU32::new(1)),
             stats,
             status,
             embedding_model,
-            thread: Some(thread),
+            thread: Arc::new(RouterThread {
+                to_router,
+                thread: Mutex::new(Some(thread)),
+            }),
+        }
+    }
+
+    /// Another handle on the same runtime, with its own replies and counters: its requests
+    /// share the backends, their batches and the answer cache with every other handle's.
+    pub fn client(&self) -> Self {
+        let client = self.clients.fetch_add(1, AtomicOrdering::Relaxed);
+        let (tx, replies) = unbounded();
+        let stats = Arc::new(Mutex::new(LlmStats::default()));
+        let _ = self.to_router.send(ToRouter::Register(
+            client,
+            Sink {
+                replies: tx,
+                stats: stats.clone(),
+            },
+        ));
+        Self {
+            to_router: self.to_router.clone(),
+            replies,
+            next_id: self.next_id.clone(),
+            client,
+            clients: self.clients.clone(),
+            stats,
+            status: self.status.clone(),
+            embedding_model: self.embedding_model.clone(),
+            thread: self.thread.clone(),
         }
     }
 
@@ -258,13 +326,13 @@ impl LlmRuntime {
 
     /// Queues a request; the reply arrives on [`Self::try_recv`].
     pub fn submit(&self, sub: Submission) {
-        let _ = self.to_router.send(ToRouter::Submit(sub));
+        let _ = self.to_router.send(ToRouter::Submit(sub, self.client));
     }
 
     /// Queues several requests at once, in their order.
     pub fn submit_many(&self, subs: Vec<Submission>) {
         if !subs.is_empty() {
-            let _ = self.to_router.send(ToRouter::SubmitMany(subs));
+            let _ = self.to_router.send(ToRouter::SubmitMany(subs, self.client));
         }
     }
 
@@ -286,9 +354,9 @@ impl LlmRuntime {
 
 impl Drop for LlmRuntime {
     fn drop(&mut self) {
-        let _ = self.to_router.send(ToRouter::Shutdown);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        // The router itself stops when the last handle goes (see `RouterThread`).
+        if self.client != 0 {
+            let _ = self.to_router.send(ToRouter::Forget(self.client));
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (retried after a back-off, or moved to the local embedder), or the fail-safe.
 
 use super::default_value;
-use super::router::{InFlight, Router, cacheable};
+use super::router::{InFlight, Router, cacheable, sink};
 use super::{Reply, ReplySource};
 use crate::llm::backend::{BackendError, ErrorKind, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::shape;
@@ -38,7 +38,7 @@ impl Router {
             } => {
                 job.prompt_tokens += prompt_tokens;
                 {
-                    let mut st = self.stats.lock().unwrap();
+                    let mut st = sink(&self.sinks, job.client).stats.lock().unwrap();
                     let p = st.purpose(&job.sub.purpose);
                     p.prompt_tokens += prompt_tokens as u64;
                     p.cached_prompt_tokens += cached_tokens as u64;
@@ -74,7 +74,7 @@ impl Router {
                     }
                     Err((looped, message)) => {
                         {
-                            let mut st = self.stats.lock().unwrap();
+                            let mut st = sink(&self.sinks, job.client).stats.lock().unwrap();
                             let p = st.purpose(&job.sub.purpose);
                             if looped {
                                 p.loops_stopped += 1;
@@ -91,7 +91,8 @@ impl Router {
                 model,
                 prompt_tokens,
             } => {
-                self.stats
+                sink(&self.sinks, job.client)
+                    .stats
                     .lock()
                     .unwrap()
                     .purpose(&job.sub.purpose)
@@ -116,7 +117,8 @@ impl Router {
 
     fn answer(&mut self, job: InFlight, value: LlmValue, text: String, cacheable_now: bool) {
         let latency = job.submitted.elapsed();
-        self.stats
+        let to = sink(&self.sinks, job.client).clone();
+        to.stats
             .lock()
             .unwrap()
             .purpose(&job.sub.purpose)
@@ -146,7 +148,7 @@ impl Router {
             let _ = writeln!(f, "{line}");
         }
         let source = ReplySource::Model(self.backends[job.backend].name().to_string());
-        let _ = self.replies.send(Reply {
+        let _ = to.replies.send(Reply {
             id: job.sub.id,
             agent: job.sub.agent,
             purpose: job.sub.purpose,
@@ -183,14 +185,15 @@ impl Router {
             return;
         };
         let attempts = job.attempts;
+        let stats = &sink(&self.sinks, job.client).stats;
         {
-            let mut st = self.stats.lock().unwrap();
+            let mut st = stats.lock().unwrap();
             let p = st.purpose(&job.sub.purpose);
             p.failures += 1;
             p.last_error = Some(err.message.clone());
         }
         if err.retryable() && attempts <= self.config.retries {
-            self.stats.lock().unwrap().purpose(&job.sub.purpose).retries += 1;
+            stats.lock().unwrap().purpose(&job.sub.purpose).retries += 1;
             let backoff = Duration::from_millis(
                 self.config
                     .backoff_ms
@@ -231,17 +234,14 @@ impl Router {
     }
 
     pub(super) fn fallback(&mut self, job: InFlight, reason: String) {
-        self.stats
-            .lock()
-            .unwrap()
-            .purpose(&job.sub.purpose)
-            .fallbacks += 1;
+        let to = sink(&self.sinks, job.client);
+        to.stats.lock().unwrap().purpose(&job.sub.purpose).fallbacks += 1;
         let value = job
             .sub
             .fallback
             .clone()
             .unwrap_or_else(|| default_value(&job.sub.kind));
-        let _ = self.replies.send(Reply {
+        let _ = to.replies.send(Reply {
             id: job.sub.id,
             agent: job.sub.agent,
             purpose: job.sub.purpose,

@@ -2,12 +2,11 @@
 //! priority on their backends, dispatches them as the backends have room, expires hung work,
 //! releases retries whose back-off is over, and publishes the status.
 
-use super::{BackendStatus, Reply, ReplySource, RuntimeStatus, Submission, ToRouter};
+use super::{BackendStatus, Reply, ReplySource, RuntimeStatus, Sink, Submission, ToRouter};
 use crate::llm::backend::{
     Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkKind, work_key,
 };
 use crate::llm::config::LlmConfig;
-use crate::llm::metrics::LlmStats;
 use crate::llm::shape;
 use crate::llm::types::{LlmValue, Priority};
 use crossbeam_channel::{Receiver, Sender, select};
@@ -16,6 +15,12 @@ use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// A handle's replies and counters (those of the runtime's own handle, 0, when that handle
+/// is gone).
+pub(super) fn sink(sinks: &HashMap<u32, Sink>, client: u32) -> &Sink {
+    sinks.get(&client).unwrap_or_else(|| &sinks[&0])
+}
 
 /// A place in a backend's queue: higher priority first, then first come first served.
 #[derive(PartialEq, Eq)]
@@ -41,6 +46,8 @@ impl PartialOrd for QueueEntry {
 /// A request the router holds until it is answered, fails safe or is cancelled.
 pub(super) struct InFlight {
     pub(super) sub: Submission,
+    /// The handle that asked (see [`super::LlmRuntime::client`]).
+    pub(super) client: u32,
     pub(super) backend: usize,
     pub(super) attempts: u32,
     pub(super) submitted: Instant,
@@ -52,9 +59,10 @@ pub(super) struct InFlight {
 
 impl InFlight {
     /// A request just taken, for `backend`, not yet tried.
-    fn new(sub: Submission, backend: usize, key: String) -> Self {
+    fn new(sub: Submission, client: u32, backend: usize, key: String) -> Self {
         Self {
             sub,
+            client,
             backend,
             attempts: 0,
             submitted: Instant::now(),
@@ -84,9 +92,9 @@ pub(super) struct Router {
     pub(super) cache: HashMap<String, (LlmValue, String)>,
     pub(super) cache_order: VecDeque<String>,
     pub(super) recorder: Option<std::fs::File>,
-    pub(super) stats: Arc<Mutex<LlmStats>>,
+    /// Each handle's replies and counters, by its number (0 is always there).
+    pub(super) sinks: HashMap<u32, Sink>,
     pub(super) status: Arc<Mutex<RuntimeStatus>>,
-    pub(super) replies: Sender<Reply>,
     pub(super) done_tx: Sender<WorkDone>,
     pub(super) seq: u64,
     pub(super) latency: Vec<VecDeque<Duration>>,
@@ -99,10 +107,8 @@ impl Router {
             let wait = self.next_wakeup();
             select! {
                 recv(from_game) -> msg => match msg {
-                    Ok(ToRouter::Submit(s)) => self.accept(s),
-                    Ok(ToRouter::SubmitMany(v)) => v.into_iter().for_each(|s| self.accept(s)),
-                    Ok(ToRouter::Cancel(id)) => self.cancel(id),
                     Ok(ToRouter::Shutdown) | Err(_) => break,
+                    Ok(msg) => self.take(msg),
                 },
                 recv(done_rx) -> d => if let Ok(d) = d { self.finish(d) },
                 default(wait) => {}
@@ -110,12 +116,10 @@ impl Router {
             // Take everything else that is ready before dispatching, so a burst of submissions
             // is ordered by priority rather than by arrival.
             while let Ok(msg) = from_game.try_recv() {
-                match msg {
-                    ToRouter::Submit(s) => self.accept(s),
-                    ToRouter::SubmitMany(v) => v.into_iter().for_each(|s| self.accept(s)),
-                    ToRouter::Cancel(id) => self.cancel(id),
-                    ToRouter::Shutdown => return,
+                if matches!(msg, ToRouter::Shutdown) {
+                    return;
                 }
+                self.take(msg);
             }
             while let Ok(d) = done_rx.try_recv() {
                 self.finish(d);
@@ -124,6 +128,28 @@ impl Router {
             self.release_delayed();
             self.dispatch();
             self.publish_status();
+        }
+    }
+
+    fn take(&mut self, msg: ToRouter) {
+        match msg {
+            ToRouter::Submit(s, c) => self.accept(s, c),
+            ToRouter::SubmitMany(v, c) => v.into_iter().for_each(|s| self.accept(s, c)),
+            ToRouter::Cancel(id) => self.cancel(id),
+            ToRouter::Register(c, sink) => {
+                self.sinks.insert(c, sink);
+            }
+            ToRouter::Forget(c) => {
+                self.sinks.remove(&c);
+                let gone: Vec<u64> = self
+                    .jobs
+                    .iter()
+                    .filter(|(_, j)| j.client == c)
+                    .map(|(id, _)| *id)
+                    .collect();
+                gone.into_iter().for_each(|id| self.cancel(id));
+            }
+            ToRouter::Shutdown => {}
         }
     }
 
@@ -139,26 +165,27 @@ impl Router {
             .min(Duration::from_millis(200))
     }
 
-    fn accept(&mut self, sub: Submission) {
+    fn accept(&mut self, sub: Submission, client: u32) {
         let backend = match &*sub.kind {
             WorkKind::Embed { .. } => self.embed_backend,
             WorkKind::Chat { .. } => self.routes.get(&sub.purpose).copied().unwrap_or(0),
         };
         let key = work_key(&sub.kind);
-        self.stats.lock().unwrap().purpose(&sub.purpose).calls += 1;
+        let sink = sink(&self.sinks, client);
+        sink.stats.lock().unwrap().purpose(&sub.purpose).calls += 1;
         // Invalid shapes (an empty choice list) can never be answered: fail-safe at once.
         if let WorkKind::Chat { shape: s, .. } = &*sub.kind
             && let Err(e) = shape::grammar(s)
         {
-            let job = InFlight::new(sub, backend, key);
+            let job = InFlight::new(sub, client, backend, key);
             self.fallback(job, format!("bad request: {e}"));
             return;
         }
         if self.config.cache && cacheable(&sub.kind) {
             let ck = self.cache_key(backend, &key);
             if let Some((value, text)) = self.cache.get(&ck).cloned() {
-                self.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
-                let _ = self.replies.send(Reply {
+                sink.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
+                let _ = sink.replies.send(Reply {
                     id: sub.id,
                     agent: sub.agent,
                     purpose: sub.purpose,
@@ -172,7 +199,8 @@ impl Router {
         }
         let id = sub.id;
         let priority = sub.priority;
-        self.jobs.insert(id, InFlight::new(sub, backend, key));
+        self.jobs
+            .insert(id, InFlight::new(sub, client, backend, key));
         self.enqueue(backend, id, priority);
     }
 

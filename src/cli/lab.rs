@@ -55,10 +55,9 @@ pub enum LabCommand {
         /// temperature 0.7 unless `cognition.talk_temperature` is set), for the spread.
         #[arg(long, default_value_t = 1)]
         seeds: u32,
-        /// Run the towns at once, on one model whose batches they share (each town still
-        /// steps on its own answers), instead of one after another. Faster; but what a town
-        /// shares a batch with can change the last bits of the model's numbers, so a town run
-        /// side by side is not bit for bit the town run alone.
+        /// Run the towns at once, on one model whose batches they share, instead of one after
+        /// another: faster, and (with the embedded model's `batch_invariant`, the default)
+        /// each town the same bit for bit as run alone.
         #[arg(long)]
         together: bool,
         /// The facts to follow (RON list of facts; default: the paper's two in Smallville).

@@ -356,11 +356,10 @@ static LINES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new
 /// Runs each of `towns` with `run`: one after another, or (`together`) all at once, each on its
 /// own thread with its own handle on one shared model runtime, so that the model decodes the
 /// towns' requests in the same batches (a town alone leaves most of a batch empty while its
-/// residents wait on each other). Each town still steps only on its own answers, but what it
-/// shares a batch with can change the last bits of an answer's numbers (llama.cpp's CPU kernels
-/// take another path for a batch of one token than for more), so a town side by side is not
-/// bit for bit the town alone. Results in the towns' order; the first error, after every town
-/// has stopped.
+/// residents wait on each other). Each town still steps only on its own answers, and with the
+/// embedded model's `batch_invariant` (the default) an answer does not depend on what shares
+/// its batch: a town side by side is bit for bit the town alone. Results in the towns' order;
+/// the first error, after every town has stopped.
 pub fn side_by_side<K: Send, T: Send>(
     towns: Vec<(K, SimPlugin)>,
     together: bool,

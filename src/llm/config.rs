@@ -119,12 +119,12 @@ pub struct LlamaConfig {
     pub split_kv: bool,
     /// Most tokens decoded in one pass.
     pub batch: u32,
-    /// With `split_kv`, busy slots kept together (a new request takes the lowest free slot,
-    /// a longer prefix copied in from where it is cached) and the slots that read take equal
-    /// shares, so that llama.cpp makes fewer passes over the weights per decode (the
-    /// 25-resident morning about 1.12× as fast on 2 cores). Off by default: two runs with it
-    /// on made slightly different requests, two with it off the same.
+    /// With `split_kv`, busy slots kept together (the lowest free slot) and the slots that read
+    /// take equal shares: fewer passes over the weights per decode (off by default).
     pub pack_batches: bool,
+    /// With `split_kv`, batches laid out so that no answer depends on what else is decoded
+    /// with it (`llama::worker::layout`): runs repeat whatever the timing, towns side by side.
+    pub batch_invariant: bool,
     /// Reuse cached prompt prefixes across requests (the KV cache of earlier requests).
     pub prefix_cache: bool,
     /// With `prefix_cache`, megabytes of residents' identity blocks kept beside the KV cache
@@ -152,6 +152,7 @@ impl Default for LlamaConfig {
             split_kv: true,
             batch: 512,
             pack_batches: false,
+            batch_invariant: true,
             prefix_cache: true,
             kept_prefixes_mb: 256,
             weights: Weights::Q8_0,

@@ -918,3 +918,106 @@ fn packed_batches_answer_mixed_work_in_shape_each_to_its_own_caller() {
         }
     }
 }
+
+/// What batch-invariant batches rest on (`llama::worker::layout`): a prompt read in one piece
+/// or two (each of two tokens or more), and a generated token with one companion or three,
+/// give the same numbers bit for bit. Then, through the runtime, an answer given alone is the answer given in a crowd of
+/// other requests, with the prompt's prefix warm in the cache or not.
+#[test]
+fn a_tokens_numbers_do_not_depend_on_what_shares_its_batch_when_none_is_alone() {
+    use llama_cpp_2::context::params::LlamaContextParams;
+    use llama_cpp_2::llama_batch::LlamaBatch;
+    use llama_cpp_2::token::LlamaToken;
+    let _model = crate::real_model_lock();
+    let model = simulacra::llm::backend::llama::load_model(&crate::model_path()).unwrap();
+    let backend = simulacra::llm::backend::llama::global_backend().unwrap();
+    let params = LlamaContextParams::default()
+        .with_n_ctx(std::num::NonZeroU32::new(4096))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_seq_max(4)
+        .with_kv_unified(false)
+        .with_n_threads(2)
+        .with_n_threads_batch(2)
+        .with_flash_attention_policy(simulacra::llm::backend::llama::flash_attention(false));
+    let mut ctx = model.new_context(backend, params).unwrap();
+    let text = "Isabella Rodriguez opens Hobbs Cafe at eight and plans a party for the town.";
+    let toks = model.vocab().tokenize(text.as_bytes(), true, false);
+    let n = toks.len();
+    let mut batch = LlamaBatch::new(512, 1);
+    // Sequence 0 reads the prompt in one piece, sequence 1 in two (the last of 2 tokens); each
+    // with the logits of its last two tokens (a pass's outputs are rows of the last layer too).
+    for (i, t) in toks.iter().enumerate() {
+        batch.add(*t, i as i32, &[0], i + 2 >= n).unwrap();
+    }
+    ctx.decode(&mut batch).unwrap();
+    let whole = ctx.get_logits_ith(batch.n_tokens() - 1).to_vec();
+    for (from, to) in [(0, n - 2), (n - 2, n)] {
+        batch.clear();
+        for (i, t) in toks.iter().enumerate().take(to).skip(from) {
+            batch.add(*t, i as i32, &[1], i + 2 >= n).unwrap();
+        }
+        ctx.decode(&mut batch).unwrap();
+    }
+    let in_two = ctx.get_logits_ith(batch.n_tokens() - 1).to_vec();
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&whole, &in_two), "a prompt read in one piece or two");
+    // The next token of sequence 0: alone, with one companion, with three.
+    let next = toks[3];
+    let mut logits_with = |companions: i32| {
+        batch.clear();
+        batch.add(next, n as i32, &[0], true).unwrap();
+        // (Each at the next position of its sequence: sequence 1 holds the prompt.)
+        let at = |c: i32| if c == 1 { n as i32 } else { 0 };
+        for c in 1..=companions {
+            batch.add(LlamaToken::new(0), at(c), &[c], true).unwrap();
+        }
+        ctx.decode(&mut batch).unwrap();
+        let l = ctx.get_logits_ith(0).to_vec();
+        let _ = ctx.kv_cache_seq_rm(0, Some(n as u32), None);
+        for c in 1..=companions {
+            let _ = ctx.kv_cache_seq_rm(c, Some(at(c) as u32), None);
+        }
+        l
+    };
+    let one = logits_with(1);
+    let three = logits_with(3);
+    assert!(same(&one, &three), "one companion or three");
+    // (Alone, the weights take the one-row kernels; on this x86 machine they sum in the same
+    // order as the tiled ones, which need not hold on every CPU: companions keep it so.)
+
+    // Through the runtime.
+    let rt = LlmRuntime::start(&asked_once(8, true));
+    let question = || {
+        (
+            "Describe what Isabella does at Hobbs Cafe in the morning.".to_string(),
+            OutputShape::Text,
+            40,
+        )
+    };
+    let answer = |pairs: Vec<(Submission, Reply)>, k: usize| match &pairs[k].1.value {
+        LlmValue::Text(t) => t.clone(),
+        v => panic!("{v:?}"),
+    };
+    let alone = answer(submit_all(&rt, vec![question()]), 0);
+    let crowd: Vec<(String, OutputShape, u32)> = (0..6)
+        .map(|k| {
+            let filler = ACTIVITIES[..1 + k % ACTIVITIES.len()].join(", ");
+            let prompt = format!("{} usually does these things: {filler}.", PEOPLE[k]);
+            if k % 2 == 0 {
+                (format!("{prompt} Say hello."), OutputShape::Text, 30)
+            } else {
+                (format!("{prompt} Rate the day."), OutputShape::Integer { min: 1, max: 10 }, 6)
+            }
+        })
+        .collect();
+    let mut reqs = crowd.clone();
+    reqs.insert(3, question());
+    let warm = answer(submit_all(&rt, reqs), 3);
+    assert_eq!(warm, alone, "in a crowd, its prompt warm in the cache");
+    let cold_rt = LlmRuntime::start(&asked_once(8, true));
+    let mut reqs = crowd;
+    reqs.push(question());
+    let cold = answer(submit_all(&cold_rt, reqs), 6);
+    assert_eq!(cold, alone, "in a crowd, cold");
+}

@@ -8,7 +8,9 @@
 //! thread count (each output row is one thread's work; the flash-attention kernel splits a long
 //! cache between the threads and sums the parts in a thread-dependent order), so the thread
 //! count chosen never changes an answer. (A 25-resident town beside a busy core still made other
-//! requests than on an idle machine, for a reason not yet found: docs/benchmarks.md.)
+//! requests than on an idle machine: the timing changed which requests shared a pass, and a
+//! token alone in a pass takes other kernels; `batch_invariant` lays batches out so that none
+//! is: `worker/layout.rs`.)
 
 use llama_cpp_2::context::LlamaContext;
 use std::time::{Duration, Instant};

@@ -4,6 +4,7 @@
 //! Admission is in `worker/admit.rs`.
 
 mod admit;
+mod layout;
 mod prefixes;
 pub mod work;
 
@@ -106,70 +107,22 @@ struct Slot {
     seq: i32,
     /// Tokens whose KV entries this sequence holds, at positions 0..len.
     cached: Vec<LlamaToken>,
+    /// How many of `cached`, from the start, were read as a prompt (not generated): with
+    /// `batch_invariant` only they are reused, a generated token's numbers having come from
+    /// other kernels than the same token's read.
+    read: usize,
     job: Option<Active>,
 }
 
-/// How many tokens each busy slot adds to a batch of at most `cap` tokens, in slot order, from
-/// what each can add (`can`: slot, tokens it has to read; 0 when it generates one token, which
-/// it always adds). With equal shares (`equal`: the cache split by slot and `pack_batches`), every slot with something to read
-/// takes one token and then the same number `k` more each, those with fewer waiting for the
-/// next decode: `k` is the number that reads the most in one more pass (the larger on a tie).
-/// Otherwise the generating slots come first and each reading slot takes what room is left, in
-/// order (with one shared cache a batch is one pass whatever it holds).
-fn shares(can: &[(usize, usize)], cap: usize, equal: bool) -> Vec<(usize, usize)> {
-    let generating = can.iter().filter(|(_, n)| *n == 0).count();
-    let mut room = cap.saturating_sub(generating);
-    if !equal {
-        // The generating slots' tokens first, then each reading slot what room is left.
-        let reading = can.iter().filter(|(_, n)| *n > 0).filter_map(|&(i, n)| {
-            let take = n.min(room);
-            room -= take;
-            (take > 0).then_some((i, take))
-        });
-        let generating = can.iter().filter(|(_, n)| *n == 0).copied();
-        return generating.chain(reading).collect();
-    }
-    // The first token of each slot that reads (as far as there is room).
-    let mut reading = 0;
-    let first: Vec<(usize, usize)> = can
-        .iter()
-        .map(|&(i, n)| {
-            if n == 0 || reading >= room {
-                (i, 0)
-            } else {
-                reading += 1;
-                (i, n)
-            }
-        })
-        .collect();
-    let room = room - reading;
-    let most = can
-        .iter()
-        .map(|(_, n)| n.saturating_sub(1))
-        .max()
-        .unwrap_or(0);
-    let (mut k, mut best) = (0, 0);
-    for kk in 1..=most {
-        let c = can
-            .iter()
-            .filter(|(_, n)| n.saturating_sub(1) >= kk)
-            .count();
-        if kk * c <= room && kk * c >= best {
-            (k, best) = (kk, kk * c);
+impl Slot {
+    /// What of the cache a new prompt may reuse.
+    fn reusable(&self, exact: bool) -> &[LlamaToken] {
+        if exact {
+            &self.cached[..self.read.min(self.cached.len())]
+        } else {
+            &self.cached
         }
     }
-    can.iter()
-        .zip(first)
-        .filter_map(|(&(i, n), (_, left))| {
-            if n == 0 {
-                return Some((i, 0));
-            }
-            if left == 0 {
-                return None; // no room for it this time
-            }
-            Some((i, if k > 0 && n > k { 1 + k } else { 1 }))
-        })
-        .collect()
 }
 
 /// The worker thread's body: loads the models, then serves requests until the handle is gone.
@@ -217,6 +170,8 @@ struct Worker<'m> {
     arrived: std::collections::HashMap<u64, Instant>,
     queue: VecDeque<(Work, Sender<WorkDone>)>,
     slots: Vec<Slot>,
+    /// Companion tokens of the decode being made (sequence, position), dropped after it.
+    companions: Vec<(i32, u32)>,
     embedder: Option<Embedder<'m>>,
     embed_id: String,
     template: LlamaChatTemplate,
@@ -291,6 +246,7 @@ impl<'m> Worker<'m> {
             .map(|seq| Slot {
                 seq,
                 cached: Vec::new(),
+                read: 0,
                 job: None,
             })
             .collect();
@@ -311,6 +267,7 @@ impl<'m> Worker<'m> {
             arrived,
             queue,
             slots,
+            companions: Vec::new(),
             embedder,
             embed_id,
             template,
@@ -353,21 +310,21 @@ impl<'m> Worker<'m> {
             }
 
             // 5. One batch: each generating slot's next token, then prompt chunks.
-            let added = self.fill_batch()?;
+            let (added, layout) = self.fill_batch()?;
             if self.batch.n_tokens() == 0 {
                 continue;
             }
             self.use_threads();
             let started = Instant::now();
-            if let Err(e) = self.ctx.decode(&mut self.batch) {
+            let decoded = self.ctx.decode(&mut self.batch);
+            for (seq, pos) in std::mem::take(&mut self.companions) {
+                let _ = self.ctx.kv_cache_seq_rm(seq, Some(pos), None);
+            }
+            if let Err(e) = decoded {
                 self.decode_failed(e);
                 continue;
             }
             let took = started.elapsed();
-            let layout: Vec<(i32, usize)> = added
-                .iter()
-                .map(|(i, n)| (self.slots[*i].seq, (*n).max(1)))
-                .collect();
             work::count_passes(work::passes(&layout, self.cfg.batch as usize));
             let mut seqs: Vec<usize> = added.iter().map(|(i, _)| *i).collect();
             seqs.sort_unstable();
@@ -509,17 +466,12 @@ impl<'m> Worker<'m> {
     }
 
     /// Fills the batch: a generating slot's next token, and what a slot has to read (its
-    /// prompt, or a sampled token with the text its shape forces). Returns what was added, in
-    /// batch order: (slot, tokens taken from its pending tokens; 0 for a generated token).
-    ///
-    /// With the cache split by slot llama.cpp makes a pass over the weights for each run of
-    /// consecutive slots and each share of tokens they have in common (see [`work::passes`]),
-    /// and a pass costs about as much as five more tokens in one. With `pack_batches` the slots
-    /// with something to read take one token with the rest, and then the same number more
-    /// each, the number that reads the most in one more pass; what a slot has beyond it waits
-    /// for the next decode (there is one while anything generates) instead of costing a pass of
-    /// its own. Otherwise each reads what room is left, in slot order.
-    fn fill_batch(&mut self) -> Result<Vec<(usize, usize)>, String> {
+    /// prompt, or a sampled token with the text its shape forces), laid out by
+    /// [`layout::invariant`] (`batch_invariant`) or [`layout::shares`]. Returns the slots'
+    /// parts in batch order (slot, tokens taken from its pending tokens; 0 for a generated
+    /// token) and the batch's layout (sequence, tokens; companions included).
+    #[allow(clippy::type_complexity)]
+    fn fill_batch(&mut self) -> Result<(Vec<(usize, usize)>, Vec<(i32, usize)>), String> {
         self.batch.clear();
         let cap = self.cfg.batch as usize;
         // What each busy slot can read now (0: it generates), up to a prefix to keep, which
@@ -547,9 +499,41 @@ impl<'m> Worker<'m> {
                 j.i_batch = None; // no logits to sample unless added below
             }
         }
+        let exact = self.exact();
+        let parts = if exact {
+            let stream = self.per_request + 8;
+            let slots = &self.slots;
+            layout::invariant(&can, slots.len(), cap, |i| {
+                slots[i].cached.len() + 1 < stream
+            })
+        } else {
+            layout::shares(&can, cap, self.split && self.cfg.pack_batches)
+                .into_iter()
+                .map(|(slot, take)| layout::Part {
+                    slot,
+                    take,
+                    companion: false,
+                })
+                .collect()
+        };
         let mut added: Vec<(usize, usize)> = Vec::new();
-        for (i, take) in shares(&can, cap, self.split && self.cfg.pack_batches) {
+        let mut laid: Vec<(i32, usize)> = Vec::new();
+        for layout::Part {
+            slot: i,
+            take,
+            companion,
+        } in parts
+        {
             let s = &mut self.slots[i];
+            laid.push((s.seq, take.max(1)));
+            if companion {
+                let pos = s.cached.len() as u32;
+                self.batch
+                    .add(LlamaToken::new(0), pos as i32, &[s.seq], true)
+                    .map_err(|e| e.to_string())?;
+                self.companions.push((s.seq, pos));
+                continue;
+            }
             let Some(j) = s.job.as_mut() else { continue };
             if take == 0 {
                 let t = j.last.expect("a generating slot has its token");
@@ -561,8 +545,11 @@ impl<'m> Worker<'m> {
                 continue;
             }
             let start = s.cached.len();
+            // Finishing with `batch_invariant`: the logits of the last two tokens, so that the
+            // pass never has exactly one output.
+            let outputs = if exact { 2 } else { 1 };
             for k in 0..take {
-                let last = k + 1 == j.pending.len();
+                let last = k + outputs >= j.pending.len() && take == j.pending.len();
                 self.batch
                     .add(j.pending[k], (start + k) as i32, &[s.seq], last)
                     .map_err(|e| e.to_string())?;
@@ -572,7 +559,12 @@ impl<'m> Worker<'m> {
             }
             added.push((i, take));
         }
-        Ok(added)
+        Ok((added, laid))
+    }
+
+    /// Whether batches are laid out batch-invariant (`batch_invariant`, the cache split).
+    fn exact(&self) -> bool {
+        self.split && self.cfg.batch_invariant
     }
 
     /// The shared KV cache is full: forget idle slots' cached prompts and try again; if
@@ -591,6 +583,7 @@ impl<'m> Worker<'m> {
             let j = s.job.take().expect("busy");
             let _ = self.ctx.kv_cache_seq_rm(s.seq, None, None);
             s.cached.clear();
+            s.read = 0;
             let _ = j.done.send(WorkDone {
                 id: j.id,
                 backend: self.index,
@@ -604,6 +597,7 @@ impl<'m> Worker<'m> {
         for i in idle {
             let _ = self.ctx.kv_cache_seq_rm(slots[i].seq, None, None);
             slots[i].cached.clear();
+            slots[i].read = 0;
         }
         for s in slots.iter_mut() {
             if let Some(j) = s.job.as_mut() {
@@ -632,6 +626,9 @@ impl<'m> Worker<'m> {
                 j.prompt_left -= prompt;
                 read += prompt as u64;
                 generating += u64::from(prompt == 0);
+                if s.read == s.cached.len() {
+                    s.read += took;
+                }
                 s.cached.extend(j.pending.drain(..took));
             }
         }
@@ -695,39 +692,5 @@ impl<'m> Worker<'m> {
                 );
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shares;
-
-    #[test]
-    fn slots_that_read_take_one_token_then_an_equal_share_in_one_more_pass() {
-        // Generating slots add their token; one prompt reads all of it.
-        assert_eq!(
-            shares(&[(0, 0), (1, 0), (2, 300)], 512, true),
-            [(0, 0), (1, 0), (2, 300)]
-        );
-        // Two prompts: the share that reads most in one pass (the longer alone here: 299
-        // more against 2 × 39); the shorter reads one token now, the rest next time.
-        assert_eq!(shares(&[(3, 40), (4, 300)], 512, true), [(3, 1), (4, 300)]);
-        // Three alike and one short: 3 × 99 more beats 1 × 299 and 4 × 5.
-        assert_eq!(
-            shares(&[(0, 100), (1, 100), (2, 6), (3, 100)], 512, true),
-            [(0, 100), (1, 100), (2, 1), (3, 100)]
-        );
-        // A forced run of 6 beside a generating slot: one more pass for its five.
-        assert_eq!(shares(&[(0, 0), (1, 6)], 512, true), [(0, 0), (1, 6)]);
-        // Room: at most `cap` tokens, the generating ones first.
-        let t = shares(&[(0, 0), (1, 400), (2, 400)], 512, true);
-        assert_eq!(t, [(0, 0), (1, 255), (2, 255)]);
-        assert!(t.iter().map(|(_, n)| (*n).max(1)).sum::<usize>() <= 512);
-        // Without equal shares: the generating slots first, then what room is left, in order.
-        assert_eq!(
-            shares(&[(0, 400), (1, 0), (2, 400)], 512, false),
-            [(1, 0), (0, 400), (2, 111)]
-        );
-        assert!(shares(&[], 512, true).is_empty());
     }
 }

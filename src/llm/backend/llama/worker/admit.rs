@@ -148,8 +148,10 @@ impl Worker<'_> {
         } else {
             0 // nothing is kept: the prompt's head is not tokenized a second time
         };
+        // (With `batch_invariant` both reads, to it and after it, are of two tokens or more.)
         let save_at = (identity >= MIN_KEPT_PREFIX
             && reuse < identity
+            && (!self.exact() || (identity - reuse >= 2 && tokens.len() - identity >= 2))
             && !self.prefixes.holds(&tokens[..identity]))
         .then_some(identity);
         self.make_room(slot_i, busy_need, need, limit);
@@ -216,7 +218,8 @@ impl Worker<'_> {
     /// and before prefixes were copied from idle slots lost more to prompts read again than it
     /// won: a 25-resident planning hour took 330 s against 255 s.)
     fn choose_slot(&self, tokens: &[LlamaToken]) -> (usize, usize) {
-        let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
+        let exact = self.exact();
+        let lcp = |s: &super::Slot| shared_prefix(s.reusable(exact), tokens);
         let free = || {
             self.slots
                 .iter()
@@ -227,35 +230,44 @@ impl Worker<'_> {
             (free().next().expect("a free slot exists").0, 0)
         } else if self.split && self.cfg.pack_batches {
             let (i, s) = free().next().expect("a free slot exists");
-            (i, lcp(&s.cached))
+            (i, lcp(s))
         } else {
             free()
-                .map(|(i, s)| (i, lcp(&s.cached)))
+                .map(|(i, s)| (i, lcp(s)))
                 .max_by_key(|(_, l)| *l)
                 .expect("a free slot exists")
         };
-        // Never reuse the whole prompt: the last token must be decoded for its logits.
-        (slot_i, reuse.min(tokens.len() - 1))
+        (slot_i, reuse.min(self.most_reused(tokens)))
+    }
+
+    /// The most of a prompt a cache may give: never the whole prompt (the last token must be
+    /// decoded for its logits), and with `batch_invariant` never all but one (a token read
+    /// alone would take other kernels than in a longer read).
+    fn most_reused(&self, tokens: &[LlamaToken]) -> usize {
+        tokens
+            .len()
+            .saturating_sub(if self.exact() { 2 } else { 1 })
     }
 
     /// Keeps the slot's reusable prefix in the KV cache (or copies a longer one from another
     /// slot, or a kept identity prefix) and drops the rest; returns how many prompt tokens
     /// need no decoding.
     fn take_prefix(&mut self, slot_i: usize, tokens: &[LlamaToken], mut reuse: usize) -> usize {
-        let lcp = |c: &[LlamaToken]| shared_prefix(c, tokens);
+        let (exact, most) = (self.exact(), self.most_reused(tokens));
+        let lcp = |s: &super::Slot| shared_prefix(s.reusable(exact), tokens);
         let seq = self.slots[slot_i].seq;
         // A longer prefix in another slot (busy or not) is copied instead of decoded.
         let donor = if self.cfg.prefix_cache {
             self.slots
                 .iter()
                 .filter(|s| s.seq != seq)
-                .map(|s| (s.seq, lcp(&s.cached).min(tokens.len() - 1)))
+                .map(|s| (s.seq, lcp(s).min(most)))
                 .max_by_key(|(_, l)| *l)
                 .filter(|(_, l)| *l >= reuse + 16)
         } else {
             None
         };
-        match self.restore_prefix(slot_i, tokens, donor.map_or(reuse, |(_, l)| l)) {
+        match self.restore_prefix(slot_i, tokens, donor.map_or(reuse, |(_, l)| l), most) {
             Restore::Done(n) => return n,
             Restore::Failed => reuse = 0,
             Restore::NotWorth => {}
@@ -279,18 +291,32 @@ impl Worker<'_> {
                 .cached[..l]
                 .to_vec();
             self.slots[slot_i].cached = prefix;
+            let donor_read = self
+                .slots
+                .iter()
+                .find(|s| s.seq == src)
+                .map_or(0, |s| s.read);
+            self.slots[slot_i].read = donor_read.min(l);
             reuse = l;
         } else if ctx.kv_cache_seq_rm(seq, Some(reuse as u32), None).is_err() {
             let _ = ctx.kv_cache_seq_rm(seq, None, None);
             reuse = 0;
         }
-        self.slots[slot_i].cached.truncate(reuse);
+        let slot = &mut self.slots[slot_i];
+        slot.cached.truncate(reuse);
+        slot.read = slot.read.min(reuse);
         reuse
     }
 
     /// Copies the longest kept identity prefix of `tokens` into the slot when it is longer
     /// than `than` (what the slots' caches offer) by a worthwhile margin.
-    fn restore_prefix(&mut self, slot_i: usize, tokens: &[LlamaToken], than: usize) -> Restore {
+    fn restore_prefix(
+        &mut self,
+        slot_i: usize,
+        tokens: &[LlamaToken],
+        than: usize,
+        most: usize,
+    ) -> Restore {
         let Worker {
             prefixes,
             ctx,
@@ -300,18 +326,20 @@ impl Worker<'_> {
         let Some((kept, state)) = prefixes.longest_in(tokens) else {
             return Restore::NotWorth;
         };
-        if kept.len() < than + 16 {
+        if kept.len() < than + 16 || kept.len() > most {
             return Restore::NotWorth;
         }
         let slot = &mut slots[slot_i];
         let _ = ctx.kv_cache_seq_rm(slot.seq, None, None);
         slot.cached.clear();
+        slot.read = 0;
         if ctx.state_seq_set(state, slot.seq).is_err() {
             // No room in the slot's part of the cache for it in one piece: read as usual.
             let _ = ctx.kv_cache_seq_rm(slot.seq, None, None);
             return Restore::Failed;
         }
         slot.cached = kept.to_vec();
+        slot.read = kept.len(); // a kept prefix is kept once read
         super::work::count_restored(kept.len());
         Restore::Done(kept.len())
     }
@@ -331,6 +359,7 @@ impl Worker<'_> {
             held -= slots[i].cached.len();
             let _ = self.ctx.kv_cache_seq_rm(slots[i].seq, None, None);
             slots[i].cached.clear();
+            slots[i].read = 0;
         }
     }
 }

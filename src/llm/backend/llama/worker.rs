@@ -108,8 +108,8 @@ struct Slot {
     /// Tokens whose KV entries this sequence holds, at positions 0..len.
     cached: Vec<LlamaToken>,
     /// How many of `cached`, from the start, were read as a prompt (not generated): with
-    /// `batch_invariant` only they are reused, a generated token's numbers having come from
-    /// other kernels than the same token's read.
+    /// `batch_invariant` only they are reused (a generated token was computed alone in its
+    /// sequence, a read one with others).
     read: usize,
     job: Option<Active>,
 }

@@ -3,16 +3,17 @@
 //! With the cache split by slot llama.cpp cuts a batch into passes (`split_equal`: from the
 //! first sequence with tokens left, the sequences whose ids follow one by one in batch order,
 //! the same number of tokens from each; see [`super::work::passes`]). On the CPU a pass's
-//! matrix products take llama.cpp's tiled kernels (llamafile's `sgemm`) when they have two rows
-//! or more and its one-row kernel otherwise, and the two sum in another order: the last bits of
-//! a token's numbers then depend on what it shared a pass with, and a greedy answer can change
-//! with them (two towns on one model, a busy core, a cache warm or cold). The rows that count
-//! are the pass's tokens (the weights), its tokens of one sequence (attention) and its tokens
-//! whose logits are read (the last layer's feed-forward and the output). [`invariant`] lays a
-//! batch out so that every pass has two tokens or more and no output or two or more, a
-//! generated token is always the only one of its sequence in its pass and a read token never
-//! is: each token then takes the same kernels whatever else is decoded, and an answer depends
-//! only on its prompt and its sampling.
+//! matrix products choose their kernels by their rows (llamafile's tiled `sgemm` for two rows
+//! or more, one-row kernels otherwise); the rows are the pass's tokens (the weights), its
+//! tokens of one sequence (attention) and its tokens whose logits are read (the last layer's
+//! feed-forward and the output). Whether the kernels sum alike depends on the CPU; what is
+//! measured is that before this layout the same requests gave other answers with the timing
+//! (two towns on one model, a busy core, a run resumed: docs/benchmarks.md) and with it they
+//! do not. [`invariant`] lays a batch out so that every pass has two tokens or more and no
+//! output or two or more, a generated token is always the only one of its sequence in its
+//! pass and a read token never is, and (with `Slot::read`) only tokens read as a prompt are
+//! reused from the cache: which kernels a token takes, and what it attends to, then depend
+//! only on its own request.
 
 /// With the cache split by slot llama.cpp makes a pass over the weights for each run of
 /// consecutive slots and each share of tokens they have in common (see

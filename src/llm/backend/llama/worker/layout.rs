@@ -205,38 +205,24 @@ mod tests {
         assert!(shares(&[], 512, true).is_empty());
     }
 
-    /// llama.cpp's passes of a batch (as [`super::super::work::passes`]), each as its
+    /// llama.cpp's passes of a batch ([`super::super::work::split_equal`]), each as its
     /// sequences with their tokens and outputs: `batch` is (sequence, output flag of each
     /// token) in batch order.
     fn passes_of(batch: &[(usize, Vec<bool>)], n_ubatch: usize) -> Vec<Vec<(usize, usize, usize)>> {
-        let mut at: Vec<usize> = vec![0; batch.len()];
-        let left = |at: &Vec<usize>, i: usize| batch[i].1.len() - at[i];
-        let mut out = Vec::new();
-        while let Some(first) = (0..batch.len()).find(|&i| left(&at, i) > 0) {
-            let mut set = vec![first];
-            let mut last = batch[first].0;
-            for i in first + 1..batch.len() {
-                if left(&at, i) > 0 && batch[i].0 == last + 1 {
-                    set.push(i);
-                    last = batch[i].0;
-                }
-            }
-            let fewest = set.iter().map(|&i| left(&at, i)).min().unwrap();
-            let each = fewest.min((n_ubatch / set.len()).max(1));
-            out.push(
-                set.iter()
-                    .map(|&i| {
-                        let outputs = batch[i].1[at[i]..at[i] + each]
-                            .iter()
-                            .filter(|o| **o)
-                            .count();
+        let sizes: Vec<(i32, usize)> = batch.iter().map(|(s, f)| (*s as i32, f.len())).collect();
+        let mut at = vec![0; batch.len()];
+        super::super::work::split_equal(&sizes, n_ubatch)
+            .into_iter()
+            .map(|pass| {
+                pass.into_iter()
+                    .map(|(i, each)| {
+                        let flags = &batch[i].1[at[i]..at[i] + each];
                         at[i] += each;
-                        (batch[i].0, each, outputs)
+                        (batch[i].0, each, flags.iter().filter(|o| **o).count())
                     })
-                    .collect(),
-            );
-        }
-        out
+                    .collect()
+            })
+            .collect()
     }
 
     #[test]

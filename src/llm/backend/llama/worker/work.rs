@@ -54,8 +54,13 @@ pub(super) fn count_passes(n: u64) {
 /// sequence with tokens left, the sequences whose ids follow one by one in batch order, and the
 /// same number of tokens from each (as many as the one with fewest has left).
 pub fn passes(batch: &[(i32, usize)], n_ubatch: usize) -> u64 {
+    split_equal(batch, n_ubatch).len() as u64
+}
+
+/// The passes of [`passes`], each as the sequences in it: (index in `batch`, tokens it takes).
+pub(super) fn split_equal(batch: &[(i32, usize)], n_ubatch: usize) -> Vec<Vec<(usize, usize)>> {
     let mut left: Vec<usize> = batch.iter().map(|(_, n)| *n).collect();
-    let mut n = 0;
+    let mut out = Vec::new();
     while let Some(first) = left.iter().position(|l| *l > 0) {
         let mut set = vec![first];
         let mut last = batch[first].0;
@@ -73,9 +78,9 @@ pub fn passes(batch: &[(i32, usize)], n_ubatch: usize) -> u64 {
         for &i in &set {
             left[i] -= each;
         }
-        n += 1;
+        out.push(set.into_iter().map(|i| (i, each)).collect());
     }
-    n
+    out
 }
 
 /// A decode (or embedding round) ran on `n` threads.

@@ -75,6 +75,17 @@ pub enum LabCommand {
         /// Game days between the two rounds (0: one round, now).
         #[arg(long, default_value_t = 2.0)]
         days: f64,
+        /// Towns to run, each with its own seed (as `lab diffusion --seeds`), for the spread.
+        #[arg(long, default_value_t = 1)]
+        seeds: u32,
+        /// Run the towns at once on one model (as `lab diffusion --together`).
+        #[arg(long)]
+        together: bool,
+        /// Ask the towns a finished run of several left (its report folder: `seed-<n>/town`,
+        /// as after `lab diffusion --seeds 5`) instead of running towns: one round of each
+        /// after its days, beside one round of the scenario at its start.
+        #[arg(long, conflicts_with_all = ["seeds", "days"])]
+        towns: Option<PathBuf>,
     },
     /// The party: who was invited (from their memories), who planned to come (a plan item at
     /// the place during it), who came (the movement log) and why the invited others did not
@@ -88,6 +99,13 @@ pub enum LabCommand {
         /// Which gathering (a word of its name; default: the first one organised).
         #[arg(long, default_value = "")]
         gathering: String,
+        /// Towns to run, each with its own seed (as `lab diffusion --seeds`), for the spread.
+        /// (A diffusion run's report follows the same gathering in each of its towns.)
+        #[arg(long, default_value_t = 1)]
+        seeds: u32,
+        /// Run the towns at once on one model (as `lab diffusion --together`).
+        #[arg(long)]
+        together: bool,
     },
     /// Interviews under the ablation conditions (full / no reflection / no reflection and no
     /// planning / no memory), the same town at the same moment for each; answers compared two
@@ -151,6 +169,35 @@ fn folder(a: &LabArgs, kind: &str) -> Result<Folder, String> {
     Folder::open(&a.out, &name, a.resume)
 }
 
+/// `seeds` towns of the lab's world (checked: 1 to 20), each with its own seed; with more than
+/// one, conversation lines are sampled at temperature 0.7 unless the config sets one.
+fn seeded(a: &LabArgs, seeds: u32) -> Result<Vec<(u32, SimPlugin)>, String> {
+    if seeds == 0 || seeds > 20 {
+        return Err("--seeds: between 1 and 20".into());
+    }
+    let mut towns = Vec::new();
+    for s in 1..=seeds {
+        let mut sim = world(a)?;
+        if seeds > 1 {
+            sim.config.cognition.seed = s;
+            if sim.config.cognition.talk_temperature == 0.0 {
+                sim.config.cognition.talk_temperature = 0.7;
+            }
+        }
+        towns.push((s, sim));
+    }
+    Ok(towns)
+}
+
+/// The sub-folder of town `seed` of `n` towns (`""` for a run of one).
+fn sub(seed: u32, n: usize) -> String {
+    if n > 1 {
+        format!("seed-{seed}/")
+    } else {
+        String::new()
+    }
+}
+
 fn hours(days: f64, what: &str) -> Result<u32, String> {
     if !(0.0..=30.0).contains(&days) {
         return Err(format!("{what}: {days} is not between 0 and 30"));
@@ -174,9 +221,7 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 None => lab::facts::smallville(),
             };
             let hours = hours(days, "--days")?;
-            if seeds == 0 || seeds > 20 {
-                return Err("--seeds: between 1 and 20".into());
-            }
+            let towns = seeded(&a, seeds)?;
             let base = world(&a)?;
             let folder = folder(&a, "diffusion")?;
             let opts = lab::diffusion::Options {
@@ -188,17 +233,6 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
             let seed_list: Vec<u32> = (1..=seeds).collect();
             lab::report::write_inputs(&folder, &base.config, &base.scenario_text, &seed_list)?;
             folder.write("facts.json", &facts)?;
-            let mut towns = Vec::new();
-            for &s in &seed_list {
-                let mut sim = world(&a)?;
-                if seeds > 1 {
-                    sim.config.cognition.seed = s;
-                    if sim.config.cognition.talk_temperature == 0.0 {
-                        sim.config.cognition.talk_temperature = 0.7;
-                    }
-                }
-                towns.push((s, sim));
-            }
             let runs = lab::side_by_side(towns, together, |s, sim, llm| {
                 lab::diffusion::run_seed_on(sim, &folder, &opts, s, llm)
             })?;
@@ -227,38 +261,110 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 t.elapsed().as_secs_f64(),
             )
         }
-        LabCommand::Relationships { lab: a, days } => {
-            let hours = hours(days, "--days")?;
+        LabCommand::Relationships {
+            lab: a,
+            days,
+            seeds,
+            together,
+            towns,
+        } => {
+            // Kept towns are asked as they are, after their days.
+            let hours = if towns.is_some() {
+                0
+            } else {
+                hours(days, "--days")?
+            };
             let sim = world(&a)?;
+            // The towns to ask: run here (`--seeds`), or kept by a finished run (`--towns`).
+            let (runs, first): (Vec<(u32, SimPlugin)>, &str) = match &towns {
+                Some(dir) => {
+                    let kept = lab::towns_in(dir)?;
+                    let mut v = Vec::new();
+                    for (seed, path) in kept {
+                        v.push((seed, SimPlugin::from_save(&path, sim.config.clone())?));
+                    }
+                    (v, "end")
+                }
+                None => (seeded(&a, seeds)?, "start"),
+            };
             let folder = folder(&a, "relationships")?;
-            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[])?;
+            let seed_list: Vec<u32> = runs.iter().map(|(s, _)| *s).collect();
+            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
             let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            let run = lab::relationships::run(sim, &folder, hours)?;
-            let section = lab::relationships::report(&run, &folder)?;
+            // Kept towns are asked once; the scenario at its start is their first round.
+            let start = match &towns {
+                Some(_) => Some(lab::relationships::run_on(
+                    sim, &folder, "start/", 0, "start", None,
+                )?),
+                None => None,
+            };
+            let n = runs.len();
+            let mut done = lab::side_by_side(runs, together, |seed, town, llm| {
+                let run =
+                    lab::relationships::run_on(town, &folder, &sub(seed, n), hours, first, llm)?;
+                Ok((seed, run))
+            })?;
+            let mut before = Vec::new();
+            if let Some(start) = &start {
+                for (_, run) in &mut done {
+                    run.rounds.splice(0..0, start.rounds.iter().cloned());
+                }
+                before.extend(start.costs.iter().map(|c| lab::report::Cost {
+                    phase: format!("the scenario: {}", c.phase),
+                    ..c.clone()
+                }));
+            }
+            let section = lab::relationships::towns_report(&done, &before, &folder)?;
+            let residents = done
+                .first()
+                .map(|(_, r)| r.rounds[0].names.len())
+                .unwrap_or(0);
+            let intro = match &towns {
+                Some(dir) => format!(
+                    "{residents} residents of {name}: the scenario at its start, and the {n} town(s) kept in {}.\n",
+                    dir.display()
+                ),
+                None => format!(
+                    "{residents} residents of {name}; {hours} game hours between the rounds; {n} town(s){}.\n",
+                    if n > 1 {
+                        " (conversation lines sampled, each town its own seed)"
+                    } else {
+                        ""
+                    }
+                ),
+            };
             lab::finish_report(
                 &folder,
                 "Relationships",
                 &config,
-                &format!(
-                    "{} residents of {name}; {hours} game hours between the rounds.\n",
-                    run.rounds[0].names.len()
-                ),
+                &intro,
                 &[section],
                 t.elapsed().as_secs_f64(),
             )
         }
-        LabCommand::Party { lab: a, gathering } => {
+        LabCommand::Party {
+            lab: a,
+            gathering,
+            seeds,
+            together,
+        } => {
+            let towns = seeded(&a, seeds)?;
             let sim = world(&a)?;
             let folder = folder(&a, "party")?;
-            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[])?;
+            let seed_list: Vec<u32> = towns.iter().map(|(s, _)| *s).collect();
+            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
             let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            let run = lab::party::run(sim, &folder, &gathering)?;
-            let section = lab::party::report(&run, &folder)?;
+            let n = towns.len();
+            let runs = lab::side_by_side(towns, together, |seed, town, llm| {
+                let run = lab::party::run_on(town, &folder, &sub(seed, n), &gathering, llm)?;
+                Ok((seed, run))
+            })?;
+            let section = lab::party::towns_report(&runs, &folder)?;
             lab::finish_report(
                 &folder,
                 "The party",
                 &config,
-                &format!("{name}.\n"),
+                &format!("{name}; {n} town(s).\n"),
                 &[section],
                 t.elapsed().as_secs_f64(),
             )

@@ -393,6 +393,37 @@ pub fn side_by_side<K: Send, T: Send>(
     results.into_iter().collect()
 }
 
+/// A town's name in progress lines: "town" alone, "town 3" for the sub-folder `seed-3/` of a
+/// run of several.
+pub fn town_label(sub: &str) -> String {
+    match sub.trim_end_matches('/').strip_prefix("seed-") {
+        Some(n) => format!("town {n}"),
+        None => "town".into(),
+    }
+}
+
+/// The towns a run of several left in its report folder (`seed-<n>/town`, saves), by seed.
+pub fn towns_in(report: &Path) -> Result<Vec<(u32, PathBuf)>, String> {
+    let dir = std::fs::read_dir(report).map_err(|e| format!("{}: {e}", report.display()))?;
+    let mut towns: Vec<(u32, PathBuf)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let seed = name.strip_prefix("seed-")?.parse().ok()?;
+            let town = e.path().join("town");
+            town.join("meta.ron").exists().then_some((seed, town))
+        })
+        .collect();
+    towns.sort();
+    if towns.is_empty() {
+        return Err(format!(
+            "{}: no town kept here (a finished run of several towns keeps each as seed-<n>/town)",
+            report.display()
+        ));
+    }
+    Ok(towns)
+}
+
 /// Seconds as `1h02m`, `3m05s` or `12s`.
 pub fn clock_words(secs: f64) -> String {
     let s = secs.max(0.0).round() as u64;

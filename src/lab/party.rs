@@ -10,9 +10,10 @@
 //! never answered, and planned elsewhere).
 
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, open_town};
+use super::{Folder, open_town_on};
 use crate::SimPlugin;
 use crate::agent::{DayPlan, Identity, Resident};
+use crate::llm::Llm;
 use crate::memory::news::Gathering;
 use crate::memory::stream::MemoryStream;
 use crate::save::movement::{MovementLog, Scene};
@@ -387,9 +388,23 @@ pub struct Run {
 
 /// Runs the town until the gathering is over (from a save made after it, only reads).
 pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
-    let data = "party.json";
+    run_on(sim, folder, "", word, None)
+}
+
+/// [`run`] in a sub-folder of the run's (`sub`: `""`, or `"seed-3/"` for one town of several),
+/// its requests going to `llm` when given (towns side by side: [`super::side_by_side`]).
+pub fn run_on(
+    sim: SimPlugin,
+    folder: &Folder,
+    sub: &str,
+    word: &str,
+    llm: Option<Llm>,
+) -> Result<Run, String> {
+    let data = format!("{sub}party.json");
+    let data = data.as_str();
     let mut run: Run = folder.read(data).unwrap_or_default();
-    let mut town = open_town(sim, &folder.work.join("saves"))?;
+    let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
+    let label = super::town_label(sub);
     let agents = town.residents().len();
     let streams = streams_of(town.app.world_mut());
     let g = match &run.gathering {
@@ -409,14 +424,22 @@ pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
     let before = stats(town.app.world());
     let first = c.step;
     if c.now < from {
-        town.run_until(step_at(from) as u64, "town until the gathering", |_| Ok(()))?;
+        town.run_until(
+            step_at(from) as u64,
+            &format!("{label} until the gathering"),
+            |_| Ok(()),
+        )?;
     }
     if run.plans.is_empty() {
         run.plans = plans_of(town.app.world_mut(), &g);
         folder.write(data, &run)?;
     }
     if town.clock().now < to {
-        town.run_until(step_at(to) as u64, "town during the gathering", |_| Ok(()))?;
+        town.run_until(
+            step_at(to) as u64,
+            &format!("{label} during the gathering"),
+            |_| Ok(()),
+        )?;
     }
     let h = (town.clock().step - first) as f64 * c.sec_per_step as f64 / 3600.0;
     run.costs.push(Cost::of(
@@ -429,6 +452,28 @@ pub fn run(sim: SimPlugin, folder: &Folder, word: &str) -> Result<Run, String> {
     run.guests = guests(town.app.world_mut(), &g, &run.plans);
     folder.write(data, &run)?;
     Ok(run)
+}
+
+/// The section of a run of one town ([`report`]) or of several ([`towns_section`], each town's
+/// cost beside).
+pub fn towns_report(towns: &[(u32, Run)], folder: &Folder) -> Result<String, String> {
+    if let [(_, one)] = towns {
+        return report(one, folder);
+    }
+    let refs: Vec<(u32, &Run)> = towns.iter().map(|(s, r)| (*s, r)).collect();
+    let mut md = format!("## The gathering, {} towns\n\n", towns.len());
+    md.push_str(&towns_section(&refs, folder)?);
+    let costs: Vec<Cost> = towns
+        .iter()
+        .flat_map(|(seed, r)| {
+            r.costs.iter().map(move |c| Cost {
+                phase: format!("town {seed}: {}", c.phase),
+                ..c.clone()
+            })
+        })
+        .collect();
+    md.push_str(&cost_section(&costs));
+    Ok(md)
 }
 
 /// The report's section.

@@ -8,10 +8,11 @@ use super::ask::{Ask, Shape, ask_all};
 use super::diffusion::{pct, streams};
 use super::report::stats::density;
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, Progress, open_town};
+use super::{Folder, Progress, open_town_on};
 use crate::SimPlugin;
 use crate::agent::conversation::ConversationLog;
 use crate::cognition::config::Ablation;
+use crate::llm::Llm;
 use crate::memory::stream::MemoryStream;
 use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
@@ -80,6 +81,57 @@ impl KnowRound {
     /// Density of the graph of mutual yes answers.
     pub fn density(&self, grounded: bool) -> f64 {
         density(self.names.len(), self.edges(grounded).len())
+    }
+
+    /// Pairs where each holds a memory naming the other, whatever they answered: who knows
+    /// whom by memory, the figure that means something on any model.
+    pub fn memory_edges(&self) -> BTreeSet<(String, String)> {
+        let held: BTreeSet<(&str, &str)> = self
+            .answers
+            .iter()
+            .filter(|k| k.grounded)
+            .map(|k| (k.asker.as_str(), k.about.as_str()))
+            .collect();
+        held.iter()
+            .filter(|(a, b)| a < b && held.contains(&(*b, *a)))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    /// Density of [`Self::memory_edges`].
+    pub fn density_by_memory(&self) -> f64 {
+        density(self.names.len(), self.memory_edges().len())
+    }
+
+    /// Answers that contradict their own words, and whether the round is informative.
+    fn contradictions(&self) -> (usize, bool) {
+        let contra = self.answers.iter().filter(|k| k.contradicts).count();
+        (contra, super::ask::informative(contra, self.answers.len()))
+    }
+
+    /// The round's figures as a table row: densities (mutual yes, grounded, by memory), edges,
+    /// yes answers with no memory behind them, answers contradicting their own words.
+    fn row(&self) -> Vec<String> {
+        let yes = self.answers.iter().filter(|k| k.yes).count();
+        let halluc = self.answers.iter().filter(|k| k.yes && !k.grounded).count();
+        let (contra, informative) = self.contradictions();
+        let mark = if informative {
+            ""
+        } else {
+            " (not informative)"
+        };
+        vec![
+            format!("{:.3}{mark}", self.density(false)),
+            format!("{:.3}", self.density(true)),
+            format!("{:.3}", self.density_by_memory()),
+            format!("{} edges", self.edges(false).len()),
+            format!("{halluc} of {yes} ({}){mark}", pct(halluc, yes)),
+            format!(
+                "{contra} of {} ({})",
+                self.answers.len(),
+                pct(contra, self.answers.len())
+            ),
+        ]
     }
 }
 
@@ -186,16 +238,31 @@ pub struct Run {
 
 /// Runs the town `hours` game hours between two rounds (0: one round only).
 pub fn run(sim: SimPlugin, folder: &Folder, hours: u32) -> Result<Run, String> {
-    let data = "relationships.json";
+    run_on(sim, folder, "", hours, "start", None)
+}
+
+/// [`run`] in a sub-folder of the run's (`sub`: `""`, or `"seed-3/"` for one town of several),
+/// its first round labelled `first` ("start"; "end" for a town read after its days), its
+/// requests going to `llm` when given (towns side by side: [`super::side_by_side`]).
+pub fn run_on(
+    sim: SimPlugin,
+    folder: &Folder,
+    sub: &str,
+    hours: u32,
+    first: &str,
+    llm: Option<Llm>,
+) -> Result<Run, String> {
+    let data = format!("{sub}relationships.json");
+    let data = data.as_str();
     let mut run: Run = folder.read(data).unwrap_or_default();
-    let mut town = open_town(sim, &folder.work.join("saves"))?;
+    let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
     let agents = town.residents().len();
     if run.rounds.is_empty() {
         let before = stats(town.app.world());
         let t = Instant::now();
-        let r = know_round(town.app.world_mut(), "start");
+        let r = know_round(town.app.world_mut(), first);
         run.costs.push(Cost::of(
-            "who-knows-whom at the start",
+            &format!("who-knows-whom ({first})"),
             &stats(town.app.world()).since(&before),
             t.elapsed().as_secs_f64(),
             agents,
@@ -286,34 +353,29 @@ pub fn graphml(r: &KnowRound, met: &[(String, String, usize)]) -> String {
     s
 }
 
-/// The report's section.
-pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
-    let mut md = String::from("## Relationships\n\n");
-    md.push_str("Every resident was asked \"Do you know <name>?\" about every other. Two residents are joined when both said yes; *grounded* joins need a memory naming the other on both sides. Density η = 2|E| / (|V|(|V| − 1)).\n\n");
-    let mut rows = Vec::new();
+/// The columns of [`KnowRound::row`].
+const ROUND_COLUMNS: [&str; 6] = [
+    "density (mutual yes)",
+    "density (grounded)",
+    "density (by memory)",
+    "edges",
+    "yes with no memory behind it",
+    "answers contradicting their own words",
+];
+
+/// How the densities are read, and the paper's.
+fn explained() -> String {
+    format!(
+        "Every resident was asked \"Do you know <name>?\" about every other. Two residents are joined when both said yes; *grounded* joins need a memory naming the other on both sides; *by memory* joins are the pairs where each holds a memory naming the other, whatever they answered (the figure that needs no answer to mean anything). Density η = 2|E| / (|V|(|V| − 1)). A round where more than {:.0} % of answers contradict their own words (\"yes\" with \"No, I don't know her\") is marked *not informative*. The paper: 0.167 → 0.74 over two game days; 6 of 453 awareness answers (1.3 %) hallucinated.\n\n",
+        100.0 * super::ask::CONTRADICTION_LIMIT
+    )
+}
+
+/// Writes a town's answers (`knows.csv`), its graphs as GraphML (`knows-<round>.graphml`) and
+/// the last round's graph (`knows.png`) into `sub` of the run's folder.
+fn files(run: &Run, folder: &Folder, sub: &str) -> Result<(), String> {
     let mut data = Vec::new();
     for r in &run.rounds {
-        let yes = r.answers.iter().filter(|k| k.yes).count();
-        let halluc = r.answers.iter().filter(|k| k.yes && !k.grounded).count();
-        let contra = r.answers.iter().filter(|k| k.contradicts).count();
-        let mark = if super::ask::informative(contra, r.answers.len()) {
-            ""
-        } else {
-            " (not informative)"
-        };
-        rows.push(vec![
-            r.label.clone(),
-            r.at.to_string(),
-            format!("{:.3}{mark}", r.density(false)),
-            format!("{:.3}", r.density(true)),
-            format!("{} edges", r.edges(false).len()),
-            format!("{halluc} of {yes} ({}){mark}", pct(halluc, yes)),
-            format!(
-                "{contra} of {} ({})",
-                r.answers.len(),
-                pct(contra, r.answers.len())
-            ),
-        ]);
         for k in &r.answers {
             data.push(vec![
                 r.label.clone(),
@@ -326,23 +388,13 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
                 k.says.clone(),
             ]);
         }
-        folder.write_text(&format!("knows-{}.graphml", r.label), &graphml(r, &run.met))?;
+        folder.write_text(
+            &format!("{sub}knows-{}.graphml", r.label),
+            &graphml(r, &run.met),
+        )?;
     }
-    md.push_str(&table(
-        &[
-            "round",
-            "time",
-            "density (mutual yes)",
-            "density (grounded)",
-            "edges",
-            "yes with no memory behind it",
-            "answers contradicting their own words",
-        ],
-        &rows,
-    ));
-    md.push_str(&format!("\nThe paper: 0.167 → 0.74 over two game days; 6 of 453 awareness answers (1.3 %) hallucinated. *Grounded* density needs no answer to mean anything; a round where more than {:.0} % of answers contradict their own words (\"yes\" with \"No, I don't know her\") is marked *not informative*.\n\n", 100.0 * super::ask::CONTRADICTION_LIMIT));
     folder.write_text(
-        "knows.csv",
+        &format!("{sub}knows.csv"),
         &csv(
             &[
                 "round",
@@ -360,7 +412,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     if let Some(last) = run.rounds.last() {
         let first = run.rounds.first().filter(|f| f.label != last.label);
         super::report::plot::graph(
-            &folder.work.join("knows.png"),
+            &folder.work.join(sub).join("knows.png"),
             &format!(
                 "Who knows whom ({}; mutual yes; new since the start in colour)",
                 last.at
@@ -369,6 +421,26 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             &last.edges(false),
             first.map(|f| f.edges(false)).as_ref(),
         )?;
+    }
+    Ok(())
+}
+
+/// The report's section.
+pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
+    let mut md = String::from("## Relationships\n\n");
+    md.push_str(&explained());
+    let rows: Vec<Vec<String>> = run
+        .rounds
+        .iter()
+        .map(|r| [vec![r.label.clone(), r.at.to_string()], r.row()].concat())
+        .collect();
+    md.push_str(&table(
+        &[&["round", "time"][..], &ROUND_COLUMNS[..]].concat(),
+        &rows,
+    ));
+    md.push('\n');
+    files(run, folder, "")?;
+    if !run.rounds.is_empty() {
         md.push_str(
             "![who knows whom](knows.png)\n\nThe graphs as GraphML (for Gephi or networkx): ",
         );
@@ -400,6 +472,95 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         md.push_str(&s.section("", folder, "social.csv")?);
     }
     md.push_str(&cost_section(&run.costs));
+    Ok(md)
+}
+
+/// The section of a run of several towns (`seed`, its run): each town's rounds, min / median /
+/// max of each density per round over the towns beside the paper; each town's answers, graphs
+/// and social life in `seed-<n>/`. `before`: costs of the run's own, ahead of the towns' (the
+/// round of the scenario at its start that kept towns are shown beside).
+pub fn towns_report(
+    towns: &[(u32, Run)],
+    before: &[Cost],
+    folder: &Folder,
+) -> Result<String, String> {
+    if let [(_, one)] = towns {
+        let mut one = one.clone();
+        one.costs.splice(0..0, before.iter().cloned());
+        return report(&one, folder);
+    }
+    let mut md = format!("## Relationships, {} towns\n\n", towns.len());
+    md.push_str(&explained());
+    let mut rows = Vec::new();
+    // Densities by round label (in the order first seen): mutual yes, grounded, by memory.
+    let mut by_round: Vec<(String, [Vec<f64>; 3])> = Vec::new();
+    for (seed, run) in towns {
+        for r in &run.rounds {
+            rows.push(
+                [
+                    vec![seed.to_string(), r.label.clone(), r.at.to_string()],
+                    r.row(),
+                ]
+                .concat(),
+            );
+            let i = match by_round.iter().position(|(l, _)| l == &r.label) {
+                Some(i) => i,
+                None => {
+                    by_round.push((r.label.clone(), Default::default()));
+                    by_round.len() - 1
+                }
+            };
+            let d = &mut by_round[i].1;
+            d[0].push(r.density(false));
+            d[1].push(r.density(true));
+            d[2].push(r.density_by_memory());
+        }
+    }
+    let mmm = |v: &Vec<f64>| super::report::stats::min_median_max(v);
+    for (label, d) in &by_round {
+        let mut row = vec!["min / median / max".into(), label.clone(), String::new()];
+        row.extend(d.iter().map(mmm));
+        row.extend([String::new(), String::new(), String::new()]);
+        rows.push(row);
+    }
+    rows.push(
+        [
+            vec![
+                "the paper".into(),
+                "start → end".into(),
+                "2 game days".into(),
+            ],
+            vec!["0.167 → 0.74".into()],
+            vec![String::new(); 5],
+        ]
+        .concat(),
+    );
+    md.push_str(&table(
+        &[&["town", "round", "time"][..], &ROUND_COLUMNS[..]].concat(),
+        &rows,
+    ));
+    md.push_str("\nEach town's answers (`knows.csv`), graphs (`knows-<round>.graphml`, `knows.png`) and residents' conversations (`social.csv`) are in its folder `seed-<n>/`.\n\n");
+    let mut costs = before.to_vec();
+    for (seed, run) in towns {
+        let sub = format!("seed-{seed}/");
+        files(run, folder, &sub)?;
+        md.push_str(&format!(
+            "### Town {seed}\n\n![who knows whom, town {seed}]({sub}knows.png)\n\n"
+        ));
+        if let Some(s) = &run.social {
+            md.push_str(&format!(
+                "Social life {}; {} pairs talked.\n\n",
+                s.line(),
+                run.met.len()
+            ));
+            s.section("", folder, &format!("{sub}social.csv"))?;
+        }
+        costs.extend(run.costs.iter().map(|c| Cost {
+            phase: format!("town {seed}: {}", c.phase),
+            ..c.clone()
+        }));
+    }
+    md.push_str(&cost_section(&costs));
     Ok(md)
 }
 
@@ -443,6 +604,13 @@ mod tests {
         assert!((r.density(false) - 2.0 / 3.0).abs() < 1e-12);
         // Grounded: B's yes about A has no memory behind it.
         assert!((r.density(true) - 1.0 / 3.0).abs() < 1e-12);
+        // By memory, whatever was answered: A and C hold memories of each other (C said no),
+        // B and C too; B holds none of A.
+        assert_eq!(
+            r.memory_edges().into_iter().collect::<Vec<_>>(),
+            [("A".into(), "C".into()), ("B".into(), "C".into())]
+        );
+        assert!((r.density_by_memory() - 2.0 / 3.0).abs() < 1e-12);
         let xml = graphml(&r, &[("A".into(), "B".into(), 4)]);
         assert!(xml.contains("<edge source=\"A\" target=\"B\"><data key=\"grounded\">false</data><data key=\"met\">4</data>"), "{xml}");
     }

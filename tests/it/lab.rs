@@ -832,3 +832,126 @@ fn towns_run_side_by_side_on_one_runtime_report_what_they_report_one_after_anoth
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `lab relationships` over the towns a run of several kept (`--towns`): the scenario asked at
+/// its start, each kept town after its hours, min / median / max of each density beside the
+/// paper, each town's answers in its folder; `lab party --seeds 2` runs two towns to the end of
+/// the gathering and reports both with the spread.
+#[test]
+fn relationships_and_the_party_report_over_several_towns() {
+    let dir = crate::temp_dir("lab-towns");
+    let lab = |args: &[&str]| {
+        let mut c = std::process::Command::new(crate::simulacra_bin());
+        c.arg("lab")
+            .args(args)
+            .args([
+                "--scenario",
+                "the_ville_n3",
+                "--scripted-llm",
+                "--routine",
+                "--out",
+            ])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null());
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let report = |name: &str| {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with(name))
+            .unwrap_or_else(|| panic!("a report folder {name}-…"))
+    };
+    lab(&[
+        "diffusion",
+        "--start",
+        "2023-02-13 10:00",
+        "--days",
+        "0.0417",
+        "--seeds",
+        "2",
+        "--together",
+        "--name",
+        "d",
+    ]);
+    let d = report("d-");
+    let kept = lab::towns_in(&d).unwrap();
+    assert_eq!(
+        kept.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        [1, 2],
+        "each town kept"
+    );
+    let towns = d.to_string_lossy().to_string();
+    lab(&[
+        "relationships",
+        "--start",
+        "2023-02-13 10:00",
+        "--towns",
+        &towns,
+        "--name",
+        "r",
+    ]);
+    let r = report("r-");
+    let md = std::fs::read_to_string(r.join("report.md")).unwrap();
+    assert!(md.contains("## Relationships, 2 towns"), "{md}");
+    assert!(md.contains("density (by memory)"), "{md}");
+    assert!(md.contains("| the paper | start → end |"), "{md}");
+    for round in ["start", "end"] {
+        assert!(
+            md.contains(&format!("| min / median / max | {round} |")),
+            "{round}: {md}"
+        );
+    }
+    for seed in [1, 2] {
+        for f in ["knows.csv", "knows-start.graphml", "knows-end.graphml", "knows.png"] {
+            assert!(r.join(format!("seed-{seed}/{f}")).exists(), "seed-{seed}/{f}");
+        }
+        let run: lab::relationships::Run = serde_json::from_str(
+            &std::fs::read_to_string(r.join(format!("seed-{seed}/relationships.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(run.rounds.len(), 1, "a kept town is asked once");
+        assert_eq!(
+            run.rounds[0].at,
+            GameTime::parse("2023-02-13 11:00").unwrap(),
+            "as it was kept, after its hour"
+        );
+        assert_eq!(run.rounds[0].answers.len(), 6, "every ordered pair");
+    }
+    // The towns' rows: each town its start (10:00, the scenario) and its end (11:00).
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
+        .count();
+    assert_eq!(rows, 4, "{md}");
+
+    lab(&[
+        "party",
+        "--start",
+        "2023-02-14 16:30",
+        "--seeds",
+        "2",
+        "--name",
+        "p",
+    ]);
+    let p = report("p-");
+    let md = std::fs::read_to_string(p.join("report.md")).unwrap();
+    assert!(md.contains("## The gathering, 2 towns"), "{md}");
+    assert!(md.contains("| min / median / max |"), "{md}");
+    assert!(md.contains("town 2: "), "each town's cost: {md}");
+    for seed in [1, 2] {
+        assert!(p.join(format!("party-seed-{seed}.csv")).exists());
+        let run: party::Run = serde_json::from_str(
+            &std::fs::read_to_string(p.join(format!("seed-{seed}/party.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(run.guests.len(), 2, "everyone but the organiser");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

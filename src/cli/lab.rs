@@ -83,8 +83,9 @@ pub enum LabCommand {
         together: bool,
         /// Ask the towns a finished run of several left (its report folder: `seed-<n>/town`,
         /// as after `lab diffusion --seeds 5`) instead of running towns: one round of each
-        /// after its days, beside one round of the scenario at its start.
-        #[arg(long, conflicts_with_all = ["seeds", "days"])]
+        /// after its days, beside one round of the scenario at its start (the towns' own
+        /// scenario, settings and start; `--config` or `--scripted-llm` choose the model).
+        #[arg(long, conflicts_with_all = ["seeds", "days", "scenario", "map", "start", "load", "routine"])]
         towns: Option<PathBuf>,
     },
     /// The party: who was invited (from their memories), who planned to come (a plan item at
@@ -189,15 +190,6 @@ fn seeded(a: &LabArgs, seeds: u32) -> Result<Vec<(u32, SimPlugin)>, String> {
     Ok(towns)
 }
 
-/// The sub-folder of town `seed` of `n` towns (`""` for a run of one).
-fn sub(seed: u32, n: usize) -> String {
-    if n > 1 {
-        format!("seed-{seed}/")
-    } else {
-        String::new()
-    }
-}
-
 fn hours(days: f64, what: &str) -> Result<u32, String> {
     if !(0.0..=30.0).contains(&days) {
         return Err(format!("{what}: {days} is not between 0 and 30"));
@@ -274,47 +266,62 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
             } else {
                 hours(days, "--days")?
             };
-            let sim = world(&a)?;
-            // The towns to ask: run here (`--seeds`), or kept by a finished run (`--towns`).
-            let (runs, first): (Vec<(u32, SimPlugin)>, &str) = match &towns {
+            // The towns to ask (seed, sub-folder, first round): run here (`--seeds`), or kept by
+            // a finished run (`--towns`) beside the scenario at its start, made from the first
+            // kept town's own scenario, map, settings and start (`seed` 0, in `start/`).
+            let mut runs: Vec<((u32, String, &str), SimPlugin)> = Vec::new();
+            let sim = match &towns {
                 Some(dir) => {
+                    let config = world(&a)?.config;
                     let kept = lab::towns_in(dir)?;
-                    let mut v = Vec::new();
-                    for (seed, path) in kept {
-                        v.push((seed, SimPlugin::from_save(&path, sim.config.clone())?));
+                    let n = kept.len();
+                    for (seed, path) in &kept {
+                        let town = SimPlugin::from_save(path, config.clone())?;
+                        runs.push(((*seed, lab::town_folder(*seed, n), "end"), town));
                     }
-                    (v, "end")
+                    let mut start = SimPlugin::from_save(&kept[0].1, config)?;
+                    start.load = None;
+                    if let Some(((seed, _, _), _)) = runs.iter().find(|(_, t)| {
+                        t.scenario.name != start.scenario.name
+                            || t.scenario.start != start.scenario.start
+                    }) {
+                        return Err(format!(
+                            "--towns: the towns in {} are not of one scenario and start (town {seed} differs from town {})",
+                            dir.display(),
+                            kept[0].0
+                        ));
+                    }
+                    runs.insert(0, ((0, "start/".into(), "start"), start.clone()));
+                    start
                 }
-                None => (seeded(&a, seeds)?, "start"),
+                None => {
+                    let seeded = seeded(&a, seeds)?;
+                    let n = seeded.len();
+                    for (seed, town) in seeded {
+                        runs.push(((seed, lab::town_folder(seed, n), "start"), town));
+                    }
+                    world(&a)?
+                }
             };
             let folder = folder(&a, "relationships")?;
-            let seed_list: Vec<u32> = runs.iter().map(|(s, _)| *s).collect();
+            let seed_list: Vec<u32> = runs
+                .iter()
+                .map(|((s, _, _), _)| *s)
+                .filter(|s| *s > 0)
+                .collect();
             lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
             let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            // Kept towns are asked once; the scenario at its start is their first round.
-            let start = match &towns {
-                Some(_) => Some(lab::relationships::run_on(
-                    sim, &folder, "start/", 0, "start", None,
-                )?),
-                None => None,
-            };
-            let n = runs.len();
-            let mut done = lab::side_by_side(runs, together, |seed, town, llm| {
-                let run =
-                    lab::relationships::run_on(town, &folder, &sub(seed, n), hours, first, llm)?;
+            let mut done = lab::side_by_side(runs, together, |(seed, sub, first), town, llm| {
+                let run = lab::relationships::run_on(town, &folder, &sub, hours, first, llm)?;
                 Ok((seed, run))
             })?;
-            let mut before = Vec::new();
-            if let Some(start) = &start {
-                for (_, run) in &mut done {
-                    run.rounds.splice(0..0, start.rounds.iter().cloned());
-                }
-                before.extend(start.costs.iter().map(|c| lab::report::Cost {
-                    phase: format!("the scenario: {}", c.phase),
-                    ..c.clone()
-                }));
-            }
-            let section = lab::relationships::towns_report(&done, &before, &folder)?;
+            let scenario = if towns.is_some() {
+                Some(done.remove(0).1)
+            } else {
+                None
+            };
+            let n = done.len();
+            let section = lab::relationships::towns_report(&done, scenario.as_ref(), &folder)?;
             let residents = done
                 .first()
                 .map(|(_, r)| r.rounds[0].names.len())
@@ -356,7 +363,8 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
             let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
             let n = towns.len();
             let runs = lab::side_by_side(towns, together, |seed, town, llm| {
-                let run = lab::party::run_on(town, &folder, &sub(seed, n), &gathering, llm)?;
+                let run =
+                    lab::party::run_on(town, &folder, &lab::town_folder(seed, n), &gathering, llm)?;
                 Ok((seed, run))
             })?;
             let section = lab::party::towns_report(&runs, &folder)?;

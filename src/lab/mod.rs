@@ -274,6 +274,75 @@ impl Town {
     }
 }
 
+/// A stretch of a town's game hours run in one sitting, whose cost is kept as it goes: each
+/// game hour it is put into the run's data and written before the checkpoint, so that a run
+/// stopped and resumed keeps each sitting's cost up to its last checkpoint (the hour a stop cut
+/// short is run again and counted once).
+pub struct Sitting {
+    before: crate::llm::metrics::LlmStats,
+    started: Instant,
+    from: u64,
+    agents: usize,
+    resumed: bool,
+}
+
+impl Sitting {
+    /// A sitting beginning now; `resumed`: the run had stopped before it.
+    pub fn begin(town: &mut Town, resumed: bool) -> Self {
+        Self {
+            before: report::stats(town.app.world()),
+            started: Instant::now(),
+            from: town.clock().step,
+            agents: town.residents().len(),
+            resumed,
+        }
+    }
+
+    /// What it has cost up to the world's present step.
+    pub fn cost(&self, world: &World) -> report::Cost {
+        let c = world.resource::<SimClock>();
+        let h = c.step.saturating_sub(self.from) as f64 * c.sec_per_step as f64 / 3600.0;
+        report::Cost::of(
+            &format!(
+                "{h:.0} game hours of the town{}",
+                if self.resumed { " (resumed)" } else { "" }
+            ),
+            &report::stats(world).since(&self.before),
+            self.started.elapsed().as_secs_f64(),
+            self.agents,
+            h,
+        )
+    }
+
+    /// Runs `town` to `end` (see [`Town::run_until`]); every game hour `keep` puts the cost so
+    /// far into `data`, which is written to `file` before the checkpoint.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<T: Serialize>(
+        &self,
+        town: &mut Town,
+        end: u64,
+        label: &str,
+        folder: &Folder,
+        file: &str,
+        data: &mut T,
+        keep: impl Fn(&mut T, report::Cost),
+    ) -> Result<(), String> {
+        town.run_until(end, label, |world| {
+            keep(data, self.cost(world));
+            folder.write(file, data)
+        })
+    }
+}
+
+/// The sub-folder of town `seed` in a run of `n` towns (`""` for a run of one).
+pub fn town_folder(seed: u32, n: usize) -> String {
+    if n > 1 {
+        format!("seed-{seed}/")
+    } else {
+        String::new()
+    }
+}
+
 /// The residents of a world by name, sorted.
 pub fn residents(w: &mut World) -> Vec<(String, Entity)> {
     let mut q = w.query_filtered::<(Entity, &Identity), With<Resident>>();

@@ -9,8 +9,8 @@
 //! for a conflicting plan (a conflict), declined as not interested, or no plan to go (accepted or
 //! never answered, and planned elsewhere).
 
-use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, open_town_on};
+use super::report::{Cost, cost_section, csv, table};
+use super::{Folder, Sitting, open_town_on};
 use crate::SimPlugin;
 use crate::agent::{DayPlan, Identity, Resident};
 use crate::llm::Llm;
@@ -23,7 +23,6 @@ use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 /// One resident and the gathering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -384,6 +383,9 @@ pub struct Run {
     pub guests: Vec<Guest>,
     /// Costs.
     pub costs: Vec<Cost>,
+    /// The cost of the sitting under way, up to its last game hour (see [`Sitting`]).
+    #[serde(default)]
+    pub sitting: Option<Cost>,
 }
 
 /// Runs the town until the gathering is over (from a save made after it, only reads).
@@ -403,9 +405,11 @@ pub fn run_on(
     let data = format!("{sub}party.json");
     let data = data.as_str();
     let mut run: Run = folder.read(data).unwrap_or_default();
+    if !run.guests.is_empty() {
+        return Ok(run); // this town was done before a stop
+    }
     let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
     let label = super::town_label(sub);
-    let agents = town.residents().len();
     let streams = streams_of(town.app.world_mut());
     let g = match &run.gathering {
         Some(g) => g.clone(),
@@ -419,15 +423,24 @@ pub fn run_on(
     run.gathering = Some(g.clone());
     let (from, to) = window(&g);
     let c = town.clock();
-    let step_at = |t: GameTime| c.step as i64 + (t.0 - c.now.0) / c.sec_per_step as i64;
-    let t = Instant::now();
-    let before = stats(town.app.world());
-    let first = c.step;
+    let step_at = |t: GameTime| (c.step as i64 + (t.0 - c.now.0) / c.sec_per_step as i64) as u64;
+    // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
+    let resumed = run.sitting.is_some() || town.resumed;
+    if let Some(cost) = run.sitting.take() {
+        run.costs.push(cost);
+    }
+    let sitting = Sitting::begin(&mut town, resumed);
+    let keep = |r: &mut Run, cost| r.sitting = Some(cost);
     if c.now < from {
-        town.run_until(
-            step_at(from) as u64,
-            &format!("{label} until the gathering"),
-            |_| Ok(()),
+        let until = format!("{label} until the gathering");
+        sitting.run(
+            &mut town,
+            step_at(from),
+            &until,
+            folder,
+            data,
+            &mut run,
+            keep,
         )?;
     }
     if run.plans.is_empty() {
@@ -435,20 +448,19 @@ pub fn run_on(
         folder.write(data, &run)?;
     }
     if town.clock().now < to {
-        town.run_until(
-            step_at(to) as u64,
-            &format!("{label} during the gathering"),
-            |_| Ok(()),
+        let during = format!("{label} during the gathering");
+        sitting.run(
+            &mut town,
+            step_at(to),
+            &during,
+            folder,
+            data,
+            &mut run,
+            keep,
         )?;
     }
-    let h = (town.clock().step - first) as f64 * c.sec_per_step as f64 / 3600.0;
-    run.costs.push(Cost::of(
-        &format!("{h:.0} game hours of the town"),
-        &stats(town.app.world()).since(&before),
-        t.elapsed().as_secs_f64(),
-        agents,
-        h,
-    ));
+    run.sitting = None;
+    run.costs.push(sitting.cost(town.app.world()));
     run.guests = guests(town.app.world_mut(), &g, &run.plans);
     folder.write(data, &run)?;
     Ok(run)
@@ -466,10 +478,9 @@ pub fn towns_report(towns: &[(u32, Run)], folder: &Folder) -> Result<String, Str
     let costs: Vec<Cost> = towns
         .iter()
         .flat_map(|(seed, r)| {
-            r.costs.iter().map(move |c| Cost {
-                phase: format!("town {seed}: {}", c.phase),
-                ..c.clone()
-            })
+            r.costs
+                .iter()
+                .map(move |c| c.prefixed(&format!("town {seed}")))
         })
         .collect();
     md.push_str(&cost_section(&costs));

@@ -8,7 +8,7 @@ use super::ask::{Ask, Shape, ask_all};
 use super::diffusion::{pct, streams};
 use super::report::stats::density;
 use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, Progress, open_town_on};
+use super::{Folder, Progress, Sitting, open_town_on};
 use crate::SimPlugin;
 use crate::agent::conversation::ConversationLog;
 use crate::cognition::config::Ablation;
@@ -135,8 +135,8 @@ impl KnowRound {
     }
 }
 
-/// Asks every resident about every other now.
-pub fn know_round(world: &mut World, label: &str) -> KnowRound {
+/// Asks every resident about every other now (`town`: which town, for the progress line).
+pub fn know_round(world: &mut World, label: &str, town: &str) -> KnowRound {
     let residents = super::residents(world);
     let now = world.resource::<SimClock>().now;
     let names: Vec<String> = residents.iter().map(|(n, _)| n.clone()).collect();
@@ -156,7 +156,7 @@ pub fn know_round(world: &mut World, label: &str) -> KnowRound {
         }
     }
     let started = Instant::now();
-    let mut progress = Progress::new(&format!("who knows whom ({label})"));
+    let mut progress = Progress::new(&format!("who knows whom ({town}, {label})"));
     let answers = ask_all(world, &asks, |d, n| {
         progress.draw(d as f64, n as f64, started, &format!("{d} of {n} answers"))
     });
@@ -234,6 +234,9 @@ pub struct Run {
     pub social: Option<super::social::Social>,
     /// Costs.
     pub costs: Vec<Cost>,
+    /// The cost of the sitting under way, up to its last game hour (see [`Sitting`]).
+    #[serde(default)]
+    pub sitting: Option<Cost>,
 }
 
 /// Runs the town `hours` game hours between two rounds (0: one round only).
@@ -256,11 +259,12 @@ pub fn run_on(
     let data = data.as_str();
     let mut run: Run = folder.read(data).unwrap_or_default();
     let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
+    let label = super::town_label(sub);
     let agents = town.residents().len();
     if run.rounds.is_empty() {
         let before = stats(town.app.world());
         let t = Instant::now();
-        let r = know_round(town.app.world_mut(), first);
+        let r = know_round(town.app.world_mut(), first, &label);
         run.costs.push(Cost::of(
             &format!("who-knows-whom ({first})"),
             &stats(town.app.world()).since(&before),
@@ -286,25 +290,24 @@ pub fn run_on(
     let start = run.rounds[0].at;
     let start_step = c.step - ((c.now.0 - start.0) / c.sec_per_step as i64).max(0) as u64;
     let end = start_step + hours as u64 * (3600 / c.sec_per_step as u64);
+    // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
+    let resumed = run.sitting.is_some();
+    if let Some(c) = run.sitting.take() {
+        run.costs.push(c);
+    }
     if c.step < end {
-        let before = stats(town.app.world());
-        let t = Instant::now();
-        let from = c.step;
-        town.run_until(end, "town", |_| Ok(()))?;
-        let h = (town.clock().step - from) as f64 * c.sec_per_step as f64 / 3600.0;
-        run.costs.push(Cost::of(
-            &format!("{h:.0} game hours of the town"),
-            &stats(town.app.world()).since(&before),
-            t.elapsed().as_secs_f64(),
-            agents,
-            h,
-        ));
+        let sitting = Sitting::begin(&mut town, resumed || c.step > start_step);
+        sitting.run(&mut town, end, &label, folder, data, &mut run, |r, c| {
+            r.sitting = Some(c)
+        })?;
+        run.sitting = None;
+        run.costs.push(sitting.cost(town.app.world()));
         folder.write(data, &run)?;
     }
     if run.rounds.len() < 2 {
         let before = stats(town.app.world());
         let t = Instant::now();
-        let r = know_round(town.app.world_mut(), "end");
+        let r = know_round(town.app.world_mut(), "end", &label);
         run.costs.push(Cost::of(
             "who-knows-whom at the end",
             &stats(town.app.world()).since(&before),
@@ -372,8 +375,9 @@ fn explained() -> String {
 }
 
 /// Writes a town's answers (`knows.csv`), its graphs as GraphML (`knows-<round>.graphml`) and
-/// the last round's graph (`knows.png`) into `sub` of the run's folder.
-fn files(run: &Run, folder: &Folder, sub: &str) -> Result<(), String> {
+/// the last round's graph (`knows.png`, new joins since the first round or `base` in colour)
+/// into `sub` of the run's folder.
+fn files(run: &Run, folder: &Folder, sub: &str, base: Option<&KnowRound>) -> Result<(), String> {
     let mut data = Vec::new();
     for r in &run.rounds {
         for k in &r.answers {
@@ -410,7 +414,9 @@ fn files(run: &Run, folder: &Folder, sub: &str) -> Result<(), String> {
         ),
     )?;
     if let Some(last) = run.rounds.last() {
-        let first = run.rounds.first().filter(|f| f.label != last.label);
+        let first = base
+            .or(run.rounds.first())
+            .filter(|f| f.label != last.label);
         super::report::plot::graph(
             &folder.work.join(sub).join("knows.png"),
             &format!(
@@ -439,7 +445,7 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         &rows,
     ));
     md.push('\n');
-    files(run, folder, "")?;
+    files(run, folder, "", None)?;
     if !run.rounds.is_empty() {
         md.push_str(
             "![who knows whom](knows.png)\n\nThe graphs as GraphML (for Gephi or networkx): ",
@@ -477,23 +483,38 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
 
 /// The section of a run of several towns (`seed`, its run): each town's rounds, min / median /
 /// max of each density per round over the towns beside the paper; each town's answers, graphs
-/// and social life in `seed-<n>/`. `before`: costs of the run's own, ahead of the towns' (the
-/// round of the scenario at its start that kept towns are shown beside).
+/// and social life in `seed-<n>/`. `scenario`: the round of the scenario at its start that kept
+/// towns (asked once, after their days) are shown beside: one row, out of the spread.
 pub fn towns_report(
     towns: &[(u32, Run)],
-    before: &[Cost],
+    scenario: Option<&Run>,
     folder: &Folder,
 ) -> Result<String, String> {
+    let base = scenario.and_then(|s| s.rounds.first());
+    let scenario_costs: Vec<Cost> = scenario
+        .map(|s| s.costs.iter().map(|c| c.prefixed("the scenario")).collect())
+        .unwrap_or_default();
     if let [(_, one)] = towns {
         let mut one = one.clone();
-        one.costs.splice(0..0, before.iter().cloned());
+        one.rounds.splice(0..0, base.cloned());
+        one.costs.splice(0..0, scenario_costs);
         return report(&one, folder);
     }
     let mut md = format!("## Relationships, {} towns\n\n", towns.len());
     md.push_str(&explained());
     let mut rows = Vec::new();
-    // Densities by round label (in the order first seen): mutual yes, grounded, by memory.
-    let mut by_round: Vec<(String, [Vec<f64>; 3])> = Vec::new();
+    if let Some(b) = base {
+        rows.push(
+            [
+                vec!["the scenario".into(), b.label.clone(), b.at.to_string()],
+                b.row(),
+            ]
+            .concat(),
+        );
+    }
+    // Densities by round label (in the order first seen): mutual yes, grounded, by memory; and
+    // how many of its rounds were not informative.
+    let mut by_round: Vec<(String, [Vec<f64>; 3], usize)> = Vec::new();
     for (seed, run) in towns {
         for r in &run.rounds {
             rows.push(
@@ -503,23 +524,27 @@ pub fn towns_report(
                 ]
                 .concat(),
             );
-            let i = match by_round.iter().position(|(l, _)| l == &r.label) {
+            let i = match by_round.iter().position(|(l, _, _)| l == &r.label) {
                 Some(i) => i,
                 None => {
-                    by_round.push((r.label.clone(), Default::default()));
+                    by_round.push((r.label.clone(), Default::default(), 0));
                     by_round.len() - 1
                 }
             };
-            let d = &mut by_round[i].1;
+            let (_, d, mute) = &mut by_round[i];
             d[0].push(r.density(false));
             d[1].push(r.density(true));
             d[2].push(r.density_by_memory());
+            *mute += usize::from(!r.contradictions().1);
         }
     }
     let mmm = |v: &Vec<f64>| super::report::stats::min_median_max(v);
-    for (label, d) in &by_round {
+    for (label, d, mute) in &by_round {
         let mut row = vec!["min / median / max".into(), label.clone(), String::new()];
         row.extend(d.iter().map(mmm));
+        if *mute > 0 {
+            row[3].push_str(&format!(" ({mute} of {} not informative)", d[0].len()));
+        }
         row.extend([String::new(), String::new(), String::new()]);
         rows.push(row);
     }
@@ -539,11 +564,16 @@ pub fn towns_report(
         &[&["town", "round", "time"][..], &ROUND_COLUMNS[..]].concat(),
         &rows,
     ));
-    md.push_str("\nEach town's answers (`knows.csv`), graphs (`knows-<round>.graphml`, `knows.png`) and residents' conversations (`social.csv`) are in its folder `seed-<n>/`.\n\n");
-    let mut costs = before.to_vec();
+    md.push_str("\nEach town's answers (`knows.csv`), graphs (`knows-<round>.graphml`, `knows.png`) and residents' conversations (`social.csv`) are in its folder `seed-<n>/`");
+    if let Some(sc) = scenario {
+        md.push_str("; the scenario's in `start/`");
+        files(sc, folder, "start/", None)?;
+    }
+    md.push_str(".\n\n");
+    let mut costs = scenario_costs;
     for (seed, run) in towns {
-        let sub = format!("seed-{seed}/");
-        files(run, folder, &sub)?;
+        let sub = super::town_folder(*seed, towns.len());
+        files(run, folder, &sub, base)?;
         md.push_str(&format!(
             "### Town {seed}\n\n![who knows whom, town {seed}]({sub}knows.png)\n\n"
         ));
@@ -555,10 +585,11 @@ pub fn towns_report(
             ));
             s.section("", folder, &format!("{sub}social.csv"))?;
         }
-        costs.extend(run.costs.iter().map(|c| Cost {
-            phase: format!("town {seed}: {}", c.phase),
-            ..c.clone()
-        }));
+        costs.extend(
+            run.costs
+                .iter()
+                .map(|c| c.prefixed(&format!("town {seed}"))),
+        );
     }
     md.push_str(&cost_section(&costs));
     Ok(md)

@@ -833,27 +833,28 @@ fn towns_run_side_by_side_on_one_runtime_report_what_they_report_one_after_anoth
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// `lab relationships` over the towns a run of several kept (`--towns`): the scenario asked at
-/// its start, each kept town after its hours, min / median / max of each density beside the
-/// paper, each town's answers in its folder; `lab party --seeds 2` runs two towns to the end of
-/// the gathering and reports both with the spread.
+/// `lab relationships` over the towns a run of several kept (`--towns`): the scenario asked once
+/// at its start (the towns' own), each kept town once after its hours, min / median / max of each
+/// density beside the paper, each town's answers in its folder; `--seeds 2 --together` runs two
+/// towns between two rounds; `--towns` with `--days` refused. `lab party --seeds 2` runs two
+/// towns to the end of the gathering and reports both with the spread; a town done before a stop
+/// is not run or counted again.
 #[test]
 fn relationships_and_the_party_report_over_several_towns() {
     let dir = crate::temp_dir("lab-towns");
-    let lab = |args: &[&str]| {
+    let command = |args: &[&str], world: bool| {
         let mut c = std::process::Command::new(crate::simulacra_bin());
-        c.arg("lab")
-            .args(args)
-            .args([
-                "--scenario",
-                "the_ville_n3",
-                "--scripted-llm",
-                "--routine",
-                "--out",
-            ])
+        c.arg("lab").args(args);
+        if world {
+            c.args(["--scenario", "the_ville_n3", "--routine"]);
+        }
+        c.args(["--scripted-llm", "--out"])
             .arg(&dir)
             .stdout(std::process::Stdio::null());
-        let out = c.output().unwrap();
+        c.output().unwrap()
+    };
+    let lab = |args: &[&str], world: bool| {
+        let out = command(args, world);
         assert!(
             out.status.success(),
             "{args:?}: {}",
@@ -868,18 +869,23 @@ fn relationships_and_the_party_report_over_several_towns() {
             .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with(name))
             .unwrap_or_else(|| panic!("a report folder {name}-…"))
     };
-    lab(&[
-        "diffusion",
-        "--start",
-        "2023-02-13 10:00",
-        "--days",
-        "0.0417",
-        "--seeds",
-        "2",
-        "--together",
-        "--name",
-        "d",
-    ]);
+    let relationships = |folder: &std::path::Path, seed: u32| -> lab::relationships::Run {
+        serde_json::from_str(
+            &std::fs::read_to_string(folder.join(format!("seed-{seed}/relationships.json")))
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let hour = ["--start", "2023-02-13 10:00", "--days", "0.0417"];
+    lab(
+        &[
+            &["diffusion"][..],
+            &hour[..],
+            &["--seeds", "2", "--together", "--name", "d"],
+        ]
+        .concat(),
+        true,
+    );
     let d = report("d-");
     let kept = lab::towns_in(&d).unwrap();
     assert_eq!(
@@ -888,34 +894,48 @@ fn relationships_and_the_party_report_over_several_towns() {
         "each town kept"
     );
     let towns = d.to_string_lossy().to_string();
-    lab(&[
-        "relationships",
-        "--start",
-        "2023-02-13 10:00",
-        "--towns",
-        &towns,
-        "--name",
-        "r",
-    ]);
+    let refused = command(
+        &[
+            "relationships",
+            "--towns",
+            &towns,
+            "--days",
+            "1",
+            "--name",
+            "x",
+        ],
+        false,
+    );
+    assert!(
+        !refused.status.success(),
+        "--towns takes the towns as they are"
+    );
+    lab(&["relationships", "--towns", &towns, "--name", "r"], false);
     let r = report("r-");
     let md = std::fs::read_to_string(r.join("report.md")).unwrap();
     assert!(md.contains("## Relationships, 2 towns"), "{md}");
     assert!(md.contains("density (by memory)"), "{md}");
     assert!(md.contains("| the paper | start → end |"), "{md}");
-    for round in ["start", "end"] {
-        assert!(
-            md.contains(&format!("| min / median / max | {round} |")),
-            "{round}: {md}"
-        );
+    assert!(
+        md.contains("| the scenario | start | February 13, 2023, 10:00:00 |"),
+        "the towns' own scenario at their start, asked once: {md}"
+    );
+    assert!(md.contains("| min / median / max | end |"), "{md}");
+    assert!(
+        !md.contains("| min / median / max | start |"),
+        "one start, no spread: {md}"
+    );
+    for f in ["knows.csv", "knows-start.graphml"] {
+        assert!(r.join(format!("start/{f}")).exists(), "start/{f}");
     }
     for seed in [1, 2] {
-        for f in ["knows.csv", "knows-start.graphml", "knows-end.graphml", "knows.png"] {
-            assert!(r.join(format!("seed-{seed}/{f}")).exists(), "seed-{seed}/{f}");
+        for f in ["knows.csv", "knows-end.graphml", "knows.png", "social.csv"] {
+            assert!(
+                r.join(format!("seed-{seed}/{f}")).exists(),
+                "seed-{seed}/{f}"
+            );
         }
-        let run: lab::relationships::Run = serde_json::from_str(
-            &std::fs::read_to_string(r.join(format!("seed-{seed}/relationships.json"))).unwrap(),
-        )
-        .unwrap();
+        let run = relationships(&r, seed);
         assert_eq!(run.rounds.len(), 1, "a kept town is asked once");
         assert_eq!(
             run.rounds[0].at,
@@ -923,23 +943,52 @@ fn relationships_and_the_party_report_over_several_towns() {
             "as it was kept, after its hour"
         );
         assert_eq!(run.rounds[0].answers.len(), 6, "every ordered pair");
+        assert!(
+            md.contains(&format!("| {seed} | end | February 13, 2023, 11:00:00 |")),
+            "{md}"
+        );
     }
-    // The towns' rows: each town its start (10:00, the scenario) and its end (11:00).
-    let rows = md
-        .lines()
-        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
-        .count();
-    assert_eq!(rows, 4, "{md}");
+    // Towns run here, side by side, each asked at its start and after its hour.
+    lab(
+        &[
+            &["relationships"][..],
+            &hour[..],
+            &["--seeds", "2", "--together", "--name", "s"],
+        ]
+        .concat(),
+        true,
+    );
+    let rs = report("s-");
+    let md = std::fs::read_to_string(rs.join("report.md")).unwrap();
+    for round in ["start", "end"] {
+        assert!(
+            md.contains(&format!("| min / median / max | {round} |")),
+            "{round}: {md}"
+        );
+    }
+    for seed in [1, 2] {
+        let run = relationships(&rs, seed);
+        assert_eq!(run.rounds.len(), 2, "start and end");
+        assert_eq!(run.rounds[1].at.0 - run.rounds[0].at.0, 3600);
+        assert!(
+            run.sitting.is_none() && run.costs.len() == 3,
+            "{:?}",
+            run.costs
+        );
+    }
 
-    lab(&[
-        "party",
-        "--start",
-        "2023-02-14 16:30",
-        "--seeds",
-        "2",
-        "--name",
-        "p",
-    ]);
+    lab(
+        &[
+            "party",
+            "--start",
+            "2023-02-14 16:30",
+            "--seeds",
+            "2",
+            "--name",
+            "p",
+        ],
+        true,
+    );
     let p = report("p-");
     let md = std::fs::read_to_string(p.join("report.md")).unwrap();
     assert!(md.contains("## The gathering, 2 towns"), "{md}");
@@ -953,5 +1002,16 @@ fn relationships_and_the_party_report_over_several_towns() {
         .unwrap();
         assert_eq!(run.guests.len(), 2, "everyone but the organiser");
     }
+    // A town done before a stop: its data as it was, no second cost.
+    let mut sim = scripted_n3(&GameConfig {
+        llm: LlmConfig::scripted(Vec::new()),
+        ..Default::default()
+    });
+    sim.scenario.start = GameTime::parse("2023-02-14 16:30").unwrap();
+    let folder = Folder::open(&dir, "again", false).unwrap();
+    let first = party::run_on(sim.clone(), &folder, "seed-1/", "", None).unwrap();
+    assert_eq!(first.costs.len(), 1, "{:?}", first.costs);
+    let again = party::run_on(sim, &folder, "seed-1/", "", None).unwrap();
+    assert_eq!(again, first);
     let _ = std::fs::remove_dir_all(&dir);
 }

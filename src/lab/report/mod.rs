@@ -40,6 +40,14 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// The same cost, its phase named after `prefix` ("town 3: 48 game hours of the town").
+    pub fn prefixed(&self, prefix: &str) -> Self {
+        Self {
+            phase: format!("{prefix}: {}", self.phase),
+            ..self.clone()
+        }
+    }
+
     /// The cost of the requests in `stats` (since a snapshot) over `wall_s`.
     pub fn of(phase: &str, stats: &LlmStats, wall_s: f64, agents: usize, game_hours: f64) -> Self {
         let chat = stats.chat_total();

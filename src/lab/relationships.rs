@@ -66,16 +66,7 @@ pub fn remembers(s: &MemoryStream, name: &str, first_unique: bool, at: GameTime)
 impl KnowRound {
     /// Undirected edges: pairs where both said yes (`grounded`: both yes with memories behind).
     pub fn edges(&self, grounded: bool) -> BTreeSet<(String, String)> {
-        let yes: BTreeSet<(&str, &str)> = self
-            .answers
-            .iter()
-            .filter(|k| k.yes && (!grounded || k.grounded))
-            .map(|k| (k.asker.as_str(), k.about.as_str()))
-            .collect();
-        yes.iter()
-            .filter(|(a, b)| a < b && yes.contains(&(*b, *a)))
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
+        self.mutual(|k| k.yes && (!grounded || k.grounded))
     }
 
     /// Density of the graph of mutual yes answers.
@@ -86,10 +77,15 @@ impl KnowRound {
     /// Pairs where each holds a memory naming the other, whatever they answered: who knows
     /// whom by memory, the figure that means something on any model.
     pub fn memory_edges(&self) -> BTreeSet<(String, String)> {
+        self.mutual(|k| k.grounded)
+    }
+
+    /// Undirected edges: the pairs whose answers about each other both pass `holds`.
+    fn mutual(&self, holds: impl Fn(&Know) -> bool) -> BTreeSet<(String, String)> {
         let held: BTreeSet<(&str, &str)> = self
             .answers
             .iter()
-            .filter(|k| k.grounded)
+            .filter(|k| holds(k))
             .map(|k| (k.asker.as_str(), k.about.as_str()))
             .collect();
         held.iter()

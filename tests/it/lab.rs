@@ -876,16 +876,13 @@ fn relationships_and_the_party_report_over_several_towns() {
         )
         .unwrap()
     };
-    let hour = ["--start", "2023-02-13 10:00", "--days", "0.0417"];
-    lab(
-        &[
-            &["diffusion"][..],
-            &hour[..],
-            &["--seeds", "2", "--together", "--name", "d"],
-        ]
-        .concat(),
-        true,
-    );
+    // Two towns side by side, an hour from 10:00.
+    let two = |kind: &str, name: &str| {
+        let hour = ["--start", "2023-02-13 10:00", "--days", "0.0417"];
+        let towns = ["--seeds", "2", "--together", "--name", name];
+        lab(&[&[kind][..], &hour[..], &towns[..]].concat(), true);
+    };
+    two("diffusion", "d");
     let d = report("d-");
     let kept = lab::towns_in(&d).unwrap();
     assert_eq!(
@@ -949,15 +946,7 @@ fn relationships_and_the_party_report_over_several_towns() {
         );
     }
     // Towns run here, side by side, each asked at its start and after its hour.
-    lab(
-        &[
-            &["relationships"][..],
-            &hour[..],
-            &["--seeds", "2", "--together", "--name", "s"],
-        ]
-        .concat(),
-        true,
-    );
+    two("relationships", "s");
     let rs = report("s-");
     let md = std::fs::read_to_string(rs.join("report.md")).unwrap();
     for round in ["start", "end"] {

@@ -38,9 +38,11 @@ pub enum LabCommand {
     /// candidacy, Isabella's Valentine's Day party) at the start and the end of N game days; each
     /// yes is checked against its memories (grounded or hallucinated); holders are counted every
     /// game hour; the diffusion tree (who told whom, when, in which conversation) is read from
-    /// the memories' provenance. On 2 cores with the embedded model: the 3-person town about 2
-    /// minutes per game hour, the 25-person town about 50 minutes per game day plus about 2
-    /// minutes per probe round.
+    /// the memories' provenance. On 2 cores with the embedded model (an AVX2 machine, November
+    /// 2026): the 3-person town about 2 minutes per game hour; the 25-person town about 10
+    /// minutes for its planning hour and 1–1½ minutes per probe round, a whole day about
+    /// 900,000 tokens; towns side by side (`--together`) 0.79× the time of one after another;
+    /// `--seeds 5 --days 2` about 9 million tokens, 13–20 hours.
     Diffusion {
         /// Common options.
         #[command(flatten)]

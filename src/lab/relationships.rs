@@ -579,7 +579,7 @@ pub fn towns_report(
                 s.line(),
                 run.met.len()
             ));
-            s.section("", folder, &format!("{sub}social.csv"))?;
+            s.write_csv(folder, &format!("{sub}social.csv"))?;
         }
         costs.extend(
             run.costs

@@ -253,6 +253,12 @@ impl Social {
         md.push_str(&format!(
             "\nEach resident's conversations, partners and hours: `{file}`.\n\n"
         ));
+        self.write_csv(folder, file)?;
+        Ok(md)
+    }
+
+    /// Each resident's conversations, partners and hours as a CSV file (`file`) in the run's folder.
+    pub fn write_csv(&self, folder: &Folder, file: &str) -> Result<(), String> {
         let data: Vec<Vec<String>> = self
             .people
             .iter()
@@ -278,8 +284,7 @@ impl Social {
                 ],
                 &data,
             ),
-        )?;
-        Ok(md)
+        )
     }
 }
 

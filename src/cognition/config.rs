@@ -153,6 +153,10 @@ pub struct CognitionConfig {
     /// An activity a resident refined before (the same words, without case) is refined into the
     /// subtasks the model gave it then, without asking again (false: every activity is asked).
     pub reuse_subtasks: bool,
+    /// With `reuse_subtasks`, an activity someone else in town refined before (the same words)
+    /// is refined into their subtasks when the resident has none of its own (of those who
+    /// did, the first by name), without asking (false: only a resident's own are reused).
+    pub share_subtasks: bool,
     /// Most lines in a conversation (both speakers together).
     pub max_utterances: usize,
     /// Game minutes before two residents who talked may start another conversation (the
@@ -177,6 +181,9 @@ pub struct CognitionConfig {
     /// to its topic, sharing no word of four letters or more with it, is off topic: asked again
     /// once, then said by a template.
     pub topic_min_similarity: f32,
+    /// A line that does not hold up (a flaw, or off its topic) is asked for again once, sampled,
+    /// before its topic's template is said (false: the template is said at once).
+    pub ask_lines_again: bool,
     /// Sampling temperature of conversation lines (0: greedy, the same town every run; the
     /// lab's `--seeds` runs use 0.7 so that towns differ by their seed).
     pub talk_temperature: f32,
@@ -240,6 +247,7 @@ impl Default for CognitionConfig {
             planning: Planning::Model,
             prefetch_minutes: 120,
             reuse_subtasks: true,
+            share_subtasks: true,
             max_utterances: 12,
             chat_cooldown_minutes: 133,
             react_cooldown_minutes: 60,
@@ -249,6 +257,7 @@ impl Default for CognitionConfig {
             player_reply_seconds: 180,
             interview_in_world: false,
             topic_min_similarity: 0.3,
+            ask_lines_again: true,
             talk_temperature: 0.0,
             seed: 42,
             social: SocialConfig::default(),

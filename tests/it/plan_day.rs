@@ -469,16 +469,7 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
     for reuse in [true, false] {
         let mut config = crate::scripted_config();
         config.cognition.reuse_subtasks = reuse;
-        let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).unwrap());
-        // The day is planned by 10:00 and what was asked for by then has come.
-        run_until_minute(&mut app, 10 * 60, 8640);
-        let now = app.world().resource::<SimClock>().now.minute_of_day();
-        let horizon = now
-            + app
-                .world()
-                .resource::<simulacra::cognition::config::Cognition>()
-                .0
-                .prefetch_minutes;
+        let (mut app, horizon) = planned_by_ten(config);
         // Each resident "did before" the activities of the day not yet in view (the keys in
         // another case): they are given these subtasks.
         let world = app.world_mut();
@@ -503,27 +494,16 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
         let (calls_before, reused_before) = stats(&app);
         run_until_minute(&mut app, 16 * 60, 8640);
         let (calls, reused) = stats(&app);
-        let world = app.world_mut();
-        let mut q = world.query::<(&Identity, &DayPlan, &Scratch)>();
         let mut refined = 0;
         for (name, activity, description) in &chosen {
-            let (_, plan, _) = q.iter(world).find(|(i, _, _)| &i.name == name).unwrap();
-            let subs: Vec<&str> = plan
-                .blocks
-                .iter()
-                .filter(|b| b.activity == *activity && b.subtask)
-                .map(|b| b.description.as_str())
-                .collect();
-            if subs.is_empty() {
-                continue; // the plan changed meanwhile (a reaction, a conversation)
+            // (Not refined: the plan changed meanwhile, a reaction or a conversation.)
+            if let Some(with_mine) = refined_into(&mut app, name, *activity, description, &mine) {
+                assert_eq!(with_mine, reuse, "{name}: {description}");
+                refined += 1;
             }
-            let with_mine = subs.iter().all(|d| {
-                mine.iter()
-                    .any(|(t, _)| *d == format!("{description} ({t})"))
-            });
-            assert_eq!(with_mine, reuse, "{name}: {subs:?}");
-            refined += 1;
         }
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &Scratch)>();
         assert!(refined > 0, "activities chosen were refined");
         if reuse {
             assert!(
@@ -538,4 +518,137 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
         assert!(q.iter(world).all(|(_, _, s)| !s.subtasks.is_empty()));
     }
     assert!(asked[0] < asked[1], "fewer asked with reuse: {asked:?}");
+}
+
+/// The 3-resident town at 10:00, its day planned and what was asked for by then come, and the
+/// minute of the day up to which subtasks are asked for ahead.
+fn planned_by_ten(config: simulacra::config::GameConfig) -> (App, u32) {
+    let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).unwrap());
+    run_until_minute(&mut app, 10 * 60, 8640);
+    let now = app.world().resource::<SimClock>().now.minute_of_day();
+    let cognition = app
+        .world()
+        .resource::<simulacra::cognition::config::Cognition>();
+    let horizon = now + cognition.0.prefetch_minutes;
+    (app, horizon)
+}
+
+/// Whether `name`'s `activity` was refined into exactly `tasks` (None: it has no subtasks).
+fn refined_into(
+    app: &mut App,
+    name: &str,
+    activity: u32,
+    description: &str,
+    tasks: &[(String, u32)],
+) -> Option<bool> {
+    let world = app.world_mut();
+    let mut q = world.query::<(&Identity, &DayPlan)>();
+    let (_, plan) = q.iter(world).find(|(i, _)| i.name == name).unwrap();
+    let subs: Vec<&str> = plan
+        .blocks
+        .iter()
+        .filter(|b| b.activity == activity && b.subtask)
+        .map(|b| b.description.as_str())
+        .collect();
+    (!subs.is_empty()).then(|| {
+        subs.iter().all(|d| {
+            tasks
+                .iter()
+                .any(|(t, _)| *d == format!("{description} ({t})"))
+        })
+    })
+}
+
+#[test]
+fn an_activity_someone_else_refined_before_is_refined_their_way_when_shared() {
+    use simulacra::cognition::day::decompose::refinable;
+    use simulacra::cognition::resident::scratch::Scratch;
+    let theirs = [
+        ("laying out what it needs".to_string(), 10),
+        ("getting on with it".to_string(), 15),
+    ];
+    for share in [true, false] {
+        let mut config = crate::scripted_config();
+        config.cognition.share_subtasks = share;
+        let (mut app, horizon) = planned_by_ten(config);
+        // The first resident by name has not refined the activities ahead of it; the others
+        // have (their keys in another case).
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &mut Scratch)>();
+        let mut people: Vec<(String, Vec<(u32, String)>)> = q
+            .iter(world)
+            .map(|(id, plan, _)| {
+                let ahead = plan
+                    .blocks
+                    .iter()
+                    .filter(|b| refinable(b) && b.start > horizon && b.end <= 16 * 60);
+                let ahead = ahead.map(|b| (b.activity, b.description.clone()));
+                (id.name.clone(), ahead.collect())
+            })
+            .collect();
+        people.sort();
+        let (me, ahead) = people[0].clone();
+        assert!(!ahead.is_empty(), "activities ahead to refine");
+        for (id, _, mut scratch) in q.iter_mut(world) {
+            for (_, d) in &ahead {
+                if id.name == me {
+                    scratch.subtasks.retain(|(k, _)| !k.eq_ignore_ascii_case(d));
+                } else {
+                    scratch.keep_subtasks(&d.to_uppercase(), theirs.to_vec());
+                }
+            }
+        }
+        run_until_minute(&mut app, 16 * 60, 8640);
+        let mut refined = 0;
+        for (activity, description) in &ahead {
+            if let Some(with_theirs) = refined_into(&mut app, &me, *activity, description, &theirs)
+            {
+                assert_eq!(with_theirs, share, "{me}: {description}");
+                refined += 1;
+            }
+        }
+        assert!(refined > 0, "activities chosen were refined");
+    }
+}
+
+/// A decomposition the model answered with nothing usable (times where subtasks belong, as the
+/// bundled model often does) leaves the activity one block and is kept as such: the resident,
+/// and with `share_subtasks` the town, does not ask for the same words again.
+#[test]
+fn an_activity_answered_with_nothing_usable_is_not_asked_for_again() {
+    use simulacra::cognition::resident::scratch::Scratch;
+    let mut asked = Vec::new();
+    for (reuse, share) in [(true, true), (true, false), (false, false)] {
+        let mut config = crate::scripted_config();
+        config.cognition.reuse_subtasks = reuse;
+        config.cognition.share_subtasks = share;
+        config.llm = simulacra::llm::config::LlmConfig::scripted(vec![crate::talk::rule(
+            "decompose",
+            r#"{"subtasks": ["07:00", "08:00"], "subtasks_minutes": [10, 15]}"#,
+        )]);
+        let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).unwrap());
+        run_until_minute(&mut app, 20 * 60, 8640);
+        let mut stats = app.world().resource::<simulacra::llm::Llm>().stats();
+        let d = stats.purpose("decompose").clone();
+        asked.push(d.calls);
+        let world = app.world_mut();
+        let mut q = world.query::<(&DayPlan, &Scratch)>();
+        let mut kept_as_none = 0;
+        for (plan, scratch) in q.iter(world) {
+            // Each refined activity is one "continuing" block under its own words.
+            assert!(plan.blocks.iter().all(|b| !b.description.contains("07:00")));
+            kept_as_none += scratch
+                .subtasks
+                .iter()
+                .filter(|(_, t)| t.is_empty())
+                .count();
+        }
+        // (Kept whether or not reused; with sharing a resident may have asked nothing itself.)
+        assert!(kept_as_none > 0, "kept as none");
+        assert_eq!(d.reused > 0, reuse, "reused: {}", d.reused);
+    }
+    assert!(
+        asked[0] < asked[1] && asked[1] < asked[2],
+        "fewer asked with reuse, fewer still shared: {asked:?}"
+    );
 }

@@ -307,27 +307,40 @@ fn a_refused_invitation_keeps_its_reason_and_leaves_the_plan_alone() {
     }));
 }
 
+/// A line that is only a name is asked for again once (or, with `ask_lines_again` off, not),
+/// then replaced by its topic's template and counted.
 #[test]
 fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
-    let mut app = town(
-        vec![rule(
-            "converse",
-            r#"{"end_conversation": false, "topic": 1, "utterance": "Maria Lopez"}"#,
-        )],
-        "2023-02-13 10:00",
-    );
-    run_steps(&mut app, 2);
-    let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
-    until_over(&mut app, c, 600);
-    let log = app.world().resource::<ConversationLog>();
-    assert!(!log.lines.is_empty());
-    for l in &log.lines {
-        assert_ne!(l.text, "Maria Lopez", "a name alone is never said");
-        assert_eq!(l.fallback.as_deref(), Some("only a name"), "{l:?}");
-        assert!(l.topic.is_some());
+    for again in [true, false] {
+        let mut app = town_with(
+            vec![rule(
+                "converse",
+                r#"{"end_conversation": false, "topic": 1, "utterance": "Maria Lopez"}"#,
+            )],
+            "2023-02-13 10:00",
+            |c| c.cognition.ask_lines_again = again,
+        );
+        run_steps(&mut app, 2);
+        let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+        until_over(&mut app, c, 600);
+        let log = app.world().resource::<ConversationLog>();
+        assert!(!log.lines.is_empty());
+        for l in &log.lines {
+            assert_ne!(l.text, "Maria Lopez", "a name alone is never said");
+            assert_eq!(l.fallback.as_deref(), Some("only a name"), "{l:?}");
+            assert!(l.topic.is_some());
+        }
+        let n = app.world().resource::<Fallbacks>().counts[&("line".to_string(), Flaw::OnlyAName)];
+        assert_eq!(n as usize, log.lines.len(), "each replacement counted");
+        let lines = log.lines.len() as u64;
+        let mut stats = app.world().resource::<simulacra::llm::Llm>().stats();
+        let asked = stats.purpose("converse").calls;
+        assert_eq!(
+            asked,
+            if again { 2 * lines } else { lines },
+            "again: {again}"
+        );
     }
-    let n = app.world().resource::<Fallbacks>().counts[&("line".to_string(), Flaw::OnlyAName)];
-    assert_eq!(n as usize, log.lines.len(), "each replacement counted");
 }
 
 /// A conversation line's prompt lists at most `cognition.prompt_memories` memories (and at most the
@@ -500,7 +513,10 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
                 reply: r#"{"accept": false, "reason": "I am busy then"}"#.into(),
                 ..Default::default()
             },
-            rule("invite_answer", r#"{"accept": true, "reason": "I love parties"}"#),
+            rule(
+                "invite_answer",
+                r#"{"accept": true, "reason": "I love parties"}"#,
+            ),
         ];
         // The day before the party: February 14 is not planned yet.
         let mut app = town_with(rules, "2023-02-13 10:00", |c| {

@@ -2,8 +2,9 @@
 //! (an hour or more, not sleep) is decomposed into 5–15-minute subtasks, asked for with the
 //! hourly schedule around it in the prompt (the hour before to two hours after, as the
 //! original did); when the answer arrives the activity's block becomes its
-//! subtasks, whose durations are made to add up to the activity they refine. The day and its
-//! hourly schedule are made in [`plan`](crate::cognition::day::plan).
+//! subtasks, whose durations are made to add up to the activity they refine. An activity refined
+//! before (by this resident, or with `share_subtasks` by anyone in town) is refined the same way
+//! without asking. The day and its hourly schedule are made in [`plan`](crate::cognition::day::plan).
 
 use crate::agent::schedule::{Block, fit_durations};
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
@@ -20,6 +21,7 @@ use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
 use bevy::prelude::*;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 /// Whether an activity is worth refining into subtasks (an hour or more, not sleep).
 pub fn refinable(b: &Block) -> bool {
@@ -90,10 +92,31 @@ fn asked_for(pending: &Pending, activity: u32) -> bool {
     pending.any(|j| matches!(j, Job::Decompose { activity: a, .. } if *a == activity))
 }
 
+/// What the town's residents refined before, by the activity's words (without case): the
+/// subtasks of the first of them by name who keeps it, so the choice never depends on the order
+/// residents are stored in.
+fn town_subtasks<'a>(
+    town: &'a Query<(&Identity, &Scratch)>,
+) -> HashMap<String, (&'a str, &'a [(String, u32)])> {
+    let mut book: HashMap<String, (&str, &[(String, u32)])> = HashMap::new();
+    for (id, scratch) in town {
+        for (activity, tasks) in &scratch.subtasks {
+            let entry = book
+                .entry(activity.trim().to_ascii_lowercase())
+                .or_insert((&id.name, tasks));
+            if id.name.as_str() < entry.0 {
+                *entry = (&id.name, tasks);
+            }
+        }
+    }
+    book
+}
+
 /// Asks for the subtasks of the activities in the next hours that are worth refining.
 pub fn request_decompositions(
     mut ask: Asker,
     mut last_look: Local<crate::cognition::ask::last_look::LastLook>,
+    town: Query<(&Identity, &Scratch)>,
     mut agents: Query<(
         Entity,
         &Resident,
@@ -107,6 +130,9 @@ pub fn request_decompositions(
     let now = ask.clock.now.minute_of_day();
     let horizon = now + ask.cfg.0.prefetch_minutes;
     let reuse = ask.cfg.0.reuse_subtasks;
+    let share = reuse && ask.cfg.0.share_subtasks;
+    // What the town refined before: built at most once a step, when first needed.
+    let mut book = None;
     for (agent, resident, id, outlook, mut plan, mut pending, scratch) in &mut agents {
         if plan.source != PlanSource::Model {
             continue;
@@ -126,12 +152,21 @@ pub fn request_decompositions(
             if asked_for(&pending, b.activity) {
                 continue;
             }
-            // Done before: refined as it was then, without asking.
-            if let Some(tasks) = scratch
+            // Done before (by this resident, else by someone in town): refined as it was then,
+            // without asking.
+            let own = scratch
                 .and_then(|s| s.subtasks_of(&b.description))
-                .filter(|_| reuse)
-            {
-                let tasks = tasks.to_vec();
+                .filter(|_| reuse);
+            let done = own.map(<[_]>::to_vec).or_else(|| {
+                share
+                    .then(|| {
+                        book.get_or_insert_with(|| town_subtasks(&town))
+                            .get(&b.description.trim().to_ascii_lowercase())
+                            .map(|(_, t)| t.to_vec())
+                    })
+                    .flatten()
+            });
+            if let Some(tasks) = done {
                 if refine(&mut plan, b.activity, &tasks) {
                     ask.llm.count_reused("decompose");
                 }
@@ -190,7 +225,8 @@ pub fn request_decompositions(
 }
 
 /// Subtasks arrived: the activity's block becomes its subtasks, whose durations add up to it,
-/// and the resident keeps them for the next time it does the same (when the model gave some).
+/// and the resident keeps them for the next time it does the same (when the model answered:
+/// an answer with no usable subtask is kept as none, the activity one block).
 pub fn apply_decompositions(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
@@ -206,8 +242,9 @@ pub fn apply_decompositions(
             if plan.day != Some(day) {
                 continue;
             }
+            let answered = matches!(&reply.value, LlmValue::Json(_)) && !reply.is_fallback();
             let tasks: Vec<(String, u32)> = match &reply.value {
-                LlmValue::Json(v) if !reply.is_fallback() => subtasks(v, &id.name),
+                LlmValue::Json(v) if answered => subtasks(v, &id.name),
                 _ => Vec::new(),
             };
             let planned = plan
@@ -215,8 +252,10 @@ pub fn apply_decompositions(
                 .iter()
                 .find(|b| b.activity == activity && !b.subtask)
                 .map(|b| b.description.clone());
+            // Kept when the model answered, even with nothing usable (the activity then stays
+            // one block): the same words are not asked for again.
             if refine(&mut plan, activity, &tasks)
-                && let Some(what) = planned.filter(|_| !tasks.is_empty())
+                && let Some(what) = planned.filter(|_| answered)
                 && let Some(scratch) = scratch.as_mut()
             {
                 scratch.keep_subtasks(&what, tasks);

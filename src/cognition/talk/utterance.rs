@@ -1,12 +1,13 @@
 //! Lines of a conversation as they arrive. The model's answer names a topic (one of those
 //! offered) and the words. Words that do not hold up (empty, only a name or a number, the
 //! prompt's own words, a repeat: [`flaws::flaw`]) are asked for again once, about the chosen
-//! topic alone; a line about a fact or an invitation is then checked against its topic with the
-//! embedder ([`Job::LineCheck`]). What still does not hold up is said by the topic's template and
-//! counted. A line is said with its topic; then ([`hear_lines`]) a line that carries a fact
-//! leaves the listener a memory "<speaker> told me that <fact>" that records the conversation,
-//! the speaker and the speaker's own memory of it; an invitation also asks the listener whether
-//! it accepts ([`invite`](crate::cognition::talk::invite)).
+//! topic alone (unless `ask_lines_again` is off); a line about a fact or an invitation is then
+//! checked against its topic with the embedder ([`Job::LineCheck`]). What still does not hold
+//! up is said by the topic's template and counted. A line is said with its topic; then
+//! ([`hear_lines`]) a line that carries a fact leaves the listener a memory "<speaker> told me
+//! that <fact>" that records the conversation, the speaker and the speaker's own memory of it;
+//! an invitation also asks the listener whether it accepts
+//! ([`invite`](crate::cognition::talk::invite)).
 
 use crate::agent::avatar::Avatar;
 use crate::agent::commitments::Commitments;
@@ -119,6 +120,7 @@ pub fn apply_lines(
     arrived.sort_by(|a, b| a.0.cmp(&b.0));
     let own_words = ask.prompts.get("converse").own_words();
     let min_sim = ask.cfg.0.topic_min_similarity;
+    let again = ask.cfg.0.ask_lines_again;
     let now = ask.clock.now;
     for (_, agent, job, reply) in arrived {
         let (Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. }) = &job
@@ -135,6 +137,8 @@ pub fn apply_lines(
         let k = if conv.people[0] == agent { 0 } else { 1 };
         let next = match job {
             Job::Utterance { topics, retry, .. } => {
+                // The last asking: the one asked again, or the first when none is.
+                let last = retry || !again;
                 let (topic, text, end) = parse_line(&reply, &topics, &town);
                 let Some(topic) = topic else {
                     // A line asked before topics (an older save): said as it came.
@@ -175,7 +179,7 @@ pub fn apply_lines(
                         .unwrap_or(false)
                 });
                 match flaw {
-                    Some(_) if !retry => Next::Retry(topic),
+                    Some(_) if !last => Next::Retry(topic),
                     Some(f) => Next::Say(template(&topic, &conv, k, f), end),
                     None if topic.kind.news() && source_embedded => {
                         Next::Check(topic, text, end, retry)
@@ -183,7 +187,7 @@ pub fn apply_lines(
                     None => match topic_text(&topic) {
                         // Without a vector to compare, a line shares a word with its topic.
                         Some(about) if flaws::unrelated(&text, about, 0.0, 1.0, &town.words) => {
-                            if retry {
+                            if last {
                                 Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end)
                             } else {
                                 Next::Retry(topic)
@@ -222,7 +226,7 @@ pub fn apply_lines(
                 let off = !line_vec.is_empty()
                     && !topic_vec.is_empty()
                     && flaws::unrelated(&text, &about, cos, min_sim, &town.words);
-                match (off, retry) {
+                match (off, retry || !again) {
                     (false, _) => Next::Say(
                         Line {
                             text,
@@ -445,12 +449,9 @@ pub fn hear_lines(
                 invitation: &l.text,
                 gathering: g,
                 plan,
-                usual: ask
-                    .cfg
-                    .0
-                    .social
-                    .usual_day
-                    .then(|| crate::cognition::talk::invite::usual_overlapping(&resident.persona, g)),
+                usual: ask.cfg.0.social.usual_day.then(|| {
+                    crate::cognition::talk::invite::usual_overlapping(&resident.persona, g)
+                }),
                 stream: &stream,
             },
         );

@@ -158,13 +158,12 @@ pub fn request_decompositions(
                 .and_then(|s| s.subtasks_of(&b.description))
                 .filter(|_| reuse);
             let done = own.map(<[_]>::to_vec).or_else(|| {
-                share
-                    .then(|| {
-                        book.get_or_insert_with(|| town_subtasks(&town))
-                            .get(&b.description.trim().to_ascii_lowercase())
-                            .map(|(_, t)| t.to_vec())
-                    })
-                    .flatten()
+                if !share {
+                    return None;
+                }
+                let book = book.get_or_insert_with(|| town_subtasks(&town));
+                let theirs = book.get(&b.description.trim().to_ascii_lowercase());
+                theirs.map(|(_, t)| t.to_vec())
             });
             if let Some(tasks) = done {
                 if refine(&mut plan, b.activity, &tasks) {

@@ -226,7 +226,9 @@ pub fn apply_lines(
                 let off = !line_vec.is_empty()
                     && !topic_vec.is_empty()
                     && flaws::unrelated(&text, &about, cos, min_sim, &town.words);
-                match (off, retry || !again) {
+                // The last asking, as for a line.
+                let last = retry || !again;
+                match (off, last) {
                     (false, _) => Next::Say(
                         Line {
                             text,

@@ -31,6 +31,10 @@ pub struct DayBench {
     pub talk: String,
     /// What the embedded model ran over the measured hours (decodes, batch sizes, tokens).
     pub model: crate::llm::backend::llama::ModelWork,
+    /// Requests asked within the hours still unanswered at their end (asked ahead), and the
+    /// wall seconds their answers took after it: `stats` counts their tokens (a request is
+    /// counted when asked, its tokens when answered), `wall_secs` not their time.
+    pub ahead: (usize, f64),
 }
 
 /// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
@@ -116,6 +120,7 @@ pub fn bench_day(
     }
     let wall_secs = t.elapsed().as_secs_f64();
     let model = crate::llm::backend::llama::model_work().since(&model_before);
+    let ahead = answer_what_was_asked(app.world_mut());
     let after = app.world().resource::<Llm>().stats();
     let gate = app.world().resource::<crate::sim::clock::StepGate>();
     let waited = gate.waited - waited_before;
@@ -134,7 +139,24 @@ pub fn bench_day(
         waited_on_one,
         stats: after.since(&before),
         warmup_secs,
+        ahead,
     }
+}
+
+/// Waits (no step runs) until every request asked so far is answered, so the measured hours'
+/// tokens are those of all they asked however fast the model was (runs of the same day then
+/// count the same tokens); the answers are dropped (the run is over). Returns how many were
+/// unanswered and the seconds they took.
+fn answer_what_was_asked(world: &mut World) -> (usize, f64) {
+    let t = Instant::now();
+    world.resource_scope(|world, mut llm: Mut<Llm>| {
+        let ahead = llm.pending();
+        // (A request stuck past every time limit would fail safe long before this.)
+        while llm.pending() > 0 && t.elapsed() < std::time::Duration::from_secs(3600) {
+            let _ = llm.wait_reply(std::time::Duration::from_millis(200), world.entities());
+        }
+        (ahead, t.elapsed().as_secs_f64())
+    })
 }
 
 /// Seconds waited on each purpose since `before` (the gate's `waited_on` then), the most
@@ -157,6 +179,16 @@ fn waited_since(
 }
 
 impl DayBench {
+    /// The requests asked ahead that were answered after the hours (nothing when none was).
+    pub fn ahead_line(&self) -> String {
+        match self.ahead {
+            (0, _) => String::new(),
+            (n, secs) => format!(
+                "  {n} request(s) asked within the hours were still unanswered at their end (asked ahead), answered in {secs:.0} s more: their tokens are counted above, their time is not\n"
+            ),
+        }
+    }
+
     /// "game time waited on: converse 120 s (31%), …; on a single answer 40% of the wait".
     pub fn waited_on_line(&self) -> String {
         let total = self.waited_secs.max(1e-9);

@@ -44,6 +44,11 @@ impl PurposeStats {
         self.latencies_ms.push(d.as_secs_f32() * 1000.0);
     }
 
+    /// Answers timed (the last 2,000 kept): with [`LlmStats::since`], those of the calls since.
+    pub fn answered(&self) -> usize {
+        self.latencies_ms.len()
+    }
+
     /// The q-quantile latency in milliseconds (q in 0..=1).
     pub fn latency_ms(&self, q: f32) -> Option<f32> {
         if self.latencies_ms.is_empty() {

@@ -160,3 +160,39 @@ fn the_avatar_walks_and_is_blocked_by_walls() {
     );
     assert!(pos.y < start.y && pos.x == start.x + 5, "{pos}");
 }
+
+/// `bench day` counts the tokens of every request its hours asked, however fast the model was:
+/// what was still unanswered at their end (memories' scores, here needed only half an hour after
+/// they are asked and answered three seconds late) is waited for, untimed, before anything is
+/// counted.
+#[test]
+fn bench_day_counts_every_answer_its_hours_asked_for() {
+    use simulacra::llm::config::{LlmConfig, ScriptRule};
+    let mut config = crate::scripted_config();
+    config.cognition.planning = simulacra::cognition::config::Planning::Routine;
+    config.cognition.importance_gather_minutes = 1;
+    config.cognition.memory_slack_steps = 180;
+    config.llm = LlmConfig::scripted(vec![ScriptRule {
+        purpose: Some("importance".into()),
+        reply: "5".into(),
+        delay_ms: 3000,
+        ..Default::default()
+    }]);
+    let sim = simulacra::SimPlugin::load("the_ville_n3", None, config).expect("loads");
+    let from = simulacra::sim::time::GameTime::parse("2023-02-13 07:00").unwrap();
+    let r = simulacra::bench::day::bench_day(sim, from, 0.0, 0.5);
+    let scored = &r.stats.by_purpose["importance"];
+    assert!(scored.calls > 0);
+    assert!(
+        r.ahead.0 > 0 && r.ahead.1 > 0.5,
+        "the last minutes' scores were still to come: {:?}",
+        r.ahead
+    );
+    assert_eq!(
+        scored.answered(),
+        scored.calls as usize,
+        "{}",
+        r.ahead_line()
+    );
+    assert!(r.ahead_line().contains("asked ahead"));
+}

@@ -459,7 +459,6 @@ fn run_until_minute(app: &mut App, minute: u32, most: u64) {
 
 #[test]
 fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
-    use simulacra::cognition::day::decompose::refinable;
     use simulacra::cognition::resident::scratch::Scratch;
     let mine = [
         ("setting out the things needed".to_string(), 10),
@@ -476,11 +475,7 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
         let mut q = world.query::<(&Identity, &DayPlan, &mut Scratch)>();
         let mut chosen: Vec<(String, u32, String)> = Vec::new();
         for (id, plan, mut scratch) in q.iter_mut(world) {
-            for b in plan
-                .blocks
-                .iter()
-                .filter(|b| refinable(b) && b.start > horizon && b.end <= 16 * 60)
-            {
+            for b in refinable_ahead(plan, horizon) {
                 scratch.keep_subtasks(&b.description.to_uppercase(), mine.to_vec());
                 chosen.push((id.name.clone(), b.activity, b.description.clone()));
             }
@@ -533,6 +528,18 @@ fn planned_by_ten(config: simulacra::config::GameConfig) -> (App, u32) {
     (app, horizon)
 }
 
+/// The activities of `plan` worth refining that start after `horizon` (not yet in view at
+/// 10:00) and end by 16:00.
+fn refinable_ahead(
+    plan: &DayPlan,
+    horizon: u32,
+) -> impl Iterator<Item = &simulacra::agent::schedule::Block> {
+    use simulacra::cognition::day::decompose::refinable;
+    plan.blocks
+        .iter()
+        .filter(move |b| refinable(b) && b.start > horizon && b.end <= 16 * 60)
+}
+
 /// Whether `name`'s `activity` was refined into exactly `tasks` (None: it has no subtasks).
 fn refined_into(
     app: &mut App,
@@ -561,7 +568,6 @@ fn refined_into(
 
 #[test]
 fn an_activity_someone_else_refined_before_is_refined_their_way_when_shared() {
-    use simulacra::cognition::day::decompose::refinable;
     use simulacra::cognition::resident::scratch::Scratch;
     let theirs = [
         ("laying out what it needs".to_string(), 10),
@@ -578,11 +584,8 @@ fn an_activity_someone_else_refined_before_is_refined_their_way_when_shared() {
         let mut people: Vec<(String, Vec<(u32, String)>)> = q
             .iter(world)
             .map(|(id, plan, _)| {
-                let ahead = plan
-                    .blocks
-                    .iter()
-                    .filter(|b| refinable(b) && b.start > horizon && b.end <= 16 * 60);
-                let ahead = ahead.map(|b| (b.activity, b.description.clone()));
+                let ahead =
+                    refinable_ahead(plan, horizon).map(|b| (b.activity, b.description.clone()));
                 (id.name.clone(), ahead.collect())
             })
             .collect();

@@ -15,7 +15,7 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::{clean_activity, is_sleep};
-use crate::cognition::resident::scratch::Scratch;
+use crate::cognition::resident::scratch::{Scratch, subtasks_key};
 use crate::llm::{LlmValue, OutputShape};
 use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
@@ -102,7 +102,7 @@ fn town_subtasks<'a>(
     for (id, scratch) in town {
         for (activity, tasks) in &scratch.subtasks {
             let entry = book
-                .entry(activity.trim().to_ascii_lowercase())
+                .entry(subtasks_key(activity))
                 .or_insert((&id.name, tasks));
             if id.name.as_str() < entry.0 {
                 *entry = (&id.name, tasks);
@@ -162,7 +162,7 @@ pub fn request_decompositions(
                     return None;
                 }
                 let book = book.get_or_insert_with(|| town_subtasks(&town));
-                let theirs = book.get(&b.description.trim().to_ascii_lowercase());
+                let theirs = book.get(&subtasks_key(&b.description));
                 theirs.map(|(_, t)| t.to_vec())
             });
             if let Some(tasks) = done {

@@ -33,6 +33,12 @@ pub struct Scratch {
 /// Most activities whose subtasks a resident keeps for reuse.
 pub const KEPT_SUBTASKS: usize = 48;
 
+/// The words an activity's subtasks are found by: two descriptions with the same key are the
+/// same activity for [`Scratch::subtasks_of`] (trimmed, without case).
+pub fn subtasks_key(activity: &str) -> String {
+    activity.trim().to_ascii_lowercase()
+}
+
 impl Scratch {
     /// The subtasks this resident gave `activity` before, if it keeps them.
     pub fn subtasks_of(&self, activity: &str) -> Option<&[(String, u32)]> {

@@ -25,10 +25,14 @@ pub struct LabArgs {
     /// `--set cognition.retrieval.decay=0.99` (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub sets: Vec<String>,
-    /// Go on with the unfinished run of this name (from its last hourly checkpoint and the
-    /// phases it finished).
+    /// Go on with the unfinished run of this name (from its last checkpoint and the phases it
+    /// finished).
     #[arg(long)]
     pub resume: bool,
+    /// Wall minutes between a town's checkpoints within a game hour (it checkpoints every game
+    /// hour too); a stop loses at most this much running. 0: every 5 game minutes.
+    #[arg(long, default_value_t = 10)]
+    pub checkpoint_minutes: u64,
 }
 
 /// The labs.
@@ -168,6 +172,7 @@ fn world(a: &LabArgs) -> Result<SimPlugin, String> {
 }
 
 fn folder(a: &LabArgs, kind: &str) -> Result<Folder, String> {
+    lab::set_checkpoint_every(std::time::Duration::from_secs(a.checkpoint_minutes * 60));
     let name = a.name.clone().unwrap_or_else(|| kind.to_string());
     Folder::open(&a.out, &name, a.resume)
 }
@@ -453,7 +458,7 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 let c = town.clock();
                 let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
                 if !town.resumed {
-                    town.run_until(end, "town before the interviews", |_| Ok(()))?;
+                    town.run_until(end, "town before the interviews", |_, _| Ok(()))?;
                 }
                 town.checkpoint()?;
             }

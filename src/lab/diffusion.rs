@@ -10,7 +10,7 @@
 
 use super::ask::{Ask, Shape, ask_all};
 use super::facts::{Fact, Source, source_of};
-use super::report::{Cost, cost_section, csv, stats, table};
+use super::report::{Cost, cost_section, csv, labelled, stats, table};
 use super::{Folder, Progress};
 use crate::SimPlugin;
 use crate::agent::Identity;
@@ -273,7 +273,7 @@ pub fn run_seed_on(
 ) -> Result<SeedRun, String> {
     let sub = format!("seed-{seed}");
     let data = format!("{sub}/diffusion.json");
-    let mut run: SeedRun = folder.read(&data).unwrap_or(SeedRun {
+    let mut run: SeedRun = folder.read(&data)?.unwrap_or(SeedRun {
         seed,
         ..Default::default()
     });
@@ -334,15 +334,17 @@ pub fn run_seed_on(
             }
         };
         let mut saved = std::mem::take(&mut run);
-        town.run_until(end, &format!("town {seed}"), |world| {
-            saved.hours.push(holders(world, facts));
-            let now = world.resource::<SimClock>().now;
-            if every_morning && now.minute_of_day() == 8 * 60 {
-                let label = format!("morning of {}", now.date_string());
-                saved.rounds.push(probe_round(world, facts, &label));
-            }
-            if let Some(p) = saved.party.as_mut() {
-                super::party::follow_hour(p, world);
+        town.run_until(end, &format!("town {seed}"), |world, on_the_hour| {
+            if on_the_hour {
+                saved.hours.push(holders(world, facts));
+                let now = world.resource::<SimClock>().now;
+                if every_morning && now.minute_of_day() == 8 * 60 {
+                    let label = format!("morning of {}", now.date_string());
+                    saved.rounds.push(probe_round(world, facts, &label));
+                }
+                if let Some(p) = saved.party.as_mut() {
+                    super::party::follow_hour(p, world);
+                }
             }
             let step = world.resource::<SimClock>().step;
             saved.sitting = Some(Cost::of(
@@ -352,7 +354,7 @@ pub fn run_seed_on(
                 residents,
                 (step - from) as f64 / per_hour as f64,
             ));
-            // What the checkpoint after this hour goes on from.
+            // What the checkpoint after this goes on from.
             work.write(&data, &saved)
         })?;
         run = saved;
@@ -404,6 +406,9 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
     .into();
     // Repeated runs of the original on one model (a later study): holders at the end.
     let reruns: BTreeMap<&str, &str> = [("mayor", "4–12 of 25"), ("party", "12–17 of 25")].into();
+    let rerun_range: BTreeMap<&str, (f64, f64)> =
+        [("mayor", (4.0, 12.0)), ("party", (12.0, 17.0))].into();
+    let mut against = String::new();
     let mut rows = Vec::new();
     let mut data_rows = Vec::new();
     for f in facts {
@@ -482,6 +487,15 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                     .map(|r| format!("the original's re-runs: {r}"))
                     .unwrap_or_default(),
             ]);
+            if let Some(&(lo, hi)) = rerun_range.get(f.name.as_str()) {
+                let m = super::report::stats::median(&of(&ends));
+                against.push_str(&format!(
+                    "- {}: the median town ends with {} of {n} holders by memory, against the original's re-runs on one model: {}.\n",
+                    f.name,
+                    super::report::stats::figure(m),
+                    super::report::stats::beside(m, lo, hi)
+                ));
+            }
         }
     }
     md.push_str(&table(
@@ -496,6 +510,9 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         ],
         &rows,
     ));
+    if !against.is_empty() {
+        md.push_str(&format!("\nBeside the spread of the original's re-runs (the end of two game days; a town with fewer days ends sooner):\n\n{against}"));
+    }
     // The hallucination figure counts only rounds whose answers are informative.
     let ends: Vec<&Round> = runs.iter().filter_map(|r| r.rounds.last()).collect();
     let kept: Vec<&&Round> = ends.iter().filter(|r| r.informative()).collect();
@@ -650,7 +667,11 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             &tree_rows,
         ),
     )?;
-    let costs: Vec<Cost> = runs.iter().flat_map(|r| r.costs.clone()).collect();
+    let several = runs.len() > 1;
+    let costs: Vec<Cost> = runs
+        .iter()
+        .flat_map(|r| labelled(r.seed, several, &r.costs))
+        .collect();
     md.push_str(&cost_section(&costs));
     Ok(md)
 }

@@ -138,7 +138,7 @@ pub fn run(
     opts: &Options,
 ) -> Result<Run, String> {
     let data = "interviews.json";
-    let mut run: Run = folder.read(data).unwrap_or(Run {
+    let mut run: Run = folder.read(data)?.unwrap_or(Run {
         seed: opts.seed,
         judge: opts
             .judge

@@ -5,9 +5,10 @@
 //! configured backend.
 //!
 //! A run works in a hidden folder `labs/.<name>-<date>.partial/` (checkpoints of the town every
-//! game hour, each finished phase's data) and becomes `labs/<name>-<date>/` only when its report
-//! is written, so nothing half-done is ever left where a report is expected; `--resume` goes on
-//! from the last checkpoint and the phases already done.
+//! game hour and every ten minutes of running, each finished phase's data) and becomes
+//! `labs/<name>-<date>/` only when its report is written, so nothing half-done is ever left
+//! where a report is expected; `--resume` goes on from the last checkpoint and the phases
+//! already done.
 
 pub mod ask;
 pub mod diffusion;
@@ -92,10 +93,24 @@ impl Folder {
         })
     }
 
-    /// Reads a phase's data if that phase is done.
-    pub fn read<T: DeserializeOwned>(&self, file: &str) -> Option<T> {
-        let text = std::fs::read_to_string(self.work.join(file)).ok()?;
-        serde_json::from_str(&text).ok()
+    /// Reads a phase's data: `None` when there is none yet (the phase not begun), an error
+    /// naming the file when it is there but cannot be read (a run begun by a build that wrote
+    /// its data otherwise), rather than beginning that phase again over it.
+    pub fn read<T: DeserializeOwned>(&self, file: &str) -> Result<Option<T>, String> {
+        let path = self.work.join(file);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            format!(
+                "{}: line {}, column {}: {e} (data of an unfinished run this build cannot read: resume it with the build that began it)",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
     }
 
     /// Writes a phase's data (atomically: a run killed while writing keeps the previous).
@@ -233,18 +248,27 @@ impl Town {
         residents(self.app.world_mut())
     }
 
-    /// Runs until `end` (a step), calling `each_hour` at every game hour and checkpointing
-    /// after it; draws a progress line with an ETA.
+    /// Runs until `end` (a step), calling `each(world, true)` at every game hour and
+    /// checkpointing after it; draws a progress line with an ETA. Between hours, once
+    /// [`checkpoint_every`] of wall time has passed since the last checkpoint, it calls
+    /// `each(world, false)` (the run's data written as of now) and checkpoints too, at the end of
+    /// a piece of 5 game minutes: a stop then loses at most that much running, not a game hour
+    /// (five 25-resident towns side by side take about 40 minutes over their planning hour). A
+    /// save takes in the answers already arrived, which wait for their due step as before, and
+    /// changes nothing else, so where the extra checkpoints fall (by the wall clock) does not
+    /// change what the run gives.
     pub fn run_until(
         &mut self,
         end: u64,
         label: &str,
-        mut each_hour: impl FnMut(&mut World) -> Result<(), String>,
+        mut each: impl FnMut(&mut World, bool) -> Result<(), String>,
     ) -> Result<(), String> {
         let clock = self.clock();
         let per_hour = 3600 / clock.sec_per_step as u64;
         let begin = clock.step;
         let started = Instant::now();
+        let every = checkpoint_every();
+        let mut saved = Instant::now();
         let mut progress = Progress::new(label);
         while self.clock().step < end {
             let step = self.clock().step;
@@ -263,10 +287,16 @@ impl Town {
                     started,
                     &now.now.to_string(),
                 );
+                if at < to && saved.elapsed() >= every {
+                    each(self.app.world_mut(), false)?;
+                    self.checkpoint()?;
+                    saved = Instant::now();
+                }
             }
             if self.clock().step.is_multiple_of(per_hour) || self.clock().step >= end {
-                each_hour(self.app.world_mut())?;
+                each(self.app.world_mut(), true)?;
                 self.checkpoint()?;
+                saved = Instant::now();
             }
         }
         progress.end();
@@ -314,8 +344,8 @@ impl Sitting {
         )
     }
 
-    /// Runs `town` to `end` (see [`Town::run_until`]); every game hour `keep` puts the cost so
-    /// far into `data`, which is written to `file` before the checkpoint.
+    /// Runs `town` to `end` (see [`Town::run_until`]); at every checkpoint `keep` puts the cost
+    /// so far into `data`, which is written to `file` before it.
     #[allow(clippy::too_many_arguments)]
     pub fn run<T: Serialize>(
         &self,
@@ -327,7 +357,7 @@ impl Sitting {
         data: &mut T,
         keep: impl Fn(&mut T, report::Cost),
     ) -> Result<(), String> {
-        town.run_until(end, label, |world| {
+        town.run_until(end, label, |world, _| {
             keep(data, self.cost(world));
             folder.write(file, data)
         })
@@ -421,6 +451,20 @@ impl Progress {
 /// Whether progress is written a line a minute (towns side by side) instead of one line
 /// redrawn in place.
 static LINES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Wall seconds between a running town's checkpoints besides its hourly ones (`--checkpoint-minutes`).
+static CHECKPOINT_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(600);
+
+/// Sets the wall time between checkpoints within a game hour (0: at every piece of 5 game
+/// minutes) for the labs this process runs.
+pub fn set_checkpoint_every(every: std::time::Duration) {
+    CHECKPOINT_SECS.store(every.as_secs(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The wall time between checkpoints within a game hour (10 minutes unless set).
+pub fn checkpoint_every() -> std::time::Duration {
+    std::time::Duration::from_secs(CHECKPOINT_SECS.load(std::sync::atomic::Ordering::Relaxed))
+}
 
 /// Runs each of `towns` with `run`: one after another, or (`together`) all at once, each on its
 /// own thread with its own handle on one shared model runtime, so that the model decodes the

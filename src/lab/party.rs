@@ -9,7 +9,7 @@
 //! for a conflicting plan (a conflict), declined as not interested, or no plan to go (accepted or
 //! never answered, and planned elsewhere).
 
-use super::report::{Cost, cost_section, csv, table};
+use super::report::{Cost, cost_section, csv, labelled, table};
 use super::{Folder, Sitting, open_town_on};
 use crate::SimPlugin;
 use crate::agent::{DayPlan, Identity, Resident};
@@ -341,7 +341,42 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
         ]);
         folder.write_text(&format!("party-seed-{seed}.csv"), &guests_csv(&r.guests))?;
     }
+    let mut why_all: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, r) in &towns {
+        for (k, v) in tally(r).4 {
+            *why_all.entry(k.to_string()).or_default() += v;
+        }
+    }
+    let mut against = String::new();
     if towns.len() > 1 {
+        let beside = |v: &[f64], lo: f64, hi: f64| {
+            let m = super::report::stats::median(v);
+            format!(
+                "{}, against the paper's town: {}",
+                super::report::stats::figure(m),
+                super::report::stats::beside(m, lo, hi)
+            )
+        };
+        let passed: usize = towns
+            .iter()
+            .flat_map(|(_, r)| &r.guests)
+            .filter(|x| x.invited_by.as_ref().is_some_and(|b| *b != g.organiser))
+            .count();
+        against = format!(
+            "The median town: invited {}; came {}. Invited by someone other than {} (the invitation passed on), all towns: {passed}. Why the invited did not come, all towns: {}.\n",
+            beside(&cols[0], 12.0, 12.0),
+            beside(&cols[2], 5.0, 5.0),
+            g.organiser,
+            if why_all.is_empty() {
+                "–".to_string()
+            } else {
+                why_all
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
         let mmm = |v: &Vec<f64>| super::report::stats::min_median_max(v);
         rows.push(vec![
             "min / median / max".into(),
@@ -369,6 +404,10 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
         &rows,
     ));
     md.push('\n');
+    if !against.is_empty() {
+        md.push_str(&against);
+        md.push('\n');
+    }
     Ok(md)
 }
 
@@ -404,7 +443,7 @@ pub fn run_on(
 ) -> Result<Run, String> {
     let data = format!("{sub}party.json");
     let data = data.as_str();
-    let mut run: Run = folder.read(data).unwrap_or_default();
+    let mut run: Run = folder.read(data)?.unwrap_or_default();
     if !run.guests.is_empty() {
         return Ok(run); // this town was done before a stop
     }
@@ -477,11 +516,7 @@ pub fn towns_report(towns: &[(u32, Run)], folder: &Folder) -> Result<String, Str
     md.push_str(&towns_section(&refs, folder)?);
     let costs: Vec<Cost> = towns
         .iter()
-        .flat_map(|(seed, r)| {
-            r.costs
-                .iter()
-                .map(move |c| c.prefixed(&format!("town {seed}")))
-        })
+        .flat_map(|(seed, r)| labelled(*seed, true, &r.costs))
         .collect();
     md.push_str(&cost_section(&costs));
     Ok(md)

@@ -7,7 +7,7 @@
 use super::ask::{Ask, Shape, ask_all};
 use super::diffusion::{pct, streams};
 use super::report::stats::density;
-use super::report::{Cost, cost_section, csv, stats, table};
+use super::report::{Cost, cost_section, csv, labelled, stats, table};
 use super::{Folder, Progress, Sitting, open_town_on};
 use crate::SimPlugin;
 use crate::agent::conversation::ConversationLog;
@@ -253,7 +253,7 @@ pub fn run_on(
 ) -> Result<Run, String> {
     let data = format!("{sub}relationships.json");
     let data = data.as_str();
-    let mut run: Run = folder.read(data).unwrap_or_default();
+    let mut run: Run = folder.read(data)?.unwrap_or_default();
     let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
     let label = super::town_label(sub);
     let agents = town.residents().len();
@@ -581,11 +581,7 @@ pub fn towns_report(
             ));
             s.write_csv(folder, &format!("{sub}social.csv"))?;
         }
-        costs.extend(
-            run.costs
-                .iter()
-                .map(|c| c.prefixed(&format!("town {seed}"))),
-        );
+        costs.extend(labelled(*seed, true, &run.costs));
     }
     md.push_str(&cost_section(&costs));
     Ok(md)

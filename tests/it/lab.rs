@@ -447,6 +447,15 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
         md.contains("| 1 | 1 | 1 | ") && md.contains("| min / median / max | 1 / 1 / 1 |"),
         "{md}"
     );
+    // The median town said against the paper's, and the invitations passed on counted.
+    assert!(
+        md.contains("invited 1, against the paper's town: 11 below it (12); came 1, against the paper's town: 4 below it (5)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Invited by someone other than Isabella Rodriguez (the invitation passed on), all towns: 0."),
+        "{md}"
+    );
     assert!(folder.work.join("party-seed-2.csv").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -479,6 +488,30 @@ fn a_run_resumed_with_another_town_is_refused_and_unknown_residents_are_named() 
     let other = SimPlugin::load("the_ville_n25", None, config).unwrap();
     let err = lab::open_town(other, &saves).err().expect("refused");
     assert!(err.contains("the unfinished run is of"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A run's data that this build cannot read stops a resume with the file and the place named,
+/// instead of beginning that town again over it; data not written yet is no data.
+#[test]
+fn unreadable_data_of_an_unfinished_run_is_an_error_naming_the_file() {
+    let out = scratch("unreadable");
+    let folder = Folder::open(&out, "u", false).unwrap();
+    let none: Option<diffusion::SeedRun> = folder.read("seed-1/diffusion.json").unwrap();
+    assert!(none.is_none());
+    folder
+        .write_text(
+            "seed-1/diffusion.json",
+            "{\n  \"seed\": 1,\n  \"hours\": 7\n}",
+        )
+        .unwrap();
+    let err = folder
+        .read::<diffusion::SeedRun>("seed-1/diffusion.json")
+        .unwrap_err();
+    assert!(
+        err.contains("seed-1/diffusion.json: line 3") && err.contains("the build that began it"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -680,7 +713,7 @@ fn holders_by_memory_are_the_residents_on_the_provenance_chains() {
 fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_run_does() {
     use std::time::{Duration, Instant};
     let dir = crate::temp_dir("lab-kill");
-    let run = |out: &std::path::Path, resume: bool| {
+    let run = |out: &std::path::Path, resume: bool, minutes: &str| {
         let mut c = std::process::Command::new(crate::simulacra_bin());
         c.args([
             "lab",
@@ -696,6 +729,8 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
             "--every-morning",
             "--name",
             "k",
+            "--checkpoint-minutes",
+            minutes,
             "--out",
         ])
         .arg(out)
@@ -708,8 +743,11 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     };
     let (a, b) = (dir.join("a"), dir.join("b"));
     let t = Instant::now();
+    // The straight run checkpoints every game hour; the stopped one also every 5 game minutes
+    // (`--checkpoint-minutes 0`), so its stops fall between hours too and it goes on from
+    // there: where checkpoints fall changes nothing.
     assert!(
-        run(&a, false).status().unwrap().success(),
+        run(&a, false, "10").status().unwrap().success(),
         "the straight run"
     );
     let straight_us = t.elapsed().as_micros() as u64;
@@ -734,8 +772,10 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     let mut kills = 0;
     let mut done = false;
     for _ in 0..8 {
-        let mut child = run(&b, unfinished(&b)).spawn().unwrap();
-        std::thread::sleep(Duration::from_micros(next(straight_us)));
+        let mut child = run(&b, unfinished(&b), "0").spawn().unwrap();
+        // Half the straight run's time is mostly starting up: stops between a half and one
+        // and a half of it fall in the running hours (or after the end, and it finished).
+        std::thread::sleep(Duration::from_micros(straight_us / 2 + next(straight_us)));
         if child.try_wait().unwrap().is_some_and(|s| s.success()) {
             done = true;
             break;
@@ -746,7 +786,7 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     }
     if !done {
         assert!(
-            run(&b, unfinished(&b)).status().unwrap().success(),
+            run(&b, unfinished(&b), "0").status().unwrap().success(),
             "the last resume finishes"
         );
     }

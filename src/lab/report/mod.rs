@@ -95,6 +95,21 @@ impl Cost {
     }
 }
 
+/// A town's costs, each phase named after the town ("town 3: …") when the run has `several`.
+pub fn labelled(seed: u32, several: bool, costs: &[Cost]) -> Vec<Cost> {
+    let town = format!("town {seed}");
+    costs
+        .iter()
+        .map(|c| {
+            if several {
+                c.prefixed(&town)
+            } else {
+                c.clone()
+            }
+        })
+        .collect()
+}
+
 /// The cost table of a report.
 pub fn cost_section(costs: &[Cost]) -> String {
     let mut s = String::from(
@@ -104,11 +119,68 @@ pub fn cost_section(costs: &[Cost]) -> String {
         s.push_str(&c.row());
         s.push('\n');
     }
+    if costs.len() > 1 {
+        s.push_str(&total(costs).row().replace("| all |", "| **all** |"));
+        s.push('\n');
+        s.push_str(&wall_by_town(costs));
+    }
     s.push_str("\nBy purpose (`lab_*` are the lab's own questions and judging):\n\n");
     for c in costs {
         let _ = write!(s, "{}:\n\n```\n{}```\n\n", c.phase, c.table);
     }
     s
+}
+
+/// The phases summed (their wall times too: phases run one after another).
+fn total(costs: &[Cost]) -> Cost {
+    let mut t = Cost {
+        phase: "all".into(),
+        ..Default::default()
+    };
+    for c in costs {
+        t.wall_s += c.wall_s;
+        t.agents = t.agents.max(c.agents);
+        t.game_hours += c.game_hours;
+        t.chat_calls += c.chat_calls;
+        t.prompt_tokens += c.prompt_tokens;
+        t.gen_tokens += c.gen_tokens;
+        t.embed_calls += c.embed_calls;
+        t.fallbacks += c.fallbacks;
+    }
+    t
+}
+
+/// With several towns (phases named "town N: …"), each town's phases summed: towns run side by
+/// side (`--together`) take about the longest, one after another the sum (the "all" row).
+/// Empty for a run of one town.
+fn wall_by_town(costs: &[Cost]) -> String {
+    let mut towns: Vec<(String, f64)> = Vec::new();
+    for c in costs {
+        let Some((town, _)) = c
+            .phase
+            .split_once(": ")
+            .filter(|(t, _)| t.starts_with("town "))
+        else {
+            continue;
+        };
+        match towns.iter_mut().find(|(t, _)| t == town) {
+            Some((_, w)) => *w += c.wall_s,
+            None => towns.push((town.to_string(), c.wall_s)),
+        }
+    }
+    if towns.len() < 2 {
+        return String::new();
+    }
+    let longest = towns.iter().map(|(_, w)| *w).fold(0.0, f64::max);
+    format!(
+        "\nWall time by town (its phases summed, each sitting up to its last checkpoint): {}. Towns run side by side (`--together`) take about the longest, {}; one after another, the sum in the last row.\n",
+        towns
+            .iter()
+            .map(|(t, w)| format!("{t} {}", super::clock_words(*w)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        super::clock_words(longest)
+    )
 }
 
 /// The LLM counters now.
@@ -244,5 +316,53 @@ pub fn model_note(config: &GameConfig) -> String {
             .into()
     } else {
         "> **Model:** see `models.txt`.\n\n".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost(phase: &str, wall_s: f64, chat_calls: u64, game_hours: f64) -> Cost {
+        Cost {
+            phase: phase.into(),
+            wall_s,
+            agents: 25,
+            game_hours,
+            chat_calls,
+            prompt_tokens: 1000,
+            gen_tokens: 100,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn several_towns_costs_are_summed_and_each_towns_wall_time_given() {
+        let costs: Vec<Cost> = [(1, 3600.0), (2, 5400.0)]
+            .into_iter()
+            .flat_map(|(seed, w)| {
+                labelled(
+                    seed,
+                    true,
+                    &[cost("probes", 60.0, 50, 0.0), cost("hours", w, 9, 24.0)],
+                )
+            })
+            .collect();
+        assert_eq!(costs[2].phase, "town 2: probes");
+        let md = cost_section(&costs);
+        // All phases: 9,120 s, 118 requests, 4 × 1,100 tokens, over 48 game hours of 25.
+        assert!(
+            md.contains("| **all** | 2h32m | 118 | 4400 | 0 | 0 | 0.1 / 4 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("town 1 1h01m, town 2 1h31m")
+                && md.contains("take about the longest, 1h31m"),
+            "{md}"
+        );
+        // One town: its phases as they were, and no line by town.
+        let one = labelled(1, false, &[cost("hours", 60.0, 1, 24.0)]);
+        assert_eq!(one[0].phase, "hours");
+        assert!(!cost_section(&one).contains("**all**"));
     }
 }

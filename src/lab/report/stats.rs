@@ -282,28 +282,61 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// A median beside a range it is measured against (`lo`–`hi`): "within …", or how far below
+/// or above it lies, in the figures' own units.
+pub fn beside(median: f64, lo: f64, hi: f64) -> String {
+    if lo == hi {
+        let d = median - lo;
+        return match d.partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Less) => format!("{} below it ({})", figure(-d), figure(lo)),
+            Some(std::cmp::Ordering::Greater) => format!("{} above it ({})", figure(d), figure(lo)),
+            _ => format!("equal to it ({})", figure(lo)),
+        };
+    }
+    if median < lo {
+        format!("{} below its lowest ({})", figure(lo - median), figure(lo))
+    } else if median > hi {
+        format!("{} above its highest ({})", figure(median - hi), figure(hi))
+    } else {
+        format!("within it ({}–{})", figure(lo), figure(hi))
+    }
+}
+
+/// A figure in words: a whole number without decimals, a share under 1 with three, else one.
+pub fn figure(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else if x.abs() < 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
 /// `min / median / max` of some figures (whole numbers without decimals).
 pub fn min_median_max(v: &[f64]) -> String {
     if v.is_empty() {
         return "–".into();
     }
-    let w = |x: f64| {
-        if (x - x.round()).abs() < 1e-9 {
-            format!("{x:.0}")
-        } else if x.abs() < 1.0 {
-            format!("{x:.3}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{} / {} / {}", w(min), w(median(v)), w(max))
+    format!("{} / {} / {}", figure(min), figure(median(v)), figure(max))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_median_is_said_against_its_range() {
+        assert_eq!(beside(3.0, 4.0, 12.0), "1 below its lowest (4)");
+        assert_eq!(beside(12.0, 4.0, 12.0), "within it (4–12)");
+        assert_eq!(beside(14.5, 12.0, 17.0), "within it (12–17)");
+        assert_eq!(beside(18.5, 12.0, 17.0), "1.5 above its highest (17)");
+        assert_eq!(beside(0.5, 5.0, 5.0), "4.5 below it (5)");
+        assert_eq!(beside(5.0, 5.0, 5.0), "equal to it (5)");
+        assert_eq!(beside(13.0, 12.0, 12.0), "1 above it (12)");
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() < tol

@@ -30,7 +30,8 @@ pub struct LabArgs {
     #[arg(long)]
     pub resume: bool,
     /// Wall minutes between a town's checkpoints within a game hour (it checkpoints every game
-    /// hour too); a stop loses at most this much running. 0: every 5 game minutes.
+    /// hour too), taken at the end of a piece of 5 game minutes: a stop while the town runs loses
+    /// about this much running and the piece under way. 0: every 5 game minutes.
     #[arg(long, default_value_t = 10)]
     pub checkpoint_minutes: u64,
 }
@@ -172,7 +173,9 @@ fn world(a: &LabArgs) -> Result<SimPlugin, String> {
 }
 
 fn folder(a: &LabArgs, kind: &str) -> Result<Folder, String> {
-    lab::set_checkpoint_every(std::time::Duration::from_secs(a.checkpoint_minutes * 60));
+    lab::set_checkpoint_every(std::time::Duration::from_secs(
+        a.checkpoint_minutes.saturating_mul(60),
+    ));
     let name = a.name.clone().unwrap_or_else(|| kind.to_string());
     Folder::open(&a.out, &name, a.resume)
 }
@@ -455,11 +458,17 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
             let checkpoint = saves.join("checkpoint");
             if !checkpoint.join("meta.ron").exists() || h > 0.0 {
                 let mut town = lab::open_town(sim, &saves)?;
-                let c = town.clock();
-                let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
-                if !town.resumed {
-                    town.run_until(end, "town before the interviews", |_, _| Ok(()))?;
-                }
+                // The step they are at, kept so that a run stopped on the way goes on to it.
+                let end = match folder.read::<u64>("interview_step.json")? {
+                    Some(end) => end,
+                    None => {
+                        let c = town.clock();
+                        let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
+                        folder.write("interview_step.json", &end)?;
+                        end
+                    }
+                };
+                town.run_until(end, "town before the interviews", |_, _| Ok(()))?;
                 town.checkpoint()?;
             }
             let make = |cond: Ablation| -> Result<SimPlugin, String> {

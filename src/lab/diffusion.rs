@@ -10,6 +10,7 @@
 
 use super::ask::{Ask, Shape, ask_all};
 use super::facts::{Fact, Source, source_of};
+use super::report::stats::{count, mean_sd, pct};
 use super::report::{Cost, cost_section, csv, labelled, stats, table};
 use super::{Folder, Progress};
 use crate::SimPlugin;
@@ -144,7 +145,7 @@ pub struct SeedRun {
     /// Who talked with whom, how often, and where the waking hours went, at the end.
     #[serde(default)]
     pub social: Option<super::social::Social>,
-    /// The town's cost in the sitting under way, up to its last game hour: a run stopped and
+    /// The town's cost in the sitting under way, up to its last checkpoint: a run stopped and
     /// resumed keeps each sitting's cost as a phase of its own.
     #[serde(default)]
     pub sitting: Option<Cost>,
@@ -325,10 +326,11 @@ pub fn run_seed_on(
         let phase = move |step: u64| {
             let h = (step - from) as f64 / per_hour as f64;
             if from == start_step {
-                format!("{h:.0} game hours of the town")
+                format!("{} game hours of the town", count(h))
             } else {
                 format!(
-                    "{h:.0} game hours of the town (resumed at hour {})",
+                    "{} game hours of the town (resumed at hour {})",
+                    count(h),
                     (from - start_step) / per_hour
                 )
             }
@@ -487,12 +489,18 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                     .map(|r| format!("the original's re-runs: {r}"))
                     .unwrap_or_default(),
             ]);
-            if let Some(&(lo, hi)) = rerun_range.get(f.name.as_str()) {
+            // Only for the paper's town and days: the re-runs' ranges are of 25 residents after
+            // two game days.
+            let paper_like = runs.iter().all(|r| {
+                let span = r.rounds.first().zip(r.rounds.last());
+                r.residents == 25 && span.is_some_and(|(s, e)| e.at.0 - s.at.0 == 48 * 3600)
+            });
+            if let Some(&(lo, hi)) = rerun_range.get(f.name.as_str()).filter(|_| paper_like) {
                 let m = super::report::stats::median(&of(&ends));
                 against.push_str(&format!(
                     "- {}: the median town ends with {} of {n} holders by memory, against the original's re-runs on one model: {}.\n",
                     f.name,
-                    super::report::stats::figure(m),
+                    super::report::stats::count(m),
                     super::report::stats::beside(m, lo, hi)
                 ));
             }
@@ -511,7 +519,7 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         &rows,
     ));
     if !against.is_empty() {
-        md.push_str(&format!("\nBeside the spread of the original's re-runs (the end of two game days; a town with fewer days ends sooner):\n\n{against}"));
+        md.push_str(&format!("\nBeside the spread of the original's re-runs (25 residents, the end of two game days):\n\n{against}"));
     }
     // The hallucination figure counts only rounds whose answers are informative.
     let ends: Vec<&Round> = runs.iter().filter_map(|r| r.rounds.last()).collect();
@@ -674,27 +682,4 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         .collect();
     md.push_str(&cost_section(&costs));
     Ok(md)
-}
-
-/// `k of n` as a percentage.
-pub fn pct(k: usize, n: usize) -> String {
-    if n == 0 {
-        "–".into()
-    } else {
-        format!("{:.0} %", k as f64 * 100.0 / n as f64)
-    }
-}
-
-/// Mean ± standard deviation of shares, as percentages.
-pub fn mean_sd(v: &[f64]) -> String {
-    if v.is_empty() {
-        return "–".into();
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let sd = if v.len() > 1 {
-        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    format!("{:.0} % ± {:.0} %", m * 100.0, sd * 100.0)
 }

@@ -5,10 +5,10 @@
 //! configured backend.
 //!
 //! A run works in a hidden folder `labs/.<name>-<date>.partial/` (checkpoints of the town every
-//! game hour and every ten minutes of running, each finished phase's data) and becomes
-//! `labs/<name>-<date>/` only when its report is written, so nothing half-done is ever left
-//! where a report is expected; `--resume` goes on from the last checkpoint and the phases
-//! already done.
+//! game hour and between hours about every ten minutes of running, each finished phase's data)
+//! and becomes `labs/<name>-<date>/` only when its report is written, so nothing half-done is
+//! ever left where a report is expected; `--resume` goes on from the last checkpoint and the
+//! phases already done.
 
 pub mod ask;
 pub mod diffusion;
@@ -304,10 +304,10 @@ impl Town {
     }
 }
 
-/// A stretch of a town's game hours run in one sitting, whose cost is kept as it goes: each
-/// game hour it is put into the run's data and written before the checkpoint, so that a run
-/// stopped and resumed keeps each sitting's cost up to its last checkpoint (the hour a stop cut
-/// short is run again and counted once).
+/// A stretch of a town's game hours run in one sitting, whose cost is kept as it goes: at each
+/// checkpoint it is put into the run's data and written before it, so that a run stopped and
+/// resumed keeps each sitting's cost up to its last checkpoint (what a stop cut short is run
+/// again and counted once).
 pub struct Sitting {
     before: crate::llm::metrics::LlmStats,
     started: Instant,
@@ -334,7 +334,8 @@ impl Sitting {
         let h = c.step.saturating_sub(self.from) as f64 * c.sec_per_step as f64 / 3600.0;
         report::Cost::of(
             &format!(
-                "{h:.0} game hours of the town{}",
+                "{} game hours of the town{}",
+                report::stats::count(h),
                 if self.resumed { " (resumed)" } else { "" }
             ),
             &report::stats(world).since(&self.before),

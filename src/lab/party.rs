@@ -349,13 +349,17 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
     }
     let mut against = String::new();
     if towns.len() > 1 {
+        // Against the paper's town only for a town of its 25 (24 guests besides the organiser).
+        let paper_like = towns.iter().all(|(_, r)| r.guests.len() == 24);
         let beside = |v: &[f64], lo: f64, hi: f64| {
             let m = super::report::stats::median(v);
-            format!(
-                "{}, against the paper's town: {}",
-                super::report::stats::figure(m),
-                super::report::stats::beside(m, lo, hi)
-            )
+            let said = super::report::stats::count(m);
+            if paper_like {
+                let by = super::report::stats::beside(m, lo, hi);
+                format!("{said}, against the paper's town: {by}")
+            } else {
+                said
+            }
         };
         let passed: usize = towns
             .iter()
@@ -363,7 +367,7 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
             .filter(|x| x.invited_by.as_ref().is_some_and(|b| *b != g.organiser))
             .count();
         against = format!(
-            "The median town: invited {}; came {}. Invited by someone other than {} (the invitation passed on), all towns: {passed}. Why the invited did not come, all towns: {}.\n",
+            "The median town: invited {}; came {}. Invited by (or told of it by) someone other than {}, all towns: {passed}. Why the invited did not come, all towns: {}.\n",
             beside(&cols[0], 12.0, 12.0),
             beside(&cols[2], 5.0, 5.0),
             g.organiser,
@@ -422,7 +426,7 @@ pub struct Run {
     pub guests: Vec<Guest>,
     /// Costs.
     pub costs: Vec<Cost>,
-    /// The cost of the sitting under way, up to its last game hour (see [`Sitting`]).
+    /// The cost of the sitting under way, up to its last checkpoint (see [`Sitting`]).
     #[serde(default)]
     pub sitting: Option<Cost>,
 }

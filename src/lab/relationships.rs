@@ -5,8 +5,9 @@
 //! often, comes from the conversation log.
 
 use super::ask::{Ask, Shape, ask_all};
-use super::diffusion::{pct, streams};
+use super::diffusion::streams;
 use super::report::stats::density;
+use super::report::stats::pct;
 use super::report::{Cost, cost_section, csv, labelled, stats, table};
 use super::{Folder, Progress, Sitting, open_town_on};
 use crate::SimPlugin;
@@ -230,7 +231,7 @@ pub struct Run {
     pub social: Option<super::social::Social>,
     /// Costs.
     pub costs: Vec<Cost>,
-    /// The cost of the sitting under way, up to its last game hour (see [`Sitting`]).
+    /// The cost of the sitting under way, up to its last checkpoint (see [`Sitting`]).
     #[serde(default)]
     pub sitting: Option<Cost>,
 }

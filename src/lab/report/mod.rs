@@ -72,12 +72,19 @@ impl Cost {
 
     /// One row of the cost table.
     pub fn row(&self) -> String {
-        let per = (self.agents.max(1) as f64 * self.game_hours).max(1e-9);
-        let per_hour = if self.game_hours > 0.0 {
+        self.row_rated(self)
+    }
+
+    /// One row, its requests and tokens per agent per game hour those of `rate` (for the sum of
+    /// all phases: those of the phases that ran game hours, without questions asked of a still
+    /// town).
+    fn row_rated(&self, rate: &Cost) -> String {
+        let per = (rate.agents.max(1) as f64 * rate.game_hours).max(1e-9);
+        let per_hour = if rate.game_hours > 0.0 {
             format!(
                 "{:.1} / {:.0}",
-                self.chat_calls as f64 / per,
-                (self.prompt_tokens + self.gen_tokens) as f64 / per
+                rate.chat_calls as f64 / per,
+                (rate.prompt_tokens + rate.gen_tokens) as f64 / per
             )
         } else {
             "–".into()
@@ -120,7 +127,13 @@ pub fn cost_section(costs: &[Cost]) -> String {
         s.push('\n');
     }
     if costs.len() > 1 {
-        s.push_str(&total(costs).row().replace("| all |", "| **all** |"));
+        let hours: Vec<Cost> = costs
+            .iter()
+            .filter(|c| c.game_hours > 0.0)
+            .cloned()
+            .collect();
+        let all = total(costs).row_rated(&total(&hours));
+        s.push_str(&all.replace("| all |", "| **all** |"));
         s.push('\n');
         s.push_str(&wall_by_town(costs));
     }
@@ -350,9 +363,10 @@ mod tests {
             .collect();
         assert_eq!(costs[2].phase, "town 2: probes");
         let md = cost_section(&costs);
-        // All phases: 9,120 s, 118 requests, 4 × 1,100 tokens, over 48 game hours of 25.
+        // All phases: 9,120 s, 118 requests, 4 × 1,100 tokens; per agent per game hour those of
+        // the 48 game hours of 25 (18 requests, 2,200 tokens), not the probes'.
         assert!(
-            md.contains("| **all** | 2h32m | 118 | 4400 | 0 | 0 | 0.1 / 4 |"),
+            md.contains("| **all** | 2h32m | 118 | 4400 | 0 | 0 | 0.0 / 2 |"),
             "{md}"
         );
         assert!(

@@ -282,9 +282,10 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// A median beside a range it is measured against (`lo`–`hi`): "within …", or how far below
-/// or above it lies, in the figures' own units.
+/// A median count beside a range it is measured against (`lo`–`hi`): "within …", or how far
+/// below or above it lies (counts: whole, or a half with an even number of towns).
 pub fn beside(median: f64, lo: f64, hi: f64) -> String {
+    let figure = count;
     if lo == hi {
         let d = median - lo;
         return match d.partial_cmp(&0.0) {
@@ -299,6 +300,15 @@ pub fn beside(median: f64, lo: f64, hi: f64) -> String {
         format!("{} above its highest ({})", figure(median - hi), figure(hi))
     } else {
         format!("within it ({}–{})", figure(lo), figure(hi))
+    }
+}
+
+/// A count in words: whole without decimals, else with one (a median of two).
+pub fn count(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
     }
 }
 
@@ -323,6 +333,29 @@ pub fn min_median_max(v: &[f64]) -> String {
     format!("{} / {} / {}", figure(min), figure(median(v)), figure(max))
 }
 
+/// `k of n` as a percentage.
+pub fn pct(k: usize, n: usize) -> String {
+    if n == 0 {
+        "–".into()
+    } else {
+        format!("{:.0} %", k as f64 * 100.0 / n as f64)
+    }
+}
+
+/// Mean ± standard deviation of shares, as percentages.
+pub fn mean_sd(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "–".into();
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let sd = if v.len() > 1 {
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    format!("{:.0} % ± {:.0} %", m * 100.0, sd * 100.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +369,8 @@ mod tests {
         assert_eq!(beside(0.5, 5.0, 5.0), "4.5 below it (5)");
         assert_eq!(beside(5.0, 5.0, 5.0), "equal to it (5)");
         assert_eq!(beside(13.0, 12.0, 12.0), "1 above it (12)");
+        assert_eq!(beside(4.5, 5.0, 5.0), "0.5 below it (5)");
+        assert_eq!(beside(3.5, 4.0, 12.0), "0.5 below its lowest (4)");
     }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {

@@ -8,11 +8,13 @@
 //! game hour and between hours about every ten minutes of running, each finished phase's data)
 //! and becomes `labs/<name>-<date>/` only when its report is written, so nothing half-done is
 //! ever left where a report is expected; `--resume` goes on from the last checkpoint and the
-//! phases already done.
+//! phases already done, with the inputs the run began with; one process works in a folder at a
+//! time ([`guard`]).
 
 pub mod ask;
 pub mod diffusion;
 pub mod facts;
+pub mod guard;
 pub mod interviews;
 pub mod party;
 pub mod questions;
@@ -38,6 +40,8 @@ pub struct Folder {
     pub work: PathBuf,
     /// The report folder it becomes.
     pub done: PathBuf,
+    /// This process's lock on `work` (released with the last handle).
+    pub hold: std::sync::Arc<guard::Hold>,
 }
 
 impl Folder {
@@ -74,6 +78,7 @@ impl Folder {
                 .to_string();
             return Ok(Self {
                 done: out.join(stem),
+                hold: guard::hold(&work)?,
                 work,
             });
         }
@@ -88,6 +93,7 @@ impl Folder {
         let work = out.join(format!(".{chosen}.partial"));
         std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
         Ok(Self {
+            hold: guard::hold(&work)?,
             work,
             done: out.join(chosen),
         })
@@ -141,6 +147,8 @@ impl Folder {
             }
             let _ = std::fs::remove_dir_all(dir.join("saves"));
         }
+        // The report folder carries no lock.
+        let _ = std::fs::remove_file(self.work.join(guard::LOCK));
         std::fs::rename(&self.work, &self.done)
             .map_err(|e| format!("{} → {}: {e}", self.work.display(), self.done.display()))?;
         Ok(self.done.clone())

@@ -341,14 +341,14 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
         ]);
         folder.write_text(&format!("party-seed-{seed}.csv"), &guests_csv(&r.guests))?;
     }
-    let mut why_all: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, r) in &towns {
-        for (k, v) in tally(r).4 {
-            *why_all.entry(k.to_string()).or_default() += v;
-        }
-    }
     let mut against = String::new();
     if towns.len() > 1 {
+        let mut why_all: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, r) in &towns {
+            for (k, v) in tally(r).4 {
+                *why_all.entry(k).or_default() += v;
+            }
+        }
         // Against the paper's town only for a town of its 25 (24 guests besides the organiser).
         let paper_like = towns.iter().all(|(_, r)| r.guests.len() == 24);
         let beside = |v: &[f64], lo: f64, hi: f64| {

@@ -133,7 +133,7 @@ pub fn cost_section(costs: &[Cost]) -> String {
             .cloned()
             .collect();
         let all = total(costs).row_rated(&total(&hours));
-        s.push_str(&all.replace("| all |", "| **all** |"));
+        s.push_str(&all);
         s.push('\n');
         s.push_str(&wall_by_town(costs));
     }
@@ -147,7 +147,7 @@ pub fn cost_section(costs: &[Cost]) -> String {
 /// The phases summed (their wall times too: phases run one after another).
 fn total(costs: &[Cost]) -> Cost {
     let mut t = Cost {
-        phase: "all".into(),
+        phase: "**all**".into(),
         ..Default::default()
     };
     for c in costs {
@@ -251,7 +251,9 @@ fn file_identity(path: &str) -> String {
 }
 
 /// Writes what was run beside the report: `command.txt`, `config.ron`, the scenario, the
-/// prompts and `models.txt`.
+/// prompts and `models.txt`. A resumed run's inputs must be those it began with (refused
+/// otherwise, naming the file and line: [`guard::keep_inputs`](crate::lab::guard::keep_inputs));
+/// its `command.txt` keeps the command that began it and adds each resume.
 pub fn write_inputs(
     folder: &Folder,
     config: &GameConfig,
@@ -259,32 +261,41 @@ pub fn write_inputs(
     seeds: &[u32],
 ) -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    folder.write_text(
-        "command.txt",
-        &format!(
-            "{}\n(simulacra {}; seeds {:?})\n",
-            args.join(" "),
-            env!("CARGO_PKG_VERSION"),
-            seeds
-        ),
-    )?;
     let cfg = ron::ser::to_string_pretty(config, ron::ser::PrettyConfig::default())
         .map_err(|e| e.to_string())?;
-    folder.write_text("config.ron", &cfg)?;
-    folder.write_text("scenario.ron", scenario_text)?;
-    folder.write_text("models.txt", &(models(config).join("\n") + "\n"))?;
+    let mut files = vec![
+        ("config.ron".to_string(), cfg),
+        ("scenario.ron".to_string(), scenario_text.to_string()),
+        ("models.txt".to_string(), models(config).join("\n") + "\n"),
+    ];
     let prompts = crate::data::resolve_path(&config.cognition.prompts);
     if let Ok(rd) = std::fs::read_dir(&prompts) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "txt")
-                && let (Ok(text), Some(name)) = (std::fs::read_to_string(&p), p.file_name())
-            {
-                folder.write_text(&format!("prompts/{}", name.to_string_lossy()), &text)?;
-            }
-        }
+        let mut texts: Vec<(String, String)> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .filter_map(|p| {
+                let name = p.file_name()?.to_string_lossy().to_string();
+                Some((format!("prompts/{name}"), std::fs::read_to_string(&p).ok()?))
+            })
+            .collect();
+        texts.sort();
+        files.extend(texts);
     }
-    Ok(())
+    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files)?;
+    let line = format!(
+        "{}\n(simulacra {}; seeds {:?})\n",
+        args.join(" "),
+        env!("CARGO_PKG_VERSION"),
+        seeds
+    );
+    let command = if resumed.0 {
+        let before = std::fs::read_to_string(folder.work.join("command.txt")).unwrap_or_default();
+        format!("{before}resumed: {line}")
+    } else {
+        line
+    };
+    folder.write_text("command.txt", &command)
 }
 
 /// A markdown table.

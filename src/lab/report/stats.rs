@@ -285,21 +285,17 @@ pub fn median(v: &[f64]) -> f64 {
 /// A median count beside a range it is measured against (`lo`–`hi`): "within …", or how far
 /// below or above it lies (counts: whole, or a half with an even number of towns).
 pub fn beside(median: f64, lo: f64, hi: f64) -> String {
-    let figure = count;
-    if lo == hi {
-        let d = median - lo;
-        return match d.partial_cmp(&0.0) {
-            Some(std::cmp::Ordering::Less) => format!("{} below it ({})", figure(-d), figure(lo)),
-            Some(std::cmp::Ordering::Greater) => format!("{} above it ({})", figure(d), figure(lo)),
-            _ => format!("equal to it ({})", figure(lo)),
-        };
-    }
+    let one = lo == hi;
     if median < lo {
-        format!("{} below its lowest ({})", figure(lo - median), figure(lo))
+        let side = if one { "below it" } else { "below its lowest" };
+        format!("{} {side} ({})", count(lo - median), count(lo))
     } else if median > hi {
-        format!("{} above its highest ({})", figure(median - hi), figure(hi))
+        let side = if one { "above it" } else { "above its highest" };
+        format!("{} {side} ({})", count(median - hi), count(hi))
+    } else if one {
+        format!("equal to it ({})", count(lo))
     } else {
-        format!("within it ({}–{})", figure(lo), figure(hi))
+        format!("within it ({}–{})", count(lo), count(hi))
     }
 }
 
@@ -314,12 +310,10 @@ pub fn count(x: f64) -> String {
 
 /// A figure in words: a whole number without decimals, a share under 1 with three, else one.
 pub fn figure(x: f64) -> String {
-    if (x - x.round()).abs() < 1e-9 {
-        format!("{x:.0}")
-    } else if x.abs() < 1.0 {
+    if (x - x.round()).abs() >= 1e-9 && x.abs() < 1.0 {
         format!("{x:.3}")
     } else {
-        format!("{x:.1}")
+        count(x)
     }
 }
 

@@ -4,102 +4,109 @@
 //! checkpoints, and a resume under other settings, prompts or model would give a report that is
 //! neither run's.
 
-use std::io::Write;
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-/// The lock file in a run's working folder: the process id of the run working there.
+/// The lock file in a run's working folder: locked by the system while a process works there,
+/// holding that process's id (for the message a second run gets).
 pub const LOCK: &str = "running.lock";
 
-/// This process's hold on a run's folder; the lock file goes with the last handle.
+/// This process's hold on a run's folder: an exclusive lock on its lock file, which the system
+/// lets go when the process ends however it ends (killed, the machine restarted), so no lock is
+/// ever left stale. Every handle of one process on one folder is the same hold.
 #[derive(Debug)]
 pub struct Hold {
     path: PathBuf,
+    _file: std::fs::File,
 }
 
-impl Drop for Hold {
-    fn drop(&mut self) {
-        // Only while it is still ours (a finished folder has been renamed without it).
-        if holder(&self.path) == Some(std::process::id()) {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
+/// The folders this process holds (one hold per folder, shared by every handle).
+fn held() -> &'static Mutex<HashMap<PathBuf, Weak<Hold>>> {
+    static HELD: OnceLock<Mutex<HashMap<PathBuf, Weak<Hold>>>> = OnceLock::new();
+    HELD.get_or_init(Default::default)
 }
 
-fn holder(lock: &Path) -> Option<u32> {
-    std::fs::read_to_string(lock).ok()?.trim().parse().ok()
-}
-
-/// Takes `work` for this process: refused while another process that is still running holds
-/// it; a lock left by a process that ended (killed, or the machine restarted) is taken over.
+/// Takes `work` for this process: refused while another process works there.
 pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
     let path = work.join(LOCK);
-    let me = std::process::id();
-    for _ in 0..3 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                f.write_all(format!("{me}\n").as_bytes())
-                    .and_then(|_| f.sync_all())
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                return Ok(Arc::new(Hold { path }));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match holder(&path) {
-                // This process already works here (a folder opened twice in one program).
-                Some(pid) if pid == me => return Ok(Arc::new(Hold { path })),
-                Some(pid) if running(pid) => {
-                    return Err(format!(
-                        "{}: another run (process {pid}) is working in this folder; let it finish, or stop it and go on with --resume (if no such process is a run of this lab, delete the file)",
-                        path.display()
-                    ));
-                }
-                // Its process ended, or the file was cut short while written: stale.
-                _ => {
-                    let _ = std::fs::remove_file(&path);
-                }
-            },
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+    let key = std::fs::canonicalize(work).unwrap_or_else(|_| work.to_path_buf());
+    let mut held = held().lock().unwrap_or_else(|e| e.into_inner());
+    held.retain(|_, h| h.strong_count() > 0);
+    if let Some(h) = held.get(&key).and_then(Weak::upgrade) {
+        return Ok(h);
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            let who = match text.trim() {
+                "" => "another run".to_string(),
+                pid => format!("another run (process {pid})"),
+            };
+            return Err(format!(
+                "{}: {who} is working in this folder; let it finish, or stop it and go on with --resume",
+                path.display()
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("{}: cannot lock it: {e}", path.display()));
         }
     }
-    Err(format!(
-        "{}: could not take the folder's lock (another run took it meanwhile?)",
-        path.display()
-    ))
+    file.set_len(0)
+        .and_then(|_| file.seek(SeekFrom::Start(0)))
+        .and_then(|_| file.write_all(format!("{}\n", std::process::id()).as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let h = Arc::new(Hold { path, _file: file });
+    held.insert(key, Arc::downgrade(&h));
+    Ok(h)
 }
 
-/// Whether process `pid` is running (not ended, not a zombie waiting to be reaped). Where the
-/// system does not say (no `/proc`), a lock is taken as held.
-fn running(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    if !proc.is_dir() {
-        return true;
-    }
-    match std::fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
-        // "pid (name) state …": the state follows the name's closing parenthesis.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
+impl Hold {
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
 /// A run's inputs as files of its folder (`config.ron`, `scenario.ron`, `models.txt`,
-/// `prompts/<name>.txt`): written when the run begins; on a resume (the folder holds them
-/// already), checked to be the same, so the run goes on as it began. A difference is refused,
-/// naming the stored file, the line and both texts.
-pub fn keep_inputs(work: &Path, files: &[(String, String)]) -> Result<Resumed, String> {
+/// `prompts/<name>.txt`) and its command's arguments (`command.json`): written when the run
+/// begins (`config.ron` last, so a run stopped while they were written begins again whole); on a
+/// resume (the folder holds `config.ron`), checked to be the same, so the run goes on as it
+/// began. A difference is refused, naming the stored file, the line and both texts. Arguments that
+/// do not change what a run gives (`--resume`, `--out`, `--together`, `--checkpoint-minutes`) and
+/// the order of the options are not compared.
+pub fn keep_inputs(
+    work: &Path,
+    files: &[(String, String)],
+    args: &[String],
+) -> Result<Resumed, String> {
+    let command = serde_json::to_string_pretty(&compared_args(args)).map_err(|e| e.to_string())?;
     let stored_config = work.join("config.ron");
     if !stored_config.exists() {
+        let mut files: Vec<&(String, String)> = files.iter().collect();
+        files.sort_by_key(|(name, _)| name == "config.ron");
+        super::write_atomic(&work.join("command.json"), command.as_bytes())?;
         for (name, text) in files {
             super::write_atomic(&work.join(name), text.as_bytes())?;
         }
         return Ok(Resumed(false));
     }
-    for (name, text) in files {
+    // A run begun before its arguments were kept is compared from this resume on.
+    if !work.join("command.json").exists() {
+        super::write_atomic(&work.join("command.json"), command.as_bytes())?;
+    }
+    let kept_command = ("command.json".to_string(), command);
+    for (name, text) in files.iter().chain(std::iter::once(&kept_command)) {
         let path = work.join(name);
         let stored = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -139,11 +146,34 @@ pub fn keep_inputs(work: &Path, files: &[(String, String)]) -> Result<Resumed, S
     Ok(Resumed(true))
 }
 
+/// A command's arguments as compared between sittings: the words before the first option (the
+/// program's name left out), then each option with its values, sorted; without those that do
+/// not change what the run gives.
+fn compared_args(args: &[String]) -> Vec<String> {
+    const FREE: [&str; 4] = ["--resume", "--out", "--together", "--checkpoint-minutes"];
+    let mut words: Vec<String> = Vec::new();
+    let mut options: Vec<Vec<String>> = Vec::new();
+    for a in args.iter().skip(1) {
+        if a.starts_with("--") {
+            // `--name=value` as `--name value`.
+            options.push(a.splitn(2, '=').map(str::to_string).collect());
+        } else if let Some(o) = options.last_mut() {
+            o.push(a.clone());
+        } else {
+            words.push(a.clone());
+        }
+    }
+    options.retain(|o| !FREE.contains(&o[0].as_str()));
+    options.sort();
+    words.extend(options.into_iter().map(|o| o.join(" ")));
+    words
+}
+
 /// Whether [`keep_inputs`] found the run begun before (a resume).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resumed(pub bool);
 
-const AS_BEGUN: &str = "a resumed run goes on with the inputs it began with (its config and --set, scenario, prompts and model files): resume it with those, or begin a new run";
+const AS_BEGUN: &str = "a resumed run goes on with the inputs it began with (its options, config, scenario, prompts and model files): resume it with those, or begin a new run";
 
 /// The first line (1-based) where two texts differ, with both lines (`(none)` past an end).
 fn first_difference(a: &str, b: &str) -> Option<(usize, String, String)> {
@@ -174,28 +204,52 @@ mod tests {
         d
     }
 
+    fn args(words: &str) -> Vec<String> {
+        words.split(' ').map(str::to_string).collect()
+    }
+
     #[test]
-    fn a_folder_held_by_a_running_process_is_refused_and_taken_over_once_it_ends() {
+    fn a_folder_another_process_works_in_is_refused_and_free_once_it_ends() {
         let work = dir("hold");
-        let mut other = std::process::Command::new("sleep")
-            .arg("30")
+        // Another process holding the lock: a shell that locks the file and becomes `sleep`,
+        // keeping the lock (the process killed below is the one that holds it).
+        let lock = work.join(LOCK);
+        std::fs::write(&lock, "12345\n").unwrap();
+        let mut other = std::process::Command::new("sh")
+            .args(["-c", "exec 9<>\"$0\" && flock 9 && exec sleep 30"])
+            .arg(&lock)
             .spawn()
             .unwrap();
-        std::fs::write(work.join(LOCK), format!("{}\n", other.id())).unwrap();
-        let e = hold(&work).unwrap_err();
+        let mut refused = None;
+        for _ in 0..100 {
+            match hold(&work) {
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+                // Not taken yet by the other process: let go and look again.
+                Ok(h) => {
+                    drop(h);
+                    std::fs::write(&lock, "12345\n").unwrap();
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let e = refused.expect("the other process's lock is seen");
         assert!(
-            e.contains(&format!("process {}", other.id())) && e.contains(LOCK),
+            e.contains("another run (process 12345)") && e.contains(LOCK),
             "{e}"
         );
         other.kill().unwrap();
         other.wait().unwrap();
-        let h = hold(&work).expect("the lock of an ended process is taken over");
-        assert_eq!(holder(&work.join(LOCK)), Some(std::process::id()));
-        // Opened again in the same process: allowed; the lock goes with the last handle.
+        let h = hold(&work).expect("free once the other process ended");
+        assert_eq!(
+            std::fs::read_to_string(&lock).unwrap().trim(),
+            std::process::id().to_string()
+        );
+        // Opened again in this process: the same hold.
         let again = hold(&work).unwrap();
-        drop(h);
-        drop(again);
-        assert!(!work.join(LOCK).exists());
+        assert!(Arc::ptr_eq(&h, &again));
         let _ = std::fs::remove_dir_all(&work);
     }
 
@@ -214,23 +268,40 @@ mod tests {
                 ),
             ]
         };
-        assert_eq!(keep_inputs(&work, &files("0.7")).unwrap(), Resumed(false));
-        assert_eq!(keep_inputs(&work, &files("0.7")).unwrap(), Resumed(true));
-        let e = keep_inputs(&work, &files("0.0")).unwrap_err();
+        let began = args("simulacra lab diffusion --seeds 5 --days 2 --set a=1 --set b=2");
+        assert_eq!(
+            keep_inputs(&work, &files("0.7"), &began).unwrap(),
+            Resumed(false)
+        );
+        // Options in another order, and those that change nothing the run gives: the same run.
+        let resumed = args(
+            "/elsewhere/simulacra lab diffusion --set b=2 --days 2 --together --resume --set a=1 --seeds 5 --out labs --checkpoint-minutes 0",
+        );
+        assert_eq!(
+            keep_inputs(&work, &files("0.7"), &resumed).unwrap(),
+            Resumed(true)
+        );
+        let e = keep_inputs(&work, &files("0.0"), &began).unwrap_err();
         assert!(
             e.contains("config.ron: line 3: the run began with `talk_temperature: 0.7,`, this invocation has `talk_temperature: 0.0,`"),
             "{e}"
         );
+        let other = args("simulacra lab diffusion --seeds 5 --days 1 --set a=1 --set b=2");
+        let e = keep_inputs(&work, &files("0.7"), &other).unwrap_err();
+        assert!(
+            e.contains("command.json: line") && e.contains("--days 2") && e.contains("--days 1"),
+            "{e}"
+        );
         let mut fewer = files("0.7");
         fewer.pop();
-        let e = keep_inputs(&work, &fewer).unwrap_err();
+        let e = keep_inputs(&work, &fewer, &began).unwrap_err();
         assert!(
             e.contains("prompts/converse.txt: the run began with this prompt"),
             "{e}"
         );
         let mut more = files("0.7");
         more.push(("prompts/react.txt".into(), "React.\n".into()));
-        let e = keep_inputs(&work, &more).unwrap_err();
+        let e = keep_inputs(&work, &more, &began).unwrap_err();
         assert!(
             e.contains("prompts/react.txt: the run began without this file"),
             "{e}"

@@ -40,7 +40,7 @@ pub struct Folder {
     pub work: PathBuf,
     /// The report folder it becomes.
     pub done: PathBuf,
-    /// This process's lock on `work` (released with the last handle).
+    /// This process's lock on `work` (held until the process ends or lets go of every handle).
     pub hold: std::sync::Arc<guard::Hold>,
 }
 
@@ -147,10 +147,10 @@ impl Folder {
             }
             let _ = std::fs::remove_dir_all(dir.join("saves"));
         }
-        // The report folder carries no lock.
-        let _ = std::fs::remove_file(self.work.join(guard::LOCK));
         std::fs::rename(&self.work, &self.done)
             .map_err(|e| format!("{} → {}: {e}", self.work.display(), self.done.display()))?;
+        // The report folder carries no lock file (the lock itself goes with the process).
+        let _ = std::fs::remove_file(self.done.join(guard::LOCK));
         Ok(self.done.clone())
     }
 }

@@ -239,14 +239,13 @@ fn file_identity(path: &str) -> String {
     let Ok(meta) = std::fs::metadata(&p) else {
         return " (file not found)".into();
     };
-    let mut head = vec![0u8; 1 << 20];
-    let n = std::fs::File::open(&p)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
+    // The whole first MiB (one `read` may return less), so the same file names itself alike.
+    let mut head = Vec::with_capacity(1 << 20);
+    let _ = std::fs::File::open(&p).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
     format!(
         " ({} bytes, first-MiB FNV-1a {:016x})",
         meta.len(),
-        crate::sim::hash::fnv1a_64(&head[..n])
+        crate::sim::hash::fnv1a_64(&head)
     )
 }
 
@@ -282,7 +281,7 @@ pub fn write_inputs(
         texts.sort();
         files.extend(texts);
     }
-    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files)?;
+    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files, &args)?;
     let line = format!(
         "{}\n(simulacra {}; seeds {:?})\n",
         args.join(" "),

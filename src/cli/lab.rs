@@ -233,8 +233,15 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 seeds,
             };
             let seed_list: Vec<u32> = (1..=seeds).collect();
-            lab::report::write_inputs(&folder, &base.config, &base.scenario_text, &seed_list)?;
-            folder.write("facts.json", &facts)?;
+            // The facts are an input too: a resume with other facts is refused.
+            let facts_json = serde_json::to_string_pretty(&facts).map_err(|e| e.to_string())?;
+            lab::report::write_inputs_with(
+                &folder,
+                &base.config,
+                &base.scenario_text,
+                &seed_list,
+                &[("facts.json".into(), facts_json)],
+            )?;
             let runs = lab::side_by_side(towns, together, |s, sim, llm| {
                 lab::diffusion::run_seed_on(sim, &folder, &opts, s, llm)
             })?;

@@ -173,7 +173,7 @@ fn compared_args(args: &[String]) -> Vec<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resumed(pub bool);
 
-const AS_BEGUN: &str = "a resumed run goes on with the inputs it began with (its options, config, scenario, prompts and model files): resume it with those, or begin a new run";
+const AS_BEGUN: &str = "a resumed run goes on with the inputs it began with (its options, config, scenario, prompts, model files and facts): resume it with those, or begin a new run";
 
 /// The first line (1-based) where two texts differ, with both lines (`(none)` past an end).
 fn first_difference(a: &str, b: &str) -> Option<(usize, String, String)> {

@@ -259,6 +259,17 @@ pub fn write_inputs(
     scenario_text: &str,
     seeds: &[u32],
 ) -> Result<(), String> {
+    write_inputs_with(folder, config, scenario_text, seeds, &[])
+}
+
+/// [`write_inputs`] with more input files of a lab (its facts, say), kept and compared alike.
+pub fn write_inputs_with(
+    folder: &Folder,
+    config: &GameConfig,
+    scenario_text: &str,
+    seeds: &[u32],
+    more: &[(String, String)],
+) -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let cfg = ron::ser::to_string_pretty(config, ron::ser::PrettyConfig::default())
         .map_err(|e| e.to_string())?;
@@ -281,6 +292,7 @@ pub fn write_inputs(
         texts.sort();
         files.extend(texts);
     }
+    files.extend(more.iter().cloned());
     let resumed = crate::lab::guard::keep_inputs(&folder.work, &files, &args)?;
     let line = format!(
         "{}\n(simulacra {}; seeds {:?})\n",

@@ -18,7 +18,6 @@ pub const LOCK: &str = "running.lock";
 /// ever left stale. Every handle of one process on one folder is the same hold.
 #[derive(Debug)]
 pub struct Hold {
-    path: PathBuf,
     _file: std::fs::File,
 }
 
@@ -66,16 +65,9 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
         .and_then(|_| file.seek(SeekFrom::Start(0)))
         .and_then(|_| file.write_all(format!("{}\n", std::process::id()).as_bytes()))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let h = Arc::new(Hold { path, _file: file });
+    let h = Arc::new(Hold { _file: file });
     held.insert(key, Arc::downgrade(&h));
     Ok(h)
-}
-
-impl Hold {
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 /// A run's inputs as files of its folder (`config.ron`, `scenario.ron`, `models.txt`,

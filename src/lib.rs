@@ -86,8 +86,18 @@ impl SimPlugin {
         }
         let map = sim::map::load_map(&map_path)?;
         let scenario = agent::persona::validate_scenario(&scenario_path, &src, file, &map)?;
-        let prompts =
-            cognition::ask::prompts::Prompts::load(&data::resolve_path(&config.cognition.prompts))?;
+        let prompts_dir = data::resolve_path(&config.cognition.prompts);
+        let prompts = cognition::ask::prompts::Prompts::load(&prompts_dir)?;
+        if config.cognition.importance_by == cognition::config::ImportanceBy::Likeness
+            && prompts.scale().is_none()
+        {
+            return Err(DataError::new(
+                &prompts_dir.join(cognition::ask::prompts::SCALE_FILE),
+                0,
+                "cognition.importance_by",
+                "importance by Likeness needs the importance scale by example in this file ('1: brushing teeth', one a line); add it, or set importance_by: Model",
+            ));
+        }
         Ok(Self {
             map,
             scenario,

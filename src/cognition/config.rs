@@ -85,6 +85,18 @@ pub enum Pacing {
     Live,
 }
 
+/// How a new memory's importance (1 to 10) is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ImportanceBy {
+    /// The chat model rates each memory (the original's prompt, `importance.txt`), memories
+    /// gathered into batches.
+    Model,
+    /// The memory's embedding is compared with the scale's examples
+    /// (`importance_scale.txt` beside the prompts): no request. For a small model, whose
+    /// ratings are counts ("[1, 2, 3, 4, 5]").
+    Likeness,
+}
+
 /// Who plans the residents' days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Planning {
@@ -140,6 +152,9 @@ pub struct CognitionConfig {
     /// Steps an answer about memory (importance, embedding, reflection) may take before game
     /// time waits for it.
     pub memory_slack_steps: u32,
+    /// How a new memory's importance is found: asked of the model, or by likeness to the scale's
+    /// examples (the bundled config's choice for the small default model).
+    pub importance_by: ImportanceBy,
     /// Most memories scored in one importance request.
     pub importance_batch: usize,
     /// Game minutes new memories may gather before they are scored together (fewer, fuller
@@ -242,6 +257,7 @@ impl Default for CognitionConfig {
             pacing: Pacing::Wait,
             play_pacing: Pacing::Live,
             memory_slack_steps: 30,
+            importance_by: ImportanceBy::Model,
             importance_batch: 20,
             importance_gather_minutes: 10,
             planning: Planning::Model,

@@ -3,7 +3,8 @@
 //! clock); within them (`a → b`: `a` runs before `b`):
 //!
 //! - **Apply**, the answers due this step:
-//!   - `remember`: `apply_importance`, `apply_embeddings`;
+//!   - `remember`: `apply_importance`, `apply_embeddings`, `apply_scale` (the importance
+//!     scale's vectors, asked by `ask_scale` in `Update` before the frame's steps);
 //!   - `reflect`: `apply_reflect_questions` → `apply_reflect_queries` → `apply_reflect_insights`;
 //!   - `plan` and `decompose`: `apply_revise_queries` → `apply_revisions` → `apply_plan_days` →
 //!     `apply_plan_hours` → `apply_decompositions`;
@@ -213,4 +214,13 @@ pub(super) fn plugin(app: &mut App) {
                 .in_set(DecideSystems::Converse),
         ),
     );
+    // The importance scale's vectors (`importance_by: Likeness`): asked outside the step, before
+    // the steps of the frame run, so that the step they are due at waits for them; applied
+    // within it. Added last, so the systems above keep their order.
+    app.init_resource::<remember::ScaleVectors>()
+        .add_systems(
+            Update,
+            remember::ask_scale.before(crate::sim::AppSystems::Simulate),
+        )
+        .add_systems(SimStep, remember::apply_scale.in_set(SimSystems::Apply));
 }

@@ -1,10 +1,11 @@
 //! What an agent remembers, as data and pure functions (no App, no systems): the memory stream
 //! and its indexes ([`stream`]), spatial memory ([`spatial`]), retrieval scoring
-//! ([`retrieve`]), the reflection trigger ([`reflect`]) and the original project's history
+//! ([`retrieve`]), importance by likeness to a scale's examples ([`importance`]), the reflection trigger ([`reflect`]) and the original project's history
 //! files ([`history`]). The systems that fill and read these live in `cognition/`.
 //! Everything here serialises with serde, so saves can hold it as it is.
 
 pub mod history;
+pub mod importance;
 pub mod news;
 pub mod reflect;
 pub mod retrieve;

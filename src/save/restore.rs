@@ -31,6 +31,7 @@ impl Remap for Pending {
                 // holds one does not compile until it is remapped here.
                 Job::Importance(_)
                 | Job::Embed(_)
+                | Job::ScaleExample(_)
                 | Job::ReflectQuestions
                 | Job::ReflectQuery { .. }
                 | Job::ReflectInsights { .. }

@@ -365,6 +365,71 @@ fn ablations_switch_memory_and_reflection_off() {
 }
 
 #[test]
+fn importance_by_likeness_scores_memories_from_the_scales_examples_without_asking() {
+    use simulacra::cognition::config::ImportanceBy;
+    use simulacra::llm::Embedding;
+    use simulacra::llm::backend::scripted::bag_of_words_vector;
+    use simulacra::memory::importance::ImportanceScale;
+    let mut sim = sim(150, "3", Ablation::Full);
+    sim.config.cognition.importance_by = ImportanceBy::Likeness;
+    let mut app = headless_app(sim);
+    // Seeds and the morning's events: scored as their vectors come (due 30 steps on).
+    run_steps(&mut app, 8 * 360);
+    let path = std::path::Path::new("config/prompts/importance_scale.txt");
+    let scale = ImportanceScale::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
+    let examples: Vec<Embedding> = scale
+        .examples
+        .iter()
+        .map(|(_, t)| Embedding::unit("scripted:scripted", bag_of_words_vector(t)))
+        .collect();
+    let examples: Vec<&[f32]> = examples.iter().map(|e| &*e.vector).collect();
+    let mut levels = std::collections::BTreeSet::new();
+    let (mut scored, mut events) = (0, 0);
+    for (name, s) in streams(&mut app) {
+        for n in s.nodes() {
+            let Some(e) = &n.embedding else { continue };
+            assert!(
+                n.scored,
+                "{name}: '{}' embedded but not scored",
+                n.description
+            );
+            assert_eq!(
+                Some(n.importance),
+                scale.score(&examples, &e.vector),
+                "{name}: '{}' takes the levels of the examples it is most like",
+                n.description
+            );
+            levels.insert(n.importance);
+            scored += 1;
+            events += (n.kind == NodeKind::Event) as usize;
+        }
+    }
+    assert!(
+        scored >= 15 && events >= 3,
+        "{scored} memories scored, {events} events"
+    );
+    assert!(
+        levels.len() >= 3,
+        "the scores spread over the scale: {levels:?}"
+    );
+    let stats = app.world().resource::<simulacra::llm::Llm>().stats();
+    assert!(
+        stats
+            .by_purpose
+            .get("importance")
+            .is_none_or(|p| p.calls == 0),
+        "nothing asked of the model for importance"
+    );
+    // Events counted toward reflection with those scores.
+    let world = app.world_mut();
+    let mut q = world.query::<&Scratch>();
+    assert!(
+        q.iter(world).any(|s| s.reflection.remaining < 150),
+        "events scored by likeness count toward reflection"
+    );
+}
+
+#[test]
 fn vectors_of_another_model_are_embedded_again() {
     let mut app = headless_app(sim(1000, "5", Ablation::Full));
     run_steps(&mut app, 40);

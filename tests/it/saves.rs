@@ -215,6 +215,42 @@ fn a_run_saved_and_loaded_halfway_equals_the_straight_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_run_scoring_importance_by_likeness_saved_and_loaded_equals_the_straight_run() {
+    // The scale's vectors are not saved: the loaded run asks for them before its first step,
+    // and that step waits for them, so its memories are scored as the straight run's were.
+    let dir = temp_dir("likeness-round-trip");
+    let sim = || {
+        let mut s = sim_from_seven("the_ville_n25", &dir);
+        s.config.cognition.importance_by = simulacra::cognition::config::ImportanceBy::Likeness;
+        s
+    };
+    let mut straight = headless_app(sim());
+    run_steps(&mut straight, 600);
+    let a = capture(straight.world_mut(), "straight").unwrap();
+
+    let mut first = headless_app(sim());
+    run_steps(&mut first, 150);
+    let saved = save_named(first.world_mut(), "half").unwrap();
+    drop(first);
+    let mut second = headless_app(SimPlugin::from_save(&saved, sim().config).unwrap());
+    run_steps(&mut second, 450);
+    let b = capture(second.world_mut(), "second").unwrap();
+    let scored_after_the_load = a
+        .agents
+        .iter()
+        .filter_map(|x| x.mind.as_ref())
+        .flat_map(|m| m.memory.nodes())
+        .filter(|n| n.scored && n.created.0 > GameTime::parse("2023-02-13 07:25").unwrap().0)
+        .count();
+    assert!(
+        scored_after_the_load > 5,
+        "{scored_after_the_load} memories scored after the load"
+    );
+    assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Where each person stands and what they do and say (for comparing a replay with the run).
 fn scene(app: &mut App) -> Vec<(String, (i32, i32), String, String, String, Option<String>)> {
     use simulacra::agent::conversation::Speech;

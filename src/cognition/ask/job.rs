@@ -12,6 +12,9 @@ pub enum Job {
     Importance(Vec<NodeId>),
     /// An embedding for these memories (all share the embedded text).
     Embed(Vec<NodeId>),
+    /// The embedding of the importance scale's example at this index (asked by the town's
+    /// [`ScaleAsker`](crate::cognition::mind::remember::ScaleAsker), never saved).
+    ScaleExample(usize),
     /// A reflection's questions.
     ReflectQuestions,
     /// The embedding of a reflection question, to retrieve its evidence.
@@ -186,6 +189,7 @@ impl Job {
                 self,
                 Job::Importance(_)
                     | Job::Embed(_)
+                    | Job::ScaleExample(_)
                     | Job::Decompose { .. }
                     | Job::Sector { .. }
                     | Job::Arena { .. }

@@ -254,10 +254,15 @@ impl Template {
     }
 }
 
+/// The importance scale's file in the prompts folder (`cognition.importance_by: Likeness`).
+pub const SCALE_FILE: &str = "importance_scale.txt";
+
 /// All templates, by purpose.
 #[derive(Resource, Debug, Clone)]
 pub struct Prompts {
     templates: HashMap<&'static str, Template>,
+    /// The importance scale by example (`importance_scale.txt`), when the folder has one.
+    scale: Option<crate::memory::importance::ImportanceScale>,
 }
 
 impl Prompts {
@@ -280,7 +285,23 @@ impl Prompts {
                 })?;
             templates.insert(spec.name, parse_template(&file, &text, spec)?);
         }
-        Ok(Self { templates })
+        let file = dir.join(SCALE_FILE);
+        let scale = match file.exists() {
+            false => None,
+            true => {
+                let text = crate::data::read_bounded(&file, crate::data::MAX_TEXT_BYTES)
+                    .map_err(|e| DataError::new(&file, 0, "", format!("cannot read it ({e})")))?;
+                Some(crate::memory::importance::ImportanceScale::parse(
+                    &file, &text,
+                )?)
+            }
+        };
+        Ok(Self { templates, scale })
+    }
+
+    /// The importance scale by example, when the folder has one (`importance_scale.txt`).
+    pub fn scale(&self) -> Option<&crate::memory::importance::ImportanceScale> {
+        self.scale.as_ref()
     }
 
     /// The template of a purpose.

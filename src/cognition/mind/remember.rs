@@ -1,10 +1,15 @@
 //! New memories get an importance and an embedding. After perception and reflection each step,
 //! every memory added since the last look is checked: a text this agent scored before keeps its
-//! score; the others wait to be scored together (one request for up to `importance_batch`, or
-//! for whatever has gathered over `importance_gather_minutes`, one integer each, the shape enforced);
-//! each distinct text not yet embedded by the current embedder is embedded once (another memory
-//! with the same text lends its vector). Answers are applied at
-//! their due step by [`apply_importance`] and [`apply_embeddings`]. Events count toward the
+//! score; the others are scored in one of two ways (`cognition.importance_by`):
+//! - **Model**: they wait to be scored together (one request for up to `importance_batch`, or
+//!   for whatever has gathered over `importance_gather_minutes`, one integer each, the shape
+//!   enforced), applied at their due step by [`apply_importance`];
+//! - **Likeness**: each is scored from its embedding once it has one, by the importance scale's
+//!   examples ([`ImportanceScale`](crate::memory::importance::ImportanceScale)), whose vectors the
+//!   town asks for before its first step ([`ask_scale`], [`apply_scale`]); no request.
+//!
+//! Each distinct text not yet embedded by the current embedder is embedded once (another memory
+//! with the same text lends its vector), applied by [`apply_embeddings`]. Events count toward the
 //! reflection trigger when their score is final.
 
 use crate::agent::{Identity, Outlook, Resident};
@@ -14,7 +19,7 @@ use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::numbered;
-use crate::cognition::config::Cognition;
+use crate::cognition::config::{Cognition, ImportanceBy};
 use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{Embedding, LlmRequest, LlmValue, OutputShape};
 use crate::memory::stream::{MemoryStream, NodeId, NodeKind};
@@ -34,9 +39,119 @@ pub struct MemoryWork {
     pub embedding: HashSet<String>,
 }
 
-/// Asks for importance scores and embeddings of memories not yet scored or embedded.
+/// The importance scale's examples as the current embedder makes them (`importance_by:
+/// Likeness`). The town's, not saved: a loaded run asks for them before its first step, as the
+/// run it continues did, and game time waits for them (their answers are due at once).
+#[derive(Resource, Debug, Default)]
+pub struct ScaleVectors {
+    /// The embedder they come from.
+    model: String,
+    /// One per example, in the scale's order.
+    vectors: Vec<Option<Embedding>>,
+    /// The step at which the embedder gave no vector (asked again a game hour later).
+    failed_at: Option<u64>,
+}
+
+impl ScaleVectors {
+    /// The examples' vectors, when every one has come from `model`.
+    fn ready(&self, model: &str) -> Option<Vec<&[f32]>> {
+        (self.model == model && !self.vectors.is_empty())
+            .then(|| {
+                self.vectors
+                    .iter()
+                    .map(|v| v.as_ref().map(|e| &*e.vector))
+                    .collect()
+            })
+            .flatten()
+    }
+}
+
+/// The entity whose [`Pending`] holds the requests for the scale's vectors.
+#[derive(Component, Debug)]
+pub struct ScaleAsker;
+
+/// Before a step runs (outside it, so that the step itself waits): with `importance_by:
+/// Likeness`, asks for the vectors of the scale's examples not yet made by the current embedder,
+/// due at the coming step. After a failure they are asked again a game hour later; memories
+/// wait for their score meanwhile.
+pub fn ask_scale(
+    mut ask: Asker,
+    mut vectors: ResMut<ScaleVectors>,
+    mut askers: Query<(Entity, &mut Pending), With<ScaleAsker>>,
+    mut commands: Commands,
+) {
+    if ask.cfg.0.importance_by != ImportanceBy::Likeness {
+        return;
+    }
+    let Some(scale) = ask.prompts.scale().cloned() else {
+        return;
+    };
+    let model = ask.llm.embedding_model();
+    if vectors.model != model || vectors.vectors.len() != scale.examples.len() {
+        *vectors = ScaleVectors {
+            model: model.clone(),
+            vectors: vec![None; scale.examples.len()],
+            failed_at: None,
+        };
+    }
+    if vectors.ready(&model).is_some() {
+        return;
+    }
+    let hour = 3600u64.div_ceil(ask.clock.sec_per_step as u64);
+    if vectors
+        .failed_at
+        .is_some_and(|at| ask.clock.step < at + hour)
+    {
+        return;
+    }
+    let mut fresh = Pending::default();
+    let (asker, pending, spawned) = match askers.single_mut() {
+        Ok((e, p)) => (e, p.into_inner(), false),
+        Err(_) => (commands.spawn(ScaleAsker).id(), &mut fresh, true),
+    };
+    if pending.any(|j| matches!(j, Job::ScaleExample(_))) {
+        return;
+    }
+    vectors.failed_at = None;
+    for (i, (_, text)) in scale.examples.iter().enumerate() {
+        if vectors.vectors[i].is_none() {
+            let req = LlmRequest::embed("embed", text.clone());
+            ask.ask(asker, pending, req, Job::ScaleExample(i), 0);
+        }
+    }
+    if spawned {
+        commands.entity(asker).insert(fresh);
+    }
+}
+
+/// Applies the scale's vectors due this step.
+pub fn apply_scale(
+    clock: Res<crate::sim::clock::SimClock>,
+    cog: Res<Cognition>,
+    mut vectors: ResMut<ScaleVectors>,
+    mut askers: Query<&mut Pending, With<ScaleAsker>>,
+) {
+    for mut pending in &mut askers {
+        for (i, reply) in take!(pending, clock.step, cog.real_time(), ScaleExample(i)) {
+            match reply.value {
+                LlmValue::Embedding(e)
+                    if !e.vector.is_empty()
+                        && *e.model == *vectors.model
+                        && i < vectors.vectors.len() =>
+                {
+                    vectors.vectors[i] = Some(e)
+                }
+                _ => vectors.failed_at = Some(clock.step),
+            }
+        }
+    }
+}
+
+/// Asks for importance scores and embeddings of memories not yet scored or embedded (with
+/// `importance_by: Likeness`, scores those embedded by the scale instead of asking).
 pub fn request_memory_work(
     mut ask: Asker,
+    scale_vectors: Res<ScaleVectors>,
     mut agents: Query<(
         Entity,
         &Resident,
@@ -49,6 +164,9 @@ pub fn request_memory_work(
     )>,
 ) {
     let model = ask.llm.embedding_model().to_string();
+    let likeness = ask.cfg.0.importance_by == ImportanceBy::Likeness;
+    let scale = ask.prompts.scale().cloned();
+    let examples = scale_vectors.ready(&model);
     let batch = ask.cfg.0.importance_batch;
     let gather_secs = ask.cfg.0.importance_gather_minutes as i64 * 60;
     let slack = ask.memory_slack();
@@ -91,6 +209,34 @@ pub fn request_memory_work(
                 }
             }
         }
+        if likeness {
+            // Each memory waiting with a vector of the current embedder is scored from it.
+            if let (Some(scale), Some(examples)) = (&scale, &examples) {
+                let mut waiting = std::mem::take(&mut work.to_score);
+                waiting.retain(|id| {
+                    let Some(n) = stream.get(*id).filter(|n| !n.scored) else {
+                        return false;
+                    };
+                    let Some(score) = n
+                        .embedding
+                        .as_ref()
+                        .filter(|e| *e.model == *model)
+                        .and_then(|e| scale.score(examples, &e.vector))
+                    else {
+                        return true;
+                    };
+                    let key = n.embedding_key.clone();
+                    for (nid, kind) in unscored_with_text(&stream, &key) {
+                        stream.set_importance(nid, score, true);
+                        if kind == NodeKind::Event {
+                            scratch.reflection.record(score);
+                        }
+                    }
+                    false
+                });
+                work.to_score = waiting;
+            }
+        }
         // Score what has gathered when a batch is full or the oldest has waited long enough.
         let oldest = work
             .to_score
@@ -98,7 +244,8 @@ pub fn request_memory_work(
             .and_then(|i| stream.get(*i))
             .map(|n| n.created);
         let waited = oldest.is_some_and(|t| ask.clock.now.0 - t.0 >= gather_secs);
-        let score_now = !(work.to_score.is_empty() || (work.to_score.len() < batch && !waited));
+        let score_now =
+            !(likeness || work.to_score.is_empty() || (work.to_score.len() < batch && !waited));
         let to_score: Vec<(NodeId, String)> = if !score_now {
             Vec::new()
         } else {
@@ -184,14 +331,7 @@ pub fn apply_importance(
                 };
                 work.scoring.remove(&key);
                 // Every memory with this text waiting for a score takes it.
-                let same: Vec<(NodeId, NodeKind)> = stream
-                    .ids_with_text(&key)
-                    .into_iter()
-                    .filter_map(|i| stream.get(i))
-                    .filter(|n| !n.scored)
-                    .map(|n| (n.id, n.kind))
-                    .collect();
-                for (nid, kind) in same {
+                for (nid, kind) in unscored_with_text(&stream, &key) {
                     stream.set_importance(nid, score, !fallback);
                     if kind == NodeKind::Event {
                         scratch.reflection.record(score);
@@ -200,6 +340,17 @@ pub fn apply_importance(
             }
         }
     }
+}
+
+/// The memories with this text still waiting for a score.
+fn unscored_with_text(stream: &MemoryStream, key: &str) -> Vec<(NodeId, NodeKind)> {
+    stream
+        .ids_with_text(key)
+        .into_iter()
+        .filter_map(|i| stream.get(i))
+        .filter(|n| !n.scored)
+        .map(|n| (n.id, n.kind))
+        .collect()
 }
 
 /// Applies embeddings due this step to every memory with the embedded text. A fail-safe (no

@@ -293,3 +293,61 @@ fn the_sentence_embedder_matches_a_reference_computed_from_its_weights() {
         );
     }
 }
+
+/// Importance by likeness with the real embedder: everyday observations of the town score low,
+/// life events the scale does not list score high (the shipped scale, `importance_by: Likeness`).
+#[test]
+fn the_importance_scale_tells_mundane_memories_from_poignant_ones_with_the_real_embedder() {
+    use simulacra::memory::importance::ImportanceScale;
+    let _model = crate::real_model_lock();
+    let model = simulacra::llm::backend::bert::SentenceModel::load(&crate::embedder_path())
+        .expect("the embedder loads");
+    let path = simulacra::data::data_root().join("config/prompts/importance_scale.txt");
+    let scale = ImportanceScale::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mundane = [
+        "Isabella Rodriguez is sleeping",
+        "bed is being slept in",
+        "Klaus Mueller is having breakfast",
+        "shower is idle",
+    ];
+    let poignant = [
+        "Maria's grandmother passed away last night",
+        "Klaus was accepted into a PhD programme",
+        "Isabella and her boyfriend broke up",
+        "Tom lost his job at the market",
+        "Ayesha got engaged to her partner",
+    ];
+    let texts: Vec<&str> = scale
+        .examples
+        .iter()
+        .map(|(_, t)| t.as_str())
+        .chain(mundane)
+        .chain(poignant)
+        .collect();
+    let tokens: Vec<_> = texts.iter().map(|t| model.tokens(t, 256)).collect();
+    let mut embedder = model.embedder(2, 32).expect("a context");
+    let unit = |v: Vec<f32>| {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let vectors: Vec<Vec<f32>> = embedder
+        .embed_tokens(&tokens)
+        .into_iter()
+        .map(|v| unit(v.expect("a vector").0))
+        .collect();
+    let (examples, memories) = vectors.split_at(scale.examples.len());
+    let examples: Vec<&[f32]> = examples.iter().map(|v| v.as_slice()).collect();
+    let scores: Vec<u8> = memories
+        .iter()
+        .map(|v| scale.score(&examples, v).expect("a score"))
+        .collect();
+    for (t, s) in mundane.iter().chain(&poignant).zip(&scores) {
+        println!("{s:>2}  {t}");
+    }
+    let (low, high) = scores.split_at(mundane.len());
+    assert!(
+        low.iter().all(|s| *s <= 3),
+        "everyday observations: {low:?}"
+    );
+    assert!(high.iter().all(|s| *s >= 6), "life events: {high:?}");
+}

@@ -165,8 +165,9 @@ pub fn request_memory_work(
 ) {
     let model = ask.llm.embedding_model().to_string();
     let likeness = ask.cfg.0.importance_by == ImportanceBy::Likeness;
-    let scale = ask.prompts.scale().cloned();
-    let examples = scale_vectors.ready(&model);
+    // Taken only when scoring by likeness (the scale is cloned, as `ask` is borrowed to ask).
+    let scale = likeness.then(|| ask.prompts.scale().cloned()).flatten();
+    let examples = likeness.then(|| scale_vectors.ready(&model)).flatten();
     let batch = ask.cfg.0.importance_batch;
     let gather_secs = ask.cfg.0.importance_gather_minutes as i64 * 60;
     let slack = ask.memory_slack();

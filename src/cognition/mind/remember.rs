@@ -44,6 +44,8 @@ pub struct MemoryWork {
 /// run it continues did, and game time waits for them (their answers are due at once).
 #[derive(Resource, Debug, Default)]
 pub struct ScaleVectors {
+    /// The scale they are of (taken from the prompts once, not each step).
+    scale: Option<crate::memory::importance::ImportanceScale>,
     /// The embedder they come from.
     model: String,
     /// One per example, in the scale's order.
@@ -83,12 +85,13 @@ pub fn ask_scale(
     if ask.cfg.0.importance_by != ImportanceBy::Likeness {
         return;
     }
-    let Some(scale) = ask.prompts.scale().cloned() else {
+    let Some(scale) = ask.prompts.scale() else {
         return;
     };
     let model = ask.llm.embedding_model();
-    if vectors.model != model || vectors.vectors.len() != scale.examples.len() {
+    if vectors.model != model || vectors.scale.as_ref() != Some(scale) {
         *vectors = ScaleVectors {
+            scale: Some(scale.clone()),
             model: model.clone(),
             vectors: vec![None; scale.examples.len()],
             failed_at: None,
@@ -113,11 +116,19 @@ pub fn ask_scale(
         return;
     }
     vectors.failed_at = None;
-    for (i, (_, text)) in scale.examples.iter().enumerate() {
-        if vectors.vectors[i].is_none() {
-            let req = LlmRequest::embed("embed", text.clone());
-            ask.ask(asker, pending, req, Job::ScaleExample(i), 0);
-        }
+    let missing: Vec<(usize, String)> = (vectors.scale.iter())
+        .flat_map(|s| s.examples.iter().enumerate())
+        .filter(|(i, _)| vectors.vectors[*i].is_none())
+        .map(|(i, (_, text))| (i, text.clone()))
+        .collect();
+    for (i, text) in missing {
+        ask.ask(
+            asker,
+            pending,
+            LlmRequest::embed("embed", text),
+            Job::ScaleExample(i),
+            0,
+        );
     }
     if spawned {
         commands.entity(asker).insert(fresh);
@@ -165,8 +176,7 @@ pub fn request_memory_work(
 ) {
     let model = ask.llm.embedding_model().to_string();
     let likeness = ask.cfg.0.importance_by == ImportanceBy::Likeness;
-    // Taken only when scoring by likeness (the scale is cloned, as `ask` is borrowed to ask).
-    let scale = likeness.then(|| ask.prompts.scale().cloned()).flatten();
+    let scale = scale_vectors.scale.as_ref();
     let examples = likeness.then(|| scale_vectors.ready(&model)).flatten();
     let batch = ask.cfg.0.importance_batch;
     let gather_secs = ask.cfg.0.importance_gather_minutes as i64 * 60;
@@ -212,7 +222,7 @@ pub fn request_memory_work(
         }
         if likeness {
             // Each memory waiting with a vector of the current embedder is scored from it.
-            if let (Some(scale), Some(examples)) = (&scale, &examples) {
+            if let (Some(scale), Some(examples)) = (scale, &examples) {
                 let mut waiting = std::mem::take(&mut work.to_score);
                 waiting.retain(|id| {
                     let Some(n) = stream.get(*id).filter(|n| !n.scored) else {

@@ -19,7 +19,7 @@ use crate::cognition::ask::job::Job;
 use crate::cognition::ask::job::take;
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
-use crate::cognition::ask::prompts::{numbered_found, one_line};
+use crate::cognition::ask::prompts::{numbered, one_line};
 use crate::cognition::config::Cognition;
 use crate::cognition::resident::scratch::Scratch;
 use crate::cognition::talk::line_request::{LineAsk, line_request, place_words, transcript};
@@ -292,14 +292,6 @@ pub fn apply_chat_queries(
             } else {
                 Vec::new()
             };
-            let memories = if found.is_empty() {
-                format!(
-                    "{} does not remember anything in particular about {partner}.",
-                    id.name
-                )
-            } else {
-                numbered_found(stream, &found)
-            };
             // Topics: what was just retrieved, then current concerns (news held, gatherings).
             let concerns = if memory {
                 crate::cognition::talk::topics::concerns(
@@ -331,6 +323,7 @@ pub fn apply_chat_queries(
             };
             let topics =
                 crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());
+            let memories = listed_memories(stream, &found, &topics, &id.name, &partner);
             let place = place_words(&map, pos);
             let who = Who::of(resident, outlook, &id.name, now);
             let req = line_request(
@@ -384,6 +377,37 @@ type ChatQueryItem<'a> = (
     Mut<'a, Pending>,
     Vec<(Entity, crate::llm::runtime::Reply)>,
 );
+
+/// What a line's prompt lists of the speaker's retrieved memories: those the topics do not
+/// already offer in the same words (a fact to tell is listed once, as a topic) and not the
+/// observation that the two are chatting (the prompt says so before). Read once, not twice.
+pub fn listed_memories(
+    stream: &MemoryStream,
+    found: &[crate::memory::retrieve::Scored],
+    topics: &[Topic],
+    speaker: &str,
+    partner: &str,
+) -> String {
+    if found.is_empty() {
+        return format!("{speaker} does not remember anything in particular about {partner}.");
+    }
+    let offered: HashSet<_> = topics.iter().filter_map(|t| t.source).collect();
+    let chatting = [
+        format!("{speaker} is chatting with {partner}"),
+        format!("{partner} is chatting with {speaker}"),
+    ];
+    let kept: Vec<&str> = found
+        .iter()
+        .filter(|f| !offered.contains(&f.id))
+        .filter_map(|f| stream.get(f.id))
+        .map(|n| n.description.as_str())
+        .filter(|d| !chatting.iter().any(|c| c == d))
+        .collect();
+    if kept.is_empty() {
+        return "(nothing more than the things listed below)".into();
+    }
+    numbered(kept)
+}
 
 /// Steps from now (the step after a turn's query was asked) by which its line is due: the
 /// step after the last line has been said out (its speaking time), and never sooner than the
@@ -597,8 +621,58 @@ pub fn clear_speech(
 
 #[cfg(test)]
 mod tests {
-    use super::line_slack;
+    use super::{line_slack, listed_memories};
+    use crate::agent::conversation::{Topic, TopicKind};
+    use crate::memory::retrieve::Scored;
+    use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
     use crate::sim::time::GameTime;
+
+    #[test]
+    fn a_lines_memories_leave_out_what_its_topics_and_its_first_words_already_say() {
+        let mut s = MemoryStream::default();
+        let mut add = |d: &str| {
+            let id = s.add(
+                NodeKind::Thought,
+                NewNode {
+                    description: d.into(),
+                    ..Default::default()
+                },
+                GameTime(0),
+            );
+            Scored {
+                id,
+                breakdown: Default::default(),
+            }
+        };
+        let found = vec![
+            add("Mei Lin is chatting with John Lin"),
+            add("John Lin is chatting with Mei Lin"),
+            add("John wonders who will win the mayoral election"),
+            add("John Lin is relaxing at home"),
+            add("John works alongside Tom Moreno"),
+        ];
+        let tell = Topic {
+            source: Some(found[2].id),
+            ..Topic::new(TopicKind::Fact, "tell Mei Lin: John wonders who will win")
+        };
+        let topics = [
+            tell,
+            Topic::new(TopicKind::SmallTalk, "small talk with Mei Lin"),
+        ];
+        let listed = listed_memories(&s, &found, &topics, "John Lin", "Mei Lin");
+        assert_eq!(
+            listed,
+            "1. John Lin is relaxing at home\n2. John works alongside Tom Moreno"
+        );
+        // Everything already said elsewhere: the prompt says so rather than listing nothing.
+        let listed = listed_memories(&s, &found[..3], &topics, "John Lin", "Mei Lin");
+        assert_eq!(listed, "(nothing more than the things listed below)");
+        // Nothing retrieved.
+        assert_eq!(
+            listed_memories(&s, &[], &topics, "John Lin", "Mei Lin"),
+            "John Lin does not remember anything in particular about Mei Lin."
+        );
+    }
 
     #[test]
     fn a_line_is_due_when_it_was_before_its_query_came_first() {

@@ -166,7 +166,9 @@ pub struct CognitionConfig {
     /// agents walk.
     pub prefetch_minutes: u32,
     /// An activity a resident refined before (the same words, without case) is refined into the
-    /// subtasks the model gave it then, without asking again (false: every activity is asked).
+    /// subtasks the model gave it then, without asking again, and a step it did before in the
+    /// same place takes the object, emoji and object state it had then (false: every activity
+    /// and every step's details are asked).
     pub reuse_subtasks: bool,
     /// With `reuse_subtasks`, an activity someone else in town refined before (the same words)
     /// is refined into their subtasks when the resident has none of its own (of those who

@@ -515,6 +515,63 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
     assert!(asked[0] < asked[1], "fewer asked with reuse: {asked:?}");
 }
 
+/// A step a resident did before in the same place (the same words) takes the object, emoji and
+/// object state the model gave it then, without asking: fewer details asked with reuse, the reuse
+/// counted, and every block decided from what was kept looks as kept.
+#[test]
+fn a_step_done_before_in_the_same_place_looks_as_it_did_without_asking() {
+    use simulacra::cognition::resident::scratch::Scratch;
+    let mut asked = Vec::new();
+    for reuse in [true, false] {
+        let mut config = crate::scripted_config();
+        config.cognition.reuse_subtasks = reuse;
+        let mut app = headless_app(SimPlugin::load("the_ville_n3", None, config).unwrap());
+        run_until_minute(&mut app, 16 * 60, 8640);
+        let d = app
+            .world()
+            .resource::<simulacra::llm::Llm>()
+            .stats()
+            .purpose("act_details")
+            .clone();
+        asked.push(d.calls);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &Scratch)>();
+        let mut matched = 0;
+        for (id, plan, scratch) in q.iter(world) {
+            assert!(!scratch.details.is_empty(), "{}: details kept", id.name);
+            for b in plan.blocks.iter().filter(|b| b.decided()) {
+                let Some(arena) = plan.places.get(&b.group) else {
+                    continue;
+                };
+                let Some(k) = scratch.details_of(arena, &b.description) else {
+                    continue;
+                };
+                // Kept from this very block, or given to it from what was kept.
+                assert_eq!(b.emoji, k.emoji, "{}: {}", id.name, b.description);
+                let object = format!("{arena}:{}", k.object);
+                assert!(
+                    b.address == object || b.address == *arena,
+                    "{}: {} at {}",
+                    id.name,
+                    b.description,
+                    b.address
+                );
+                matched += 1;
+            }
+        }
+        assert!(matched > 0, "blocks decided with kept details");
+        if reuse {
+            assert!(d.reused > 0, "reuse counted: {d:?}");
+        } else {
+            assert_eq!(d.reused, 0);
+        }
+    }
+    assert!(
+        asked[0] < asked[1],
+        "fewer details asked with reuse: {asked:?}"
+    );
+}
+
 /// The 3-resident town at 10:00, its day planned and what was asked for by then come, and the
 /// minute of the day up to which subtasks are asked for ahead.
 fn planned_by_ten(config: simulacra::config::GameConfig) -> (App, u32) {

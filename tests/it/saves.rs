@@ -376,19 +376,26 @@ fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing
     use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
     let dir = temp_dir("resume-replay");
     let recording = dir.join("straight.jsonl");
-    let mut cfg = sim_from_seven("the_ville_n3", &dir);
+    // Everything asked, nothing looked up: with subtasks and details reused the 3-person town
+    // asks nothing between 08:00 and 09:00, and the resumed run must ask the recording.
+    let sim = || {
+        let mut s = sim_from_seven("the_ville_n3", &dir);
+        s.config.cognition.reuse_subtasks = false;
+        s
+    };
+    let mut cfg = sim();
     cfg.config.llm.record = Some(recording.to_string_lossy().into());
     let mut straight = headless_app(cfg);
     run_steps(&mut straight, 720);
     let a = capture(straight.world_mut(), "straight").unwrap();
     drop(straight);
 
-    let mut first = headless_app(sim_from_seven("the_ville_n3", &dir));
+    let mut first = headless_app(sim());
     run_steps(&mut first, 360);
     let saved = save_named(first.world_mut(), "half").unwrap();
     drop(first);
     // The resumed run has no model: only the straight run's recording.
-    let mut config = sim_from_seven("the_ville_n3", &dir).config;
+    let mut config = sim().config;
     config.llm = LlmConfig {
         backends: vec![BackendConfig::Replay(ReplayConfig {
             name: "recording".into(),

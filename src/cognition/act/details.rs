@@ -13,6 +13,7 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::numbered;
 use crate::cognition::config::Cognition;
+use crate::cognition::resident::scratch::{KeptDetails, Scratch};
 use crate::llm::{LlmValue, OutputShape};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
@@ -110,33 +111,15 @@ pub fn clean_state(s: &str) -> String {
     }
 }
 
-/// Asks for the object, emoji and object state of each of an activity's `blocks` (id,
-/// description), in the arena chosen for it (`world:sector:arena`): the objects offered are
-/// those the resident knows there (behind a counter only for whoever works there).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one request built from the agent's parts"
-)]
-pub fn request_details(
-    ask: &mut Asker,
-    agent: Entity,
-    p: &Persona,
-    who: &Who,
-    spatial: &SpatialMemory,
-    pending: &mut Pending,
-    day: i64,
-    activity: u32,
-    blocks: Vec<(u32, String)>,
-    arena: &str,
-    due: u32,
-) {
+/// The objects a resident is offered in an arena (`world:sector:arena`): those it knows there,
+/// behind a counter only for whoever works there; never none.
+fn offered_objects(p: &Persona, spatial: &SpatialMemory, arena: &str) -> Vec<String> {
     let parts: Vec<&str> = arena.split(':').collect();
     let sector_addr = parts.iter().take(2).copied().collect::<Vec<_>>().join(":");
     let works_here = p
         .work
         .as_ref()
         .is_some_and(|(_, _, a)| a.starts_with(&format!("{sector_addr}:")));
-    // Behind a counter stands whoever works there.
     let mut objects: Vec<String> = spatial
         .objects(
             parts.get(1).copied().unwrap_or(""),
@@ -148,13 +131,100 @@ pub fn request_details(
     if objects.is_empty() {
         objects.push("nothing in particular".into());
     }
+    objects
+}
+
+/// A block's object, emoji and object state: its address is the object's when the map has it,
+/// else the arena (and then no object state).
+fn decide(
+    b: &mut crate::agent::schedule::Block,
+    map: &WorldMap,
+    arena: &str,
+    object: &str,
+    emoji: String,
+    state: &str,
+) {
+    let address = format!("{arena}:{object}");
+    b.address = if map.has_address(&address) {
+        address
+    } else {
+        arena.to_string()
+    };
+    b.emoji = emoji;
+    b.object_state = if b.address == arena {
+        String::new()
+    } else {
+        clean_state(state)
+    };
+}
+
+/// What an activity still undecided in the arena chosen for it (`world:sector:arena`) looks
+/// like: each block the resident did before in the same place and words takes the object,
+/// emoji and object state it had then (`kept`, with `cognition.reuse_subtasks`), and the others
+/// are asked for together (see [`apply_details`]), due in `due` steps.
+pub struct DetailsAsk<'a> {
+    /// The resident.
+    pub agent: Entity,
+    /// Its persona.
+    pub persona: &'a Persona,
+    /// Who asks.
+    pub who: &'a Who<'a>,
+    /// What it knows of the town.
+    pub spatial: &'a SpatialMemory,
+    /// What it kept of steps done before.
+    pub kept: Option<&'a Scratch>,
+    /// The plan's day.
+    pub day: i64,
+    /// The activity.
+    pub activity: u32,
+    /// Its arena.
+    pub arena: &'a str,
+    /// Steps until the answer is due.
+    pub due: u32,
+}
+
+/// Decides what it can of an activity's details from what the resident kept, and asks for the
+/// rest (see [`DetailsAsk`]).
+pub fn request_details(
+    ask: &mut Asker,
+    map: &WorldMap,
+    plan: &mut DayPlan,
+    pending: &mut Pending,
+    a: DetailsAsk,
+) {
+    let objects = offered_objects(a.persona, a.spatial, a.arena);
+    let kept = a.kept.filter(|_| ask.cfg.0.reuse_subtasks);
+    let mut blocks: Vec<(u32, String)> = Vec::new();
+    let mut reused = false;
+    for b in plan
+        .blocks
+        .iter_mut()
+        .filter(|b| b.activity == a.activity && !b.decided())
+    {
+        let known = kept
+            .and_then(|k| k.details_of(a.arena, &b.description))
+            .filter(|k| objects.contains(&k.object));
+        match known {
+            Some(k) => {
+                decide(b, map, a.arena, &k.object, k.emoji.clone(), &k.state);
+                reused = true;
+            }
+            None => blocks.push((b.id, b.description.clone())),
+        }
+    }
+    if blocks.is_empty() {
+        if reused {
+            ask.llm.count_reused("act_details");
+        }
+        return;
+    }
     let steps = numbered(blocks.iter().map(|(_, d)| d.as_str()));
     let object_list = objects.join(", ");
-    let place = parts[1..].join(", ");
+    let place = a.arena.split(':').skip(1).collect::<Vec<_>>().join(", ");
     let n = blocks.len();
     let req = ask.chat(
         "act_details",
-        who,
+        a.who,
         &[
             ("place", &place),
             ("steps", &steps),
@@ -164,16 +234,16 @@ pub fn request_details(
         30 + 45 * n as u32,
     );
     ask.ask(
-        agent,
+        a.agent,
         pending,
         req,
         Job::Details {
-            day,
-            activity,
+            day: a.day,
+            activity: a.activity,
             blocks: blocks.iter().map(|(i, _)| *i).collect(),
             objects,
         },
-        due,
+        a.due,
     );
 }
 
@@ -182,9 +252,9 @@ pub fn apply_details(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     map: Res<WorldMap>,
-    mut agents: Query<(&mut DayPlan, &mut Pending)>,
+    mut agents: Query<(&mut DayPlan, &mut Pending, Option<&mut Scratch>)>,
 ) {
-    for (mut plan, mut pending) in &mut agents {
+    for (mut plan, mut pending, mut scratch) in &mut agents {
         for ((day, activity, blocks, objects), reply) in take!(
             pending,
             clock.step,
@@ -218,35 +288,39 @@ pub fn apply_details(
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
+            // Kept for the next time the same step is done here, when the model answered.
+            let keep = !reply.is_fallback();
             for (k, bid) in blocks.iter().enumerate() {
                 let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *bid) else {
                     continue;
                 };
                 let step = steps.get(k);
-                let object = step
+                let chosen = step
                     .and_then(|s| s.get("object"))
                     .and_then(Value::as_str)
-                    .filter(|o| objects.iter().any(|x| x == o))
-                    .unwrap_or(objects[0].as_str());
-                let address = format!("{arena}:{object}");
-                b.address = if map.has_address(&address) {
-                    address
-                } else {
-                    arena.clone()
-                };
-                b.emoji = emoji_for(
+                    .filter(|o| objects.iter().any(|x| x == o));
+                let object = chosen.unwrap_or(objects[0].as_str());
+                let emoji = emoji_for(
                     step.and_then(|s| s.get("emoji")).and_then(Value::as_str),
                     &b.description,
                 );
-                b.object_state = if b.address == arena {
-                    String::new()
-                } else {
-                    clean_state(
-                        step.and_then(|s| s.get("object_state"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("in use"),
-                    )
-                };
+                let state = step
+                    .and_then(|s| s.get("object_state"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("in use");
+                decide(b, &map, &arena, object, emoji, state);
+                if keep
+                    && chosen.is_some()
+                    && let Some(scratch) = scratch.as_mut()
+                {
+                    scratch.keep_details(KeptDetails {
+                        arena: arena.clone(),
+                        step: b.description.clone(),
+                        object: object.to_string(),
+                        emoji: b.emoji.clone(),
+                        state: clean_state(state),
+                    });
+                }
             }
         }
     }

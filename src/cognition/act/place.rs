@@ -9,7 +9,7 @@
 
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
-use crate::cognition::act::details::request_details;
+use crate::cognition::act::details::{DetailsAsk, request_details};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
 use crate::cognition::ask::job::take;
@@ -17,6 +17,7 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::{Who, choice_tokens};
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::SpatialMemory;
 use crate::sim::clock::SimClock;
@@ -275,11 +276,12 @@ pub fn request_places(
         &SpatialMemory,
         &mut DayPlan,
         &mut Pending,
+        Option<&Scratch>,
     )>,
 ) {
     let now = ask.clock.now.minute_of_day();
     let horizon = now + ask.cfg.0.prefetch_minutes;
-    for (agent, resident, id, outlook, pos, spatial, mut plan, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, pos, spatial, mut plan, mut pending, kept) in &mut agents {
         if plan.source != PlanSource::Model {
             continue;
         }
@@ -291,7 +293,7 @@ pub fn request_places(
             &mut ask,
             &map,
             &rules,
-            (agent, resident, id, outlook, pos, spatial),
+            (agent, resident, id, outlook, pos, spatial, kept),
             &mut plan,
             &mut pending,
             day,
@@ -328,13 +330,14 @@ fn place_ahead(
     ask: &mut Asker,
     map: &WorldMap,
     rules: &PlaceRules,
-    (agent, resident, id, outlook, pos, spatial): (
+    (agent, resident, id, outlook, pos, spatial, kept): (
         Entity,
         &Resident,
         &Identity,
         &Outlook,
         &GridPos,
         &SpatialMemory,
+        Option<&Scratch>,
     ),
     plan: &mut Mut<DayPlan>,
     pending: &mut Pending,
@@ -466,20 +469,20 @@ fn place_ahead(
                 if unrefined {
                     continue; // details once the subtasks are known
                 }
-                let blocks: Vec<(u32, String)> = plan
-                    .blocks
-                    .iter()
-                    .filter(|b| b.activity == activity && !b.decided())
-                    .map(|b| (b.id, b.description.clone()))
-                    .collect();
-                if blocks.is_empty() {
-                    continue;
-                }
                 let who = Who::of(resident, outlook, &id.name, ask.clock.now);
                 asked_details.push(activity);
-                request_details(
-                    ask, agent, p, &who, spatial, pending, day, activity, blocks, &arena, due,
-                );
+                let a = DetailsAsk {
+                    agent,
+                    persona: p,
+                    who: &who,
+                    spatial,
+                    kept,
+                    day,
+                    activity,
+                    arena: &arena,
+                    due,
+                };
+                request_details(ask, map, &mut **plan, pending, a);
             }
         }
     }

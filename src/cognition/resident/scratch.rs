@@ -28,7 +28,31 @@ pub struct Scratch {
     /// Generative Agents reused plans).
     #[serde(default)]
     pub subtasks: Vec<(String, Vec<(String, u32)>)>,
+    /// What each step of those activities looked like where it was done (the arena's address
+    /// and the step's words → the object used, the emoji, the object's state), the most recent
+    /// last, at most [`KEPT_DETAILS`]: a step done again in the same place takes them without
+    /// asking.
+    #[serde(default)]
+    pub details: Vec<KeptDetails>,
 }
+
+/// How a step of an activity looked where it was done ([`Scratch::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptDetails {
+    /// The arena's address (`world:sector:arena`).
+    pub arena: String,
+    /// The step, as planned.
+    pub step: String,
+    /// The object used (one of the arena's).
+    pub object: String,
+    /// The emoji shown.
+    pub emoji: String,
+    /// What the object did meanwhile (may be empty).
+    pub state: String,
+}
+
+/// Most steps whose details a resident keeps for reuse.
+pub const KEPT_DETAILS: usize = 96;
 
 /// Most activities whose subtasks a resident keeps for reuse.
 pub const KEPT_SUBTASKS: usize = 48;
@@ -59,6 +83,26 @@ impl Scratch {
         let over = self.subtasks.len().saturating_sub(KEPT_SUBTASKS);
         self.subtasks.drain(..over);
     }
+
+    /// How `step` looked when this resident did it in `arena` before, if it keeps that.
+    pub fn details_of(&self, arena: &str, step: &str) -> Option<&KeptDetails> {
+        let s = step.trim();
+        self.details
+            .iter()
+            .rev()
+            .find(|d| d.arena == arena && d.step.eq_ignore_ascii_case(s))
+    }
+
+    /// Keeps how a step looked (replacing what it had for the same place and words), the
+    /// oldest forgotten beyond [`KEPT_DETAILS`].
+    pub fn keep_details(&mut self, mut d: KeptDetails) {
+        d.step = d.step.trim().to_string();
+        self.details
+            .retain(|k| !(k.arena == d.arena && k.step.eq_ignore_ascii_case(&d.step)));
+        self.details.push(d);
+        let over = self.details.len().saturating_sub(KEPT_DETAILS);
+        self.details.drain(..over);
+    }
 }
 
 impl Scratch {
@@ -69,6 +113,7 @@ impl Scratch {
             chat_cooldown: Default::default(),
             react_cooldown: Default::default(),
             subtasks: Vec::new(),
+            details: Vec::new(),
         }
     }
 }
@@ -113,5 +158,43 @@ mod tests {
             "the oldest went first"
         );
         assert!(s.subtasks_of("activity 0").is_some());
+    }
+
+    #[test]
+    fn a_steps_details_are_found_by_place_and_words_replaced_and_the_oldest_forgotten() {
+        let mut s = Scratch::default();
+        let d = |arena: &str, step: &str, object: &str| KeptDetails {
+            arena: arena.into(),
+            step: step.into(),
+            object: object.into(),
+            emoji: "🍳".into(),
+            state: "heating a pan".into(),
+        };
+        s.keep_details(d("w:home:kitchen", "Frying eggs ", "stove"));
+        assert_eq!(
+            s.details_of("w:home:kitchen", "frying eggs")
+                .map(|k| k.object.as_str()),
+            Some("stove")
+        );
+        assert!(
+            s.details_of("w:cafe:kitchen", "frying eggs").is_none(),
+            "another place"
+        );
+        s.keep_details(d("w:home:kitchen", "frying eggs", "pan"));
+        assert_eq!(s.details.len(), 1);
+        assert_eq!(
+            s.details_of("w:home:kitchen", "Frying eggs")
+                .unwrap()
+                .object,
+            "pan"
+        );
+        for i in 0..KEPT_DETAILS {
+            s.keep_details(d("w:home:kitchen", &format!("step {i}"), "sink"));
+        }
+        assert_eq!(s.details.len(), KEPT_DETAILS);
+        assert!(
+            s.details_of("w:home:kitchen", "frying eggs").is_none(),
+            "the oldest went first"
+        );
     }
 }

@@ -188,32 +188,35 @@ pub struct DetailsAsk<'a> {
 pub fn request_details(
     ask: &mut Asker,
     map: &WorldMap,
-    plan: &mut DayPlan,
+    plan: &mut Mut<DayPlan>,
     pending: &mut Pending,
     a: DetailsAsk,
 ) {
     let objects = offered_objects(a.persona, a.spatial, a.arena);
     let kept = a.kept.filter(|_| ask.cfg.0.reuse_subtasks);
+    // Read first; the plan is changed (and marked so) only when a kept step decides a block.
+    let mut known: Vec<(u32, &KeptDetails)> = Vec::new();
     let mut blocks: Vec<(u32, String)> = Vec::new();
-    let mut reused = false;
     for b in plan
         .blocks
-        .iter_mut()
+        .iter()
         .filter(|b| b.activity == a.activity && !b.decided())
     {
-        let known = kept
+        let k = kept
             .and_then(|k| k.details_of(a.arena, &b.description))
             .filter(|k| objects.contains(&k.object));
-        match known {
-            Some(k) => {
-                decide(b, map, a.arena, &k.object, k.emoji.clone(), &k.state);
-                reused = true;
-            }
+        match k {
+            Some(k) => known.push((b.id, k)),
             None => blocks.push((b.id, b.description.clone())),
         }
     }
+    for (id, k) in &known {
+        if let Some(b) = plan.blocks.iter_mut().find(|b| b.id == *id) {
+            decide(b, map, a.arena, &k.object, k.emoji.clone(), &k.state);
+        }
+    }
     if blocks.is_empty() {
-        if reused {
+        if !known.is_empty() {
             ask.llm.count_reused("act_details");
         }
         return;
@@ -318,7 +321,7 @@ pub fn apply_details(
                         step: b.description.clone(),
                         object: object.to_string(),
                         emoji: b.emoji.clone(),
-                        state: clean_state(state),
+                        state: b.object_state.clone(),
                     });
                 }
             }

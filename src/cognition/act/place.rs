@@ -482,7 +482,7 @@ fn place_ahead(
                     arena: &arena,
                     due,
                 };
-                request_details(ask, map, &mut **plan, pending, a);
+                request_details(ask, map, plan, pending, a);
             }
         }
     }

@@ -19,11 +19,11 @@ use simulacra::sim::objects_state::ObjectStates;
 use simulacra::{headless_app, run_steps};
 
 const INSIGHTS: &str = r#"{"insights": [
- {"insight": "They start the day with the same morning routine", "because": [1, 2]},
- {"insight": "Their friends matter a great deal to them", "because": [2]},
- {"insight": "They care about the work they do every day", "because": [1]},
- {"insight": "Mornings in the dorm are busy and shared", "because": [2, 1]},
- {"insight": "They notice who is around them", "because": [1]}]}"#;
+ {"insight": "They start the day with the same morning routine", "statements": [1, 2]},
+ {"insight": "Their friends matter a great deal to them", "statements": [2]},
+ {"insight": "They care about the work they do every day", "statements": [1]},
+ {"insight": "Mornings in the dorm are busy and shared", "statements": [2, 1]},
+ {"insight": "They notice who is around them", "statements": [1]}]}"#;
 
 fn sim(threshold: u32, importance: &str, ablation: Ablation) -> SimPlugin {
     let rules = vec![

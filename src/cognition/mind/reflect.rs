@@ -35,9 +35,9 @@ pub fn insights_schema(n: usize, shown: usize) -> serde_json::Value {
                     "type": "object",
                     "properties": {
                         "insight": {"type": "string", "minLength": 8, "maxLength": 200},
-                        "because": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "integer", "enum": numbers}}
+                        "statements": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "integer", "enum": numbers}}
                     },
-                    "required": ["insight", "because"],
+                    "required": ["insight", "statements"],
                     "additionalProperties": false
                 }
             }
@@ -283,8 +283,11 @@ pub fn apply_reflect_insights(
                 if stream.has_said(&text) {
                     continue;
                 }
+                // (`because`: the key's name in recordings made before the insight was written
+                // first.)
                 let cited: Vec<i64> = item
-                    .get("because")
+                    .get("statements")
+                    .or_else(|| item.get("because"))
                     .and_then(|b| b.as_array())
                     .map(|a| a.iter().filter_map(|x| x.as_i64()).collect())
                     .unwrap_or_default();
@@ -319,17 +322,24 @@ mod tests {
     #[test]
     fn the_insight_shape_admits_only_shown_numbers() {
         let s = insights_schema(2, 3);
-        let ok = json!({"insights": [{"insight": "Maria loves physics", "because": [1, 3]}, {"insight": "Klaus works hard", "because": [2]}]});
+        let ok = json!({"insights": [{"insight": "Maria loves physics", "statements": [1, 3]}, {"insight": "Klaus works hard", "statements": [2]}]});
         assert!(validate_schema(&s, &ok, "$").is_ok());
-        let bad = json!({"insights": [{"insight": "Maria loves physics", "because": [4]}, {"insight": "Klaus works hard", "because": [2]}]});
+        let bad = json!({"insights": [{"insight": "Maria loves physics", "statements": [4]}, {"insight": "Klaus works hard", "statements": [2]}]});
         assert!(validate_schema(&s, &bad, "$").is_err(), "4 was never shown");
-        let short = json!({"insights": [{"insight": "Maria loves physics", "because": [1]}]});
+        let short = json!({"insights": [{"insight": "Maria loves physics", "statements": [1]}]});
         assert!(validate_schema(&s, &short, "$").is_err());
+        let g = crate::llm::shape::grammar(&OutputShape::Json(s.clone()))
+            .unwrap()
+            .expect("the schema turns into a grammar");
+        // The insight is written before the numbers it rests on (keys are written by name):
+        // a small model that wrote the numbers first went on counting into the insight.
+        let item = g
+            .lines()
+            .find(|l| l.contains("insight-kv") && l.contains("statements-kv"))
+            .unwrap_or_else(|| panic!("an item's rule in {g}"));
         assert!(
-            crate::llm::shape::grammar(&OutputShape::Json(s.clone()))
-                .unwrap()
-                .is_some(),
-            "the schema turns into a grammar"
+            item.find("insight-kv") < item.find("statements-kv"),
+            "{item}"
         );
         assert!(parse(&OutputShape::Json(s), &ok.to_string()).is_ok());
     }

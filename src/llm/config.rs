@@ -127,8 +127,9 @@ pub struct LlamaConfig {
     pub batch_invariant: bool,
     /// Reuse cached prompt prefixes across requests (the KV cache of earlier requests).
     pub prefix_cache: bool,
-    /// With `prefix_cache`, megabytes of residents' identity blocks kept beside the KV cache
-    /// once read, copied back, not read again (4–6 MB a resident on the small model; 0: none).
+    /// With `prefix_cache`, megabytes of residents' identity blocks, and of each resident's
+    /// conversation so far, kept beside the KV cache once read, copied back, not read again
+    /// (4–6 MB an identity and about 23 KB a token of conversation on the small model; 0: none).
     pub kept_prefixes_mb: u32,
     /// The form the model's weights are read in (see [`Weights`]).
     pub weights: Weights,

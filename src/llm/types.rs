@@ -9,6 +9,11 @@ pub struct ChatMessage {
     pub role: String,
     /// The text.
     pub content: String,
+    /// How many bytes of `content` open the same resident's next request of this purpose too
+    /// (a conversation's lines so far): a backend that keeps prompt prefixes may keep the prompt
+    /// up to there. A hint only: not sent, not part of a cached answer's key, not saved.
+    #[serde(skip)]
+    pub stable: Option<usize>,
 }
 
 impl ChatMessage {
@@ -17,6 +22,7 @@ impl ChatMessage {
         Self {
             role: "system".into(),
             content: c.into(),
+            stable: None,
         }
     }
     /// A user message.
@@ -24,6 +30,7 @@ impl ChatMessage {
         Self {
             role: "user".into(),
             content: c.into(),
+            stable: None,
         }
     }
     /// An assistant message.
@@ -31,6 +38,7 @@ impl ChatMessage {
         Self {
             role: "assistant".into(),
             content: c.into(),
+            stable: None,
         }
     }
 }

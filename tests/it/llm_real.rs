@@ -525,6 +525,93 @@ fn a_residents_identity_kept_beside_the_cache_is_copied_back_instead_of_read_aga
 }
 
 #[test]
+fn a_speakers_conversation_so_far_kept_beside_the_cache_is_copied_back_for_its_next_line() {
+    let _model = crate::real_model_lock();
+    // Two slots. Klaus says a line, its prompt marked as opening his next one up to the end of
+    // the lines so far; Maria and Isabella then take both slots; Klaus's next line (two lines
+    // more) is asked. His conversation so far, kept once read, is copied back with his
+    // identity: more of the prompt comes from the cache than when only the identity is kept,
+    // and the answer is the one a runtime that keeps nothing gives.
+    let klaus = "Name: Klaus Mueller\nAge: 20\nInnate traits: kind, inquisitive, passionate\nLearned traits: Klaus Mueller is a student at Oak Hill College studying sociology. He is passionate about social justice and loves to explore different perspectives.\n";
+    let other = |name: &str| {
+        format!(
+            "Name: {name}\nAge: 30\nInnate traits: friendly, curious, calm\nLearned traits: {name} lives in the Ville and knows most of its residents by name.\n"
+        )
+    };
+    let said = [
+        "Klaus Mueller: \"Hi Maria, are you going to the party at Hobbs Cafe on Valentine's Day?\"",
+        "Maria Lopez: \"I think so! Isabella invited me this morning. Are you?\"",
+        "Klaus Mueller: \"I would like to, but my paper on gentrification is due on Friday.\"",
+        "Maria Lopez: \"You could bring your notes. The party starts at five in the evening.\"",
+        "Klaus Mueller: \"That is true. Sam Moore is running for mayor, did you hear?\"",
+    ];
+    let line = |lines: usize, mark: bool| {
+        let head = format!(
+            "Klaus Mueller is talking with Maria Lopez at Hobbs Cafe.\nThe conversation so far:\n{}",
+            said[..lines].join("\n")
+        );
+        let text = format!("{head}\n\nWhat Klaus Mueller says next, in one sentence:");
+        let mut m = ChatMessage::user(text);
+        m.stable = mark.then_some(head.len());
+        m
+    };
+    let run = |kept_mb: u32, mark: bool| -> (String, u64) {
+        let mut cfg = llama(2);
+        if let BackendConfig::Llama(c) = &mut cfg.backends[0] {
+            c.kept_prefixes_mb = kept_mb;
+        }
+        cfg.cache = false;
+        let rt = LlmRuntime::start(&cfg);
+        let ask = |purpose: &str, identity: &str, user: ChatMessage| {
+            rt.submit(Submission {
+                id: rt.next_id(),
+                agent: None,
+                purpose: purpose.into(),
+                kind: std::sync::Arc::new(WorkKind::Chat {
+                    messages: vec![ChatMessage::system(identity), user],
+                    shape: OutputShape::Text,
+                    sampling: Sampling::greedy(12),
+                }),
+                priority: Priority::Normal,
+                fallback: None,
+            });
+        };
+        let wait = |n: usize| {
+            (0..n)
+                .map(|_| {
+                    let r = rt.recv_timeout(Duration::from_secs(300)).expect("a reply");
+                    assert!(!r.is_fallback(), "{:?}", r.source);
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        ask("first", klaus, line(3, mark));
+        wait(1);
+        for name in ["Maria Lopez", "Isabella Rodriguez"] {
+            ask(
+                "others",
+                &other(name),
+                ChatMessage::user("Say hello in three words."),
+            );
+        }
+        wait(2);
+        ask("next", klaus, line(5, mark));
+        let next = wait(1).remove(0);
+        let cached = rt.stats.lock().unwrap().by_purpose["next"].cached_prompt_tokens;
+        (next.text, cached)
+    };
+    let (kept, cached) = run(256, true);
+    let (_, identity_only) = run(256, false);
+    assert!(
+        cached >= identity_only + 60,
+        "the lines so far were read again: {cached} prompt tokens from the cache, {identity_only} with the identity alone"
+    );
+    let (read, nothing) = run(0, true);
+    assert!(nothing < 30, "nothing kept: {nothing} from the cache");
+    assert_eq!(kept, read, "the same line as when it is all read again");
+}
+
+#[test]
 fn more_work_than_the_kv_cache_holds_waits_its_turn_instead_of_being_redone() {
     let _model = crate::real_model_lock();
     // 8 slots share 2,048 tokens of one unified KV cache; each request may take its prompt plus 300

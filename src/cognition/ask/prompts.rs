@@ -30,6 +30,10 @@ pub struct PromptSpec {
     pub slots: &'static [&'static str],
     /// Slots it must use (besides `identity`).
     pub required: &'static [&'static str],
+    /// The slot up to whose end a rendered prompt opens the same resident's next prompt of this
+    /// purpose too (a conversation's lines so far, which only grow): marked on its message
+    /// ([`ChatMessage::stable`]) so a backend that keeps prompt prefixes may keep it.
+    pub stable_through: Option<&'static str>,
 }
 
 /// Every prompt the game uses.
@@ -39,36 +43,42 @@ pub const SPECS: &[PromptSpec] = &[
         about: "how poignant each new memory is for the agent, 1 to 10 (one number per memory, in order)",
         slots: &["identity", "name", "memories", "count"],
         required: &["memories"],
+        stable_through: None,
     },
     PromptSpec {
         name: "reflect_questions",
         about: "the most salient high-level questions about the agent's recent memories",
         slots: &["identity", "name", "statements", "count"],
         required: &["statements"],
+        stable_through: None,
     },
     PromptSpec {
         name: "reflect_insights",
         about: "insights that answer a question, each citing the numbers of the statements it rests on",
         slots: &["identity", "name", "question", "statements", "count"],
         required: &["statements"],
+        stable_through: None,
     },
     PromptSpec {
         name: "revise_identity",
         about: "a new day: what the agent is up to now and what its days must include",
         slots: &["identity", "name", "date", "statements"],
         required: &["statements"],
+        stable_through: None,
     },
     PromptSpec {
         name: "plan_day",
         about: "the wake-up hour and the day in broad strokes",
         slots: &["identity", "name", "date", "lifestyle"],
         required: &["name"],
+        stable_through: None,
     },
     PromptSpec {
         name: "plan_hours",
         about: "one activity for each hour of the day, chosen from the plan and the usual ones",
         slots: &["identity", "name", "date", "plan", "options", "hours"],
         required: &["options", "hours"],
+        stable_through: None,
     },
     PromptSpec {
         name: "decompose",
@@ -77,6 +87,7 @@ pub const SPECS: &[PromptSpec] = &[
             "identity", "name", "activity", "start", "end", "minutes", "schedule",
         ],
         required: &["activity"],
+        stable_through: None,
     },
     PromptSpec {
         name: "choose_sector",
@@ -92,18 +103,21 @@ pub const SPECS: &[PromptSpec] = &[
             "options",
         ],
         required: &["activity", "options"],
+        stable_through: None,
     },
     PromptSpec {
         name: "choose_arena",
         about: "the room (arena) of the chosen area",
         slots: &["identity", "name", "activity", "sector", "options"],
         required: &["activity", "options"],
+        stable_through: None,
     },
     PromptSpec {
         name: "act_details",
         about: "for each step of an activity: the object used, an emoji, and what the object does",
         slots: &["identity", "name", "place", "steps", "objects"],
         required: &["steps"],
+        stable_through: None,
     },
     PromptSpec {
         name: "react",
@@ -120,6 +134,7 @@ pub const SPECS: &[PromptSpec] = &[
             "question",
         ],
         required: &["target", "question"],
+        stable_through: None,
     },
     PromptSpec {
         name: "converse",
@@ -135,6 +150,7 @@ pub const SPECS: &[PromptSpec] = &[
             "topics",
         ],
         required: &["partner", "conversation", "topics"],
+        stable_through: Some("conversation"),
     },
     PromptSpec {
         name: "invite_answer",
@@ -148,12 +164,14 @@ pub const SPECS: &[PromptSpec] = &[
             "memories",
         ],
         required: &["invitation", "plan"],
+        stable_through: None,
     },
     PromptSpec {
         name: "chat_memory",
         about: "what a finished conversation leaves: a summary, a planning thought, a memo",
         slots: &["identity", "name", "partner", "conversation"],
         required: &["conversation"],
+        stable_through: None,
     },
     PromptSpec {
         name: "interview",
@@ -167,24 +185,28 @@ pub const SPECS: &[PromptSpec] = &[
             "question",
         ],
         required: &["question"],
+        stable_through: None,
     },
     PromptSpec {
         name: "probe",
         about: "a researcher's yes-or-no question (does the agent know of a fact, of a person), answered from the agent's memories with what it would say",
         slots: &["identity", "name", "memories", "question"],
         required: &["question"],
+        stable_through: None,
     },
     PromptSpec {
         name: "judge",
         about: "which of two answers to an interview question is the more believable from this person (the lab's judge)",
         slots: &["identity", "about", "name", "question", "a", "b"],
         required: &["question", "a", "b"],
+        stable_through: None,
     },
     PromptSpec {
         name: "replan",
         about: "the rest of the day re-planned after a strong new thought (a whispered inner voice)",
         slots: &["identity", "name", "date", "thought", "schedule", "hours"],
         required: &["thought", "hours"],
+        stable_through: None,
     },
     PromptSpec {
         name: "react_object",
@@ -193,6 +215,7 @@ pub const SPECS: &[PromptSpec] = &[
             "identity", "name", "time", "doing", "object", "state", "place",
         ],
         required: &["object", "state"],
+        stable_through: None,
     },
 ];
 
@@ -209,6 +232,8 @@ pub struct Template {
     /// The file it came from.
     pub file: PathBuf,
     messages: Vec<(String, Vec<Part>)>,
+    /// Its spec's [`PromptSpec::stable_through`].
+    stable_through: Option<&'static str>,
 }
 
 impl Template {
@@ -233,21 +258,28 @@ impl Template {
             .iter()
             .map(|(role, parts)| {
                 let mut s = String::new();
+                let mut stable = None;
                 for p in parts {
                     match p {
                         Part::Text(t) => s.push_str(t),
-                        Part::Slot(name) => s.push_str(
-                            values
-                                .iter()
-                                .find(|(k, _)| k == name)
-                                .map(|(_, v)| *v)
-                                .unwrap_or(""),
-                        ),
+                        Part::Slot(name) => {
+                            s.push_str(
+                                values
+                                    .iter()
+                                    .find(|(k, _)| k == name)
+                                    .map(|(_, v)| *v)
+                                    .unwrap_or(""),
+                            );
+                            if self.stable_through == Some(*name) {
+                                stable = Some(s.len());
+                            }
+                        }
                     }
                 }
                 ChatMessage {
                     role: role.clone(),
                     content: s,
+                    stable,
                 }
             })
             .collect()
@@ -430,6 +462,7 @@ pub fn parse_template(file: &Path, text: &str, spec: &PromptSpec) -> Result<Temp
     Ok(Template {
         file: file.to_path_buf(),
         messages,
+        stable_through: spec.stable_through,
     })
 }
 
@@ -544,6 +577,7 @@ mod tests {
         about: "",
         slots: &["identity", "name", "memories", "count"],
         required: &["memories"],
+        stable_through: None,
     };
 
     #[test]
@@ -559,6 +593,16 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert_eq!(m[0], ChatMessage::system("Name: A"));
         assert_eq!(m[1], ChatMessage::user("Rate 1 memories of A:\n1. x"));
+        // A spec whose prompts open the next one up to a slot marks where that slot ends.
+        let growing = PromptSpec {
+            stable_through: Some("memories"),
+            ..SPEC
+        };
+        let t = parse_template(Path::new("p.txt"), text, &growing).unwrap();
+        let m = t.render(&[("identity", "Name: A"), ("memories", "1. x\n2. y")]);
+        assert_eq!(m[0].stable, None);
+        let at = m[1].stable.expect("the memories' end is marked");
+        assert_eq!(&m[1].content[..at], "Rate  memories of :\n1. x\n2. y");
     }
 
     #[test]

@@ -49,10 +49,10 @@ struct Active {
     max_tokens: u32,
     prompt_tokens: u32,
     cached_tokens: u32,
-    /// Where the prompt's identity prefix ends, while it is being read and is not kept yet:
-    /// the prompt is read up to there in one chunk, and the prefix is then kept
-    /// ([`prefixes`]).
-    save_at: Option<usize>,
+    /// Where the prompt's identity prefix and its stable part end, while they are being read
+    /// and are not kept yet: the prompt is read up to each in chunks that stop there, and the
+    /// prefix is then kept ([`prefixes`]).
+    save_at: Vec<prefixes::SavePoint>,
     /// What the answer's shape forces next (`write_forced`; `llm::forced`).
     forcer: crate::llm::forced::Forcer,
     /// How many of `pending` are prompt tokens (the rest are the answer's: text its shape
@@ -486,9 +486,7 @@ impl<'m> Worker<'m> {
                     return j.last.map(|_| (i, 0));
                 }
                 let mut n = j.pending.len();
-                if let Some(at) = j.save_at
-                    && s.cached.len() < at
-                {
+                if let Some(at) = prefixes::next_save(&j.save_at, s.cached.len()) {
                     n = n.min(at - s.cached.len());
                 }
                 Some((i, n))
@@ -633,27 +631,6 @@ impl<'m> Worker<'m> {
             }
         }
         (generating, read)
-    }
-
-    /// Keeps the identity prefix of each slot that has just read it (see [`prefixes`]).
-    fn keep_prefixes(&mut self) {
-        for s in self.slots.iter_mut() {
-            let Some(j) = s.job.as_mut() else { continue };
-            if j.save_at != Some(s.cached.len()) {
-                continue;
-            }
-            j.save_at = None;
-            if self.prefixes.holds(&s.cached) {
-                continue;
-            }
-            if let Ok(state) = self.ctx.state_seq_get(
-                s.seq,
-                llama_cpp_2::context::session::LlamaStateSeqFlags::empty(),
-            ) {
-                let bytes = state.byte_len();
-                self.prefixes.keep(s.cached.clone(), state, bytes);
-            }
-        }
     }
 
     /// Samples each slot whose logits are ready, and delivers the requests that finished

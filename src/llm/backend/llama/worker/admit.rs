@@ -12,7 +12,8 @@ use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Identity prefixes shorter than this are not kept (copying them back saves little).
+/// Identity prefixes (and stable parts beyond them) shorter than this are not kept (copying
+/// them back saves little).
 const MIN_KEPT_PREFIX: usize = 32;
 
 /// What became of a kept prefix for a new request.
@@ -41,11 +42,52 @@ fn identity_len(
         return 0;
     };
     // Templates may trim the message.
-    let content = system.content.trim();
-    let Some(at) = prompt.find(content) else {
+    head_len(vocab, prompt, 0, system.content.trim(), tokens)
+}
+
+/// How many of a prompt's `tokens` end where its stable part does (a message's
+/// [`crate::llm::ChatMessage::stable`]: a conversation's lines so far), found after its system
+/// message like [`identity_len`]; 0 when no message marks one.
+fn stable_len(
+    vocab: &llama_cpp_2::vocab::LlamaVocab,
+    prompt: &str,
+    messages: &[crate::llm::ChatMessage],
+    tokens: &[LlamaToken],
+) -> usize {
+    let Some(head) = messages
+        .iter()
+        .find_map(|m| m.content.get(..m.stable?))
+        .map(str::trim_start)
+        .filter(|h| !h.is_empty())
+    else {
         return 0;
     };
-    let head = vocab.tokenize(prompt[..at + content.len()].as_bytes(), false, true);
+    let after = messages
+        .first()
+        .filter(|m| m.role == "system")
+        .and_then(|m| {
+            prompt
+                .find(m.content.trim())
+                .map(|at| at + m.content.trim().len())
+        })
+        .unwrap_or(0);
+    head_len(vocab, prompt, after, head, tokens)
+}
+
+/// How many of `tokens` the rendered `prompt` holds up to the end of `text` (found from byte
+/// `from` on), compared token by token; never all of them; 0 when it is not there.
+fn head_len(
+    vocab: &llama_cpp_2::vocab::LlamaVocab,
+    prompt: &str,
+    from: usize,
+    text: &str,
+    tokens: &[LlamaToken],
+) -> usize {
+    let Some(at) = prompt.get(from..).and_then(|p| p.find(text)) else {
+        return 0;
+    };
+    let end = from + at + text.len();
+    let head = vocab.tokenize(prompt[..end].as_bytes(), false, true);
     shared_prefix(&head, tokens).min(tokens.len().saturating_sub(1))
 }
 
@@ -141,19 +183,15 @@ impl Worker<'_> {
         };
         let (slot_i, reuse) = self.choose_slot(&tokens);
         let reuse = self.take_prefix(slot_i, &tokens, reuse);
-        // The identity prefix is kept once read (unless it is kept already or came from a
-        // slot's cache).
-        let identity = if self.prefixes.on() {
-            identity_len(&self.vocab, &prompt, messages, &tokens)
+        // The identity prefix and the stable part are kept once read (unless they are kept
+        // already or came from a slot's cache).
+        let save_at = if self.prefixes.on() {
+            let identity = identity_len(&self.vocab, &prompt, messages, &tokens);
+            let stable = stable_len(&self.vocab, &prompt, messages, &tokens);
+            self.save_points(&tokens, reuse, identity, stable)
         } else {
-            0 // nothing is kept: the prompt's head is not tokenized a second time
+            Vec::new() // nothing is kept: the prompt's head is not tokenized a second time
         };
-        // (With `batch_invariant` both reads, to it and after it, are of two tokens or more.)
-        let save_at = (identity >= MIN_KEPT_PREFIX
-            && reuse < identity
-            && (!self.exact() || (identity - reuse >= 2 && tokens.len() - identity >= 2))
-            && !self.prefixes.holds(&tokens[..identity]))
-        .then_some(identity);
         self.make_room(slot_i, busy_need, need, limit);
         let mut job = Active {
             id: w.id,
@@ -195,6 +233,34 @@ impl Worker<'_> {
             self.slots[slot_i].job = Some(job);
         }
         ControlFlow::Continue(())
+    }
+
+    /// Where a prompt's reading stops so that its identity (`identity` tokens) and its stable
+    /// part (to `stable`) are kept: each when it is long enough, beyond what the cache gave
+    /// (`reuse`) and not kept yet, and (with `batch_invariant`) with two tokens or more read
+    /// before and after it.
+    fn save_points(
+        &self,
+        tokens: &[LlamaToken],
+        reuse: usize,
+        identity: usize,
+        stable: usize,
+    ) -> Vec<super::prefixes::SavePoint> {
+        let gap = if self.exact() { 2 } else { 1 };
+        let mut from = reuse;
+        let mut points = Vec::new();
+        for (at, group) in [(identity, None), (stable, Some(identity))] {
+            if at >= MIN_KEPT_PREFIX
+                && at >= from + gap
+                && tokens.len() >= at + gap
+                && group.is_none_or(|n| n >= MIN_KEPT_PREFIX && at >= n + MIN_KEPT_PREFIX)
+                && !self.prefixes.holds(&tokens[..at])
+            {
+                points.push(super::prefixes::SavePoint { at, group });
+                from = at;
+            }
+        }
+        points
     }
 
     /// What the running requests may still need of the KV cache (cached tokens, prompt tokens
@@ -308,8 +374,8 @@ impl Worker<'_> {
         reuse
     }
 
-    /// Copies the longest kept identity prefix of `tokens` into the slot when it is longer
-    /// than `than` (what the slots' caches offer) by a worthwhile margin.
+    /// Copies the longest kept prefix of `tokens` (an identity, or a stable part) into the slot
+    /// when it is longer than `than` (what the slots' caches offer) by a worthwhile margin.
     fn restore_prefix(
         &mut self,
         slot_i: usize,

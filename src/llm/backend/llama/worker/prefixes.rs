@@ -8,6 +8,24 @@
 //! with the same tokens, instead of being read again. The tokens are compared one by one, so a
 //! kept prefix is only ever used for the very tokens it was decoded from; the least recently
 //! used give way when the store is full.
+//!
+//! A prompt may also mark where a part that the resident's next prompt opens with too ends
+//! ([`crate::llm::ChatMessage::stable`]: a conversation's lines so far, which only grow); that
+//! prefix is kept the same way, so the speaker's next line reads only what is new: the two
+//! lines since, its memories and its topics. A resident keeps one such prefix (in a group named
+//! by its identity's tokens): a newer one replaces it.
+
+use super::Worker;
+
+/// Where a request's reading stops so that what it read so far is kept: the prompt tokens up to
+/// there and, for a stable part, the length of the identity that names its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SavePoint {
+    /// Prompt tokens read when it is kept.
+    pub at: usize,
+    /// For a stable part: the tokens of the identity it follows (one kept per identity).
+    pub group: Option<usize>,
+}
 
 /// Kept prefixes: their tokens and the state to restore (`S`: llama.cpp's sequence state; any
 /// value in tests), up to a size in bytes.
@@ -24,6 +42,8 @@ struct Entry<T, S> {
     state: S,
     bytes: usize,
     used: u64,
+    /// Its group: its first this many tokens (one entry kept per group).
+    group: Option<usize>,
 }
 
 impl<T: PartialEq + Clone, S> Prefixes<T, S> {
@@ -64,10 +84,21 @@ impl<T: PartialEq + Clone, S> Prefixes<T, S> {
     }
 
     /// Keeps a prefix of `bytes` bytes (the least recently used give way); one larger than the
-    /// whole store is not kept.
-    pub fn keep(&mut self, tokens: Vec<T>, state: S, bytes: usize) {
+    /// whole store is not kept. With a `group` (its first this many tokens), it replaces the
+    /// one kept with the same first tokens in a group of that size.
+    pub fn keep(&mut self, tokens: Vec<T>, state: S, bytes: usize, group: Option<usize>) {
         if bytes > self.max_bytes || self.holds(&tokens) {
             return;
+        }
+        if let Some(n) = group.filter(|n| *n <= tokens.len()) {
+            let head = &tokens[..n];
+            if let Some(i) = self
+                .entries
+                .iter()
+                .position(|e| e.group == Some(n) && e.tokens.starts_with(head))
+            {
+                self.bytes -= self.entries.swap_remove(i).bytes;
+            }
         }
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = (0..self.entries.len()).min_by_key(|i| self.entries[*i].used) else {
@@ -82,6 +113,7 @@ impl<T: PartialEq + Clone, S> Prefixes<T, S> {
             state,
             bytes,
             used: self.clock,
+            group,
         });
     }
 
@@ -92,6 +124,36 @@ impl<T: PartialEq + Clone, S> Prefixes<T, S> {
     }
 }
 
+impl Worker<'_> {
+    /// Keeps the prefix of each slot that has just read up to one of its save points.
+    pub(super) fn keep_prefixes(&mut self) {
+        for s in self.slots.iter_mut() {
+            let Some(j) = s.job.as_mut() else { continue };
+            let read = s.cached.len();
+            let Some(point) = j.save_at.iter().find(|p| p.at == read).copied() else {
+                continue;
+            };
+            j.save_at.retain(|p| p.at > read);
+            if self.prefixes.holds(&s.cached) {
+                continue;
+            }
+            if let Ok(state) = self.ctx.state_seq_get(
+                s.seq,
+                llama_cpp_2::context::session::LlamaStateSeqFlags::empty(),
+            ) {
+                let bytes = state.byte_len();
+                self.prefixes
+                    .keep(s.cached.clone(), state, bytes, point.group);
+            }
+        }
+    }
+}
+
+/// The first save point still ahead of `read` prompt tokens.
+pub(super) fn next_save(points: &[SavePoint], read: usize) -> Option<usize> {
+    points.iter().map(|p| p.at).find(|at| *at > read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Prefixes;
@@ -99,9 +161,9 @@ mod tests {
     #[test]
     fn the_longest_kept_prefix_of_the_very_same_tokens_is_found() {
         let mut p: Prefixes<u32, &str> = Prefixes::new(100);
-        p.keep(vec![1, 2, 3], "abc", 10);
-        p.keep(vec![1, 2, 3, 4, 5], "abcde", 10);
-        p.keep(vec![7, 8], "gh", 10);
+        p.keep(vec![1, 2, 3], "abc", 10, None);
+        p.keep(vec![1, 2, 3, 4, 5], "abcde", 10, None);
+        p.keep(vec![7, 8], "gh", 10, None);
         assert_eq!(p.longest_in(&[1, 2, 3, 4, 5, 6]).unwrap().1, &"abcde");
         assert_eq!(p.longest_in(&[1, 2, 3, 9]).unwrap().1, &"abc");
         // Never the whole prompt: its last token must be decoded.
@@ -113,19 +175,54 @@ mod tests {
     #[test]
     fn the_least_recently_used_give_way_when_full() {
         let mut p: Prefixes<u32, u32> = Prefixes::new(30);
-        p.keep(vec![1, 1], 1, 10);
-        p.keep(vec![2, 2], 2, 10);
-        p.keep(vec![3, 3], 3, 10);
+        p.keep(vec![1, 1], 1, 10, None);
+        p.keep(vec![2, 2], 2, 10, None);
+        p.keep(vec![3, 3], 3, 10, None);
         assert!(p.longest_in(&[1, 1, 0]).is_some()); // 1 used: 2 is now the oldest
-        p.keep(vec![4, 4], 4, 10);
+        p.keep(vec![4, 4], 4, 10, None);
         assert_eq!(p.len(), 3);
         assert!(!p.holds(&[2, 2]) && p.holds(&[1, 1]) && p.holds(&[4, 4]));
         // Kept once; a state larger than the store is not kept; an empty store keeps nothing.
-        p.keep(vec![4, 4], 4, 10);
-        p.keep(vec![5, 5], 5, 31);
+        p.keep(vec![4, 4], 4, 10, None);
+        p.keep(vec![5, 5], 5, 31, None);
         assert_eq!(p.len(), 3);
         let mut off: Prefixes<u32, u32> = Prefixes::new(0);
-        off.keep(vec![1, 1], 1, 1);
+        off.keep(vec![1, 1], 1, 1, None);
         assert!(!off.on() && off.len() == 0);
+    }
+
+    #[test]
+    fn a_residents_newer_stable_part_replaces_its_older_one_not_its_identity_nor_anothers() {
+        let mut p: Prefixes<u32, &str> = Prefixes::new(100);
+        // Identities [1, 1] and [2, 2]; their conversations so far, grouped by the identity.
+        p.keep(vec![1, 1], "id 1", 10, None);
+        p.keep(vec![2, 2], "id 2", 10, None);
+        p.keep(vec![1, 1, 5, 6], "1 talks", 10, Some(2));
+        p.keep(vec![2, 2, 5, 6], "2 talks", 10, Some(2));
+        // Resident 1's next line: its conversation so far, two lines longer.
+        assert_eq!(p.longest_in(&[1, 1, 5, 6, 7, 8, 9]).unwrap().1, &"1 talks");
+        p.keep(vec![1, 1, 5, 6, 7, 8], "1 talks on", 10, Some(2));
+        assert_eq!(p.len(), 4, "the older part gave way");
+        assert!(!p.holds(&[1, 1, 5, 6]) && p.holds(&[1, 1]) && p.holds(&[2, 2, 5, 6]));
+        assert_eq!(
+            p.longest_in(&[1, 1, 5, 6, 7, 8, 9]).unwrap().1,
+            &"1 talks on"
+        );
+        // Another conversation of resident 1 (it does not open with the lines before): its
+        // identity is still found, and its new part replaces the last.
+        assert_eq!(p.longest_in(&[1, 1, 3, 3]).unwrap().1, &"id 1");
+        p.keep(vec![1, 1, 3], "1 talks anew", 10, Some(2));
+        assert!(!p.holds(&[1, 1, 5, 6, 7, 8]) && p.holds(&[1, 1, 3]) && p.bytes == 40);
+        // The first save point ahead of what was read.
+        let points = [
+            super::SavePoint { at: 4, group: None },
+            super::SavePoint {
+                at: 9,
+                group: Some(4),
+            },
+        ];
+        assert_eq!(super::next_save(&points, 0), Some(4));
+        assert_eq!(super::next_save(&points, 4), Some(9));
+        assert_eq!(super::next_save(&points, 9), None);
     }
 }

@@ -140,7 +140,7 @@ pub struct ModelWork {
     pub thread_rounds: u64,
     /// Times the load changed a worker's thread count.
     pub thread_changes: u64,
-    /// Kept identity prefixes copied into a slot instead of being read.
+    /// Kept prefixes (identities, stable parts) copied into a slot instead of being read.
     pub restored: u64,
     /// Prompt tokens those prefixes held.
     pub restored_tokens: u64,
@@ -237,7 +237,7 @@ impl ModelWork {
         );
         let _ = writeln!(
             s,
-            "  identity prefixes copied back into the cache instead of read: {} ({} prompt tokens; `kept_prefixes_mb`)",
+            "  kept prefixes (identities, conversations so far) copied back into the cache instead of read: {} ({} prompt tokens; `kept_prefixes_mb`)",
             self.restored, self.restored_tokens,
         );
         let _ = writeln!(

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One chat message. Two are equal when their role and text are (`stable` is a hint).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatMessage {
     /// "system", "user" or "assistant".
     pub role: String,
@@ -14,6 +14,21 @@ pub struct ChatMessage {
     /// up to there. A hint only: not sent, not part of a cached answer's key, not saved.
     #[serde(skip)]
     pub stable: Option<usize>,
+}
+
+impl PartialEq for ChatMessage {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role && self.content == other.content
+    }
+}
+
+impl Eq for ChatMessage {}
+
+impl std::hash::Hash for ChatMessage {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.role.hash(state);
+        self.content.hash(state);
+    }
 }
 
 impl ChatMessage {

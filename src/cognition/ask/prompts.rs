@@ -603,6 +603,8 @@ mod tests {
         assert_eq!(m[0].stable, None);
         let at = m[1].stable.expect("the memories' end is marked");
         assert_eq!(&m[1].content[..at], "Rate  memories of :\n1. x\n2. y");
+        // The mark is a hint: the message equals one with its text alone (a save keeps no mark).
+        assert_eq!(m[1], ChatMessage::user(m[1].content.clone()));
     }
 
     #[test]

@@ -82,16 +82,25 @@ fn submit_all(rt: &LlmRuntime, reqs: Vec<(String, OutputShape, u32)>) -> Vec<(Su
 /// Asks `question` (plain text, greedy) as the resident whose identity block is `identity`;
 /// returns the request's id.
 fn ask_as(rt: &LlmRuntime, purpose: &str, identity: &str, question: &str, max_tokens: u32) -> u64 {
+    let user = ChatMessage::user(question.to_string());
+    ask_with(rt, purpose, identity, user, max_tokens)
+}
+
+/// [`ask_as`] with the user message given.
+fn ask_with(
+    rt: &LlmRuntime,
+    purpose: &str,
+    identity: &str,
+    user: ChatMessage,
+    max_tokens: u32,
+) -> u64 {
     let id = rt.next_id();
     rt.submit(Submission {
         id,
         agent: None,
         purpose: purpose.into(),
         kind: std::sync::Arc::new(WorkKind::Chat {
-            messages: vec![
-                ChatMessage::system(identity),
-                ChatMessage::user(question.to_string()),
-            ],
+            messages: vec![ChatMessage::system(identity), user],
             shape: OutputShape::Text,
             sampling: Sampling::greedy(max_tokens),
         }),
@@ -99,6 +108,17 @@ fn ask_as(rt: &LlmRuntime, purpose: &str, identity: &str, question: &str, max_to
         fallback: None,
     });
     id
+}
+
+/// The next `n` replies, each the model's (none a fail-safe).
+fn model_replies(rt: &LlmRuntime, n: usize) -> Vec<Reply> {
+    (0..n)
+        .map(|_| {
+            let r = rt.recv_timeout(Duration::from_secs(300)).expect("a reply");
+            assert!(!r.is_fallback(), "{:?}", r.source);
+            r
+        })
+        .collect()
 }
 
 const PLACES: [&str; 6] = [
@@ -479,15 +499,7 @@ fn a_residents_identity_kept_beside_the_cache_is_copied_back_instead_of_read_aga
             let question = "What is this person's full name? Answer with the name only.";
             ask_as(&rt, purpose, identity, question, 8);
         };
-        let wait = |n: usize| {
-            (0..n)
-                .map(|_| {
-                    let r = rt.recv_timeout(Duration::from_secs(300)).expect("a reply");
-                    assert!(!r.is_fallback(), "{:?}", r.source);
-                    r
-                })
-                .collect::<Vec<_>>()
-        };
+        let wait = |n: usize| model_replies(&rt, n);
         ask("first", klaus);
         wait(1);
         ask("others", maria);
@@ -563,28 +575,9 @@ fn a_speakers_conversation_so_far_kept_beside_the_cache_is_copied_back_for_its_n
         cfg.cache = false;
         let rt = LlmRuntime::start(&cfg);
         let ask = |purpose: &str, identity: &str, user: ChatMessage| {
-            rt.submit(Submission {
-                id: rt.next_id(),
-                agent: None,
-                purpose: purpose.into(),
-                kind: std::sync::Arc::new(WorkKind::Chat {
-                    messages: vec![ChatMessage::system(identity), user],
-                    shape: OutputShape::Text,
-                    sampling: Sampling::greedy(12),
-                }),
-                priority: Priority::Normal,
-                fallback: None,
-            });
+            ask_with(&rt, purpose, identity, user, 12);
         };
-        let wait = |n: usize| {
-            (0..n)
-                .map(|_| {
-                    let r = rt.recv_timeout(Duration::from_secs(300)).expect("a reply");
-                    assert!(!r.is_fallback(), "{:?}", r.source);
-                    r
-                })
-                .collect::<Vec<_>>()
-        };
+        let wait = |n: usize| model_replies(&rt, n);
         ask("first", klaus, line(3, mark));
         wait(1);
         for name in ["Maria Lopez", "Isabella Rodriguez"] {

@@ -26,67 +26,44 @@ enum Restore {
     Failed,
 }
 
-/// How many of a prompt's `tokens` are its identity prefix: the system message and what the
-/// chat template writes before it (0 when the prompt has no system message). Found in the
-/// rendered prompt and compared token by token, so it is always a true prefix of `tokens`.
-fn identity_len(
+/// How many of a prompt's `tokens` are its identity prefix (the system message and what the
+/// chat template writes before it) and how many end where its stable part does (a message's
+/// [`crate::llm::ChatMessage::stable`]: a conversation's lines so far, found after the system
+/// message); 0 for either it does not have. Found in the rendered prompt and compared token by
+/// token, so each is always a true prefix of `tokens`.
+fn kept_lens(
     vocab: &llama_cpp_2::vocab::LlamaVocab,
     prompt: &str,
     messages: &[crate::llm::ChatMessage],
     tokens: &[LlamaToken],
-) -> usize {
-    let Some(system) = messages
+) -> (usize, usize) {
+    // Templates may trim the message.
+    let system = messages
         .first()
         .filter(|m| m.role == "system" && !m.content.is_empty())
-    else {
-        return 0;
+        .map(|m| m.content.trim());
+    let (identity, after) = match system.and_then(|c| Some((c, prompt.find(c)?))) {
+        Some((c, at)) => (head_len(vocab, prompt, at + c.len(), tokens), at + c.len()),
+        None => (0, 0),
     };
-    // Templates may trim the message.
-    head_len(vocab, prompt, 0, system.content.trim(), tokens)
-}
-
-/// How many of a prompt's `tokens` end where its stable part does (a message's
-/// [`crate::llm::ChatMessage::stable`]: a conversation's lines so far), found after its system
-/// message like [`identity_len`]; 0 when no message marks one.
-fn stable_len(
-    vocab: &llama_cpp_2::vocab::LlamaVocab,
-    prompt: &str,
-    messages: &[crate::llm::ChatMessage],
-    tokens: &[LlamaToken],
-) -> usize {
-    let Some(head) = messages
+    let stable = messages
         .iter()
         .find_map(|m| m.content.get(..m.stable?))
         .map(str::trim_start)
         .filter(|h| !h.is_empty())
-    else {
-        return 0;
-    };
-    let after = messages
-        .first()
-        .filter(|m| m.role == "system")
-        .and_then(|m| {
-            prompt
-                .find(m.content.trim())
-                .map(|at| at + m.content.trim().len())
-        })
-        .unwrap_or(0);
-    head_len(vocab, prompt, after, head, tokens)
+        .and_then(|h| Some(after + prompt.get(after..)?.find(h)? + h.len()))
+        .map_or(0, |end| head_len(vocab, prompt, end, tokens));
+    (identity, stable)
 }
 
-/// How many of `tokens` the rendered `prompt` holds up to the end of `text` (found from byte
-/// `from` on), compared token by token; never all of them; 0 when it is not there.
+/// How many of `tokens` the rendered `prompt` holds up to byte `end`, compared token by token;
+/// never all of them.
 fn head_len(
     vocab: &llama_cpp_2::vocab::LlamaVocab,
     prompt: &str,
-    from: usize,
-    text: &str,
+    end: usize,
     tokens: &[LlamaToken],
 ) -> usize {
-    let Some(at) = prompt.get(from..).and_then(|p| p.find(text)) else {
-        return 0;
-    };
-    let end = from + at + text.len();
     let head = vocab.tokenize(prompt[..end].as_bytes(), false, true);
     shared_prefix(&head, tokens).min(tokens.len().saturating_sub(1))
 }
@@ -186,8 +163,7 @@ impl Worker<'_> {
         // The identity prefix and the stable part are kept once read (unless they are kept
         // already or came from a slot's cache).
         let save_at = if self.prefixes.on() {
-            let identity = identity_len(&self.vocab, &prompt, messages, &tokens);
-            let stable = stable_len(&self.vocab, &prompt, messages, &tokens);
+            let (identity, stable) = kept_lens(&self.vocab, &prompt, messages, &tokens);
             self.save_points(&tokens, reuse, identity, stable)
         } else {
             Vec::new() // nothing is kept: the prompt's head is not tokenized a second time

@@ -21,6 +21,10 @@ pub mod play;
 pub mod save;
 pub mod sim;
 
+/// The build's source fingerprint (FNV-1a of the crate's code as built, from `build.rs`): two
+/// builds with the same fingerprint run the same code. A lab run records it (`build.txt`).
+pub const SOURCE: &str = env!("SIMULACRA_SOURCE");
+
 pub use agent::persona::ScenarioRes;
 use bevy::prelude::*;
 use config::GameConfig;

@@ -29,6 +29,12 @@ pub struct LabArgs {
     /// finished).
     #[arg(long)]
     pub resume: bool,
+    /// With `--resume`: go on under a build whose code differs from the one the run began with
+    /// (`simulacra --version` shows a build's source; the run's is in its `build.txt`). Without
+    /// it such a resume is refused; with it each build is added to `build.txt` and the report
+    /// says the sittings ran on more than one.
+    #[arg(long)]
+    pub other_build: bool,
     /// Wall minutes between a town's checkpoints within a game hour (it checkpoints every game
     /// hour too), taken at the end of a piece of 5 game minutes: a stop while the town runs loses
     /// about this much running and the piece under way. 0: every 5 game minutes.

@@ -20,7 +20,12 @@ use std::path::PathBuf;
 
 /// Simulacra: the generative agents of Smallville as a desktop game.
 #[derive(Parser, Debug)]
-#[command(name = "simulacra", version, about, long_about = None)]
+#[command(
+    name = "simulacra",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (source ", env!("SIMULACRA_SOURCE"), ")"),
+    about,
+    long_about = None
+)]
 pub struct Cli {
     /// What to do (default: play).
     #[command(subcommand)]

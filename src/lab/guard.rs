@@ -75,12 +75,16 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
 /// begins (`config.ron` last, so a run stopped while they were written begins again whole); on a
 /// resume (the folder holds `config.ron`), checked to be the same, so the run goes on as it
 /// began. A difference is refused, naming the stored file, the line and both texts. Arguments that
-/// do not change what a run gives (`--resume`, `--out`, `--together`, `--checkpoint-minutes`) and
-/// the order of the options are not compared.
+/// do not change what a run gives (`--resume`, `--out`, `--together`, `--checkpoint-minutes`,
+/// `--other-build`) and the order of the options are not compared. The program's own code is an
+/// input too: `build` (its source fingerprint, [`crate::SOURCE`]) is kept in `build.txt`, and a
+/// resume by a build of other code is refused unless the arguments say `--other-build`, which
+/// adds that build to the file ([`builds`]).
 pub fn keep_inputs(
     work: &Path,
     files: &[(String, String)],
     args: &[String],
+    build: &str,
 ) -> Result<Resumed, String> {
     let command = serde_json::to_string_pretty(&compared_args(args)).map_err(|e| e.to_string())?;
     let stored_config = work.join("config.ron");
@@ -88,6 +92,7 @@ pub fn keep_inputs(
         let mut files: Vec<&(String, String)> = files.iter().collect();
         files.sort_by_key(|(name, _)| name == "config.ron");
         super::write_atomic(&work.join("command.json"), command.as_bytes())?;
+        super::write_atomic(&work.join(BUILD), format!("{build}\n").as_bytes())?;
         for (name, text) in files {
             super::write_atomic(&work.join(name), text.as_bytes())?;
         }
@@ -135,14 +140,72 @@ pub fn keep_inputs(
             ));
         }
     }
+    keep_build(work, build, args.iter().any(|a| a == "--other-build"))?;
     Ok(Resumed(true))
+}
+
+/// The file of a run's folder that names the builds its sittings ran on, one source fingerprint a
+/// line: the first began the run, each later one went on from it with `--other-build`.
+pub const BUILD: &str = "build.txt";
+
+/// A run begun before its builds were recorded: the first line of its [`BUILD`] once a resume
+/// with `--other-build` has written one.
+const UNKNOWN: &str = "unknown (the run began before its build was recorded)";
+
+/// Goes on only under the build the run began with, or, with `other`, under another, added to
+/// [`BUILD`] (a run begun before builds were recorded has none to compare: `other` is needed).
+fn keep_build(work: &Path, build: &str, other: bool) -> Result<(), String> {
+    let path = work.join(BUILD);
+    let known = builds(work);
+    let began = known.first().map(String::as_str);
+    if began == Some(build) {
+        return Ok(());
+    }
+    if !other {
+        let was = match began {
+            Some(b) => format!("the run began with the build of source {b}"),
+            None => "the run began before its build was recorded".to_string(),
+        };
+        return Err(format!(
+            "{}: {was}, this program is the build of source {build} (`simulacra --version`); a resumed run goes on with the code it began with: resume it with that build, or add --other-build to go on knowing the code differs (the report will say so)",
+            path.display()
+        ));
+    }
+    if known.last().map(String::as_str) != Some(build) {
+        let mut all = if known.is_empty() {
+            vec![UNKNOWN.to_string()]
+        } else {
+            known
+        };
+        all.push(build.to_string());
+        super::write_atomic(&path, format!("{}\n", all.join("\n")).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The builds a run's sittings ran on ([`BUILD`]), the first the one it began with; empty for a
+/// run begun before builds were recorded.
+pub fn builds(work: &Path) -> Vec<String> {
+    std::fs::read_to_string(work.join(BUILD))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// A command's arguments as compared between sittings: the words before the first option (the
 /// program's name left out), then each option with its values, sorted; without those that do
 /// not change what the run gives.
 fn compared_args(args: &[String]) -> Vec<String> {
-    const FREE: [&str; 4] = ["--resume", "--out", "--together", "--checkpoint-minutes"];
+    const FREE: [&str; 5] = [
+        "--resume",
+        "--out",
+        "--together",
+        "--checkpoint-minutes",
+        "--other-build",
+    ];
     let mut words: Vec<String> = Vec::new();
     let mut options: Vec<Vec<String>> = Vec::new();
     for a in args.iter().skip(1) {
@@ -262,7 +325,7 @@ mod tests {
         };
         let began = args("simulacra lab diffusion --seeds 5 --days 2 --set a=1 --set b=2");
         assert_eq!(
-            keep_inputs(&work, &files("0.7"), &began).unwrap(),
+            keep_inputs(&work, &files("0.7"), &began, "b1").unwrap(),
             Resumed(false)
         );
         // Options in another order, and those that change nothing the run gives: the same run.
@@ -270,34 +333,77 @@ mod tests {
             "/elsewhere/simulacra lab diffusion --set b=2 --days 2 --together --resume --set a=1 --seeds 5 --out labs --checkpoint-minutes 0",
         );
         assert_eq!(
-            keep_inputs(&work, &files("0.7"), &resumed).unwrap(),
+            keep_inputs(&work, &files("0.7"), &resumed, "b1").unwrap(),
             Resumed(true)
         );
-        let e = keep_inputs(&work, &files("0.0"), &began).unwrap_err();
+        let e = keep_inputs(&work, &files("0.0"), &began, "b1").unwrap_err();
         assert!(
             e.contains("config.ron: line 3: the run began with `talk_temperature: 0.7,`, this invocation has `talk_temperature: 0.0,`"),
             "{e}"
         );
         let other = args("simulacra lab diffusion --seeds 5 --days 1 --set a=1 --set b=2");
-        let e = keep_inputs(&work, &files("0.7"), &other).unwrap_err();
+        let e = keep_inputs(&work, &files("0.7"), &other, "b1").unwrap_err();
         assert!(
             e.contains("command.json: line") && e.contains("--days 2") && e.contains("--days 1"),
             "{e}"
         );
         let mut fewer = files("0.7");
         fewer.pop();
-        let e = keep_inputs(&work, &fewer, &began).unwrap_err();
+        let e = keep_inputs(&work, &fewer, &began, "b1").unwrap_err();
         assert!(
             e.contains("prompts/converse.txt: the run began with this prompt"),
             "{e}"
         );
         let mut more = files("0.7");
         more.push(("prompts/react.txt".into(), "React.\n".into()));
-        let e = keep_inputs(&work, &more, &began).unwrap_err();
+        let e = keep_inputs(&work, &more, &began, "b1").unwrap_err();
         assert!(
             e.contains("prompts/react.txt: the run began without this file"),
             "{e}"
         );
+        let _ = std::fs::remove_dir_all(&work);
+    }
+
+    #[test]
+    fn a_resume_by_another_build_is_refused_unless_told_and_then_each_build_is_listed() {
+        let work = dir("build");
+        let files = vec![("config.ron".to_string(), "(seed: 1)\n".to_string())];
+        let began = args("simulacra lab diffusion --seeds 5");
+        keep_inputs(&work, &files, &began, "aaaa").unwrap();
+        assert_eq!(builds(&work), ["aaaa"]);
+        let resume = args("simulacra lab diffusion --seeds 5 --resume");
+        assert_eq!(
+            keep_inputs(&work, &files, &resume, "aaaa").unwrap(),
+            Resumed(true)
+        );
+        let e = keep_inputs(&work, &files, &resume, "bbbb").unwrap_err();
+        assert!(
+            e.contains("build.txt: the run began with the build of source aaaa, this program is the build of source bbbb")
+                && e.contains("--other-build"),
+            "{e}"
+        );
+        assert_eq!(builds(&work), ["aaaa"], "a refused resume changes nothing");
+        let told = args("simulacra lab diffusion --seeds 5 --resume --other-build");
+        for _ in 0..2 {
+            assert_eq!(
+                keep_inputs(&work, &files, &told, "bbbb").unwrap(),
+                Resumed(true)
+            );
+        }
+        assert_eq!(builds(&work), ["aaaa", "bbbb"], "each build once");
+        // Still compared with the build the run began with.
+        assert!(keep_inputs(&work, &files, &resume, "bbbb").is_err());
+        assert!(keep_inputs(&work, &files, &resume, "aaaa").is_ok());
+
+        // A run begun before builds were recorded: nothing to compare, so told or refused.
+        std::fs::remove_file(work.join(BUILD)).unwrap();
+        let e = keep_inputs(&work, &files, &resume, "cccc").unwrap_err();
+        assert!(
+            e.contains("the run began before its build was recorded"),
+            "{e}"
+        );
+        keep_inputs(&work, &files, &told, "cccc").unwrap();
+        assert_eq!(builds(&work), [UNKNOWN, "cccc"]);
         let _ = std::fs::remove_dir_all(&work);
     }
 }

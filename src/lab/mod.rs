@@ -592,6 +592,18 @@ pub fn find_residents(
         .collect()
 }
 
+/// What a report says of the builds its sittings ran on (`build.txt`).
+fn builds_words(builds: &[String]) -> String {
+    match builds {
+        [] => "The build is not recorded (the run began before builds were).".into(),
+        [one] => format!("Built from source {one} (`build.txt`, `simulacra --version`)."),
+        [first, rest @ ..] => format!(
+            "**The sittings ran on more than one build** (resumed with `--other-build`): begun on source {first}, then {} (`build.txt`; each sitting's in `command.txt`); the code differed between them, so the report may mix what different code gives.",
+            rest.join(", then ")
+        ),
+    }
+}
+
 /// Writes `report.md` (a title, the model note, the sections) and turns the working folder into
 /// the report folder; returns where it is.
 pub fn finish_report(
@@ -606,8 +618,9 @@ pub fn finish_report(
     md.push_str(&report::model_note(config));
     md.push_str(intro);
     md.push_str(&format!(
-        "\nWall time of this invocation: {}. What was run: `command.txt`, `config.ron`, `scenario.ron`, `prompts/`, `models.txt`; raw data: the `.json` and `.csv` files.\n\n",
-        clock_words(wall_s)
+        "\nWall time of this invocation: {}. What was run: `command.txt`, `config.ron`, `scenario.ron`, `prompts/`, `models.txt`; raw data: the `.json` and `.csv` files. {}\n\n",
+        clock_words(wall_s),
+        builds_words(&guard::builds(&folder.work))
     ));
     for s in sections {
         md.push_str(s);

@@ -863,6 +863,26 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     assert_eq!(sb, sa, "the report's diffusion section");
     assert_eq!(pb, pa, "probes.csv");
     assert_eq!(tb, ta, "tree.csv");
+    // Every sitting ran this build: `build.txt` names its source once, and the report says so.
+    let version = std::process::Command::new(crate::simulacra_bin())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).to_string();
+    let source = version
+        .split("(source ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or_else(|| panic!("`--version` names the build's source: {version}"));
+    assert_eq!(
+        source,
+        simulacra::SOURCE,
+        "the test's build is the program's"
+    );
+    let built = std::fs::read_to_string(report_in(&b).join("build.txt")).unwrap();
+    assert_eq!(built, format!("{source}\n"), "{kills} resumes, one build");
+    let md = std::fs::read_to_string(report_in(&b).join("report.md")).unwrap();
+    assert!(md.contains(&format!("Built from source {source}")), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

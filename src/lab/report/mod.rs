@@ -293,11 +293,12 @@ pub fn write_inputs_with(
         files.extend(texts);
     }
     files.extend(more.iter().cloned());
-    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files, &args)?;
+    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files, &args, crate::SOURCE)?;
     let line = format!(
-        "{}\n(simulacra {}; seeds {:?})\n",
+        "{}\n(simulacra {}, source {}; seeds {:?})\n",
         args.join(" "),
         env!("CARGO_PKG_VERSION"),
+        crate::SOURCE,
         seeds
     );
     let command = if resumed.0 {

@@ -313,7 +313,7 @@ pub fn run_seed_on(
     };
     let end = start_step + opts.hours as u64 * per_hour;
     // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
-    if let Some(c) = run.sitting.take() {
+    if let Some(c) = (run.sitting.take()).and_then(|c| c.at_checkpoint(town.clock().step)) {
         run.costs.push(c);
     }
     if town.clock().step < end {
@@ -349,13 +349,14 @@ pub fn run_seed_on(
                 }
             }
             let step = world.resource::<SimClock>().step;
-            saved.sitting = Some(Cost::of(
+            let cost = Cost::of(
                 &phase(step),
                 &stats(world).since(&before),
                 t.elapsed().as_secs_f64(),
                 residents,
                 (step - from) as f64 / per_hour as f64,
-            ));
+            );
+            saved.sitting = Some(cost.keeping(step, saved.sitting.take()));
             // What the checkpoint after this goes on from.
             work.write(&data, &saved)
         })?;

@@ -315,7 +315,8 @@ impl Town {
 /// A stretch of a town's game hours run in one sitting, whose cost is kept as it goes: at each
 /// checkpoint it is put into the run's data and written before it, so that a run stopped and
 /// resumed keeps each sitting's cost up to its last checkpoint (what a stop cut short is run
-/// again and counted once).
+/// again and counted once, even a stop between the data's write and its checkpoint:
+/// [`report::Cost::at_checkpoint`]).
 pub struct Sitting {
     before: crate::llm::metrics::LlmStats,
     started: Instant,
@@ -353,8 +354,9 @@ impl Sitting {
         )
     }
 
-    /// Runs `town` to `end` (see [`Town::run_until`]); at every checkpoint `keep` puts the cost
-    /// so far into `data`, which is written to `file` before it.
+    /// Runs `town` to `end` (see [`Town::run_until`]); at every checkpoint the cost so far goes
+    /// into `data`'s sitting (`slot`, with the cost it replaces: [`report::Cost::keeping`]), and
+    /// `data` is written to `file` before it.
     #[allow(clippy::too_many_arguments)]
     pub fn run<T: Serialize>(
         &self,
@@ -364,10 +366,12 @@ impl Sitting {
         folder: &Folder,
         file: &str,
         data: &mut T,
-        keep: impl Fn(&mut T, report::Cost),
+        slot: impl Fn(&mut T) -> &mut Option<report::Cost>,
     ) -> Result<(), String> {
         town.run_until(end, label, |world, _| {
-            keep(data, self.cost(world));
+            let step = world.resource::<SimClock>().step;
+            let kept = slot(data);
+            *kept = Some(self.cost(world).keeping(step, kept.take()));
             folder.write(file, data)
         })
     }

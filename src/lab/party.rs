@@ -469,11 +469,13 @@ pub fn run_on(
     let step_at = |t: GameTime| (c.step as i64 + (t.0 - c.now.0) / c.sec_per_step as i64) as u64;
     // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
     let resumed = run.sitting.is_some() || town.resumed;
-    if let Some(cost) = run.sitting.take() {
+    if let Some(cost) = (run.sitting.take()).and_then(|c| c.at_checkpoint(town.clock().step)) {
         run.costs.push(cost);
     }
     let sitting = Sitting::begin(&mut town, resumed);
-    let keep = |r: &mut Run, cost| r.sitting = Some(cost);
+    fn keep(r: &mut Run) -> &mut Option<Cost> {
+        &mut r.sitting
+    }
     if c.now < from {
         let until = format!("{label} until the gathering");
         sitting.run(

@@ -289,13 +289,13 @@ pub fn run_on(
     let end = start_step + hours as u64 * (3600 / c.sec_per_step as u64);
     // A sitting cut short keeps what it cost up to its last checkpoint, as a phase of its own.
     let resumed = run.sitting.is_some();
-    if let Some(c) = run.sitting.take() {
-        run.costs.push(c);
+    if let Some(cost) = (run.sitting.take()).and_then(|cost| cost.at_checkpoint(c.step)) {
+        run.costs.push(cost);
     }
     if c.step < end {
         let sitting = Sitting::begin(&mut town, resumed || c.step > start_step);
-        sitting.run(&mut town, end, &label, folder, data, &mut run, |r, c| {
-            r.sitting = Some(c)
+        sitting.run(&mut town, end, &label, folder, data, &mut run, |r| {
+            &mut r.sitting
         })?;
         run.sitting = None;
         run.costs.push(sitting.cost(town.app.world()));

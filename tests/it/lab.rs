@@ -38,23 +38,42 @@ fn frame(step: u64, time: GameTime, changes: Vec<Change>) -> Frame {
 /// `saves/checkpoint/meta.ron` at a time that is not on the hour), then kills `child`. False
 /// when the child ended first.
 fn kill_between_hours(child: &mut std::process::Child, out: &std::path::Path, sub: &str) -> bool {
+    kill_between_hours_after(child, out, sub, None)
+}
+
+/// The checkpoint's time (`now` in its `meta.ron`) in `sub` of the unfinished run in `out`.
+fn checkpoint_time(out: &std::path::Path, sub: &str) -> Option<String> {
+    let meta = partial_in(out).map(|p| p.join(sub).join("saves/checkpoint/meta.ron"));
+    let text = meta.and_then(|m| std::fs::read_to_string(m).ok());
+    text.as_deref().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.trim().strip_prefix("now: ").map(str::to_string))
+    })
+}
+
+/// The unfinished run's folder in `out`.
+fn partial_in(out: &std::path::Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(out).ok().and_then(|d| {
+        d.flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".partial"))
+    })
+}
+
+/// [`kill_between_hours`] at a checkpoint whose time is not `after`.
+fn kill_between_hours_after(
+    child: &mut std::process::Child,
+    out: &std::path::Path,
+    sub: &str,
+    after: Option<&str>,
+) -> bool {
     let begun = std::time::Instant::now();
     while begun.elapsed().as_secs() < 120 {
         if child.try_wait().unwrap().is_some() {
             return false;
         }
-        let partial = std::fs::read_dir(out).ok().and_then(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .find(|p| p.to_string_lossy().ends_with(".partial"))
-        });
-        let meta = partial.map(|p| p.join(sub).join("saves/checkpoint/meta.ron"));
-        let text = meta.and_then(|m| std::fs::read_to_string(m).ok());
-        let now = text.as_deref().and_then(|t| {
-            t.lines()
-                .find_map(|l| l.trim().strip_prefix("now: ").map(str::to_string))
-        });
-        if now.is_some_and(|n| !n.contains(":00:00")) {
+        let now = checkpoint_time(out, sub);
+        if now.is_some_and(|n| !n.contains(":00:00") && after != Some(n.as_str())) {
             child.kill().unwrap();
             child.wait().unwrap();
             return true;
@@ -816,7 +835,23 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
         kill_between_hours(&mut child, &b, "seed-1"),
         "a checkpoint between hours before the run ended"
     );
-    let mut kills = 1;
+    // Then a stop between a checkpoint's data and the checkpoint itself: the run goes on and is
+    // stopped at a later checkpoint, whose data is kept and the checkpoint put back to the one
+    // before, as when a stop falls after the data is written and before its checkpoint is. The
+    // stretch between the two is run again, and its cost must be counted once.
+    let sub = "seed-1";
+    let first = checkpoint_time(&b, sub).unwrap();
+    let partial = partial_in(&b).unwrap();
+    let cp = |p: &std::path::Path| p.join(sub).join("saves/checkpoint");
+    crate::copy_dir(&cp(&partial), &dir.join("first"));
+    let mut child = run(&b, true, "0").spawn().unwrap();
+    assert!(
+        kill_between_hours_after(&mut child, &b, sub, Some(&first)),
+        "a later checkpoint between hours"
+    );
+    std::fs::remove_dir_all(cp(&partial)).unwrap();
+    crate::copy_dir(&dir.join("first"), &cp(&partial));
+    let mut kills = 2;
     let mut done = false;
     for _ in 0..8 {
         let mut child = run(&b, unfinished(&b), "0").spawn().unwrap();
@@ -860,6 +895,14 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     assert_eq!(rb.tree, ra.tree, "the diffusion tree");
     assert_eq!(rb.talk, ra.talk, "what the conversations carried");
     assert_eq!(ra.rounds.len(), 3, "start, the morning at 08:00, end");
+    let hours = |r: &diffusion::SeedRun| r.costs.iter().map(|c| c.game_hours).sum::<f64>();
+    assert!(
+        (hours(&rb) - hours(&ra)).abs() < 1e-6,
+        "the game hours of the stopped run's sittings ({}) add up to the straight run's ({}): {:#?}",
+        hours(&rb),
+        hours(&ra),
+        rb.costs.iter().map(|c| &c.phase).collect::<Vec<_>>()
+    );
     assert_eq!(sb, sa, "the report's diffusion section");
     assert_eq!(pb, pa, "probes.csv");
     assert_eq!(tb, ta, "tree.csv");

@@ -37,6 +37,14 @@ pub struct Cost {
     pub fallbacks: u64,
     /// The table by purpose (and per agent per game hour, for a run).
     pub table: String,
+    /// Only in a run's data while a sitting runs ([`super::Sitting`]): the game step this cost
+    /// counts to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_step: Option<u64>,
+    /// Only in a run's data while a sitting runs: the sitting's cost written with the checkpoint
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Box<Cost>>,
 }
 
 impl Cost {
@@ -46,6 +54,35 @@ impl Cost {
             phase: format!("{prefix}: {}", self.phase),
             ..self.clone()
         }
+    }
+
+    /// This cost, a sitting's at game step `step`, as a run's data keeps it in place of `kept`
+    /// (the cost written with the checkpoint before).
+    pub fn keeping(mut self, step: u64, kept: Option<Cost>) -> Self {
+        self.to_step = Some(step);
+        self.before = kept.map(|mut k| {
+            k.before = None;
+            Box::new(k)
+        });
+        self
+    }
+
+    /// The sitting's cost that a resume from a checkpoint at game step `step` keeps. A run's data
+    /// is written just before its checkpoint, so a stop between the two leaves data a stretch
+    /// ahead of the checkpoint; that stretch is run again, and keeping it here too would count it
+    /// twice. So: this cost if it counts to `step` or before (or does not say, written by an
+    /// older build), else the one written with the checkpoint before if that one does, else none.
+    pub fn at_checkpoint(self, step: u64) -> Option<Self> {
+        let within = |c: &Cost| c.to_step.is_none_or(|s| s <= step);
+        let plain = |c: Cost| Self {
+            to_step: None,
+            before: None,
+            ..c
+        };
+        if within(&self) {
+            return Some(plain(self));
+        }
+        self.before.map(|b| *b).filter(within).map(plain)
     }
 
     /// The cost of the requests in `stats` (since a snapshot) over `wall_s`.
@@ -67,6 +104,8 @@ impl Cost {
             embed_calls: embed.calls,
             fallbacks: chat.fallbacks,
             table,
+            to_step: None,
+            before: None,
         }
     }
 
@@ -370,6 +409,39 @@ mod tests {
             gen_tokens: 100,
             ..Default::default()
         }
+    }
+
+    /// A stop between a sitting's data write and its checkpoint leaves data that counts a
+    /// stretch the resume runs again: the resume keeps the cost written with the checkpoint it
+    /// goes on from.
+    #[test]
+    fn a_resume_keeps_the_sittings_cost_its_checkpoint_had() {
+        // Written at steps 60 and 120, each with its checkpoint.
+        let at_60 = cost("1.0 game hours", 600.0, 10, 1.0).keeping(60, None);
+        let at_120 = cost("2.0 game hours", 1300.0, 25, 2.0).keeping(120, Some(at_60));
+        // The checkpoint at 120 written too: that cost.
+        let kept = at_120.clone().at_checkpoint(120).unwrap();
+        assert_eq!(
+            (kept.wall_s, kept.to_step, kept.before),
+            (1300.0, None, None)
+        );
+        // Stopped before the checkpoint at 120: the one at 60 (which it replaced).
+        let kept = at_120.clone().at_checkpoint(60).unwrap();
+        assert_eq!(
+            (kept.phase.as_str(), kept.chat_calls),
+            ("1.0 game hours", 10)
+        );
+        assert_eq!((kept.to_step, kept.before), (None, None));
+        // The sitting's first write ahead of its first checkpoint: nothing of it is kept.
+        let first = cost("0.5 game hours", 300.0, 5, 0.5).keeping(30, None);
+        assert_eq!(first.at_checkpoint(0), None);
+        // Data of a build that did not say where its cost counts to: kept as it is.
+        assert_eq!(
+            cost("older", 1.0, 1, 1.0)
+                .at_checkpoint(0)
+                .map(|c| c.wall_s),
+            Some(1.0)
+        );
     }
 
     #[test]

@@ -157,10 +157,31 @@ pub enum LabCommand {
         #[arg(long, default_value_t = 1)]
         seed: u32,
     },
+    /// Where the unfinished runs in a folder stand, read from their files (ask it while a run
+    /// works): whether a process works in each now, the command and builds it began with, and
+    /// for each town its checkpoint's game time, the holders of each fact at its last game hour
+    /// and the probes asked (diffusion), and the running its sittings have taken so far.
+    Status {
+        /// The folder the runs were started with (`--out`).
+        #[arg(long, default_value = "labs")]
+        out: PathBuf,
+        /// Only the runs of this name (`--name`).
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 /// Runs a lab; the exit code.
 pub fn lab(command: LabCommand) -> i32 {
+    if let LabCommand::Status { out, name } = &command {
+        return match lab::status::status(out, name.as_deref()) {
+            Ok(s) => {
+                print!("{s}");
+                0
+            }
+            Err(e) => fail(e),
+        };
+    }
     match run(command) {
         Ok(dir) => {
             println!("report: {}", dir.join("report.md").display());
@@ -400,6 +421,7 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 t.elapsed().as_secs_f64(),
             )
         }
+        LabCommand::Status { .. } => Err("`lab status` runs nothing (answered in `lab`)".into()),
         LabCommand::Interviews {
             lab: a,
             residents,

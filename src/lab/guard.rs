@@ -43,7 +43,19 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
         .truncate(false)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    match file.try_lock() {
+    // `lab status` takes the lock for an instant to see whether a run holds it ([`working`]):
+    // a run beginning in that instant waits it out rather than being refused.
+    let mut tries = 0;
+    let taken = loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tries < 10 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => break other,
+        }
+    };
+    match taken {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut text = String::new();
@@ -68,6 +80,24 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
     let h = Arc::new(Hold { _file: file });
     held.insert(key, Arc::downgrade(&h));
     Ok(h)
+}
+
+/// Whether a process works in `work` now (holds its lock): that process's id as its lock file
+/// says it, or None. Asked without waiting and let go at once (for `lab status`; a run that
+/// begins in that instant waits for it, [`hold`]).
+pub fn working(work: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(work.join(LOCK)).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) | Err(std::fs::TryLockError::Error(_)) => None,
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            Some(match text.trim() {
+                "" => "a process".to_string(),
+                pid => format!("process {pid}"),
+            })
+        }
+    }
 }
 
 /// A run's inputs as files of its folder (`config.ron`, `scenario.ron`, `models.txt`,

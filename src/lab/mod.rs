@@ -21,6 +21,7 @@ pub mod questions;
 pub mod relationships;
 pub mod report;
 pub mod social;
+pub mod status;
 
 use crate::agent::{Identity, Resident};
 use crate::config::GameConfig;

@@ -841,10 +841,39 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     // stretch between the two is run again, and its cost must be counted once.
     let sub = "seed-1";
     let first = checkpoint_time(&b, sub).unwrap();
+    // `lab status` says where the stopped run stands, from its files.
+    let status = |out: &std::path::Path| {
+        let o = std::process::Command::new(crate::simulacra_bin())
+            .args(["lab", "status", "--out"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "lab status: {o:?}");
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let said = status(&b);
+    assert!(
+        said.contains("nobody works in it now")
+            && said.contains(&format!(
+                "town 1: checkpoint at {}; holders by memory at ",
+                first.trim_end_matches(',').trim_matches('"')
+            ))
+            && said.contains("probes asked: start"),
+        "{said}"
+    );
     let partial = partial_in(&b).unwrap();
     let cp = |p: &std::path::Path| p.join(sub).join("saves/checkpoint");
     crate::copy_dir(&cp(&partial), &dir.join("first"));
     let mut child = run(&b, true, "0").spawn().unwrap();
+    // While the resume works, `lab status` says so (asking does not stop it from beginning).
+    let working = format!("a process works in it now (process {})", child.id());
+    let begun = Instant::now();
+    while !status(&b).contains(&working) {
+        assert!(
+            child.try_wait().unwrap().is_none() && begun.elapsed().as_secs() < 60,
+            "lab status sees the resume at work"
+        );
+    }
     assert!(
         kill_between_hours_after(&mut child, &b, sub, Some(&first)),
         "a later checkpoint between hours"

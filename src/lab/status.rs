@@ -1,0 +1,226 @@
+//! `simulacra lab status`: where the unfinished runs of a folder stand, read from their files
+//! and nothing else, so it can be asked while a run works (a five-town run goes on over many
+//! sittings): whether a process works in the run now, the command and builds, and for each
+//! town its checkpoint's game time, the holders of each fact at its last game hour and the probe
+//! rounds asked (a diffusion run), and the running its sittings have taken so far.
+
+use super::guard;
+use crate::save::format::Meta;
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The report of the unfinished runs in `out` (those named `name`, when given).
+pub fn status(out: &Path, name: Option<&str>) -> Result<String, String> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix('.'))
+                .and_then(|n| n.strip_suffix(".partial"))
+                .is_some_and(|stem| name.is_none_or(|w| named(stem, w)))
+        })
+        .collect();
+    runs.sort();
+    if runs.is_empty() {
+        return Ok(format!(
+            "no unfinished run{} in {} (a finished run is a report folder)\n",
+            name.map(|n| format!(" named {n:?}")).unwrap_or_default(),
+            out.display()
+        ));
+    }
+    let mut s = String::new();
+    for work in runs {
+        s.push_str(&one(&work));
+    }
+    Ok(s)
+}
+
+/// Whether a run's folder stem (`society-20261129`, `society-20261129-2`) is of `name`.
+fn named(stem: &str, name: &str) -> bool {
+    stem.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|date| date.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// One run's lines.
+fn one(work: &Path) -> String {
+    let stem = work
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix('.'))
+        .and_then(|n| n.strip_suffix(".partial"))
+        .unwrap_or_default();
+    let mut s = format!("{stem} (unfinished, {})\n", work.display());
+    let who = match guard::working(work) {
+        Some(pid) => format!("a process works in it now ({pid})"),
+        None => "nobody works in it now: go on with the same command and --resume".into(),
+    };
+    let _ = writeln!(s, "  {who}");
+    if let Some(first) = std::fs::read_to_string(work.join("command.txt"))
+        .ok()
+        .and_then(|t| t.lines().next().map(str::to_string))
+    {
+        let _ = writeln!(s, "  begun as: {first}");
+    }
+    let builds = guard::builds(work);
+    let this = if builds.last().is_some_and(|b| b == crate::SOURCE) {
+        "this build's"
+    } else {
+        "not this build's"
+    };
+    match builds.as_slice() {
+        [] => {
+            let _ = writeln!(s, "  builds: not recorded (begun before builds were)");
+        }
+        [one] => {
+            let _ = writeln!(s, "  built from source {one} ({this})");
+        }
+        many => {
+            let _ = writeln!(
+                s,
+                "  built from sources {} (the last {this})",
+                many.join(", ")
+            );
+        }
+    }
+    let towns = towns(work);
+    if towns.is_empty() {
+        let _ = writeln!(s, "  no town begun yet");
+    }
+    for (label, dir) in towns {
+        let _ = writeln!(s, "  {label}: {}", town(&dir));
+    }
+    s
+}
+
+/// The towns of a run: its `seed-N/` folders in order, or the run's folder itself.
+fn towns(work: &Path) -> Vec<(String, PathBuf)> {
+    let mut seeds: Vec<(u32, PathBuf)> = std::fs::read_dir(work)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let n = e
+                        .file_name()
+                        .to_str()?
+                        .strip_prefix("seed-")?
+                        .parse()
+                        .ok()?;
+                    Some((n, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    seeds.sort();
+    if seeds.is_empty() {
+        if work.join("saves").exists() {
+            return vec![("the town".into(), work.to_path_buf())];
+        }
+        return Vec::new();
+    }
+    seeds
+        .into_iter()
+        .map(|(n, p)| (format!("town {n}"), p))
+        .collect()
+}
+
+/// One town's line: its checkpoint, what its data holds, what its sittings took.
+fn town(dir: &Path) -> String {
+    let meta = dir.join("saves/checkpoint/meta.ron");
+    let mut parts = vec![match std::fs::read_to_string(&meta)
+        .map_err(|e| e.to_string())
+        .and_then(|t| ron::from_str::<Meta>(&t).map_err(|e| e.to_string()))
+    {
+        Ok(m) => format!("checkpoint at {}", m.now),
+        Err(e) => format!("no checkpoint read ({}: {e})", meta.display()),
+    }];
+    let data = data_files(dir);
+    if let Some(d) = data
+        .iter()
+        .find_map(|(f, v)| (f == "diffusion.json").then_some(v))
+    {
+        parts.extend(diffusion(d));
+    }
+    let (wall, sittings) = data
+        .iter()
+        .map(|(_, v)| running(v))
+        .fold((0.0, 0), |(w, n), (w2, n2)| (w + w2, n + n2));
+    if sittings > 0 {
+        parts.push(format!(
+            "{} of running in {sittings} phase(s) and sitting(s) so far",
+            super::clock_words(wall)
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The phases' data files of a town's folder (`*.json`), read.
+fn data_files(dir: &Path) -> Vec<(String, Value)> {
+    let mut v: Vec<(String, Value)> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_str()?.to_string();
+                    if !name.ends_with(".json") {
+                        return None;
+                    }
+                    let text = std::fs::read_to_string(e.path()).ok()?;
+                    Some((name, serde_json::from_str(&text).ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// A diffusion town's holders at its last game hour, and its probe rounds.
+fn diffusion(d: &Value) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(h) = d["hours"].as_array().and_then(|h| h.last()) {
+        let holders: Vec<String> = h["holders"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect())
+            .unwrap_or_default();
+        parts.push(format!(
+            "holders by memory at {}: {}",
+            h["at"].as_str().unwrap_or("?"),
+            holders.join(", ")
+        ));
+    }
+    if let Some(r) = d["rounds"].as_array() {
+        let labels: Vec<&str> = r.iter().filter_map(|r| r["label"].as_str()).collect();
+        parts.push(format!("probes asked: {}", labels.join(", ")));
+    }
+    parts
+}
+
+/// The wall seconds of a phase's data (its finished phases, and the sitting under way up to its
+/// last checkpoint), and how many phases and sittings they are.
+fn running(d: &Value) -> (f64, usize) {
+    let mut costs: Vec<&Value> = d["costs"]
+        .as_array()
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    if d["sitting"].is_object() {
+        costs.push(&d["sitting"]);
+    }
+    let wall = costs.iter().filter_map(|c| c["wall_s"].as_f64()).sum();
+    (wall, costs.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_name_is_its_stem_before_the_date() {
+        assert!(named("society-20261129", "society"));
+        assert!(named("society-20261129-2", "society"));
+        assert!(!named("society2-20261129", "society"));
+        assert!(!named("society-big-20261129", "society"));
+    }
+}

@@ -127,7 +127,7 @@ fn towns(work: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// One town's line: its checkpoint, what its data holds, what its sittings took.
+/// One town's lines: its checkpoint and what its sittings took, then what its data holds.
 fn town(dir: &Path) -> String {
     let meta = dir.join("saves/checkpoint/meta.ron");
     let mut parts = vec![match std::fs::read_to_string(&meta)
@@ -138,12 +138,6 @@ fn town(dir: &Path) -> String {
         Err(e) => format!("no checkpoint read ({}: {e})", meta.display()),
     }];
     let data = data_files(dir);
-    if let Some(d) = data
-        .iter()
-        .find_map(|(f, v)| (f == "diffusion.json").then_some(v))
-    {
-        parts.extend(diffusion(d));
-    }
     let (wall, sittings) = data
         .iter()
         .map(|(_, v)| running(v))
@@ -154,7 +148,14 @@ fn town(dir: &Path) -> String {
             super::clock_words(wall)
         ));
     }
-    parts.join("; ")
+    let mut s = parts.join("; ");
+    if let Some(d) = data
+        .iter()
+        .find_map(|(f, v)| (f == "diffusion.json").then_some(v))
+    {
+        s.push_str(&format!("\n    {}", diffusion(d).join("; ")));
+    }
+    s
 }
 
 /// The phases' data files of a town's folder (`*.json`), read.

@@ -855,9 +855,10 @@ fn a_diffusion_lab_killed_at_random_moments_and_resumed_reports_what_a_straight_
     assert!(
         said.contains("nobody works in it now")
             && said.contains(&format!(
-                "town 1: checkpoint at {}; holders by memory at ",
+                "town 1: checkpoint at {}; ",
                 first.trim_end_matches(',').trim_matches('"')
             ))
+            && said.contains("\n    holders by memory at ")
             && said.contains("probes asked: start"),
         "{said}"
     );

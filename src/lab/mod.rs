@@ -14,14 +14,15 @@
 pub mod ask;
 pub mod diffusion;
 pub mod facts;
-pub mod guard;
 pub mod interviews;
 pub mod party;
 pub mod questions;
 pub mod relationships;
 pub mod report;
+pub mod runs;
 pub mod social;
-pub mod status;
+
+pub use runs::{guard, status};
 
 use crate::agent::{Identity, Resident};
 use crate::config::GameConfig;

@@ -145,7 +145,7 @@ fn town(dir: &Path) -> String {
     if sittings > 0 {
         parts.push(format!(
             "{} of running in {sittings} phase(s) and sitting(s) so far",
-            super::clock_words(wall)
+            crate::lab::clock_words(wall)
         ));
     }
     let mut s = parts.join("; ");

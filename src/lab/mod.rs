@@ -53,31 +53,14 @@ impl Folder {
         crate::save::disk::check_name(name).map_err(|e| format!("--name: {e}"))?;
         std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
         if resume {
-            let prefix = format!(".{name}-");
-            let mut found: Vec<PathBuf> = std::fs::read_dir(out)
-                .map_err(|e| format!("{}: {e}", out.display()))?
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".partial"))
-                })
-                .collect();
-            found.sort();
+            let mut found = runs::unfinished(out, Some(name))?;
             let work = found.pop().ok_or_else(|| {
                 format!(
                     "--resume: no unfinished run named {name:?} in {} (a finished one is a report folder already)",
                     out.display()
                 )
             })?;
-            let stem = work
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix('.'))
-                .and_then(|n| n.strip_suffix(".partial"))
-                .unwrap_or(name)
-                .to_string();
+            let stem = runs::stem(&work).unwrap_or(name).to_string();
             return Ok(Self {
                 done: out.join(stem),
                 hold: guard::hold(&work)?,

@@ -4,3 +4,75 @@
 
 pub mod guard;
 pub mod status;
+
+use std::path::{Path, PathBuf};
+
+/// The stem of an unfinished run's folder `.<name>-<date>.partial` (`society-20261129`), or
+/// `None` for any other path.
+pub fn stem(work: &Path) -> Option<&str> {
+    work.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix('.'))
+        .and_then(|n| n.strip_suffix(".partial"))
+}
+
+/// Whether a run's folder stem (`society-20261129`, `society-20261129-2`) is of `name` (and not
+/// of a longer name that begins with it, such as `society-relationships`).
+pub fn named(stem: &str, name: &str) -> bool {
+    stem.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|date| date.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The unfinished runs in `out` (those named `name`, when given), in their folders' order.
+pub fn unfinished(out: &Path, name: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| stem(p).is_some_and(|s| name.is_none_or(|w| named(s, w))))
+        .collect();
+    runs.sort();
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_name_is_its_stem_before_the_date() {
+        assert!(named("society-20261129", "society"));
+        assert!(named("society-20261129-2", "society"));
+        assert!(!named("society2-20261129", "society"));
+        assert!(!named("society-big-20261129", "society"));
+        assert_eq!(
+            stem(Path::new("/x/.society-20261129.partial")),
+            Some("society-20261129")
+        );
+        assert_eq!(stem(Path::new("/x/society-20261129")), None);
+    }
+
+    /// `--resume --name society` goes on with the society run, not with a later
+    /// `society-relationships` run left unfinished in the same folder (whose folder sorts after).
+    #[test]
+    fn a_resume_takes_the_run_of_its_name_not_one_whose_name_begins_with_it() {
+        let out = std::env::temp_dir().join(format!("simulacra-runs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        for d in [
+            ".society-20261129.partial",
+            ".society-relationships-20261201.partial",
+            "society-20261101",
+        ] {
+            std::fs::create_dir_all(out.join(d)).unwrap();
+        }
+        let found = unfinished(&out, Some("society")).unwrap();
+        assert_eq!(found, vec![out.join(".society-20261129.partial")]);
+        assert_eq!(unfinished(&out, None).unwrap().len(), 2);
+        let folder = crate::lab::Folder::open(&out, "society", true).unwrap();
+        assert_eq!(folder.work, out.join(".society-20261129.partial"));
+        assert_eq!(folder.done, out.join("society-20261129"));
+        drop(folder);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}

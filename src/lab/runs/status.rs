@@ -12,19 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The report of the unfinished runs in `out` (those named `name`, when given).
 pub fn status(out: &Path, name: Option<&str>) -> Result<String, String> {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(out)
-        .map_err(|e| format!("{}: {e}", out.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix('.'))
-                .and_then(|n| n.strip_suffix(".partial"))
-                .is_some_and(|stem| name.is_none_or(|w| named(stem, w)))
-        })
-        .collect();
-    runs.sort();
+    let runs = super::unfinished(out, name)?;
     if runs.is_empty() {
         return Ok(format!(
             "no unfinished run{} in {} (a finished run is a report folder)\n",
@@ -39,21 +27,9 @@ pub fn status(out: &Path, name: Option<&str>) -> Result<String, String> {
     Ok(s)
 }
 
-/// Whether a run's folder stem (`society-20261129`, `society-20261129-2`) is of `name`.
-fn named(stem: &str, name: &str) -> bool {
-    stem.strip_prefix(name)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|date| date.starts_with(|c: char| c.is_ascii_digit()))
-}
-
 /// One run's lines.
 fn one(work: &Path) -> String {
-    let stem = work
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix('.'))
-        .and_then(|n| n.strip_suffix(".partial"))
-        .unwrap_or_default();
+    let stem = super::stem(work).unwrap_or_default();
     let mut s = format!("{stem} (unfinished, {})\n", work.display());
     let who = match guard::working(work) {
         Some(pid) => format!("a process works in it now ({pid})"),
@@ -211,17 +187,4 @@ fn running(d: &Value) -> (f64, usize) {
     }
     let wall = costs.iter().filter_map(|c| c["wall_s"].as_f64()).sum();
     (wall, costs.len())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_runs_name_is_its_stem_before_the_date() {
-        assert!(named("society-20261129", "society"));
-        assert!(named("society-20261129-2", "society"));
-        assert!(!named("society2-20261129", "society"));
-        assert!(!named("society-big-20261129", "society"));
-    }
 }

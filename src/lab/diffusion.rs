@@ -284,6 +284,9 @@ pub fn run_seed_on(
     let now = town.clock().now;
     run.hours.retain(|h| h.at <= now);
     run.rounds.retain(|r| r.at <= now);
+    if let Some(p) = run.party.as_mut() {
+        super::party::rewind(p, now);
+    }
     let facts = &opts.facts;
     run.residents = town.residents().len();
     if run.party.is_none() {

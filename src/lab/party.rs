@@ -511,6 +511,23 @@ pub fn run_on(
     Ok(run)
 }
 
+/// Drops what a followed gathering's hourly look took past `now`, the checkpoint a stopped run
+/// goes on from (it was stopped after an hour's data was written and before its checkpoint): the
+/// plans if the gathering had not begun by then, the guests if it was not over, to be taken again
+/// when the town gets there, as a run not stopped takes them.
+pub fn rewind(run: &mut Run, now: GameTime) {
+    let Some(g) = &run.gathering else {
+        return;
+    };
+    let (from, to) = window(g);
+    if now < from {
+        run.plans.clear();
+    }
+    if now < to {
+        run.guests.clear();
+    }
+}
+
 /// The section of a run of one town ([`report`]) or of several ([`towns_section`], each town's
 /// cost beside).
 pub fn towns_report(towns: &[(u32, Run)], folder: &Folder) -> Result<String, String> {
@@ -625,4 +642,57 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     md.push_str("![the gathering](party.png)\n\n");
     md.push_str(&cost_section(&run.costs));
     Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stop after the party's hourly data and before its checkpoint: the resume measures the
+    /// plans and the guests again from the checkpoint's town, as a straight run does.
+    #[test]
+    fn a_resume_drops_the_party_figures_taken_past_its_checkpoint() {
+        let g = Gathering {
+            what: "a party".into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day: 19402,
+            start: 17 * 60,
+            end: 19 * 60,
+            organiser: "Isabella Rodriguez".into(),
+        };
+        let guest = Guest {
+            name: "Tom Moreno".into(),
+            invited_by: None,
+            accepted: false,
+            declined: None,
+            plan: vec![],
+            planned: false,
+            came: true,
+            minutes_there: 30,
+        };
+        let taken = Run {
+            gathering: Some(g.clone()),
+            plans: BTreeMap::from([("Tom Moreno".to_string(), (vec![], false))]),
+            guests: vec![guest],
+            ..Default::default()
+        };
+        let (from, to) = window(&g);
+        let at = |t: GameTime, secs: i64| {
+            let mut r = taken.clone();
+            rewind(&mut r, t.plus_secs(secs));
+            (r.plans.is_empty(), r.guests.is_empty())
+        };
+        assert_eq!(at(to, 0), (false, false), "checkpoint at the end: all kept");
+        assert_eq!(at(to, -600), (false, true), "during it: the guests again");
+        assert_eq!(
+            at(from, 0),
+            (false, true),
+            "at its start: the plans were taken there"
+        );
+        assert_eq!(at(from, -600), (true, true), "before it: both again");
+        let mut none = Run::default();
+        rewind(&mut none, from);
+        assert_eq!(none, Run::default());
+    }
 }

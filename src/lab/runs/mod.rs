@@ -32,8 +32,33 @@ pub fn unfinished(out: &Path, name: Option<&str>) -> Result<Vec<PathBuf>, String
         .map(|e| e.path())
         .filter(|p| stem(p).is_some_and(|s| name.is_none_or(|w| named(s, w))))
         .collect();
-    runs.sort();
+    runs.sort_by_cached_key(|p| order(stem(p).unwrap_or_default()));
     Ok(runs)
+}
+
+/// A run's place among the runs of its name: its name, then the day it began, then its number
+/// that day (`society-20261129` before `society-20261129-2` before `society-20261129-10`).
+fn order(stem: &str) -> (String, u32, u32) {
+    if let Some((name, date)) = dated(stem) {
+        return (name.to_string(), date, 1);
+    }
+    stem.rsplit_once('-')
+        .filter(|(_, n)| all_digits(n))
+        .and_then(|(rest, n)| Some((dated(rest)?, n.parse().ok()?)))
+        .map_or((stem.to_string(), 0, 0), |((name, date), n)| {
+            (name.to_string(), date, n)
+        })
+}
+
+/// A stem's name and the date it ends with (`society-20261129`: "society", 20261129).
+fn dated(stem: &str) -> Option<(&str, u32)> {
+    let (name, d) = stem.rsplit_once('-')?;
+    (d.len() == 8 && all_digits(d)).then_some((name, d.parse().ok()?))
+}
+
+/// Whether `s` is a whole number written in digits.
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -51,6 +76,11 @@ mod tests {
             Some("society-20261129")
         );
         assert_eq!(stem(Path::new("/x/society-20261129")), None);
+        let o = |n: &str, d, i| (n.to_string(), d, i);
+        assert_eq!(order("society-20261129"), o("society", 20261129, 1));
+        assert_eq!(order("society-20261129-12"), o("society", 20261129, 12));
+        assert_eq!(order("a-b-20261129-2"), o("a-b", 20261129, 2));
+        assert_eq!(order("odd"), o("odd", 0, 0));
     }
 
     /// `--resume --name society` goes on with the society run, not with a later
@@ -72,6 +102,27 @@ mod tests {
         let folder = crate::lab::Folder::open(&out, "society", true).unwrap();
         assert_eq!(folder.work, out.join(".society-20261129.partial"));
         assert_eq!(folder.done, out.join("society-20261129"));
+        drop(folder);
+        // Begun again the same day without --resume: the newer run is the one resumed
+        // ("-2" sorts before "." by its bytes).
+        for d in [
+            ".society-20261129-2.partial",
+            ".society-20261128-10.partial",
+        ] {
+            std::fs::create_dir_all(out.join(d)).unwrap();
+        }
+        let found = unfinished(&out, Some("society")).unwrap();
+        let names: Vec<_> = found.iter().filter_map(|p| stem(p)).collect();
+        assert_eq!(
+            names,
+            [
+                "society-20261128-10",
+                "society-20261129",
+                "society-20261129-2"
+            ]
+        );
+        let folder = crate::lab::Folder::open(&out, "society", true).unwrap();
+        assert_eq!(folder.done, out.join("society-20261129-2"));
         drop(folder);
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -17,11 +17,10 @@ pub fn stem(work: &Path) -> Option<&str> {
 }
 
 /// Whether a run's folder stem (`society-20261129`, `society-20261129-2`) is of `name` (and not
-/// of a longer name that begins with it, such as `society-relationships`).
+/// of a longer name that begins with it, such as `society-relationships` or `society-2`).
 pub fn named(stem: &str, name: &str) -> bool {
-    stem.strip_prefix(name)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|date| date.starts_with(|c: char| c.is_ascii_digit()))
+    let (of, date, _) = order(stem);
+    date > 0 && of == name
 }
 
 /// The unfinished runs in `out` (those named `name`, when given), in their folders' order.
@@ -71,6 +70,9 @@ mod tests {
         assert!(named("society-20261129-2", "society"));
         assert!(!named("society2-20261129", "society"));
         assert!(!named("society-big-20261129", "society"));
+        assert!(!named("society-2-20261129", "society"));
+        assert!(named("society-2-20261129", "society-2"));
+        assert!(!named("society", "society"));
         assert_eq!(
             stem(Path::new("/x/.society-20261129.partial")),
             Some("society-20261129")

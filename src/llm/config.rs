@@ -105,7 +105,8 @@ pub struct LlamaConfig {
     /// depends on the thread count, so with `adapt_threads` a busy machine could change an
     /// answer; off (no slower measured on the small model), the thread count never does.
     pub flash_attention: bool,
-    /// End and retry at once an answer that counts ("1, 2, 3, …") in a string (`llama::loops`).
+    /// End and retry at once an answer that counts ("1, 2, 3, …") in a string, or writes one
+    /// without words ("1.1.1.1…") (`llama::loops`).
     pub stop_loops: bool,
     /// Write what an answer's shape forces (keys, separators, an option's rest) as read tokens,
     /// and end an answer once whole, instead of a decode per token (`llm::forced`).

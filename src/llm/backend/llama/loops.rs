@@ -5,7 +5,9 @@
 //! retried.
 //!
 //! Only what no answer needs is caught: inside a string (a JSON string, or a plain-text answer's
-//! current line) eight or more integers counting up by one. Repetition is not caught: answers
+//! current line) eight or more integers counting up by one, or 24 bytes in a row with no letter
+//! and no space ("1.1.1.1.1.1.1.1.1.1.1.1", seen in insights and object states, which went on
+//! to the budget). Repetition of words is not caught: answers
 //! that repeat a piece ("2023, 2023, …", the same step three times) mostly close by themselves
 //! or at their grammar's bounds and are then read (measured on the 25-resident morning, stopping
 //! them turned valid plans into retries), and numbers outside strings (a list of minutes, the
@@ -47,7 +49,24 @@ pub fn looping(out: &[u8], watch: Watch) -> Option<String> {
         Watch::Json => open_string(out),
         _ => current_line(out),
     };
-    counting_tail(s).map(|n| format!("counting ({n} numbers in a row)"))
+    counting_tail(s)
+        .map(|n| format!("counting ({n} numbers in a row)"))
+        .or_else(|| {
+            let n = wordless_tail(s);
+            (n >= WORDLESS_RUN).then(|| format!("no words ({n} bytes without a letter or a space)"))
+        })
+}
+
+/// Bytes in a row at the end of a string that no text holds: no letter, no space.
+const WORDLESS_RUN: usize = 24;
+
+/// How many bytes at the end of `s` are neither a letter nor white space ("1.1.1.1.1.1…",
+/// "}}}}…"); a byte of a character outside ASCII counts as a letter (names, emoji).
+fn wordless_tail(s: &[u8]) -> usize {
+    s.iter()
+        .rev()
+        .take_while(|&&b| b.is_ascii() && !b.is_ascii_alphabetic() && !b.is_ascii_whitespace())
+        .count()
 }
 
 /// The line being written.
@@ -229,6 +248,19 @@ mod tests {
             looping(br#"{"u": "\"quoted\" 1, 2, 3, 4, 5, 6, 7, 8, 9"#).is_some(),
             "escaped quotes stay inside"
         );
+    }
+
+    #[test]
+    fn a_string_without_letters_or_spaces_is_a_loop() {
+        let a = br#"{"insights": [{"insight": "1.1.1.1.1.1.1.1.1.1.1.1.1"#;
+        assert!(looping(a).unwrap().contains("no words (25 bytes"));
+        let b = br#"{"insights": [{"insight": "1.1.1.1.1.1.1.1.1.1.1"#;
+        assert!(looping(b).is_none(), "21 bytes are not yet one");
+        // Words, spaces or characters outside ASCII break the run; outside strings nothing counts.
+        assert!(looping(br#"{"u": "at 10:00-11:00, 11:00-12:00, 12:00-13:00, 13:00"#).is_none());
+        assert!(looping("{\"e\": \"🌟🌟🌟🌟🌟🌟🌟🌟".as_bytes()).is_none());
+        assert!(looping(br#"{"u": "ok", "n": [1111111111111111111111111111"#).is_none());
+        assert!(super::looping(b"1. Why?\n2. ..........................", Watch::Text).is_some());
     }
 
     #[test]

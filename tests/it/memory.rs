@@ -26,10 +26,14 @@ const INSIGHTS: &str = r#"{"insights": [
  {"insight": "They notice who is around them", "statements": [1]}]}"#;
 
 fn sim(threshold: u32, importance: &str, ablation: Ablation) -> SimPlugin {
+    sim_with(threshold, importance, ablation, INSIGHTS)
+}
+
+fn sim_with(threshold: u32, importance: &str, ablation: Ablation, insights: &str) -> SimPlugin {
     let rules = vec![
         ScriptRule { purpose: Some("importance".into()), contains: None, reply: importance.into(), ..Default::default() },
         ScriptRule { purpose: Some("reflect_questions".into()), contains: None, reply: "What does this person care about most?\nWho do they spend time with?\nWhat are they working on?".into(), ..Default::default() },
-        ScriptRule { purpose: Some("reflect_insights".into()), contains: None, reply: INSIGHTS.into(), ..Default::default() },
+        ScriptRule { purpose: Some("reflect_insights".into()), contains: None, reply: insights.into(), ..Default::default() },
     ];
     let mut config = GameConfig {
         llm: LlmConfig::scripted(rules),
@@ -162,6 +166,42 @@ fn two_hours_from_six_accrue_memories_and_a_reflection_cites_real_memories() {
     let world = app.world_mut();
     let mut q = world.query::<&Scratch>();
     assert!(q.iter(world).all(|s| s.reflection.remaining > -100));
+}
+
+#[test]
+fn insights_that_are_not_words_are_dropped_and_counted() {
+    // What the small model wrote in places: numbers and brackets, a name alone.
+    let junk = r#"{"insights": [
+ {"insight": "1.1.1.1 }, {", "statements": [1]},
+ {"insight": "Maria Lopez", "statements": [2]},
+ {"insight": "They notice who is around them", "statements": [1]},
+ {"insight": "2. 3. 4. 5. 6.", "statements": [2]},
+ {"insight": "Mornings in the dorm are busy and shared", "statements": [2, 1]}]}"#;
+    let mut app = headless_app(sim_with(25, "9", Ablation::Full, junk));
+    run_steps(&mut app, 8 * 360);
+    let said: Vec<String> = streams(&mut app)
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes()
+                .iter()
+                .filter(|n| n.is_reflection())
+                .map(|n| n.description.clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        said.iter().any(|d| d == "They notice who is around them"),
+        "{said:?}"
+    );
+    assert!(
+        said.iter().all(|d| d == "They notice who is around them"
+            || d == "Mornings in the dorm are busy and shared"),
+        "an insight that is not words was kept: {said:?}"
+    );
+    let counted = app
+        .world()
+        .resource::<simulacra::cognition::ask::flaws::Fallbacks>();
+    assert!(counted.of("insight") >= 3, "{:?}", counted.counts);
 }
 
 #[test]

@@ -228,7 +228,8 @@ pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32, names: &NameWords)
 }
 
 /// Answers replaced, by what they were for ("line", "plan item", "summary", "interview
-/// answer") and why. Counted over the run (and saved with it).
+/// answer"; "insight", dropped rather than replaced) and why. Counted over the run (and saved
+/// with it).
 #[derive(Resource, Debug, Default, Clone)]
 pub struct Fallbacks {
     /// Counts.

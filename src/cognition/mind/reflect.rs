@@ -22,6 +22,12 @@ use crate::sim::clock::SimClock;
 use bevy::prelude::*;
 use serde_json::json;
 
+/// The longest insight, in characters: a sentence or two, as the paper's ("Klaus Mueller is
+/// dedicated to his research on gentrification"). A small model writes to whatever bound it is
+/// given; at 200 its insights averaged about 60 tokens each and many answers of five ran past
+/// their token budget and were asked again.
+pub const INSIGHT_MAX_CHARS: usize = 120;
+
 /// The schema of an insights answer: exactly `n` insights, each citing 1–5 of the `shown`
 /// statement numbers.
 pub fn insights_schema(n: usize, shown: usize) -> serde_json::Value {
@@ -34,7 +40,7 @@ pub fn insights_schema(n: usize, shown: usize) -> serde_json::Value {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "insight": {"type": "string", "minLength": 8, "maxLength": 200},
+                        "insight": {"type": "string", "minLength": 8, "maxLength": INSIGHT_MAX_CHARS},
                         "statements": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "integer", "enum": numbers}}
                     },
                     "required": ["insight", "statements"],
@@ -250,8 +256,14 @@ pub fn apply_reflect_insights(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
     town: Res<crate::agent::TownNames>,
+    mut fallbacks: ResMut<crate::cognition::ask::flaws::Fallbacks>,
     mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
 ) {
+    use crate::cognition::ask::flaws;
+    let ctx = flaws::Context {
+        names: &town.words,
+        ..default()
+    };
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
@@ -277,6 +289,11 @@ pub fn apply_reflect_insights(
                     continue;
                 };
                 if text.split_whitespace().count() < 2 {
+                    continue;
+                }
+                // Not words ("1.1.1.1 }, {", only a name, a run of letters): no insight.
+                if let Some(f) = flaws::line_flaw(&text, &ctx, false) {
+                    fallbacks.count("insight", f);
                     continue;
                 }
                 // A statement repeated is not an insight, nor is one the agent already has.
@@ -341,7 +358,12 @@ mod tests {
             item.find("insight-kv") < item.find("statements-kv"),
             "{item}"
         );
-        assert!(parse(&OutputShape::Json(s), &ok.to_string()).is_ok());
+        assert!(parse(&OutputShape::Json(s.clone()), &ok.to_string()).is_ok());
+        // An insight is a sentence or two: the grammar ends it at 120 characters.
+        let long = "Maria loves physics ".repeat(6) + "!";
+        let too_long = json!({"insights": [{"insight": long, "statements": [1]}, {"insight": "Klaus works hard", "statements": [2]}]});
+        assert!(validate_schema(&s, &too_long, "$").is_err());
+        assert!(g.contains("{8,120}"), "{g}");
     }
 
     #[test]

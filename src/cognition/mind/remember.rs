@@ -423,9 +423,11 @@ pub fn recheck_embeddings(
     }
 }
 
-/// Every resident has its memory-work bookkeeping and its requests in flight. (The systems
-/// are ordered in [`sets`](crate::cognition::sets).)
+/// Every resident has its memory-work bookkeeping and its requests in flight; insights that are
+/// not words are counted with the answers replaced. (The systems are ordered in
+/// [`sets`](crate::cognition::sets).)
 pub(crate) fn plugin(app: &mut App) {
     app.register_required_components::<Resident, MemoryWork>()
-        .register_required_components::<Resident, Pending>();
+        .register_required_components::<Resident, Pending>()
+        .init_resource::<crate::cognition::ask::flaws::Fallbacks>();
 }

@@ -97,14 +97,24 @@ pub fn emoji_for(model: Option<&str>, description: &str) -> String {
         .unwrap_or_else(|| "🙂".into())
 }
 
-/// An object state as the model wrote it, or none ("idle", empty).
+/// An object state as the model wrote it, or none ("idle", empty, or not words: a small model's
+/// "1.1.1.1 }, {" or "2." is no state, nor a run of letters no sentence holds). A list marker
+/// ("3. ") is not part of the state.
 pub fn clean_state(s: &str) -> String {
-    let t = crate::cognition::ask::prompts::one_line(s)
-        .trim()
+    use crate::cognition::ask::{flaws, prompts};
+    let line = prompts::one_line(s);
+    let t = prompts::strip_list_marker(&line)
         .trim_end_matches('.')
+        .trim()
         .to_string();
     let l = t.to_lowercase();
-    if l.is_empty() || l == "idle" || l == "is idle" || l == "none" || l == "n/a" {
+    if l.is_empty()
+        || l == "idle"
+        || l == "is idle"
+        || l == "none"
+        || l == "n/a"
+        || flaws::line_flaw(&t.replace('_', " "), &flaws::Context::default(), false).is_some()
+    {
         String::new()
     } else {
         t.chars().take(60).collect()
@@ -343,6 +353,12 @@ mod tests {
         assert_eq!(emoji_for(None, "pondering the universe"), "🙂");
         assert_eq!(clean_state("Idle."), "");
         assert_eq!(clean_state("heating a pan."), "heating a pan");
+        // The small model's junk is no state; a list marker is not part of one.
+        assert_eq!(clean_state("1.1.1.1 }, {"), "");
+        assert_eq!(clean_state("2."), "");
+        assert_eq!(clean_state("3. brewing coffee"), "brewing coffee");
+        assert_eq!(clean_state("burning1111111111111111111111111"), "");
+        assert_eq!(clean_state("being_cleaned"), "being_cleaned");
     }
 
     #[test]

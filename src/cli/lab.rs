@@ -54,9 +54,10 @@ pub enum LabCommand {
     /// minutes for its planning hour and 1–1½ minutes per probe round, a whole day about
     /// 900,000 tokens; towns side by side (`--together`) 0.79× the time of one after another;
     /// `--seeds 5 --days 2` about 9 million tokens, 13–20 hours. On a slower 2-core machine (a
-    /// first-generation Zen at 2.0 GHz, prompts read about 5× slower) five towns' late morning ran
-    /// at about 2½ minutes of wall time per game minute: there, expect days of running, in
-    /// sittings (`--resume`; `lab status` shows where each town stands).
+    /// first-generation Zen at 2.0 GHz, prompts read about 5× slower) five towns together took
+    /// about 9 hours from midnight to 15:00 of their first day (nights at about a minute per game
+    /// hour, waking hours at 1–3 minutes per game minute): there `--seeds 5 --days 2` is about 40
+    /// hours of running, in sittings (`--resume`; `lab status` shows where each town stands).
     Diffusion {
         /// Common options.
         #[command(flatten)]

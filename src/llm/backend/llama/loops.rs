@@ -6,8 +6,8 @@
 //!
 //! Only what no answer needs is caught: inside a string (a JSON string, or a plain-text answer's
 //! current line) eight or more integers counting up by one, or 24 bytes in a row with no letter
-//! and no space ("1.1.1.1.1.1.1.1.1.1.1.1", seen in insights and object states, which went on
-//! to the budget). Repetition of words is not caught: answers
+//! and no space ("1.1.1.1.1.1.1.1.1.1.1.1", seen in insights, one of which ran on to its token
+//! budget). Repetition of words is not caught: answers
 //! that repeat a piece ("2023, 2023, …", the same step three times) mostly close by themselves
 //! or at their grammar's bounds and are then read (measured on the 25-resident morning, stopping
 //! them turned valid plans into retries), and numbers outside strings (a list of minutes, the

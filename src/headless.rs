@@ -9,35 +9,41 @@ use crate::sim::map::WorldMap;
 use crate::{SimPlugin, headless_app};
 use bevy::prelude::*;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Runs `steps` steps headless (after loading a history file, if given); prints progress to
-/// stderr and returns the summary.
+/// stderr and returns the summary. Once `stop` is set (by a signal, in `simulacra run`) the run
+/// ends at once, even in a step waiting on answers: it saves (`--save`) and reports the steps it
+/// ran, and the summary's first line says it was stopped.
 pub fn run(
     sim: SimPlugin,
     steps: u64,
     progress: bool,
     history: Option<&std::path::Path>,
     save: Option<&str>,
+    stop: Option<&'static AtomicBool>,
 ) -> Result<String, String> {
     before_the_first_step(&sim, save)?;
     let mut app = headless_app(sim);
+    app.world_mut()
+        .resource_mut::<crate::sim::clock::SimPace>()
+        .stop = stop;
     if let Some(h) = history {
         app.update(); // spawn the residents
         let report = crate::cognition::resident::history::load_history(app.world_mut(), h)
             .map_err(|e| e.to_string())?;
         eprintln!("{}", report.describe(h));
     }
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let chunk = 250u64;
     let started = Instant::now();
     let mut done = 0u64;
     let mut drawn = Instant::now() - std::time::Duration::from_secs(1);
-    while done < steps {
-        let n = chunk.min(steps - done);
-        crate::run_steps(&mut app, n);
-        done += n;
+    while done < steps && !stopped() {
+        done += crate::run_steps_until(&mut app, chunk.min(steps - done), stop);
         // Redraw at most ten times a second (a fast run would flood the terminal).
-        if progress && (drawn.elapsed().as_millis() >= 100 || done == steps) {
+        if progress && (drawn.elapsed().as_millis() >= 100 || done == steps || stopped()) {
             drawn = Instant::now();
             draw_progress(
                 done,
@@ -52,7 +58,14 @@ pub fn run(
     }
     let secs = started.elapsed().as_secs_f64();
     save_at_end(&mut app, save)?;
-    Ok(summary(&mut app, steps, secs))
+    let mut out = String::new();
+    if done < steps {
+        out.push_str(&format!(
+            "stopped after {done} of {steps} steps: the figures below are of the steps run\n"
+        ));
+    }
+    out.push_str(&summary(&mut app, done, secs));
+    Ok(out)
 }
 
 /// Runs console commands from a file (`-`: standard input), printing what the console answers;

@@ -296,10 +296,27 @@ pub fn headless_app_on(mut sim: SimPlugin, llm: Option<llm::Llm>) -> App {
 
 /// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum).
 pub fn run_steps(app: &mut App, n: u64) {
+    run_steps_until(app, n, None);
+}
+
+/// Runs up to `n` steps as [`run_steps`] does, ending early once `stop` is set (checked between
+/// frames; with the same flag in [`sim::clock::SimPace::stop`], a step blocked on answers gives
+/// up waiting, and the steps not run are dropped). Returns the steps run.
+pub fn run_steps_until(app: &mut App, n: u64, stop: Option<&std::sync::atomic::AtomicBool>) -> u64 {
     app.world_mut()
         .resource_mut::<sim::clock::SimPace>()
         .requested += n;
-    while app.world().resource::<sim::clock::SimPace>().requested > 0 {
+    loop {
+        let left = app.world().resource::<sim::clock::SimPace>().requested;
+        if left == 0 {
+            return n;
+        }
+        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+            app.world_mut()
+                .resource_mut::<sim::clock::SimPace>()
+                .requested = 0;
+            return n.saturating_sub(left);
+        }
         app.update();
     }
 }

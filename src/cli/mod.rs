@@ -37,7 +37,8 @@ pub struct Cli {
 pub enum Command {
     /// Open the game window on a scenario.
     Play(PlayArgs),
-    /// Run a scenario with no window and print a summary.
+    /// Run a scenario with no window and print a summary (Ctrl-C or SIGTERM ends a run of steps
+    /// early: it saves with `--save` and prints the summary of the steps it ran).
     Run(RunArgs),
     /// Play a save's recorded day in the window, without the model: pause, scrub and speed up.
     Replay(ReplayArgs),

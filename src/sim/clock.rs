@@ -108,6 +108,9 @@ pub struct SimPace {
     /// Only requested steps ever run (headless runs: `run N` moves the clock, `resume` and
     /// `speed` do not set it running free).
     pub requested_only: bool,
+    /// Once set (by a signal, in `simulacra run`), a step blocked on answers stops waiting and
+    /// is left unrun, so the run can end, save and report what it did.
+    pub stop: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl Default for SimPace {
@@ -122,6 +125,7 @@ impl Default for SimPace {
             max_requested_per_frame: 1000,
             block_on_answers: false,
             requested_only: false,
+            stop: None,
         }
     }
 }
@@ -233,7 +237,11 @@ fn gate_open(world: &mut World) -> bool {
         if pump(world, None, &mut awaited) > 0 {
             continue;
         }
-        if !block {
+        let stopping = world
+            .resource::<SimPace>()
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+        if !block || stopping {
             return false;
         }
         let t = Instant::now();

@@ -538,6 +538,157 @@ fn a_run_checks_its_save_name_before_its_first_step() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Whether process `pid` has a handler of its own for SIGTERM (its status's `SigCgt` mask).
+#[cfg(target_os = "linux")]
+fn catches_sigterm(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0)
+}
+
+/// `simulacra run` with `args` and the saves of `cfg`, sent SIGTERM once it catches it and after
+/// `wait` more: its exit code, what it printed, and the seconds it took after the signal. A run
+/// that does not end within 90 s of the signal is killed and fails the test.
+#[cfg(target_os = "linux")]
+fn run_stopped(cfg: &Path, args: &[&str], wait: Duration) -> (Option<i32>, String, f64) {
+    /// Kills the child however the test ends.
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let dir = cfg.parent().unwrap();
+    let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
+    let mut child = Reap(
+        Command::new(simulacra_bin())
+            .args(["run", "--quiet", "--scenario", "the_ville_n3", "--config"])
+            .arg(cfg)
+            .args(args)
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let printed = || {
+        std::fs::read_to_string(&out).unwrap_or_default()
+            + &std::fs::read_to_string(&err).unwrap_or_default()
+    };
+    let t = Instant::now();
+    while !catches_sigterm(child.0.id()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "no handler for SIGTERM"
+        );
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "ended before its signal: {}",
+            printed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(wait);
+    // SAFETY: a signal to our own child, which has not been waited for, so its pid is not reused.
+    assert_eq!(
+        unsafe { libc::kill(child.0.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(90),
+            "still running 90 s after SIGTERM: {}",
+            printed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status.code(), printed(), sent.elapsed().as_secs_f64())
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_run_stopped_by_a_signal_saves_and_reports_what_it_did() {
+    let dir = temp_dir("stopped");
+    let saves = dir.join("saves");
+    // A run of a hundred million steps on the routine, stopped while it goes.
+    let cfg = config_file(&dir, &saves);
+    let args = [
+        "--scripted-llm",
+        "--routine",
+        "--steps",
+        "100000000",
+        "--save",
+        "cut",
+    ];
+    let (code, out, _) = run_stopped(&cfg, &args, Duration::from_secs(5));
+    assert_eq!(code, Some(128 + libc::SIGTERM), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("stopped after "))
+        .unwrap_or_else(|| panic!("says it was stopped: {out}"));
+    let ran: u64 = line["stopped after ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ran > 0 && ran < 100_000_000, "{line}");
+    assert!(
+        out.contains(&format!("{ran} steps in ")),
+        "the summary counts those: {out}"
+    );
+    let cut = read_save(&saves.join("cut")).expect("its save loads");
+    let residents = cut.agents.iter().filter(|a| a.mind.is_some()).count();
+    assert_eq!(residents, 3, "the residents (and the player)");
+    assert!(
+        out.contains(&format!("(step {})", cut.meta.step)),
+        "saved where it stopped: {out}"
+    );
+
+    // A run whose every answer would take ten minutes: the signal ends the step waiting on them.
+    let slow = dir.join("slow.ron");
+    std::fs::write(
+        &slow,
+        format!(
+            "(saves: (dir: {:?}, autosave_minutes: 0), llm: (backends: [Scripted((name: \"slow\", \
+             rules: [(reply: \"\", delay_ms: 600000)]))], embedding_backend: None))",
+            saves.display().to_string()
+        ),
+    )
+    .unwrap();
+    let args = [
+        "--start",
+        "2023-02-13 09:00",
+        "--steps",
+        "8640",
+        "--save",
+        "waiting",
+    ];
+    let (code, out, secs) = run_stopped(&slow, &args, Duration::from_secs(10));
+    assert_eq!(code, Some(128 + libc::SIGTERM), "{out}");
+    assert!(out.contains("stopped after "), "{out}");
+    assert!(secs < 60.0, "it did not wait for the answers: {secs:.1} s");
+    let waited: u64 = out
+        .lines()
+        .find_map(|l| {
+            l.split("; ")
+                .nth(1)?
+                .strip_suffix(" steps waited for answers")
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the wait is reported: {out}"));
+    assert!(waited >= 1, "the signal came while a step waited: {out}");
+    read_save(&saves.join("waiting")).expect("its save loads");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_headless_command_file_moves_the_clock_only_by_run() {
     let dir = temp_dir("free-clock");

@@ -41,7 +41,7 @@ pub fn run(
     let mut done = 0u64;
     let mut drawn = Instant::now() - std::time::Duration::from_secs(1);
     while done < steps && !stopped() {
-        done += crate::run_steps_until(&mut app, chunk.min(steps - done), stop);
+        done += crate::run_steps(&mut app, chunk.min(steps - done));
         // Redraw at most ten times a second (a fast run would flood the terminal).
         if progress && (drawn.elapsed().as_millis() >= 100 || done == steps || stopped()) {
             drawn = Instant::now();

@@ -294,24 +294,21 @@ pub fn headless_app_on(mut sim: SimPlugin, llm: Option<llm::Llm>) -> App {
     app
 }
 
-/// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum).
-pub fn run_steps(app: &mut App, n: u64) {
-    run_steps_until(app, n, None);
-}
-
-/// Runs up to `n` steps as [`run_steps`] does, ending early once `stop` is set (checked between
-/// frames; with the same flag in [`sim::clock::SimPace::stop`], a step blocked on answers gives
-/// up waiting, and the steps not run are dropped). Returns the steps run.
-pub fn run_steps_until(app: &mut App, n: u64, stop: Option<&std::sync::atomic::AtomicBool>) -> u64 {
+/// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum). Once the
+/// pace's `stop` flag is set (checked between frames; a step blocked on answers gives up
+/// waiting, see [`sim::clock::SimPace::stop`]), the steps not run are dropped. Returns the steps
+/// run.
+pub fn run_steps(app: &mut App, n: u64) -> u64 {
     app.world_mut()
         .resource_mut::<sim::clock::SimPace>()
         .requested += n;
     loop {
-        let left = app.world().resource::<sim::clock::SimPace>().requested;
+        let pace = app.world().resource::<sim::clock::SimPace>();
+        let left = pace.requested;
         if left == 0 {
             return n;
         }
-        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+        if pace.stopping() {
             app.world_mut()
                 .resource_mut::<sim::clock::SimPace>()
                 .requested = 0;

@@ -131,6 +131,12 @@ impl Default for SimPace {
 }
 
 impl SimPace {
+    /// Whether [`SimPace::stop`] is set.
+    pub fn stopping(&self) -> bool {
+        self.stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// A pace that runs only requested steps (headless runs and tests).
     pub fn manual() -> Self {
         Self {
@@ -237,11 +243,7 @@ fn gate_open(world: &mut World) -> bool {
         if pump(world, None, &mut awaited) > 0 {
             continue;
         }
-        let stopping = world
-            .resource::<SimPace>()
-            .stop
-            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        if !block || stopping {
+        if !block || world.resource::<SimPace>().stopping() {
             return false;
         }
         let t = Instant::now();

@@ -227,6 +227,11 @@ pub struct SocialConfig {
     /// daily routine: work, meals, favourite places) at that time, and a refusal that speaks of
     /// it is a conflict; off: the answer is asked with "no plan made yet".
     pub usual_day: bool,
+    /// One of a turn's fact slots is kept for the speaker's own news (the most important fact it
+    /// holds first-hand that names it: "Sam Moore is running for mayor"), so that what a resident
+    /// heard this morning does not always crowd out what it has to tell of itself; off: facts are
+    /// offered newest first only.
+    pub own_news: bool,
 }
 
 impl Default for SocialConfig {
@@ -235,6 +240,7 @@ impl Default for SocialConfig {
             gatherings_first: true,
             hearsay_invites: true,
             usual_day: true,
+            own_news: true,
         }
     }
 }

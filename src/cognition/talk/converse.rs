@@ -320,6 +320,7 @@ pub fn apply_chat_queries(
                     .map(|(_, l)| l.as_str()),
                 plan_next: plan.and_then(|p| plan_next(p, now)),
                 hearsay: social.hearsay_invites,
+                own_news: social.own_news,
             };
             let topics =
                 crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());

@@ -2,10 +2,10 @@
 //! offered a short list of topics ([`candidates`]) drawn from what it just retrieved and from its
 //! current concerns: an invitation to a gathering it organises or goes to, facts it holds that
 //! this partner has not heard from it (told, whispered, known from the start; the newest first,
-//! none naming the partner), a reply to what
-//! was just said, its own plan, a question for the partner, small talk. The model picks one by
-//! number (the shape allows only a listed number) and writes the line; a line that does not hold
-//! up is said by [`template_line`] instead, so the topic, and any fact it carries, still passes.
+//! one slot kept for its own news, none naming the partner), a reply to what was just said, its
+//! own plan, a question for the partner, small talk. The model picks one by number (the shape
+//! allows only a listed number) and writes the line; a line that does not hold up is said by
+//! [`template_line`] instead, so the topic, and any fact it carries, still passes.
 
 use crate::agent::conversation::{Topic, TopicKind};
 use crate::memory::news::{Gathering, fact_of, first_hand};
@@ -35,6 +35,8 @@ pub struct TopicInput<'a> {
     /// A gathering told as news carries the gathering, so the listener may choose to go
     /// (`cognition.social.hearsay_invites`).
     pub hearsay: bool,
+    /// One fact slot is kept for the speaker's own news (`cognition.social.own_news`).
+    pub own_news: bool,
 }
 
 /// At most this many facts are offered in one turn.
@@ -132,15 +134,13 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
             answer: None,
         });
     }
-    // Facts the partner has not heard from the speaker.
-    // Fresh news first ("Did you hear?"): newest first, retrieval order among equals.
-    let mut newest: Vec<&&MemoryNode> = input.memories.iter().collect();
+    // Facts the partner has not heard from the speaker. Fresh news first ("Did you hear?"):
+    // newest first, retrieval order among equals; with `own_news`, the last slot goes to the
+    // speaker's own news if none is offered yet.
+    let mut newest: Vec<&MemoryNode> = input.memories.to_vec();
     newest.sort_by_key(|n| std::cmp::Reverse(n.created));
-    let mut facts: Vec<String> = Vec::new();
+    let mut offerable: Vec<(&MemoryNode, String)> = Vec::new();
     for n in newest {
-        if facts.len() >= MAX_FACTS {
-            break;
-        }
         let Some(words) = fact_of(n) else {
             continue;
         };
@@ -157,14 +157,37 @@ pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
         let about_partner = names(&f, input.partner) || kept_from(&words, input.partner);
         if heard_from_partner
             || about_partner
-            || facts.contains(&f)
+            || offerable.iter().any(|(_, o)| *o == f)
             || said_facts.contains(f.as_str())
             || input.known_to_partner.contains(&f)
             || out.iter().any(|t| t.fact.as_deref() == Some(f.as_str()))
         {
             continue;
         }
-        facts.push(f.clone());
+        offerable.push((n, f));
+    }
+    let mut chosen: Vec<usize> = (0..offerable.len().min(MAX_FACTS)).collect();
+    if input.own_news {
+        // The speaker's own news: a fact it holds first-hand that names it, the most important
+        // (the newest among equals). It is only offered; the speaker still chooses.
+        // A gathering that is over is not news.
+        let own = |i: &usize| {
+            let (n, f) = &offerable[*i];
+            first_hand(n)
+                && names(f, input.speaker)
+                && n.gathering.as_ref().is_none_or(|g| g.ends() > input.now)
+        };
+        if !chosen.iter().any(own)
+            && let Some(best) = (0..offerable.len())
+                .filter(own)
+                .max_by_key(|i| (offerable[*i].0.importance, std::cmp::Reverse(*i)))
+        {
+            chosen.truncate(MAX_FACTS - 1);
+            chosen.push(best);
+        }
+    }
+    for i in chosen {
+        let (n, f) = (offerable[i].0, offerable[i].1.clone());
         // News of a gathering still ahead leaves the listener the choice to go, unless it is
         // kept from them (checked above) or the listener organises it.
         let gathering = n
@@ -329,6 +352,7 @@ mod tests {
                 last_line: None,
                 plan_next: None,
                 hearsay: false,
+                own_news: true,
             },
             None,
         )
@@ -388,6 +412,7 @@ mod tests {
             last_line: Some("Hi!"),
             plan_next: Some("serving customers until 8 PM".into()),
             hearsay: false,
+            own_news: true,
         };
         let c = candidates(&input, None);
         let kinds: Vec<TopicKind> = c.iter().map(|t| t.kind).collect();
@@ -440,6 +465,7 @@ mod tests {
             last_line: None,
             plan_next: None,
             hearsay: false,
+            own_news: true,
         };
         let c = candidates(&input, None);
         assert!(c.iter().all(|t| t.kind != TopicKind::Fact));
@@ -458,6 +484,88 @@ mod tests {
             end: 1140,
             organiser: "Isabella Rodriguez".into(),
         }
+    }
+
+    #[test]
+    fn a_speakers_own_news_keeps_a_fact_slot_among_fresher_hearsay() {
+        let mut s = MemoryStream::default();
+        let midnight = GameTime::parse("2023-02-13 00:00").unwrap();
+        let knows = |d: &str, importance: u8| NewNode {
+            predicate: "knows".into(),
+            description: d.into(),
+            importance: Some(importance),
+            ..Default::default()
+        };
+        let mayor = s.add(
+            NodeKind::Thought,
+            knows("Sam Moore is running for mayor", 7),
+            midnight,
+        );
+        let married = s.add(
+            NodeKind::Thought,
+            knows("Sam Moore is married to Jennifer Moore", 3),
+            midnight,
+        );
+        let heard = |who: &str, fact: &str| NewNode {
+            told: Some(Told {
+                speaker: who.into(),
+                source: None,
+                conversation: "c".into(),
+                fact: fact.into(),
+            }),
+            ..knows(&format!("{who} told me that {fact}"), 4)
+        };
+        let abigail = s.add(
+            NodeKind::Thought,
+            heard("Latoya Williams", "Abigail likes Rajiv's paintings"),
+            GameTime::parse("2023-02-13 08:24").unwrap(),
+        );
+        let hailey = s.add(
+            NodeKind::Thought,
+            heard("Hailey Johnson", "Hailey wants to start dating"),
+            GameTime::parse("2023-02-13 08:39").unwrap(),
+        );
+        let facts = |s: &MemoryStream, partner: &str, known: &HashSet<String>, own_news: bool| {
+            candidates(
+                &TopicInput {
+                    speaker: "Sam Moore",
+                    partner,
+                    now: now(),
+                    memories: s.nodes().iter().collect(),
+                    known_to_partner: known,
+                    said_here: &[],
+                    last_line: None,
+                    plan_next: None,
+                    hearsay: false,
+                    own_news,
+                },
+                None,
+            )
+            .into_iter()
+            .filter(|t| t.kind == TopicKind::Fact)
+            .map(|t| t.source.unwrap())
+            .collect::<Vec<_>>()
+        };
+        let none = HashSet::new();
+        // The newest hearsay, then the most important of his own news.
+        assert_eq!(facts(&s, "Wolfgang Schulz", &none, true), [hailey, mayor]);
+        // Off: newest first only, his own news crowded out.
+        assert_eq!(
+            facts(&s, "Wolfgang Schulz", &none, false),
+            [hailey, abigail]
+        );
+        // Told already: the next of his own news.
+        let told: HashSet<String> = ["Sam Moore is running for mayor".to_string()].into();
+        assert_eq!(facts(&s, "Wolfgang Schulz", &told, true), [hailey, married]);
+        // A fact naming the partner is not theirs to hear, his own or not; none left: hearsay.
+        assert_eq!(facts(&s, "Jennifer Moore", &told, true), [hailey, abigail]);
+        // Own news already among the newest keeps both slots for news.
+        let fresh = s.add(
+            NodeKind::Thought,
+            knows("Sam Moore will speak at the town hall", 5),
+            GameTime::parse("2023-02-13 08:50").unwrap(),
+        );
+        assert_eq!(facts(&s, "Wolfgang Schulz", &none, true), [fresh, hailey]);
     }
 
     #[test]
@@ -493,6 +601,7 @@ mod tests {
                     last_line: None,
                     plan_next: None,
                     hearsay,
+                    own_news: true,
                 },
                 None,
             )

@@ -60,12 +60,16 @@ pub struct InviteAsk<'a> {
 }
 
 /// What a resident's usual day (its daily routine, from its lifestyle: work, meals, favourite
-/// places) holds while a gathering goes on, sleep left out: what an invitation for a day not yet
-/// planned is weighed against.
+/// places) holds while a gathering goes on, sleep and what it does at the gathering's own place
+/// left out: what an invitation for a day not yet planned is weighed against.
 pub fn usual_overlapping(persona: &Persona, g: &Gathering) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for b in daily_routine(persona, g.day) {
-        if b.start < g.end && b.end > g.start && !is_sleep(&b.description) {
+        if b.start < g.end
+            && b.end > g.start
+            && !is_sleep(&b.description)
+            && !at_place(&b.address, g)
+        {
             let d = format!("{} ({})", b.description, place_of(&b.address));
             if !v.contains(&d) {
                 v.push(d);
@@ -80,14 +84,24 @@ fn place_of(address: &str) -> &str {
     address.split(':').nth(1).unwrap_or(address)
 }
 
-/// The plan items that overlap a gathering (sleep and the gathering itself left out), or `None`
-/// when the plan is not for its day.
+/// Whether an item's address is at the gathering's own place: the resident is there anyway, so
+/// it is not in the gathering's way.
+fn at_place(address: &str, g: &Gathering) -> bool {
+    !address.is_empty() && place_of(address).eq_ignore_ascii_case(&g.place)
+}
+
+/// The plan items that overlap a gathering (sleep, the gathering itself and what is done at its
+/// place left out), or `None` when the plan is not for its day.
 pub fn overlapping(plan: Option<&DayPlan>, g: &Gathering) -> Option<Vec<String>> {
     let plan = plan.filter(|p| p.day == Some(g.day))?;
     let item = g.plan_item();
     let mut v: Vec<String> = Vec::new();
     for b in &plan.blocks {
-        if b.start < g.end && b.end > g.start && !is_sleep(&b.description) && b.description != item
+        if b.start < g.end
+            && b.end > g.start
+            && !is_sleep(&b.description)
+            && b.description != item
+            && !at_place(&b.address, g)
         {
             let d = b.description.clone();
             if !v.contains(&d) {
@@ -442,5 +456,60 @@ mod tests {
             "not interested: parties are loud"
         );
         assert_eq!(refusal_reason(None, &[]), "not interested");
+    }
+
+    #[test]
+    fn what_a_resident_does_at_the_gatherings_own_place_is_not_in_its_way() {
+        let g = Gathering {
+            what: "a Valentine's Day party".into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day: 19_402,
+            start: 17 * 60,
+            end: 19 * 60,
+            organiser: "Isabella Rodriguez".into(),
+        };
+        let b = |start: u32, end: u32, d: &str, address: &str| crate::agent::schedule::Block {
+            start,
+            end,
+            description: d.into(),
+            address: address.into(),
+            ..default()
+        };
+        let plan = DayPlan::from_blocks(
+            g.day,
+            crate::agent::PlanSource::Model,
+            420,
+            vec![
+                b(
+                    0,
+                    1020,
+                    "working at the store",
+                    "the Ville:Harvey Oak Supply Store:shop",
+                ),
+                b(1020, 1080, "having a coffee", "the Ville:Hobbs Cafe:cafe"),
+                b(1080, 1110, "walking home", ""),
+                b(
+                    1110,
+                    1440,
+                    "reading at home",
+                    "the Ville:Lin family's house:living room",
+                ),
+            ],
+        );
+        // The coffee at Hobbs Cafe is left out; an item with no place yet still counts.
+        assert_eq!(
+            overlapping(Some(&plan), &g),
+            Some(vec![
+                "walking home".to_string(),
+                "reading at home".to_string()
+            ])
+        );
+        assert!(at_place("the Ville:hobbs cafe:counter", &g));
+        assert!(!at_place("", &g));
+        assert!(!at_place("the Ville:The Rose and Crown Pub:pub", &g));
+        // A plan for another day says nothing about this one.
+        let other = DayPlan::from_blocks(g.day - 1, crate::agent::PlanSource::Model, 420, vec![]);
+        assert_eq!(overlapping(Some(&other), &g), None);
     }
 }

@@ -1,8 +1,9 @@
 //! Answers that hold up on a small model. A line, plan item, summary or interview answer that is
 //! empty, only a name or a pronoun, only a number, an echo of the prompt's own words, or a repeat
 //! of an earlier line is flawed ([`flaw`]); so is a line unrelated to its chosen topic (checked
-//! with the embedder, [`unrelated`]). A flawed answer is asked again once, and otherwise replaced
-//! by a plain template; every replacement is counted by cause ([`Fallbacks`]).
+//! with the embedder, [`unrelated`]), and a summary that shares no word with what it summarises
+//! ([`ungrounded`]). A flawed answer is asked again once, and otherwise replaced by a plain
+//! template; every replacement is counted by cause ([`Fallbacks`]).
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -216,16 +217,49 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// related whatever the embedder says ("mayor", "party", "Hobbs"); a shared name alone is not
 /// enough ("Jane Moreno's plan" is not about "Jane loves her vegetable garden").
 pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32, names: &NameWords) -> bool {
-    let content = |t: &str| -> Vec<String> {
-        words(t)
-            .into_iter()
-            .filter(|w| w.len() >= 4 && !names.contains(w.trim_end_matches("'s")))
-            .collect()
-    };
-    let tw = content(topic);
-    let shares = content(line).iter().any(|w| tw.contains(w));
-    !shares && cos < min
+    !shares_content(line, topic, names) && cos < min
 }
+
+/// The words of four letters or more that are not part of a person's name: what two texts about
+/// the same thing share ("mayor", "party", "Hobbs").
+fn content_words(t: &str, names: &NameWords) -> Vec<String> {
+    words(t)
+        .into_iter()
+        .filter(|w| w.len() >= 4 && !names.contains(w.trim_end_matches("'s")))
+        .collect()
+}
+
+/// Whether two texts share a word of four letters or more that is not part of a name.
+fn shares_content(a: &str, b: &str, names: &NameWords) -> bool {
+    let bw = content_words(b, names);
+    content_words(a, names).iter().any(|w| bw.contains(w))
+}
+
+/// Whether a summary invents its subject: not one word of four letters or more (names left out)
+/// in common with what it summarises ("a deeper truth about the mayoral election" of a talk about
+/// a party). Checked by words alone, so it works on any model.
+pub fn ungrounded(summary: &str, source: &str, names: &NameWords) -> bool {
+    // "town's", "towns" and "town" are one word here; "studies" and "studying" are not.
+    let stem = |w: &String| {
+        let w = w.trim_end_matches("'s");
+        w.strip_suffix('s')
+            .filter(|r| r.len() >= 4)
+            .unwrap_or(w)
+            .to_string()
+    };
+    let src: Vec<String> = content_words(source, names).iter().map(stem).collect();
+    !content_words(summary, names)
+        .iter()
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .any(|w| src.contains(&stem(w)))
+}
+
+/// Words of four letters or more that any text may hold: sharing one says nothing of a subject.
+const COMMON: [&str; 24] = [
+    "about", "with", "that", "this", "these", "those", "from", "have", "having", "their", "they",
+    "them", "what", "when", "where", "which", "will", "would", "your", "been", "were", "there",
+    "some", "just",
+];
 
 /// Answers replaced, by what they were for ("line", "plan item", "summary", "interview
 /// answer"; "insight", dropped rather than replaced) and why. Counted over the run (and saved
@@ -382,5 +416,35 @@ mod tests {
         assert!(!unrelated("Her garden is lovely", garden, 0.0, 0.3, &names));
         assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
         assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn a_summary_that_invents_its_subject_is_ungrounded() {
+        let names = NameWords::of(&[
+            "Francisco Lopez".to_string(),
+            "Isabella Rodriguez".to_string(),
+        ]);
+        // A talk the default model summarised, on a 25-resident afternoon, as a hint of a
+        // deeper truth about the mayoral election.
+        let talk = "Hi Francisco! Isabella Rodriguez is having a Valentine's Day party at Hobbs \
+                    Cafe on February 14 from 5 PM to 7 PM.\nThat sounds lovely, thank you.";
+        assert!(ungrounded(
+            "a hint of a deeper truth about the town's mayoral election",
+            talk,
+            &names
+        ));
+        assert!(!ungrounded(
+            "Isabella's Valentine's Day party",
+            talk,
+            &names
+        ));
+        assert!(!ungrounded("a party at the cafe", talk, &names));
+        assert!(!ungrounded("the Valentines party", talk, &names));
+        assert!(!ungrounded("Hobbs Cafe's party", talk, &names));
+        // Names alone are not a subject; short words are not either.
+        assert!(ungrounded("Francisco and Isabella", talk, &names));
+        assert!(ungrounded("on the day at 5", talk, &names));
+        // Words any text holds are not a subject shared.
+        assert!(ungrounded("what they were having", talk, &names));
     }
 }

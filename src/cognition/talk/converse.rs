@@ -488,7 +488,10 @@ pub fn apply_chat_memories(
                 conv.names[0].clone()
             };
             // A summary, takeaway or memo that does not hold up is not used (the summary is then
-            // written from the conversation's topics).
+            // written from the conversation's topics); nor is a summary of a subject the lines
+            // never touch.
+            let said: Vec<&str> = conv.lines.iter().map(|(_, t)| t.as_str()).collect();
+            let said = said.join("\n");
             let own_words =
                 &*own_words.get_or_insert_with(|| prompts.get("chat_memory").own_words());
             let ctx = crate::cognition::ask::flaws::Context {
@@ -504,12 +507,14 @@ pub fn apply_chat_memories(
                     _ => None,
                 }
                 .unwrap_or_default();
-                match crate::cognition::ask::flaws::flaw(&t, &ctx).or((t
-                    .split_whitespace()
-                    .count()
-                    < 2)
-                .then_some(crate::cognition::ask::flaws::Flaw::Empty))
-                {
+                match crate::cognition::ask::flaws::flaw(&t, &ctx)
+                    .or((t.split_whitespace().count() < 2)
+                        .then_some(crate::cognition::ask::flaws::Flaw::Empty))
+                    .or_else(|| {
+                        (k == "summary"
+                            && crate::cognition::ask::flaws::ungrounded(&t, &said, &town.words))
+                        .then_some(crate::cognition::ask::flaws::Flaw::Unrelated)
+                    }) {
                     Some(f) => {
                         fallbacks.count("chat memory", f);
                         None

@@ -615,6 +615,9 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             super::report::stats::min_median_max(&per_day),
             super::report::stats::min_median_max(&met)
         ));
+        md.push_str(&super::social::Social::towns_telling(
+            socials.iter().map(|(_, s)| *s),
+        ));
     }
     let parties: Vec<(u32, &super::party::Run)> = runs
         .iter()

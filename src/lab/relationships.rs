@@ -567,6 +567,9 @@ pub fn towns_report(
         files(sc, folder, "start/", None)?;
     }
     md.push_str(".\n\n");
+    md.push_str(&super::social::Social::towns_telling(
+        towns.iter().filter_map(|(_, r)| r.social.as_ref()),
+    ));
     let mut costs = scenario_costs;
     for (seed, run) in towns {
         let sub = super::town_folder(*seed, towns.len());
@@ -580,6 +583,7 @@ pub fn towns_report(
                 s.line(),
                 run.met.len()
             ));
+            md.push_str(&s.telling_paragraph());
             s.write_csv(folder, &format!("{sub}social.csv"))?;
         }
         costs.extend(labelled(*seed, true, &run.costs));

@@ -1,15 +1,20 @@
 //! The town's social life, read from what a run left: how often each resident talked and with
 //! how many others (the conversation log), and where the town's waking hours went (the movement
 //! log on the map's sectors). What a shortfall of news or of guests is explained by: who met
-//! whom, how often, and whether people were where others were. In the `diffusion` and
-//! `relationships` reports.
+//! whom, how often, and whether people were where others were. And how facts went from one
+//! resident to another (the memories' provenance): what discretion forbids and how much of
+//! what was heard was heard before. In the `diffusion` and `relationships` reports.
 
 use super::Folder;
 use super::report::{csv, table};
+use crate::agent::Identity;
 use crate::agent::conversation::ConversationLog;
+use crate::memory::news::fact_of;
+use crate::memory::stream::{MemoryStream, NodeId};
 use crate::save::movement::{MovementLog, Scene};
 use crate::sim::clock::SimClock;
 use crate::sim::map::{Tile, WorldMap};
+use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,6 +63,103 @@ pub struct Social {
     pub pairs_met: usize,
     /// Places, most waking time first.
     pub places: Vec<Place>,
+    /// How facts were passed on (absent from reports written before it was counted).
+    #[serde(default)]
+    pub telling: Option<Telling>,
+}
+
+/// How facts went from one resident to another, read from the memories' provenance: each fact
+/// heard counted once per listener, speaker and conversation (a hearing leaves more than one
+/// memory), and only between the residents counted (not what the player says). What discretion
+/// forbids, and what the listener had heard already.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Telling {
+    /// Facts heard.
+    pub heard: usize,
+    /// Of them, facts about the listener (naming them, or kept from them in the speaker's memory).
+    pub about_listener: usize,
+    /// Facts told back to the one the speaker had heard them from.
+    pub told_back: usize,
+    /// Facts the same speaker had told the same listener before (in another conversation).
+    pub repeated: usize,
+    /// Facts the listener had heard before from someone else.
+    pub heard_before: usize,
+}
+
+/// One hearing: when, from whom, the fact, and the speaker's memory it came from.
+type Hearing<'a> = (GameTime, &'a str, &'a str, Option<NodeId>);
+
+/// Counts how facts were passed on among these residents (`(name, stream)`).
+pub fn telling<'a>(streams: impl IntoIterator<Item = (&'a str, &'a MemoryStream)>) -> Telling {
+    let streams: BTreeMap<&str, &MemoryStream> = streams.into_iter().collect();
+    // For each listener, what it heard, once per conversation, in order.
+    let mut heard: BTreeMap<&str, Vec<Hearing<'_>>> = BTreeMap::new();
+    for (&listener, stream) in &streams {
+        let mut seen = BTreeSet::new();
+        let mut list = Vec::new();
+        for n in stream.nodes() {
+            if let Some(t) = &n.told
+                && streams.contains_key(t.speaker.as_str())
+                && seen.insert((&t.speaker, &t.fact, &t.conversation))
+            {
+                list.push((n.created, t.speaker.as_str(), t.fact.as_str(), t.source));
+            }
+        }
+        list.sort();
+        heard.insert(listener, list);
+    }
+    let mut out = Telling::default();
+    for (listener, list) in &heard {
+        for (i, &(at, speaker, fact, source)) in list.iter().enumerate() {
+            out.heard += 1;
+            let words = source
+                .and_then(|id| streams.get(speaker)?.get(id))
+                .map(|n| fact_of(n).unwrap_or_else(|| n.description.clone()));
+            if crate::cognition::talk::topics::about_person(fact, words.as_deref(), listener) {
+                out.about_listener += 1;
+            }
+            let from_listener = heard.get(speaker).is_some_and(|l| {
+                l.iter()
+                    .any(|&(t, s, f, _)| t <= at && s == *listener && f == fact)
+            });
+            if from_listener {
+                out.told_back += 1;
+            }
+            let before = &list[..i];
+            if before.iter().any(|&(_, s, f, _)| s == speaker && f == fact) {
+                out.repeated += 1;
+            } else if before.iter().any(|&(_, _, f, _)| f == fact) {
+                out.heard_before += 1;
+            }
+        }
+    }
+    out
+}
+
+impl Telling {
+    /// One sentence.
+    pub fn line(&self) -> String {
+        format!(
+            "{} facts heard (by the memories' provenance, once per listener, speaker and conversation): {} about the listener (naming them or kept from them), {} told back to the one they came from, {} told again by the same speaker to the same listener; {} ({}) already heard from someone else",
+            self.heard,
+            self.about_listener,
+            self.told_back,
+            self.repeated,
+            self.heard_before,
+            super::report::stats::pct(self.heard_before, self.heard),
+        )
+    }
+
+    /// The sum over towns.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a Telling>) -> Telling {
+        all.into_iter().fold(Telling::default(), |a, t| Telling {
+            heard: a.heard + t.heard,
+            about_listener: a.about_listener + t.about_listener,
+            told_back: a.told_back + t.told_back,
+            repeated: a.repeated + t.repeated,
+            heard_before: a.heard_before + t.heard_before,
+        })
+    }
 }
 
 /// Whether a look is of someone asleep.
@@ -175,11 +277,21 @@ pub fn social(world: &World, residents: &[String]) -> Social {
         })
         .collect();
     places.sort_by(|a, b| b.minutes.cmp(&a.minutes).then(a.name.cmp(&b.name)));
+    let passed = world
+        .try_query::<(&Identity, &MemoryStream)>()
+        .map(|mut q| {
+            telling(
+                q.iter(world)
+                    .filter(|(i, _)| names.contains(i.name.as_str()))
+                    .map(|(i, s)| (i.name.as_str(), s)),
+            )
+        });
     Social {
         days: span as f64 / 86_400.0,
         people: people.into_values().collect(),
         pairs_met: pairs.len(),
         places,
+        telling: passed,
     }
 }
 
@@ -223,9 +335,38 @@ impl Social {
         )
     }
 
+    /// How facts were passed on, as a paragraph (nothing when not counted).
+    pub fn telling_paragraph(&self) -> String {
+        self.telling
+            .as_ref()
+            .map(|t| format!("Facts passed on: {}.\n\n", t.line()))
+            .unwrap_or_default()
+    }
+
+    /// How facts were passed on in all these towns together, as a paragraph (nothing when no
+    /// town's were counted).
+    pub fn towns_telling<'a>(towns: impl IntoIterator<Item = &'a Social>) -> String {
+        let counted: Vec<&Telling> = towns
+            .into_iter()
+            .filter_map(|s| s.telling.as_ref())
+            .collect();
+        if counted.is_empty() {
+            return String::new();
+        }
+        let towns = match counted.len() {
+            1 => "in the town".to_string(),
+            n => format!("in the {n} towns together"),
+        };
+        format!(
+            "Facts passed on {towns}: {}.\n\n",
+            Telling::sum(counted).line()
+        )
+    }
+
     /// The report's section (`title` names the town), and `social.csv` (`file`) per resident.
     pub fn section(&self, title: &str, folder: &Folder, file: &str) -> Result<String, String> {
         let mut md = format!("### Social life{title}\n\n{}.\n\n", self.line());
+        md.push_str(&self.telling_paragraph());
         let awake: u64 = self.places.iter().map(|p| p.minutes as u64).sum();
         let rows: Vec<Vec<String>> = self
             .places
@@ -291,6 +432,118 @@ impl Social {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::memory::stream::{NewNode, NodeKind, Told};
+
+    /// Hears `fact` from `speaker` in conversation `conversation` at minute `minute`, leaving
+    /// two memories, as a hearing does (the chat and the fact).
+    fn hear(s: &mut MemoryStream, speaker: &str, fact: &str, conversation: &str, minute: i64) {
+        hear_from(s, speaker, None, fact, conversation, minute);
+    }
+
+    /// As [`hear`], the fact coming from the speaker's memory `source`.
+    fn hear_from(
+        s: &mut MemoryStream,
+        speaker: &str,
+        source: Option<NodeId>,
+        fact: &str,
+        conversation: &str,
+        minute: i64,
+    ) {
+        for kind in [NodeKind::Chat, NodeKind::Thought] {
+            s.add(
+                kind,
+                NewNode {
+                    description: format!("{speaker} told me that {fact}"),
+                    told: Some(Told {
+                        speaker: speaker.into(),
+                        source,
+                        conversation: conversation.into(),
+                        fact: fact.into(),
+                    }),
+                    ..Default::default()
+                },
+                GameTime(minute * 60),
+            );
+        }
+    }
+
+    #[test]
+    fn facts_passed_on_are_counted_once_per_hearing_with_what_discretion_forbids() {
+        let (mut tom, mut jane, mut john) = (
+            MemoryStream::default(),
+            MemoryStream::default(),
+            MemoryStream::default(),
+        );
+        let candidacy = "Sam Moore is running for mayor";
+        // Jane hears the candidacy from Tom, then tells it back to him (told back), and tells
+        // John twice in two conversations (the second is a repeat); John hears it from Tom too
+        // after that (heard before).
+        hear(&mut jane, "Tom Moreno", candidacy, "a", 10);
+        hear(&mut tom, "Jane Moreno", candidacy, "b", 20);
+        hear(&mut john, "Jane Moreno", candidacy, "c", 30);
+        hear(&mut john, "Jane Moreno", candidacy, "d", 40);
+        hear(&mut john, "Tom Moreno", candidacy, "e", 50);
+        // News about the listener: naming him, or kept from him.
+        hear(
+            &mut tom,
+            "Jane Moreno",
+            "Jane feels that Tom has grown distant",
+            "b",
+            21,
+        );
+        hear(
+            &mut john,
+            "Tom Moreno",
+            "the party is a surprise, John must not know",
+            "e",
+            51,
+        );
+        // Kept from him in the speaker's memory, though the words told do not name him.
+        let kept = tom.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "knows".into(),
+                description: "the dinner is a surprise for John".into(),
+                ..Default::default()
+            },
+            GameTime(0),
+        );
+        hear_from(
+            &mut john,
+            "Tom Moreno",
+            Some(kept),
+            "there is a dinner at Hobbs Cafe",
+            "e",
+            52,
+        );
+        // What the player tells a resident is not counted, whoever it names.
+        hear(&mut tom, "the player", "Tom's bike is outside", "p", 5);
+        let t = telling([
+            ("Tom Moreno", &tom),
+            ("Jane Moreno", &jane),
+            ("John Lin", &john),
+        ]);
+        assert_eq!(
+            t,
+            Telling {
+                heard: 8,
+                about_listener: 3,
+                told_back: 1,
+                repeated: 1,
+                heard_before: 1,
+            }
+        );
+        // Only Jane's telling at 20 is a telling back: when Tom told her at 10, he had not
+        // heard it from her.
+        assert!(t.line().starts_with("8 facts heard"));
+        assert!(t.line().contains(&format!(
+            "1 ({}) already heard",
+            crate::lab::report::stats::pct(1, 8)
+        )));
+        let both = Telling::sum([&t, &t]);
+        assert_eq!((both.heard, both.told_back), (16, 2));
+    }
 
     #[test]
     fn sleeping_looks_are_told_apart_from_waking_ones() {

@@ -1,10 +1,10 @@
 //! The lab on the scripted backend: a fact told in a conversation shows its hearer aware,
 //! grounded, with the teller in the diffusion tree, and a yes with no memory behind it is
 //! counted as hallucinated; a probe whose words contradict its answer counted as such; the party
-//! read from memories, plans and the movement log; the town's social life read from its logs; a
-//! report folder written whole; a run stopped
-//! between its data and its checkpoint resumed as a straight run; bad input refused before
-//! anything is written.
+//! read from memories, plans and the movement log; the town's social life read from its logs
+//! (and how facts were passed on, from its memories); a report folder written whole; a run
+//! stopped between its data and its checkpoint resumed as a straight run; bad input refused
+//! before anything is written.
 
 use crate::talk::{invited, klaus_told_maria, talk, town, until_over};
 use bevy::prelude::*;
@@ -237,6 +237,12 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
             && section.contains("Where the waking hours went"),
         "who met whom and where the day went is in the report: {section}"
     );
+    assert!(
+        section.contains("Facts passed on: ")
+            && section.contains(" 0 about the listener")
+            && section.contains(" 0 told back"),
+        "how facts were passed on, and nobody told news about themselves: {section}"
+    );
     let done = lab::finish_report(
         &again,
         "Information diffusion",
@@ -365,10 +371,72 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
         });
     }
     world.insert_resource(talk);
+    // What was told: Isabella tells Maria of Klaus's crush on her (news about the listener) and
+    // Klaus of her party; the player hears something and tells Maria something about her, and
+    // neither is counted.
+    use simulacra::agent::Identity;
+    use simulacra::memory::stream::{MemoryStream, NewNode, NodeKind, Told};
+    for (listener, told) in [
+        ("Isabella Rodriguez", vec![]),
+        (
+            "Maria Lopez",
+            vec![
+                ("Isabella Rodriguez", "Klaus has a crush on Maria"),
+                ("the player", "Maria's bike is outside"),
+            ],
+        ),
+        (
+            "Klaus Mueller",
+            vec![(
+                "Isabella Rodriguez",
+                "Isabella is holding a party at Hobbs Cafe",
+            )],
+        ),
+        (
+            "the player",
+            vec![("Isabella Rodriguez", "Maria studies physics")],
+        ),
+    ] {
+        let mut stream = MemoryStream::default();
+        for (speaker, fact) in told {
+            stream.add(
+                NodeKind::Thought,
+                NewNode {
+                    description: format!("{speaker} told me that {fact}"),
+                    told: Some(Told {
+                        speaker: speaker.into(),
+                        source: None,
+                        conversation: "c".into(),
+                        fact: fact.into(),
+                    }),
+                    ..Default::default()
+                },
+                at("08:30"),
+            );
+        }
+        world.spawn((
+            Identity {
+                name: listener.into(),
+                first_name: listener.split(' ').next().unwrap().into(),
+                age: 20,
+                description: String::new(),
+            },
+            stream,
+        ));
+    }
     let names: Vec<String> = ["Isabella Rodriguez", "Klaus Mueller", "Maria Lopez"]
         .map(String::from)
         .to_vec();
     let s = social(&world, &names);
+    assert_eq!(
+        s.telling,
+        Some(simulacra::lab::social::Telling {
+            heard: 2,
+            about_listener: 1,
+            ..Default::default()
+        }),
+        "what the player hears or says is not counted"
+    );
     assert!((s.days - 0.5).abs() < 1e-9, "{}", s.days);
     let p = |n: &str| s.people.iter().find(|p| p.name == n).unwrap().clone();
     let (isabella, klaus, maria) = (

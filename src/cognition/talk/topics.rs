@@ -84,6 +84,13 @@ fn kept_from(words: &str, person: &str) -> bool {
     SECRECY.iter().any(|m| lower.contains(m))
 }
 
+/// Whether news was not for a person's ears, as the topics judge it: the fact told names them,
+/// or the speaker's memory it came from (`source`, in its words) keeps it from them. What the
+/// lab counts as indiscretion in a run's memories.
+pub fn about_person(fact: &str, source: Option<&str>, person: &str) -> bool {
+    names(fact, person) || source.is_some_and(|w| kept_from(w, person))
+}
+
 /// The fact an invitation leaves with the listener.
 pub fn gathering_fact(g: &Gathering) -> String {
     if g.organiser.is_empty() {

@@ -51,7 +51,8 @@ pub struct Conversation {
     /// What each line was about, in the order of `lines`.
     #[serde(default)]
     pub topics: Vec<Topic>,
-    /// A topic each side must speak to next (the answer to an invitation), by index in `people`.
+    /// A topic each side must speak to next (the answer to an invitation, or that it had heard
+    /// the news already), by index in `people`.
     #[serde(default)]
     pub owed: [Option<Topic>; 2],
 }
@@ -65,6 +66,8 @@ pub enum TopicKind {
     Invitation,
     /// The answer to an invitation.
     Answer,
+    /// That the speaker had heard already the fact the partner just told, and from whom.
+    AlreadyHeard,
     /// The speaker's own plan for today.
     Plan,
     /// A question about the partner.
@@ -112,7 +115,8 @@ pub struct Topic {
     /// The gathering (invitations and answers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gathering: Option<Gathering>,
-    /// For an answer: accepted, and why.
+    /// For an answer: accepted, and why; for news heard already: true, and who had told it to
+    /// the speaker (a name, or nothing for what it held first-hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<(bool, String)>,
 }

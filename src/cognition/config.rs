@@ -232,6 +232,11 @@ pub struct SocialConfig {
     /// heard this morning does not always crowd out what it has to tell of itself; off: facts are
     /// offered newest first only.
     pub own_news: bool,
+    /// A listener told a fact it holds already (heard from someone else, whispered, known from
+    /// the start) keeps no second hearing of it and says next that it had heard it, and from
+    /// whom (news of a gathering that leaves the choice to go is heard again). Off: every
+    /// telling is heard as news, again.
+    pub already_heard: bool,
 }
 
 impl Default for SocialConfig {
@@ -241,6 +246,7 @@ impl Default for SocialConfig {
             hearsay_invites: true,
             usual_day: true,
             own_news: true,
+            already_heard: true,
         }
     }
 }

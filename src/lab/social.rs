@@ -8,7 +8,7 @@
 use super::Folder;
 use super::report::{csv, table};
 use crate::agent::Identity;
-use crate::agent::conversation::ConversationLog;
+use crate::agent::conversation::{ConversationLog, TopicKind};
 use crate::memory::news::fact_of;
 use crate::memory::stream::{MemoryStream, NodeId};
 use crate::save::movement::{MovementLog, Scene};
@@ -84,6 +84,10 @@ pub struct Telling {
     pub repeated: usize,
     /// Facts the listener had heard before from someone else.
     pub heard_before: usize,
+    /// Facts told to a listener that said it had heard them already and kept no second hearing
+    /// (`cognition.social.already_heard`; lines of the conversation log, not in `heard`).
+    #[serde(default)]
+    pub said_heard: usize,
 }
 
 /// One hearing: when, from whom, the fact, and the speaker's memory it came from.
@@ -140,13 +144,14 @@ impl Telling {
     /// One sentence.
     pub fn line(&self) -> String {
         format!(
-            "{} facts heard (by the memories' provenance, once per listener, speaker and conversation): {} about the listener (naming them or kept from them), {} told back to the one they came from, {} told again by the same speaker to the same listener; {} ({}) already heard from someone else",
+            "{} facts heard (by the memories' provenance, once per listener, speaker and conversation): {} about the listener (naming them or kept from them), {} told back to the one they came from, {} told again by the same speaker to the same listener; {} ({}) already heard from someone else; besides, {} told to a listener who said it had heard them already (no second hearing)",
             self.heard,
             self.about_listener,
             self.told_back,
             self.repeated,
             self.heard_before,
             super::report::stats::pct(self.heard_before, self.heard),
+            self.said_heard,
         )
     }
 
@@ -158,6 +163,7 @@ impl Telling {
             told_back: a.told_back + t.told_back,
             repeated: a.repeated + t.repeated,
             heard_before: a.heard_before + t.heard_before,
+            said_heard: a.said_heard + t.said_heard,
         })
     }
 }
@@ -174,11 +180,18 @@ pub fn social(world: &World, residents: &[String]) -> Social {
     let mut convs: BTreeMap<&str, BTreeSet<Entity>> = BTreeMap::new();
     let mut partners: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     let mut pairs: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut said_heard = 0;
     if let Some(log) = world.get_resource::<ConversationLog>() {
         for l in &log.lines {
             let (a, b) = (l.speaker.as_str(), l.listener.as_str());
             if !names.contains(a) || !names.contains(b) || a == b {
                 continue;
+            }
+            if l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == TopicKind::AlreadyHeard)
+            {
+                said_heard += 1;
             }
             for (x, y) in [(a, b), (b, a)] {
                 convs.entry(x).or_default().insert(l.conversation);
@@ -279,8 +292,9 @@ pub fn social(world: &World, residents: &[String]) -> Social {
     places.sort_by(|a, b| b.minutes.cmp(&a.minutes).then(a.name.cmp(&b.name)));
     let passed = world
         .try_query::<(&Identity, &MemoryStream)>()
-        .map(|mut q| {
-            telling(
+        .map(|mut q| Telling {
+            said_heard,
+            ..telling(
                 q.iter(world)
                     .filter(|(i, _)| names.contains(i.name.as_str()))
                     .map(|(i, s)| (i.name.as_str(), s)),
@@ -532,6 +546,7 @@ mod tests {
                 told_back: 1,
                 repeated: 1,
                 heard_before: 1,
+                said_heard: 0,
             }
         );
         // Only Jane's telling at 20 is a telling back: when Tom told her at 10, he had not

@@ -351,14 +351,16 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
     world.insert_resource(map.clone());
     world.insert_resource(log);
     // Maria and Isabella talk twice, Maria and Klaus once; a line to the player is not counted.
+    // Klaus says he had heard already what Maria and the player told him.
+    use simulacra::agent::conversation::{Topic, TopicKind};
     let mut talk = ConversationLog::default();
     let convs: Vec<Entity> = (0..4).map(|_| world.spawn_empty().id()).collect();
-    for (c, a, b) in [
-        (0, "Maria Lopez", "Isabella Rodriguez"),
-        (0, "Isabella Rodriguez", "Maria Lopez"),
-        (1, "Isabella Rodriguez", "Maria Lopez"),
-        (2, "Klaus Mueller", "Maria Lopez"),
-        (3, "Klaus Mueller", "the player"),
+    for (c, a, b, heard) in [
+        (0, "Maria Lopez", "Isabella Rodriguez", false),
+        (0, "Isabella Rodriguez", "Maria Lopez", false),
+        (1, "Isabella Rodriguez", "Maria Lopez", false),
+        (2, "Klaus Mueller", "Maria Lopez", true),
+        (3, "Klaus Mueller", "the player", true),
     ] {
         talk.push(LoggedLine {
             at: at("08:30"),
@@ -366,7 +368,7 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
             speaker: a.into(),
             listener: b.into(),
             text: "Hello.".into(),
-            topic: None,
+            topic: heard.then(|| Topic::new(TopicKind::AlreadyHeard, "that he had heard it")),
             fallback: None,
         });
     }
@@ -433,6 +435,7 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
         Some(simulacra::lab::social::Telling {
             heard: 2,
             about_listener: 1,
+            said_heard: 1,
             ..Default::default()
         }),
         "what the player hears or says is not counted"

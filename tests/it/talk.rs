@@ -4,7 +4,8 @@
 //! reason; a line that is only a name is replaced by its topic's template and counted; a line's
 //! prompt lists no more memories than configured; a surprise is kept from the one it is for;
 //! nobody is told back what they told; a party heard of second-hand is a choice to go; an
-//! invitation for a day not planned yet is weighed against the usual day.
+//! invitation for a day not planned yet is weighed against the usual day; news the listener
+//! heard already is said to be known, not heard twice.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -581,4 +582,74 @@ fn nobody_tells_back_what_the_listener_told_them() {
             .any(|n| n.told.as_ref().is_some_and(|t| t.fact == fact)),
         "Klaus heard his own news back"
     );
+}
+
+/// A listener told news it holds already says so next, and from whom, and keeps no second
+/// hearing; the one who told it knows then and does not tell it again. Switched off
+/// (`cognition.social.already_heard`), the listener hears it twice.
+#[test]
+fn news_the_listener_heard_already_is_not_heard_twice_unless_switched_off() {
+    let fact = "Sam Moore is running for mayor of Smallville";
+    for on in [true, false] {
+        // After the Valentine's Day party: no gathering ahead for Isabella to invite to first.
+        let mut app = town_with(Vec::new(), "2023-02-15 10:00", |c| {
+            c.cognition.social.already_heard = on;
+        });
+        run_steps(&mut app, 2);
+        run_console_line(&mut app, &format!("whisper Klaus {fact}"));
+        run_console_line(&mut app, &format!("whisper Isabella {fact}"));
+        let c = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+        until_over(&mut app, c, 600);
+        let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+        until_over(&mut app, c, 600);
+        let maria = &streams(&mut app)["Maria Lopez"];
+        let tellers: Vec<&str> = maria
+            .nodes()
+            .iter()
+            .filter_map(|n| n.told.as_ref())
+            .filter(|t| t.fact == fact)
+            .map(|t| t.speaker.as_str())
+            .collect();
+        let log = app.world().resource::<ConversationLog>();
+        let about = |l: &&simulacra::agent::conversation::LoggedLine, kind: TopicKind| {
+            l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == kind && t.fact.as_deref() == Some(fact))
+        };
+        let told: Vec<_> = log
+            .lines
+            .iter()
+            .filter(|l| l.speaker == "Isabella Rodriguez" && about(l, TopicKind::Fact))
+            .collect();
+        assert_eq!(told.len(), 1, "Isabella told Maria once: {:#?}", log.lines);
+        let said: Vec<_> = log
+            .lines
+            .iter()
+            .filter(|l| l.listener == "Isabella Rodriguez" && about(l, TopicKind::AlreadyHeard))
+            .collect();
+        if on {
+            assert_eq!(tellers, ["Klaus Mueller"], "no second hearing");
+            assert_eq!(
+                said.len(),
+                1,
+                "Maria said she had heard it: {:#?}",
+                log.lines
+            );
+            assert!(
+                said[0].text.contains("Klaus"),
+                "and from whom: {:?}",
+                said[0].text
+            );
+            // Her next line, straight after Isabella's.
+            let i = log
+                .lines
+                .iter()
+                .position(|l| std::ptr::eq(l, told[0]))
+                .unwrap();
+            assert!(std::ptr::eq(&log.lines[i + 1], said[0]), "{:#?}", log.lines);
+        } else {
+            assert_eq!(tellers, ["Klaus Mueller", "Isabella Rodriguez"]);
+            assert!(said.is_empty(), "{said:#?}");
+        }
+    }
 }

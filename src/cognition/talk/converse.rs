@@ -113,7 +113,9 @@ pub fn converse(
                 *fb.3 = Facing(-d);
             }
         }
-        if give_up || conv.closing || conv.lines.len() >= conv.max_lines {
+        // A line owed (an invitation's answer, news heard already) is said before a close.
+        let owed = conv.owed[conv.next].is_some();
+        if give_up || (conv.closing && !owed) || conv.lines.len() >= conv.max_lines {
             conv.ended = Some(now);
             if chat.conversation == Some(ce) {
                 chat.conversation = None;
@@ -588,7 +590,7 @@ pub fn topics_summary(topics: &[Topic]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for t in topics {
         let p = match t.kind {
-            K::Fact => t.fact.clone().unwrap_or_default(),
+            K::Fact | K::AlreadyHeard => t.fact.clone().unwrap_or_default(),
             K::Invitation => t
                 .gathering
                 .as_ref()

@@ -5,7 +5,9 @@
 //! one slot kept for its own news, none naming the partner), a reply to what was just said, its
 //! own plan, a question for the partner, small talk. The model picks one by number (the shape
 //! allows only a listed number) and writes the line; a line that does not hold up is said by
-//! [`template_line`] instead, so the topic, and any fact it carries, still passes.
+//! [`template_line`] instead, so the topic, and any fact it carries, still passes. A listener
+//! told a fact it held already owes its next line to saying so, and from whom
+//! ([`already_heard`]), as an invitation is owed its answer.
 
 use crate::agent::conversation::{Topic, TopicKind};
 use crate::memory::news::{Gathering, fact_of, first_hand};
@@ -100,6 +102,30 @@ pub fn gathering_fact(g: &Gathering) -> String {
     }
 }
 
+/// What a listener says next when told a fact it holds already (`held`, its memory of it):
+/// that it had heard it, and from whom (its memory's teller, or none for what it holds
+/// first-hand: whispered, known from the start).
+pub fn already_heard(teller: &str, fact: &str, held: &MemoryNode) -> Topic {
+    let from = held
+        .told
+        .as_ref()
+        .map(|t| t.speaker.clone())
+        .unwrap_or_default();
+    let whom = match from.as_str() {
+        "" => String::new(),
+        f if f == teller => " from them".into(),
+        f => format!(" from {f}"),
+    };
+    Topic {
+        kind: TopicKind::AlreadyHeard,
+        about: format!("tell {teller} you had already heard{whom} that {fact}"),
+        source: Some(held.id),
+        fact: Some(fact.to_string()),
+        gathering: None,
+        answer: Some((true, from)),
+    }
+}
+
 /// Whether a speaker may invite others to a gathering it knows of through this memory: it
 /// organises it, accepted it (a commitment), or holds it first-hand (whispered, known).
 fn may_invite(n: &MemoryNode, speaker: &str) -> bool {
@@ -107,7 +133,8 @@ fn may_invite(n: &MemoryNode, speaker: &str) -> bool {
     g.organiser == speaker || n.predicate == "will attend" || first_hand(n)
 }
 
-/// The topics a turn may take, best first. An owed answer (to an invitation) is the only one.
+/// The topics a turn may take, best first. An owed answer (to an invitation, or to news heard
+/// already) is the only one.
 pub fn candidates(input: &TopicInput, owed: Option<&Topic>) -> Vec<Topic> {
     if let Some(t) = owed {
         return vec![t.clone()];
@@ -281,7 +308,7 @@ fn sentence(s: &str) -> String {
 
 /// The plain words for a topic, said when the model's own line does not hold up.
 pub fn template_line(t: &Topic, speaker: &str, partner: &str) -> String {
-    let partner = first_name(partner);
+    let (partner_name, partner) = (partner, first_name(partner));
     match t.kind {
         TopicKind::Fact => format!(
             "Did you hear? {}",
@@ -314,6 +341,11 @@ pub fn template_line(t: &Topic, speaker: &str, partner: &str) -> String {
             }
             _ => "Sorry, I can't come.".into(),
         },
+        TopicKind::AlreadyHeard => match t.answer.as_ref().map(|(_, f)| f.as_str()) {
+            Some("") | None => "Yes, I knew that already.".into(),
+            Some(f) if f == partner_name => "Yes, you told me that already.".into(),
+            Some(f) => format!("Yes, I had heard that already, from {}.", first_name(f)),
+        },
         TopicKind::Plan => format!(
             "Today I'm {}",
             sentence(t.about.split_once(": ").map(|(_, p)| p).unwrap_or(&t.about))
@@ -329,7 +361,7 @@ pub fn template_line(t: &Topic, speaker: &str, partner: &str) -> String {
 pub fn topic_text(t: &Topic) -> Option<&str> {
     match t.kind {
         TopicKind::Fact | TopicKind::Invitation => t.fact.as_deref().or(Some(&t.about)),
-        TopicKind::Answer | TopicKind::Plan => Some(&t.about),
+        TopicKind::Answer | TopicKind::AlreadyHeard | TopicKind::Plan => Some(&t.about),
         _ => None,
     }
 }
@@ -763,5 +795,70 @@ mod tests {
             "Isabella wants to invite Maria to the party",
             "Maria Lopez"
         ));
+    }
+
+    /// News heard already is said to be known, from whom: the teller of the listener's memory,
+    /// the partner itself, or nobody for what the listener holds first-hand.
+    #[test]
+    fn news_heard_already_is_said_to_be_known_and_from_whom() {
+        let fact = "Sam Moore is running for mayor";
+        let mut s = MemoryStream::default();
+        let heard = |from: &str| NewNode {
+            predicate: "was told by".into(),
+            description: format!("{from} told me that {fact}"),
+            told: Some(Told {
+                speaker: from.into(),
+                source: None,
+                conversation: "c".into(),
+                fact: fact.into(),
+            }),
+            ..Default::default()
+        };
+        let klaus = s.add(NodeKind::Thought, heard("Klaus Mueller"), now());
+        let isabella = s.add(NodeKind::Thought, heard("Isabella Rodriguez"), now());
+        let knew = s.add(
+            NodeKind::Thought,
+            NewNode {
+                predicate: "knows".into(),
+                description: fact.into(),
+                ..Default::default()
+            },
+            now(),
+        );
+        let said = |id: NodeId| {
+            let t = already_heard("Isabella Rodriguez", fact, s.get(id).unwrap());
+            assert_eq!(
+                (t.kind, t.source, t.fact.as_deref()),
+                (TopicKind::AlreadyHeard, Some(id), Some(fact))
+            );
+            assert_eq!(topic_text(&t), Some(t.about.as_str()));
+            (
+                t.about.clone(),
+                template_line(&t, "Maria Lopez", "Isabella Rodriguez"),
+            )
+        };
+        assert_eq!(
+            said(klaus),
+            (
+                format!(
+                    "tell Isabella Rodriguez you had already heard from Klaus Mueller that {fact}"
+                ),
+                "Yes, I had heard that already, from Klaus.".into()
+            )
+        );
+        assert_eq!(
+            said(isabella),
+            (
+                format!("tell Isabella Rodriguez you had already heard from them that {fact}"),
+                "Yes, you told me that already.".into()
+            )
+        );
+        assert_eq!(
+            said(knew),
+            (
+                format!("tell Isabella Rodriguez you had already heard that {fact}"),
+                "Yes, I knew that already.".into()
+            )
+        );
     }
 }

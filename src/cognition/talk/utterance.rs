@@ -5,9 +5,10 @@
 //! checked against its topic with the embedder ([`Job::LineCheck`]). What still does not hold
 //! up is said by the topic's template and counted. A line is said with its topic; then
 //! ([`hear_lines`]) a line that carries a fact leaves the listener a memory "<speaker> told me
-//! that <fact>" that records the conversation, the speaker and the speaker's own memory of it;
-//! an invitation also asks the listener whether it accepts
-//! ([`invite`](crate::cognition::talk::invite)).
+//! that <fact>" that records the conversation, the speaker and the speaker's own memory of it
+//! (a listener that held the fact already keeps no second hearing and says next that it had
+//! heard it: `cognition.social.already_heard`); an invitation also asks the listener whether it
+//! accepts ([`invite`](crate::cognition::talk::invite)).
 
 use crate::agent::avatar::Avatar;
 use crate::agent::commitments::Commitments;
@@ -24,10 +25,10 @@ use crate::cognition::ask::prompts::{numbered, one_line};
 use crate::cognition::talk::line_request::{
     LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript,
 };
-use crate::cognition::talk::topics::{template_line, topic_text};
+use crate::cognition::talk::topics::{already_heard, template_line, topic_text};
 use crate::llm::runtime::Reply;
 use crate::llm::{LlmRequest, LlmValue};
-use crate::memory::news::Told;
+use crate::memory::news::{Told, fact_of};
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
@@ -253,7 +254,7 @@ pub fn apply_lines(
                 if line
                     .topic
                     .as_ref()
-                    .is_some_and(|t| t.kind == TopicKind::Answer)
+                    .is_some_and(|t| matches!(t.kind, TopicKind::Answer | TopicKind::AlreadyHeard))
                 {
                     conv.owed[k] = None;
                 }
@@ -352,14 +353,15 @@ fn say(
 }
 
 /// Lines said since the last look: a line that carries a fact leaves the listener (a resident)
-/// a memory of it with where it came from; an invitation also asks the listener whether it
+/// a memory of it with where it came from, unless it held the fact already (then it owes the
+/// next line to saying so); an invitation also asks the listener whether it
 /// accepts. A line of the player's that states something (four words or more, not a question)
 /// is a fact the player is the first holder of.
 #[expect(clippy::type_complexity, reason = "the listener's memory and requests")]
 pub fn hear_lines(
     mut ask: Asker,
     mut log: ResMut<ConversationLog>,
-    convs: Query<&Conversation>,
+    mut convs: Query<&mut Conversation>,
     avatars: Query<(), With<Avatar>>,
     mut agents: Query<(
         &Resident,
@@ -380,8 +382,9 @@ pub fn hear_lines(
         return;
     }
     let now = ask.clock.now;
+    let say_heard = ask.cfg.0.social.already_heard;
     for l in new {
-        let Ok(conv) = convs.get(l.conversation) else {
+        let Ok(mut conv) = convs.get_mut(l.conversation) else {
             continue;
         };
         let Some(k) = conv.names.iter().position(|n| *n == l.speaker) else {
@@ -398,12 +401,34 @@ pub fn hear_lines(
         let (Some(fact), true) = (&topic.fact, topic.kind.news()) else {
             continue;
         };
-        let (speaker, listener) = (&conv.names[k], &conv.names[1 - k]);
+        let (speaker, listener) = (conv.names[k].clone(), conv.names[1 - k].clone());
         let Ok((resident, outlook, plan, commitments, mut stream, mut pending)) =
             agents.get_mut(conv.people[1 - k])
         else {
             continue; // the player hears for themselves
         };
+        // News the listener holds already (not a gathering, which is its own choice to go):
+        // no second hearing; it says next that it had heard it, and from whom.
+        if say_heard
+            && topic.kind == TopicKind::Fact
+            && topic.gathering.is_none()
+            && conv.owed[1 - k].is_none()
+            && let Some(held) = stream
+                .ids_of(NodeKind::Thought)
+                .iter()
+                .filter_map(|i| stream.get(*i))
+                .find(|n| {
+                    n.alive(now)
+                        && match &n.told {
+                            Some(t) => t.fact == *fact,
+                            None => fact_of(n).as_deref() == Some(fact.as_str()),
+                        }
+                })
+        {
+            conv.owed[1 - k] = Some(already_heard(&speaker, fact, held));
+            continue;
+        }
+        let (speaker, listener) = (&speaker, &listener);
         let description = match (&topic.gathering, topic.kind) {
             (Some(g), TopicKind::Invitation) => format!("{speaker} invited me to {}", g.describe()),
             _ => format!("{speaker} told me that {fact}"),

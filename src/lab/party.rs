@@ -154,6 +154,14 @@ pub fn attendance(
         .collect()
 }
 
+/// The reason a refusal's memory keeps: what follows "… invitation to <the gathering>: " ("a
+/// conflicting plan: <item>", "not interested: <words>"), or the whole description.
+fn declined_reason(description: &str, g: Option<&Gathering>) -> String {
+    g.and_then(|g| description.split_once(&format!("{}: ", g.describe())))
+        .map(|(_, r)| r.to_string())
+        .unwrap_or_else(|| description.to_string())
+}
+
 /// Reads everyone's part in the gathering from memories, plans (`plans`, taken when it began)
 /// and the movement log.
 pub fn guests(
@@ -191,12 +199,9 @@ pub fn guests(
                 .filter(|n| n.predicate == "will attend" || n.predicate == "declined")
                 .max_by_key(|n| (n.created, n.id));
             let accepted = last.is_some_and(|n| n.predicate == "will attend");
-            let declined = last.filter(|n| n.predicate == "declined").map(|n| {
-                n.description
-                    .rsplit_once(": ")
-                    .map(|(_, r)| r.to_string())
-                    .unwrap_or_else(|| n.description.clone())
-            });
+            let declined = last
+                .filter(|n| n.predicate == "declined")
+                .map(|n| declined_reason(&n.description, n.gathering.as_ref()));
             let (plan, planned) = plans.get(&id.name).cloned().unwrap_or_default();
             let minutes = came.get(&id.name).copied().unwrap_or(0);
             Guest {
@@ -648,11 +653,9 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    /// A stop after the party's hourly data and before its checkpoint: the resume measures the
-    /// plans and the guests again from the checkpoint's town, as a straight run does.
-    #[test]
-    fn a_resume_drops_the_party_figures_taken_past_its_checkpoint() {
-        let g = Gathering {
+    /// Isabella's party at Hobbs Cafe, February 14 from 5 to 7 PM.
+    fn party() -> Gathering {
+        Gathering {
             what: "a party".into(),
             place: "Hobbs Cafe".into(),
             address: "the Ville:Hobbs Cafe:cafe".into(),
@@ -660,7 +663,14 @@ mod tests {
             start: 17 * 60,
             end: 19 * 60,
             organiser: "Isabella Rodriguez".into(),
-        };
+        }
+    }
+
+    /// A stop after the party's hourly data and before its checkpoint: the resume measures the
+    /// plans and the guests again from the checkpoint's town, as a straight run does.
+    #[test]
+    fn a_resume_drops_the_party_figures_taken_past_its_checkpoint() {
+        let g = party();
         let guest = Guest {
             name: "Tom Moreno".into(),
             invited_by: None,
@@ -694,5 +704,37 @@ mod tests {
         let mut none = Run::default();
         rewind(&mut none, from);
         assert_eq!(none, Run::default());
+    }
+
+    /// A refusal for a conflicting plan is a conflict, and one as not interested is declined,
+    /// with the reason as remembered, colons and all.
+    #[test]
+    fn a_refusal_is_classed_by_the_reason_its_memory_keeps() {
+        let g = party();
+        let guest = |reason: &str| Guest {
+            name: "Tom Moreno".into(),
+            invited_by: Some("Isabella Rodriguez".into()),
+            accepted: false,
+            declined: Some(declined_reason(
+                &format!(
+                    "I declined Isabella Rodriguez's invitation to {}: {reason}",
+                    g.describe()
+                ),
+                Some(&g),
+            )),
+            plan: vec![],
+            planned: false,
+            came: false,
+            minutes_there: 0,
+        };
+        assert_eq!(
+            guest("a conflicting plan: relaxing at home (Moreno family's house)").why_not(),
+            Some("conflict (a conflicting plan: relaxing at home (Moreno family's house))".into())
+        );
+        assert_eq!(
+            guest("not interested: parties are loud").why_not(),
+            Some("declined (not interested: parties are loud)".into())
+        );
+        assert_eq!(declined_reason("I declined", Some(&g)), "I declined");
     }
 }

@@ -539,7 +539,8 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
 
 #[test]
 fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
-    let (mut app, maria_e) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
+    let (mut app, maria_e) =
+        invited(r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
     // Followed as a diffusion town follows it: found at once, looked at every hour.
     let mut run = party::follow(app.world_mut()).expect("Isabella organises the party");
     let g = run.gathering.clone().unwrap();

@@ -249,6 +249,44 @@ fn integers_stay_in_range_and_json_matches_its_schema() {
         };
         validate_schema(&schema, v, "$").unwrap();
     }
+    // An answer to an invitation names what is in its way from the plan's items shown, quotes
+    // and brackets and all, or "nothing".
+    let items = [
+        "relaxing at home (artist's co-living space)".to_string(),
+        "taking a walk in the park (Johnson Park)".to_string(),
+    ];
+    let invite = simulacra::cognition::talk::invite::answer_schema(&items);
+    let reqs = PEOPLE[..4]
+        .iter()
+        .map(|p| {
+            (
+                format!(
+                    "Isabella Rodriguez says to {p}: \"Come to my Valentine's Day party at Hobbs \
+                     Cafe tomorrow from 5 to 7 PM!\"\n{p}'s plan at that time: {}\n\nDoes {p} \
+                     accept the invitation? Answer true or false, name what in the plan is in the \
+                     way (one of \"{}\", \"{}\", \"nothing\"), and give the reason in a few \
+                     words.",
+                    items.join("; "),
+                    items[0],
+                    items[1]
+                ),
+                OutputShape::Json(invite.clone()),
+                72,
+            )
+        })
+        .collect();
+    for (_, r) in submit_all(&rt, reqs) {
+        assert!(!r.is_fallback(), "{:?}", r.source);
+        let LlmValue::Json(v) = &r.value else {
+            panic!("{:?}", r.value)
+        };
+        validate_schema(&invite, v, "$").unwrap();
+        let named = v["in_the_way"].as_str().unwrap();
+        assert!(
+            items.iter().any(|i| i == named) || named == "nothing",
+            "{v}"
+        );
+    }
 }
 
 #[test]

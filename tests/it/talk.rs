@@ -4,8 +4,8 @@
 //! reason; a line that is only a name is replaced by its topic's template and counted; a line's
 //! prompt lists no more memories than configured; a surprise is kept from the one it is for;
 //! nobody is told back what they told; a party heard of second-hand is a choice to go; an
-//! invitation for a day not planned yet is weighed against the usual day; news the listener
-//! heard already is said to be known, not heard twice.
+//! invitation for a day not planned yet is weighed against the usual day; a refusal names the
+//! plan item in its way; news the listener heard already is said to be known, not heard twice.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -233,7 +233,8 @@ pub(crate) fn invited(answer: &str) -> (App, Entity) {
 
 #[test]
 fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
-    let (mut app, maria) = invited(r#"{"accept": true, "reason": "I love parties"}"#);
+    let (mut app, maria) =
+        invited(r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
     let c = app.world().get::<Commitments>(maria).unwrap().clone();
     assert_eq!(c.list.len(), 1, "{c:?}");
     let g = &c.list[0].gathering;
@@ -276,7 +277,9 @@ fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
 
 #[test]
 fn a_refused_invitation_keeps_its_reason_and_leaves_the_plan_alone() {
-    let (app, maria) = invited(r#"{"accept": false, "reason": "parties are too loud for me"}"#);
+    let (app, maria) = invited(
+        r#"{"accept": false, "in_the_way": "nothing", "reason": "parties are too loud for me"}"#,
+    );
     assert!(
         app.world()
             .get::<Commitments>(maria)
@@ -445,12 +448,13 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
             ScriptRule {
                 purpose: Some("invite_answer".into()),
                 contains: Some("says to Maria Lopez".into()),
-                reply: r#"{"accept": false, "reason": "I have to study"}"#.into(),
+                reply: r#"{"accept": false, "in_the_way": "nothing", "reason": "I have to study"}"#
+                    .into(),
                 ..Default::default()
             },
             rule(
                 "invite_answer",
-                r#"{"accept": true, "reason": "I love parties"}"#,
+                r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
         ];
         let mut app = town_with(rules, "2023-02-14 15:50", |c| {
@@ -511,12 +515,13 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
             ScriptRule {
                 purpose: Some("invite_answer".into()),
                 contains: Some("is not planned yet; on a usual day".into()),
-                reply: r#"{"accept": false, "reason": "I am busy then"}"#.into(),
+                reply: r#"{"accept": false, "in_the_way": "nothing", "reason": "I am busy then"}"#
+                    .into(),
                 ..Default::default()
             },
             rule(
                 "invite_answer",
-                r#"{"accept": true, "reason": "I love parties"}"#,
+                r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
         ];
         // The day before the party: February 14 is not planned yet.
@@ -544,6 +549,89 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
             assert_eq!(answer.predicate, "will attend", "{}", answer.description);
         }
     }
+}
+
+/// A refusal names, from the plan's items shown to it, what is in its way: that item is its
+/// reason, remembered and said, and words that give no reason ("The reason is not known") are
+/// not kept but counted.
+#[test]
+fn a_refusal_names_the_plan_item_in_its_way_and_a_reason_that_gives_none_is_not_kept() {
+    // The day before the party, so the answer is weighed against Maria's usual day: what it
+    // holds while the party goes on is what she may name.
+    let invite = |reply: &str| {
+        // Maria's answer only: the count of reasons replaced is hers.
+        let rules = vec![ScriptRule {
+            purpose: Some("invite_answer".into()),
+            contains: Some("says to Maria Lopez".into()),
+            reply: reply.into(),
+            ..Default::default()
+        }];
+        let mut app = town(rules, "2023-02-13 10:00");
+        run_steps(&mut app, 30);
+        let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+        until_over(&mut app, c, 900);
+        let maria = entity_of(&mut app, "Maria Lopez");
+        let stream = app.world().get::<MemoryStream>(maria).unwrap();
+        let declined = stream
+            .nodes()
+            .iter()
+            .find(|n| n.predicate == "declined")
+            .unwrap_or_else(|| panic!("Maria declined: {:#?}", stream.nodes()))
+            .clone();
+        (app, maria, declined)
+    };
+    let (app, maria, declined) =
+        invite(r#"{"accept": false, "in_the_way": "nothing", "reason": "I'm not sure"}"#);
+    assert!(
+        declined.description.ends_with(": not interested"),
+        "no reason given, none kept: {}",
+        declined.description
+    );
+    let resident = app
+        .world()
+        .get::<simulacra::agent::Resident>(maria)
+        .unwrap();
+    let items = simulacra::cognition::talk::invite::usual_overlapping(
+        &resident.persona,
+        declined
+            .gathering
+            .as_ref()
+            .expect("the refusal holds the party"),
+    );
+    let item = items
+        .first()
+        .expect("Maria's usual day holds something then");
+    let n = |app: &App| {
+        app.world().resource::<Fallbacks>().counts
+            [&("invitation reason".to_string(), Flaw::NoReason)]
+    };
+    assert_eq!(n(&app), 1);
+
+    let (app, _, declined) = invite(
+        &serde_json::json!({
+            "accept": false, "in_the_way": item, "reason": "The reason is not known"
+        })
+        .to_string(),
+    );
+    assert!(
+        declined
+            .description
+            .ends_with(&format!(": a conflicting plan: {item}")),
+        "{}",
+        declined.description
+    );
+    assert_eq!(n(&app), 1);
+    // Her answer says what is in the way, in place of the words that gave no reason.
+    let log = app.world().resource::<ConversationLog>();
+    assert!(
+        log.lines.iter().any(|l| l.speaker == "Maria Lopez"
+            && l.text.contains(item.as_str())
+            && l.topic
+                .as_ref()
+                .is_some_and(|t| t.kind == TopicKind::Answer)),
+        "{:#?}",
+        log.lines
+    );
 }
 
 /// Nobody tells a person what that person told them.

@@ -1,9 +1,10 @@
 //! Answers that hold up on a small model. A line, plan item, summary or interview answer that is
 //! empty, only a name or a pronoun, only a number, an echo of the prompt's own words, or a repeat
 //! of an earlier line is flawed ([`flaw`]); so is a line unrelated to its chosen topic (checked
-//! with the embedder, [`unrelated`]), and a summary that shares no word with what it summarises
-//! ([`ungrounded`]). A flawed answer is asked again once, and otherwise replaced by a plain
-//! template; every replacement is counted by cause ([`Fallbacks`]).
+//! with the embedder, [`unrelated`]), a summary that shares no word with what it summarises
+//! ([`ungrounded`]), and a reason that gives none ([`no_reason`]). A flawed answer is asked again
+//! once, and otherwise replaced by a plain template; every replacement is counted by cause
+//! ([`Fallbacks`]).
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -36,11 +37,13 @@ pub enum Flaw {
     Garbled,
     /// A line about news too short to carry it (fewer than four words: "Jane Moreno's plan").
     Short,
+    /// A reason that gives none ("The reason is not known", "I'm not sure", "false").
+    NoReason,
 }
 
 impl Flaw {
     /// Every cause, in report order.
-    pub const ALL: [Flaw; 10] = [
+    pub const ALL: [Flaw; 11] = [
         Flaw::Empty,
         Flaw::OnlyAName,
         Flaw::OnlyANumber,
@@ -51,6 +54,7 @@ impl Flaw {
         Flaw::WrongHour,
         Flaw::Garbled,
         Flaw::Short,
+        Flaw::NoReason,
     ];
 
     /// "only a name", as reports write it.
@@ -66,6 +70,7 @@ impl Flaw {
             Flaw::WrongHour => "at the wrong hour",
             Flaw::Garbled => "not words",
             Flaw::Short => "too short for its news",
+            Flaw::NoReason => "gives no reason",
         }
     }
 }
@@ -155,6 +160,49 @@ pub fn line_flaw(text: &str, ctx: &Context, news: bool) -> Option<Flaw> {
             None
         }
     })
+}
+
+/// Words that say a reason is not given ("The reason is not known yet").
+const NO_REASON_IN: [&str; 6] = [
+    "reason is not known",
+    "reason is unknown",
+    "not a specific reason",
+    "no specific reason",
+    "not possible to provide",
+    "no real answer",
+];
+
+/// Whole answers that give no reason.
+const NO_REASON: [&str; 19] = [
+    "i'm not sure",
+    "i am not sure",
+    "not sure",
+    "unsure",
+    "maybe",
+    "not known",
+    "no reason",
+    "no reason given",
+    "there is no reason",
+    "n/a",
+    "i don't know",
+    "i do not know",
+    "unknown",
+    "none",
+    "nothing",
+    "true",
+    "false",
+    "yes",
+    "no",
+];
+
+/// A reason (for an answer to an invitation) that gives none: it says the reason is not known,
+/// or it is only "I'm not sure", "unknown", "false" and the like. Such words stand in for a
+/// reason on a small model; [`Flaw::NoReason`].
+pub fn no_reason(text: &str) -> Option<Flaw> {
+    let t = text.to_lowercase().replace('\u{2019}', "'");
+    let whole = t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace());
+    (NO_REASON.contains(&whole) || NO_REASON_IN.iter().any(|p| t.contains(p)))
+        .then_some(Flaw::NoReason)
 }
 
 /// A model's line without what small models put before the words: list numbers and brackets
@@ -446,5 +494,32 @@ mod tests {
         assert!(ungrounded("on the day at 5", talk, &names));
         // Words any text holds are not a subject shared.
         assert!(ungrounded("what they were having", talk, &names));
+    }
+
+    #[test]
+    fn a_reason_that_gives_none_is_told_from_one_that_does() {
+        for none in [
+            "The reason is not known",
+            "The reason is not known yet.",
+            "I'm not sure",
+            "I\u{2019}m not sure.",
+            "'I'm not sure'",
+            "No reason given.",
+            "n/a",
+            "false",
+            "there is no real answer",
+            "It is not possible to provide a specific reason for accepting a request",
+        ] {
+            assert_eq!(no_reason(none), Some(Flaw::NoReason), "{none}");
+        }
+        for some in [
+            "I'm not sure I'm ready to go to a party",
+            "I have to study",
+            "parties are too loud for me",
+            "I'm relaxing at home then",
+            "there is no reason for me to go",
+        ] {
+            assert_eq!(no_reason(some), None, "{some}");
+        }
     }
 }

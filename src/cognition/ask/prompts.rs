@@ -154,13 +154,14 @@ pub const SPECS: &[PromptSpec] = &[
     },
     PromptSpec {
         name: "invite_answer",
-        about: "whether to accept an invitation just given, and why",
+        about: "whether to accept an invitation just given, what in the plan is in the way, and why",
         slots: &[
             "identity",
             "name",
             "asker",
             "invitation",
             "plan",
+            "in_the_way",
             "memories",
         ],
         required: &["invitation", "plan"],

@@ -1,10 +1,12 @@
 //! Invitations and commitments. A resident invited in a conversation decides whether to accept
-//! (a shaped yes/no with a reason, from what it remembers of the one who asks and its plan for
-//! that time). An acceptance is remembered as a commitment, kept in [`Commitments`], and put into
-//! the plan for the gathering's day at its place and time ([`keep_commitments`] puts it into a
-//! plan made later, and marks it kept when the resident is there while it goes on); a refusal
-//! is remembered with its reason (a conflicting plan item, or not interested). Either way the
-//! resident's next line answers the invitation.
+//! (a shaped yes/no, then what in its plan for that time is in the way, chosen from that plan's
+//! items or "nothing", then a reason in a few words, from what it remembers of the one who asks
+//! and its plan). An acceptance is remembered as a commitment, kept in [`Commitments`], and put
+//! into the plan for the gathering's day at its place and time ([`keep_commitments`] puts it
+//! into a plan made later, and marks it kept when the resident is there while it goes on); a
+//! refusal is remembered with its reason (the plan item it named, or one its words speak of;
+//! else not interested, with its words when they give a reason). Either way the resident's next
+//! line answers the invitation.
 
 use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
 use crate::agent::conversation::{Conversation, Topic, TopicKind};
@@ -27,15 +29,23 @@ use crate::sim::time::minute_words;
 use bevy::prelude::*;
 use serde_json::{Value, json};
 
-/// The schema of an answer to an invitation (keys in order: the decision, then its reason).
-pub fn answer_schema() -> Value {
+/// What an answer to an invitation says is in its way when nothing in the plan is.
+pub const NOTHING: &str = "nothing";
+
+/// The schema of an answer to an invitation, keys in order: the decision; what in the plan for
+/// that time is in its way, chosen from `in_the_way` (the items [`overlapping`] or
+/// [`usual_overlapping`] found) or [`NOTHING`]; then the reason in a few words.
+pub fn answer_schema(in_the_way: &[String]) -> Value {
+    let mut options: Vec<&str> = in_the_way.iter().map(String::as_str).collect();
+    options.push(NOTHING);
     json!({
         "type": "object",
         "properties": {
             "accept": {"type": "boolean"},
+            "in_the_way": {"type": "string", "enum": options},
             "reason": {"type": "string", "maxLength": 80}
         },
-        "required": ["accept", "reason"],
+        "required": ["accept", "in_the_way", "reason"],
         "additionalProperties": false
     })
 }
@@ -112,9 +122,10 @@ pub fn overlapping(plan: Option<&DayPlan>, g: &Gathering) -> Option<Vec<String>>
     Some(v)
 }
 
-/// The request: accept or not, and why.
+/// The request: accept or not, what is in the way, and why.
 pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
-    let plan = match overlapping(a.plan, a.gathering) {
+    let planned = overlapping(a.plan, a.gathering);
+    let plan = match &planned {
         None => match &a.usual {
             None => format!("no plan made yet for {}", a.gathering.date_words()),
             Some(v) if v.is_empty() => format!(
@@ -136,6 +147,15 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
         ),
         Some(v) => v.join("; "),
     };
+    // What may be named as in the way: what the plan (or the usual day) shows then.
+    let items: &[String] = planned.as_deref().or(a.usual.as_deref()).unwrap_or(&[]);
+    let in_the_way = items
+        .iter()
+        .map(String::as_str)
+        .chain([NOTHING])
+        .map(|o| format!("\"{o}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut about: Vec<&str> = a
         .stream
         .ids_with_keyword(a.asker)
@@ -168,12 +188,15 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
                 ),
             ),
             ("plan", &plan),
+            ("in_the_way", &in_the_way),
             ("memories", &memories),
         ],
-        OutputShape::Json(answer_schema()),
-        40,
+        OutputShape::Json(answer_schema(items)),
+        72,
     )
-    .fallback(LlmValue::Json(json!({"accept": true, "reason": ""})))
+    .fallback(LlmValue::Json(
+        json!({"accept": true, "in_the_way": NOTHING, "reason": ""}),
+    ))
 }
 
 /// Words that say a plan is in the way.
@@ -181,10 +204,17 @@ const BUSY: [&str; 9] = [
     "busy", "work", "plan", "already", "schedule", "shift", "class", "conflict", "have to",
 ];
 
-/// The reason of a refusal as the report classes it: "a conflicting plan: <item>" when the plan
-/// for that time has an item and the reason speaks of it (or of being busy), else the reason
-/// given, else "not interested".
-pub fn refusal_reason(reason: Option<&str>, conflicts: &[String]) -> String {
+/// The reason of a refusal as the report classes it: "a conflicting plan: <item>" when the
+/// answer named a plan item as in its way, or when the plan for that time has an item and the
+/// reason speaks of it (or of being busy); else the reason given, else "not interested".
+pub fn refusal_reason(
+    reason: Option<&str>,
+    in_the_way: Option<&str>,
+    conflicts: &[String],
+) -> String {
+    if let Some(item) = in_the_way.filter(|i| !i.is_empty() && *i != NOTHING) {
+        return format!("a conflicting plan: {item}");
+    }
     let r = reason.unwrap_or("").to_lowercase();
     let speaks_of = |item: &str| {
         item.split_whitespace()
@@ -244,15 +274,16 @@ pub fn apply_invite_answers(
                 continue;
             };
             // No usable answer is no acceptance: nothing goes into a plan on a model's silence.
-            let (accept, said) = match &reply.value {
+            let (accept, in_the_way, said) = match &reply.value {
                 LlmValue::Json(v) if !reply.is_fallback() => (
                     v.get("accept").and_then(Value::as_bool).unwrap_or(false),
+                    v.get("in_the_way").and_then(Value::as_str),
                     v.get("reason")
                         .and_then(Value::as_str)
                         .map(crate::cognition::ask::prompts::one_line)
                         .unwrap_or_default(),
                 ),
-                _ => (false, String::new()),
+                _ => (false, None, String::new()),
             };
             let own_words = &*words.get_or_insert_with(|| prompts.get("invite_answer").own_words());
             let ctx = flaws::Context {
@@ -263,7 +294,7 @@ pub fn apply_invite_answers(
             let flaw = if reply.is_fallback() {
                 Some(Flaw::Failed)
             } else {
-                flaws::flaw(&said, &ctx)
+                flaws::flaw(&said, &ctx).or_else(|| flaws::no_reason(&said))
             };
             if let Some(f) = flaw {
                 fallbacks.count("invitation reason", f);
@@ -293,7 +324,9 @@ pub fn apply_invite_answers(
             let reason = if accept {
                 said.clone().unwrap_or_else(|| "wants to go".into())
             } else {
-                refusal_reason(said.as_deref(), &conflicts)
+                // Another gathering then is what is in the way, whatever was named.
+                let named = in_the_way.filter(|_| clash.is_none());
+                refusal_reason(said.as_deref(), named, &conflicts)
             };
             // The answer says the resident's own reason when it gave one.
             let spoken = said.unwrap_or_else(|| {
@@ -442,20 +475,66 @@ mod tests {
 
     #[test]
     fn a_refusal_names_the_plan_item_in_the_way_or_says_not_interested() {
-        let items = vec!["serving customers at the counter".to_string()];
+        let items = vec![
+            "serving customers at the counter".to_string(),
+            "taking a walk in the park".to_string(),
+        ];
         assert_eq!(
-            refusal_reason(Some("I have to serve customers"), &items),
+            refusal_reason(Some("I have to serve customers"), None, &items),
             "a conflicting plan: serving customers at the counter"
         );
         assert_eq!(
-            refusal_reason(Some("I'm busy then"), &items),
+            refusal_reason(Some("I'm busy then"), Some(NOTHING), &items),
             "a conflicting plan: serving customers at the counter"
         );
         assert_eq!(
-            refusal_reason(Some("parties are loud"), &items),
+            refusal_reason(Some("parties are loud"), Some(NOTHING), &items),
             "not interested: parties are loud"
         );
-        assert_eq!(refusal_reason(None, &[]), "not interested");
+        assert_eq!(refusal_reason(None, None, &[]), "not interested");
+        // The item the answer named is the reason, whatever words came with it.
+        assert_eq!(
+            refusal_reason(
+                Some("I'm not sure"),
+                Some("taking a walk in the park"),
+                &items
+            ),
+            "a conflicting plan: taking a walk in the park"
+        );
+        assert_eq!(
+            refusal_reason(None, Some("taking a walk in the park"), &items),
+            "a conflicting plan: taking a walk in the park"
+        );
+    }
+
+    #[test]
+    fn an_answer_names_what_is_in_its_way_from_the_plans_items_or_nothing() {
+        let items = vec![
+            "relaxing at home (artist's co-living space)".to_string(),
+            "taking a walk in the park (Johnson Park)".to_string(),
+        ];
+        let schema = answer_schema(&items);
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["accept", "in_the_way", "reason"],
+            "the decision comes first"
+        );
+        assert_eq!(
+            schema["properties"]["in_the_way"]["enum"],
+            json!([items[0], items[1], NOTHING])
+        );
+        // The runtime turns it into a grammar, and holds answers to it.
+        crate::llm::schema_grammar::grammar(&schema).unwrap();
+        let ok = json!({"accept": false, "in_the_way": items[0], "reason": "tired"});
+        crate::llm::shape::validate_schema(&schema, &ok, "$").unwrap();
+        let made_up = json!({"accept": false, "in_the_way": "sleeping", "reason": "tired"});
+        assert!(crate::llm::shape::validate_schema(&schema, &made_up, "$").is_err());
+        // With nothing planned then, "nothing" is the only choice.
+        assert_eq!(
+            answer_schema(&[])["properties"]["in_the_way"]["enum"],
+            json!([NOTHING])
+        );
     }
 
     #[test]

@@ -154,12 +154,12 @@ pub fn attendance(
         .collect()
 }
 
-/// The reason a refusal's memory keeps: what follows "… invitation to <the gathering>: " ("a
-/// conflicting plan: <item>", "not interested: <words>"), or the whole description.
+/// The reason a refusal's memory keeps ("a conflicting plan: <item>", "not interested:
+/// <words>"), read back as `Gathering::declined` wrote it, or the whole description.
 fn declined_reason(description: &str, g: Option<&Gathering>) -> String {
-    g.and_then(|g| description.split_once(&format!("{}: ", g.describe())))
-        .map(|(_, r)| r.to_string())
-        .unwrap_or_else(|| description.to_string())
+    g.and_then(|g| g.declined_reason(description))
+        .unwrap_or(description)
+        .to_string()
 }
 
 /// Reads everyone's part in the gathering from memories, plans (`plans`, taken when it began)
@@ -716,10 +716,7 @@ mod tests {
             invited_by: Some("Isabella Rodriguez".into()),
             accepted: false,
             declined: Some(declined_reason(
-                &format!(
-                    "I declined Isabella Rodriguez's invitation to {}: {reason}",
-                    g.describe()
-                ),
+                &g.declined("Isabella Rodriguez", reason),
                 Some(&g),
             )),
             plan: vec![],

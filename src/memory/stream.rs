@@ -618,6 +618,21 @@ impl Gathering {
         format!("{} at {} {}", self.what, self.place, self.when_words())
     }
 
+    /// The memory of a refusal: "I declined <asker>'s invitation to <it>: <reason>".
+    pub fn declined(&self, asker: &str, reason: &str) -> String {
+        format!(
+            "I declined {asker}'s invitation to {}: {reason}",
+            self.describe()
+        )
+    }
+
+    /// The reason a refusal's memory (`declined`) keeps, colons and all; `None` for other words.
+    pub fn declined_reason<'a>(&self, description: &'a str) -> Option<&'a str> {
+        let (_, reason) =
+            description.split_once(&format!("invitation to {}: ", self.describe()))?;
+        Some(reason)
+    }
+
     /// When it starts.
     pub fn starts(&self) -> GameTime {
         GameTime(self.day * 86_400 + self.start as i64 * 60)
@@ -796,5 +811,35 @@ mod tests {
             back, m,
             "the rebuilt indexes equal the ones kept while adding"
         );
+    }
+
+    /// A refusal's memory is read back with the reason it was written with, colons and all;
+    /// other words (or another gathering's refusal) give none.
+    #[test]
+    fn a_refusal_reads_back_its_reason() {
+        let g = Gathering {
+            what: "a Valentine's Day party".into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day: 19_402,
+            start: 17 * 60,
+            end: 19 * 60,
+            organiser: "Isabella Rodriguez".into(),
+        };
+        let reason = "a conflicting plan: relaxing at home (Moreno family's house)";
+        let said = g.declined("Isabella Rodriguez", reason);
+        assert_eq!(
+            said,
+            "I declined Isabella Rodriguez's invitation to a Valentine's Day party at Hobbs Cafe \
+             on February 14 from 5 PM to 7 PM: a conflicting plan: relaxing at home (Moreno \
+             family's house)"
+        );
+        assert_eq!(g.declined_reason(&said), Some(reason));
+        assert_eq!(g.declined_reason("I declined"), None);
+        let later = Gathering {
+            start: 18 * 60,
+            ..g.clone()
+        };
+        assert_eq!(later.declined_reason(&said), None);
     }
 }

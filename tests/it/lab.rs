@@ -553,10 +553,7 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
             simulacra::memory::stream::NodeKind::Thought,
             simulacra::memory::stream::NewNode {
                 predicate: "declined".into(),
-                description: format!(
-                    "I declined Klaus Mueller's invitation to {}: not interested",
-                    g.describe()
-                ),
+                description: g.declined("Klaus Mueller", "not interested"),
                 gathering: Some(g.clone()),
                 ..Default::default()
             },

@@ -341,13 +341,7 @@ pub fn apply_invite_answers(
                     "will attend",
                 )
             } else {
-                (
-                    format!(
-                        "I declined {asker}'s invitation to {}: {reason}",
-                        g.describe()
-                    ),
-                    "declined",
-                )
+                (g.declined(&asker, &reason), "declined")
             };
             // A commitment carries where the invitation came from, so that one passed on is
             // traced through it to the organiser.

@@ -134,15 +134,7 @@ mod tests {
                 b(1200, 1440, "sleeping"),
             ],
         );
-        let g = Gathering {
-            what: "a party".into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day,
-            start: 1020,
-            end: 1140,
-            organiser: "Isabella Rodriguez".into(),
-        };
+        let g = Gathering::party_on(day);
         assert!(schedule_gathering(&mut plan, &g, 600));
         assert!(covers_the_day(&plan.blocks), "{:?}", plan.blocks);
         let i = plan.at(1020).unwrap();

@@ -655,15 +655,7 @@ mod tests {
 
     /// Isabella's party at Hobbs Cafe, February 14 from 5 to 7 PM.
     fn party() -> Gathering {
-        Gathering {
-            what: "a party".into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day: 19402,
-            start: 17 * 60,
-            end: 19 * 60,
-            organiser: "Isabella Rodriguez".into(),
-        }
+        Gathering::party_on(19402)
     }
 
     /// A stop after the party's hourly data and before its checkpoint: the resume measures the

@@ -633,6 +633,20 @@ impl Gathering {
         Some(reason)
     }
 
+    /// Isabella's party at Hobbs Cafe on a day from 5 to 7 PM (for tests).
+    #[cfg(test)]
+    pub fn party_on(day: i64) -> Gathering {
+        Gathering {
+            what: "a party".into(),
+            place: "Hobbs Cafe".into(),
+            address: "the Ville:Hobbs Cafe:cafe".into(),
+            day,
+            start: 17 * 60,
+            end: 19 * 60,
+            organiser: "Isabella Rodriguez".into(),
+        }
+    }
+
     /// When it starts.
     pub fn starts(&self) -> GameTime {
         GameTime(self.day * 86_400 + self.start as i64 * 60)
@@ -817,22 +831,13 @@ mod tests {
     /// other words (or another gathering's refusal) give none.
     #[test]
     fn a_refusal_reads_back_its_reason() {
-        let g = Gathering {
-            what: "a Valentine's Day party".into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day: 19_402,
-            start: 17 * 60,
-            end: 19 * 60,
-            organiser: "Isabella Rodriguez".into(),
-        };
+        let g = Gathering::party_on(19_402);
         let reason = "a conflicting plan: relaxing at home (Moreno family's house)";
         let said = g.declined("Isabella Rodriguez", reason);
         assert_eq!(
             said,
-            "I declined Isabella Rodriguez's invitation to a Valentine's Day party at Hobbs Cafe \
-             on February 14 from 5 PM to 7 PM: a conflicting plan: relaxing at home (Moreno \
-             family's house)"
+            "I declined Isabella Rodriguez's invitation to a party at Hobbs Cafe on February 14 \
+             from 5 PM to 7 PM: a conflicting plan: relaxing at home (Moreno family's house)"
         );
         assert_eq!(g.declined_reason(&said), Some(reason));
         assert_eq!(g.declined_reason("I declined"), None);

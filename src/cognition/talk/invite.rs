@@ -533,15 +533,7 @@ mod tests {
 
     #[test]
     fn what_a_resident_does_at_the_gatherings_own_place_is_not_in_its_way() {
-        let g = Gathering {
-            what: "a Valentine's Day party".into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day: 19_402,
-            start: 17 * 60,
-            end: 19 * 60,
-            organiser: "Isabella Rodriguez".into(),
-        };
+        let g = Gathering::party_on(19_402);
         let b = |start: u32, end: u32, d: &str, address: &str| crate::agent::schedule::Block {
             start,
             end,

@@ -514,15 +514,7 @@ mod tests {
     }
 
     fn party() -> Gathering {
-        Gathering {
-            what: "a party".into(),
-            place: "Hobbs Cafe".into(),
-            address: "the Ville:Hobbs Cafe:cafe".into(),
-            day: now().day() + 1,
-            start: 1020,
-            end: 1140,
-            organiser: "Isabella Rodriguez".into(),
-        }
+        Gathering::party_on(now().day() + 1)
     }
 
     #[test]

@@ -161,6 +161,25 @@ pub enum LabCommand {
         #[arg(long, default_value_t = 1)]
         seed: u32,
     },
+    /// Invitations, asked at one moment: every resident of a town (a save, `--load`, or each
+    /// town a finished run kept, `--towns`) is asked whether it accepts the organiser's
+    /// invitation to a gathering, with the request the town sends when she invites it; nothing
+    /// is written and the town does not move. The decisions beside what each named as in its
+    /// way, per town and over all: how a model, a prompt or a switch decides (e.g. `--set
+    /// cognition.social.weigh_first=false`) without the game days a party needs. On 2 cores with
+    /// the embedded model, about half a minute for each 25-resident town.
+    Invitations {
+        /// Common options.
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Which gathering (a word of its name; default: the first one organised).
+        #[arg(long, default_value = "")]
+        gathering: String,
+        /// Ask the towns a finished run of several left (its report folder: `seed-<n>/town`)
+        /// instead of the one world.
+        #[arg(long, conflicts_with_all = ["scenario", "map", "start", "load", "routine"])]
+        towns: Option<PathBuf>,
+    },
     /// Where the unfinished runs in a folder stand, read from their files (ask it while a run
     /// works): whether a process works in each now, the command and builds it began with, and
     /// for each town its checkpoint's game time, the holders of each fact at its last game hour
@@ -421,6 +440,48 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
                 "The party",
                 &config,
                 &format!("{name}; {n} town(s).\n"),
+                &[section],
+                t.elapsed().as_secs_f64(),
+            )
+        }
+        LabCommand::Invitations {
+            lab: a,
+            gathering,
+            towns,
+        } => {
+            let sim = world(&a)?;
+            let config = sim.config.clone();
+            let mut worlds: Vec<(String, SimPlugin)> = Vec::new();
+            match &towns {
+                Some(dir) => {
+                    for (seed, path) in lab::towns_in(dir)? {
+                        // A kept town runs on its own settings: `--set` changes them here.
+                        let mut town = SimPlugin::from_save(&path, config.clone())?;
+                        lab::apply_sets(&mut town.config, &a.sets)?;
+                        worlds.push((format!("town {seed}"), town));
+                    }
+                }
+                None => worlds.push(("town".into(), sim.clone())),
+            }
+            // What the towns run on (a kept town's own settings, `--set` applied).
+            let config = worlds
+                .first()
+                .map(|(_, w)| w.config.clone())
+                .unwrap_or(config);
+            let worlds_weigh_first = config.cognition.social.weigh_first;
+            let folder = folder(&a, "invitations")?;
+            lab::report::write_inputs(&folder, &config, &sim.scenario_text, &[])?;
+            let runs = worlds
+                .into_iter()
+                .map(|(label, town)| lab::invitations::run(town, &label, &gathering))
+                .collect::<Result<Vec<_>, _>>()?;
+            let weigh_first = worlds_weigh_first;
+            let section = lab::invitations::report(&runs, &folder, weigh_first)?;
+            lab::finish_report(
+                &folder,
+                "Invitations",
+                &config,
+                &format!("{}; {} town(s).\n", sim.scenario.name, runs.len()),
                 &[section],
                 t.elapsed().as_secs_f64(),
             )

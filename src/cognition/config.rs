@@ -237,6 +237,10 @@ pub struct SocialConfig {
     /// whom (news of a gathering that leaves the choice to go is heard again). Off: every
     /// telling is heard as news, again.
     pub already_heard: bool,
+    /// An answer to an invitation names what in the plan for that time is in the way (a plan
+    /// item shown, or "nothing") before it decides, as a person looks at the day before saying
+    /// yes or no; off: the decision first, then what is in the way.
+    pub weigh_first: bool,
 }
 
 impl Default for SocialConfig {
@@ -247,6 +251,7 @@ impl Default for SocialConfig {
             usual_day: true,
             own_news: true,
             already_heard: true,
+            weigh_first: true,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod ask;
 pub mod diffusion;
 pub mod facts;
 pub mod interviews;
+pub mod invitations;
 pub mod party;
 pub mod questions;
 pub mod relationships;

@@ -221,7 +221,7 @@ pub fn guests(
 }
 
 /// Every resident's memory stream, by name.
-fn streams_of(w: &mut World) -> Vec<(String, MemoryStream)> {
+pub(crate) fn streams_of(w: &mut World) -> Vec<(String, MemoryStream)> {
     let mut q = w.query_filtered::<(&Identity, &MemoryStream), With<Resident>>();
     q.iter(w)
         .map(|(i, s)| (i.name.clone(), s.clone()))

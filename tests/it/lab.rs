@@ -540,7 +540,7 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
 #[test]
 fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
     let (mut app, maria_e) =
-        invited(r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
+        invited(r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
     // Followed as a diffusion town follows it: found at once, looked at every hour.
     let mut run = party::follow(app.world_mut()).expect("Isabella organises the party");
     let g = run.gathering.clone().unwrap();
@@ -1280,4 +1280,47 @@ fn relationships_and_the_party_report_over_several_towns() {
     let again = party::run_on(sim, &folder, "seed-1/", "", None).unwrap();
     assert_eq!(again, first);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_invitations_lab_asks_everyone_but_the_organiser_and_reads_only_the_layout_asked() {
+    let answer = r#"{"in_the_way": "nothing", "reason": "I love parties", "will_attend": true}"#;
+    let config = GameConfig {
+        llm: LlmConfig::scripted(vec![crate::talk::rule("invite_answer", answer)]),
+        ..Default::default()
+    };
+    let ask = |weigh_first: bool| {
+        let mut sim = scripted_n3(&config);
+        sim.config.cognition.social.weigh_first = weigh_first;
+        lab::invitations::run(sim, "town", "party").unwrap()
+    };
+    let run = ask(true);
+    assert_eq!(
+        run.gathering.as_ref().unwrap().organiser,
+        "Isabella Rodriguez"
+    );
+    let names: Vec<&str> = run.decisions.iter().map(|d| d.resident.as_str()).collect();
+    assert_eq!(names, ["Klaus Mueller", "Maria Lopez"], "everyone but her");
+    for d in &run.decisions {
+        assert_eq!(d.accept, Some(true), "{d:?}");
+        assert_eq!(
+            (d.in_the_way.as_str(), d.reason.as_str()),
+            ("nothing", "I love parties")
+        );
+        assert!(!d.no_reason && d.coherent() == Some(true), "{d:?}");
+        assert!(!d.invited_before, "{d:?}");
+    }
+    let out = scratch("invitations");
+    let folder = Folder::open(&out, "t", false).unwrap();
+    let md = lab::invitations::report(std::slice::from_ref(&run), &folder, true).unwrap();
+    assert!(md.contains("| 2 | 2 | 2 | 0 (0) | 2 (2) | 0 | 2 |"), "{md}");
+    // Asked with the decision first, an answer laid out the other way is no valid answer: it is
+    // counted as such, not read as a yes or a no.
+    let other = ask(false);
+    assert!(
+        other.decisions.iter().all(|d| d.accept.is_none()),
+        "{other:?}"
+    );
+    let md = lab::invitations::report(&[other], &folder, false).unwrap();
+    assert!(md.contains("| 2 | 0 | 0 | 0 (0) | 0 (0) | 0 | 0 |"), "{md}");
 }

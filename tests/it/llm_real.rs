@@ -255,7 +255,7 @@ fn integers_stay_in_range_and_json_matches_its_schema() {
         "relaxing at home (artist's co-living space)".to_string(),
         "taking a walk in the park (Johnson Park)".to_string(),
     ];
-    let invite = simulacra::cognition::talk::invite::answer_schema(&items);
+    let invite = simulacra::cognition::talk::invite::answer_schema(&items, true);
     let reqs = PEOPLE[..4]
         .iter()
         .map(|p| {

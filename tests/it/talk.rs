@@ -234,7 +234,7 @@ pub(crate) fn invited(answer: &str) -> (App, Entity) {
 #[test]
 fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
     let (mut app, maria) =
-        invited(r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
+        invited(r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
     let c = app.world().get::<Commitments>(maria).unwrap().clone();
     assert_eq!(c.list.len(), 1, "{c:?}");
     let g = &c.list[0].gathering;
@@ -278,7 +278,7 @@ fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
 #[test]
 fn a_refused_invitation_keeps_its_reason_and_leaves_the_plan_alone() {
     let (app, maria) = invited(
-        r#"{"accept": false, "in_the_way": "nothing", "reason": "parties are too loud for me"}"#,
+        r#"{"will_attend": false, "in_the_way": "nothing", "reason": "parties are too loud for me"}"#,
     );
     assert!(
         app.world()
@@ -448,13 +448,13 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
             ScriptRule {
                 purpose: Some("invite_answer".into()),
                 contains: Some("says to Maria Lopez".into()),
-                reply: r#"{"accept": false, "in_the_way": "nothing", "reason": "I have to study"}"#
+                reply: r#"{"will_attend": false, "in_the_way": "nothing", "reason": "I have to study"}"#
                     .into(),
                 ..Default::default()
             },
             rule(
                 "invite_answer",
-                r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
+                r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
         ];
         let mut app = town_with(rules, "2023-02-14 15:50", |c| {
@@ -515,13 +515,13 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
             ScriptRule {
                 purpose: Some("invite_answer".into()),
                 contains: Some("is not planned yet; on a usual day".into()),
-                reply: r#"{"accept": false, "in_the_way": "nothing", "reason": "I am busy then"}"#
+                reply: r#"{"will_attend": false, "in_the_way": "nothing", "reason": "I am busy then"}"#
                     .into(),
                 ..Default::default()
             },
             rule(
                 "invite_answer",
-                r#"{"accept": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
+                r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
         ];
         // The day before the party: February 14 is not planned yet.
@@ -581,7 +581,7 @@ fn a_refusal_names_the_plan_item_in_its_way_and_a_reason_that_gives_none_is_not_
         (app, maria, declined)
     };
     let (app, maria, declined) =
-        invite(r#"{"accept": false, "in_the_way": "nothing", "reason": "I'm not sure"}"#);
+        invite(r#"{"will_attend": false, "in_the_way": "nothing", "reason": "I'm not sure"}"#);
     assert!(
         declined.description.ends_with(": not interested"),
         "no reason given, none kept: {}",
@@ -609,7 +609,7 @@ fn a_refusal_names_the_plan_item_in_its_way_and_a_reason_that_gives_none_is_not_
 
     let (app, _, declined) = invite(
         &serde_json::json!({
-            "accept": false, "in_the_way": item, "reason": "The reason is not known"
+            "will_attend": false, "in_the_way": item, "reason": "The reason is not known"
         })
         .to_string(),
     );

@@ -32,20 +32,33 @@ use serde_json::{Value, json};
 /// What an answer to an invitation says is in its way when nothing in the plan is.
 pub const NOTHING: &str = "nothing";
 
-/// The schema of an answer to an invitation, keys in order: the decision; what in the plan for
-/// that time is in its way, chosen from `in_the_way` (the items [`overlapping`] or
-/// [`usual_overlapping`] found) or [`NOTHING`]; then the reason in a few words.
-pub fn answer_schema(in_the_way: &[String]) -> Value {
+/// The key of the decision in an answer to an invitation: `accept`, first, or with
+/// `weigh_first` `will_attend`, last (a schema's keys are generated in the order of their names).
+pub fn decision_key(weigh_first: bool) -> &'static str {
+    if weigh_first { "will_attend" } else { "accept" }
+}
+
+/// The schema of an answer to an invitation: the decision ([`decision_key`]); what in the plan
+/// for that time is in its way (`in_the_way`), chosen from `in_the_way` (the items
+/// [`overlapping`] or [`usual_overlapping`] found) or [`NOTHING`]; the reason in a few words.
+/// Keys are generated in the order of their names: the decision first (`accept`), or, with
+/// `weigh_first` (`cognition.social.weigh_first`), what is in the way and why before it
+/// (`will_attend`).
+pub fn answer_schema(in_the_way: &[String], weigh_first: bool) -> Value {
     let mut options: Vec<&str> = in_the_way.iter().map(String::as_str).collect();
     options.push(NOTHING);
+    let decision = decision_key(weigh_first);
+    let mut properties = serde_json::Map::new();
+    properties.insert(decision.into(), json!({"type": "boolean"}));
+    properties.insert(
+        "in_the_way".into(),
+        json!({"type": "string", "enum": options}),
+    );
+    properties.insert("reason".into(), json!({"type": "string", "maxLength": 80}));
     json!({
         "type": "object",
-        "properties": {
-            "accept": {"type": "boolean"},
-            "in_the_way": {"type": "string", "enum": options},
-            "reason": {"type": "string", "maxLength": 80}
-        },
-        "required": ["accept", "in_the_way", "reason"],
+        "properties": properties,
+        "required": [decision, "in_the_way", "reason"],
         "additionalProperties": false
     })
 }
@@ -175,6 +188,7 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
     } else {
         crate::cognition::ask::prompts::numbered(about)
     };
+    let decision = decision_key(ask.cfg.0.social.weigh_first);
     ask.chat(
         "invite_answer",
         a.who,
@@ -191,11 +205,11 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
             ("in_the_way", &in_the_way),
             ("memories", &memories),
         ],
-        OutputShape::Json(answer_schema(items)),
+        OutputShape::Json(answer_schema(items, ask.cfg.0.social.weigh_first)),
         72,
     )
     .fallback(LlmValue::Json(
-        json!({"accept": true, "in_the_way": NOTHING, "reason": ""}),
+        json!({decision: true, "in_the_way": NOTHING, "reason": ""}),
     ))
 }
 
@@ -276,7 +290,9 @@ pub fn apply_invite_answers(
             // No usable answer is no acceptance: nothing goes into a plan on a model's silence.
             let (accept, in_the_way, said) = match &reply.value {
                 LlmValue::Json(v) if !reply.is_fallback() => (
-                    v.get("accept").and_then(Value::as_bool).unwrap_or(false),
+                    v.get(decision_key(cog.0.social.weigh_first))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                     v.get("in_the_way").and_then(Value::as_str),
                     v.get("reason")
                         .and_then(Value::as_str)
@@ -507,13 +523,24 @@ mod tests {
             "relaxing at home (artist's co-living space)".to_string(),
             "taking a walk in the park (Johnson Park)".to_string(),
         ];
-        let schema = answer_schema(&items);
-        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(
-            keys,
-            ["accept", "in_the_way", "reason"],
-            "the decision comes first"
-        );
+        // Keys are generated in the order of their names: the decision first, or last.
+        for (weigh_first, keys) in [
+            (false, ["accept", "in_the_way", "reason"]),
+            (true, ["in_the_way", "reason", "will_attend"]),
+        ] {
+            let schema = answer_schema(&items, weigh_first);
+            let got: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+            assert_eq!(got, keys);
+            let g = crate::llm::schema_grammar::grammar(&schema).unwrap();
+            let root = g.lines().find(|l| l.starts_with("root ::=")).unwrap();
+            let at = |k: &str| root.find(&format!("root-{}-kv", k.replace('_', "-")));
+            assert!(
+                at(keys[0]) < at(keys[1]) && at(keys[1]) < at(keys[2]),
+                "{g}"
+            );
+            assert!(at(keys[0]).is_some(), "{g}");
+        }
+        let schema = answer_schema(&items, false);
         assert_eq!(
             schema["properties"]["in_the_way"]["enum"],
             json!([items[0], items[1], NOTHING])
@@ -526,7 +553,7 @@ mod tests {
         assert!(crate::llm::shape::validate_schema(&schema, &made_up, "$").is_err());
         // With nothing planned then, "nothing" is the only choice.
         assert_eq!(
-            answer_schema(&[])["properties"]["in_the_way"]["enum"],
+            answer_schema(&[], true)["properties"]["in_the_way"]["enum"],
             json!([NOTHING])
         );
     }

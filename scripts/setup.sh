@@ -65,7 +65,14 @@ apt_install() {
 have_font() {
   [ -s "$font" ] && [ -s "$font_licence" ] && echo "$font_sha256  $font" | sha256sum -c --status 2>/dev/null
 }
+# llama.cpp in the test server is built for any x86-64 with AVX2, as the game's own (GGML_NATIVE off), not
+# for the CPU it is built on: a virtual machine may report instructions it traps (seen: a Xeon guest that
+# lists AMX, where a native build died of SIGILL at its first `tileloadd`). The arguments are kept in the
+# venv, so that one built with others (or before this) is built again.
+server_cmake="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF${CMAKE_ARGS:+ $CMAKE_ARGS}"
+server_stamp="$venv/simulacra-cmake-args"
 have_server() {
+  [ "$(cat "$server_stamp" 2>/dev/null)" = "$server_cmake" ] &&
   "$venv/bin/python" -c "import sys, llama_cpp, llama_cpp.server.app; sys.exit(llama_cpp.__version__ != '$server_version')" 2>/dev/null
 }
 fmt() { if [ "$1" -ge 90 ]; then echo "$(( ($1 + 30) / 60 )) min"; else echo "$1 s"; fi; }
@@ -166,8 +173,13 @@ step_font() {
 # only for image chat formats. Kept outside the clone like the target directory, so later runs reuse it.
 step_server() {
   python3 -m venv "$venv"
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF${CMAKE_ARGS:+ $CMAKE_ARGS}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
+  rm -f "$server_stamp"
+  # Built afresh (not from pip's wheel cache, which does not know the arguments), then its dependencies.
+  CMAKE_ARGS="$server_cmake" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-cache-dir --force-reinstall \
+    --no-deps "llama-cpp-python==$server_version"
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q "$server_pkg"
+  echo "$server_cmake" >"$server_stamp"
 }
 
 # In the background, its output kept for an error; set-up waits for it after the build.

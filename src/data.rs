@@ -99,6 +99,23 @@ pub fn resolve_data(kind_dir: &str, name_or_path: &str) -> PathBuf {
         .join(format!("{name_or_path}.ron"))
 }
 
+/// Writes a file whole or not at all: through a temporary beside it (`<name>.tmp-write`), synced
+/// to disk, then renamed over the file, so a run killed while writing keeps the previous file.
+/// The folder is made when missing. Errors name the file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let tmp = path.with_extension("tmp-write");
+    let mut f = std::fs::File::create(&tmp).map_err(fail)?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(fail)
+}
+
 /// The largest text file read whole: maps, scenarios, configs, prompts, history and command
 /// files, a save's parts (a day of a thousand residents writes agent files of a few MB each).
 pub const MAX_TEXT_BYTES: u64 = 256 * 1024 * 1024;

@@ -2,9 +2,7 @@
 
 use super::args::WorldArgs;
 use super::fail;
-use crate::SimPlugin;
-use crate::cognition::config::Ablation;
-use crate::lab::{self, Folder};
+use crate::lab::measures::{self, Common};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -195,9 +193,11 @@ pub enum LabCommand {
 }
 
 /// Runs a lab; the exit code.
+
+/// Runs a lab; the exit code.
 pub fn lab(command: LabCommand) -> i32 {
     if let LabCommand::Status { out, name } = &command {
-        return match lab::status::status(out, name.as_deref()) {
+        return match crate::lab::runs::status::status(out, name.as_deref()) {
             Ok(s) => {
                 print!("{s}");
                 0
@@ -214,388 +214,110 @@ pub fn lab(command: LabCommand) -> i32 {
     }
 }
 
-/// The world and config of a lab, with `--set` applied.
-fn world(a: &LabArgs) -> Result<SimPlugin, String> {
-    let mut sim = a.world.load()?;
-    lab::apply_sets(&mut sim.config, &a.sets)?;
-    sim.config.llm.check_files()?;
-    Ok(sim)
-}
-
-fn folder(a: &LabArgs, kind: &str) -> Result<Folder, String> {
-    lab::set_checkpoint_every(std::time::Duration::from_secs(
-        a.checkpoint_minutes.saturating_mul(60),
-    ));
-    let name = a.name.clone().unwrap_or_else(|| kind.to_string());
-    Folder::open(&a.out, &name, a.resume)
-}
-
-/// `seeds` towns of the lab's world (checked: 1 to 20), each with its own seed; with more than
-/// one, conversation lines are sampled at temperature 0.7 unless the config sets one.
-fn seeded(a: &LabArgs, seeds: u32) -> Result<Vec<(u32, SimPlugin)>, String> {
-    if seeds == 0 || seeds > 20 {
-        return Err("--seeds: between 1 and 20".into());
-    }
-    let mut towns = Vec::new();
-    for s in 1..=seeds {
-        let mut sim = world(a)?;
-        if seeds > 1 {
-            sim.config.cognition.seed = s;
-            if sim.config.cognition.talk_temperature == 0.0 {
-                sim.config.cognition.talk_temperature = 0.7;
-            }
-        }
-        towns.push((s, sim));
-    }
-    Ok(towns)
-}
-
-fn hours(days: f64, what: &str) -> Result<u32, String> {
-    if !(0.0..=30.0).contains(&days) {
-        return Err(format!("{what}: {days} is not between 0 and 30"));
-    }
-    Ok((days * 24.0).round() as u32)
-}
-
+/// Hands a lab's options to its measurement.
 fn run(command: LabCommand) -> Result<PathBuf, String> {
-    let t = Instant::now();
+    let started = Instant::now();
+    let with = |a: LabArgs, go: &dyn Fn(&Common) -> Result<PathBuf, String>| {
+        let world = a.world.clone();
+        let load = move || world.load();
+        go(&Common {
+            load: &load,
+            name: a.name,
+            out: a.out,
+            sets: a.sets,
+            resume: a.resume,
+            checkpoint_minutes: a.checkpoint_minutes,
+            started,
+        })
+    };
     match command {
         LabCommand::Diffusion {
-            lab: a,
+            lab,
             days,
             every_morning,
             seeds,
             together,
             facts,
-        } => {
-            let facts = match &facts {
-                Some(p) => lab::facts::read_facts(p)?,
-                None => lab::facts::smallville(),
-            };
-            let hours = hours(days, "--days")?;
-            let towns = seeded(&a, seeds)?;
-            let base = world(&a)?;
-            let folder = folder(&a, "diffusion")?;
-            let opts = lab::diffusion::Options {
-                facts: facts.clone(),
-                hours,
-                every_morning,
-                seeds,
-            };
-            let seed_list: Vec<u32> = (1..=seeds).collect();
-            // The facts are an input too: a resume with other facts is refused.
-            let facts_json = serde_json::to_string_pretty(&facts).map_err(|e| e.to_string())?;
-            lab::report::write_inputs_with(
-                &folder,
-                &base.config,
-                &base.scenario_text,
-                &seed_list,
-                &[("facts.json".into(), facts_json)],
-            )?;
-            let runs = lab::side_by_side(towns, together, |s, sim, llm| {
-                lab::diffusion::run_seed_on(sim, &folder, &opts, s, llm)
-            })?;
-            let section = lab::diffusion::report(&runs, &facts, &folder)?;
-            let intro = format!(
-                "{} residents of {}, {hours} game hours from {}, {} town(s){}.\n",
-                runs.first().map(|r| r.residents).unwrap_or(0),
-                base.scenario.name,
-                runs.first()
-                    .and_then(|r| r.rounds.first())
-                    .map(|r| r.at.to_string())
-                    .unwrap_or_default(),
-                seeds,
-                if seeds > 1 {
-                    " (conversation lines sampled, each town its own seed)"
-                } else {
-                    ""
-                }
-            );
-            lab::finish_report(
-                &folder,
-                "Information diffusion",
-                &base.config,
-                &intro,
-                &[section],
-                t.elapsed().as_secs_f64(),
+        } => with(lab, &|c| {
+            measures::diffusion::lab(
+                c,
+                measures::diffusion::Args {
+                    days,
+                    every_morning,
+                    seeds,
+                    together,
+                    facts: facts.clone(),
+                },
             )
-        }
+        }),
         LabCommand::Relationships {
-            lab: a,
+            lab,
             days,
             seeds,
             together,
             towns,
-        } => {
-            // Kept towns are asked as they are, after their days.
-            let hours = if towns.is_some() {
-                0
-            } else {
-                hours(days, "--days")?
-            };
-            // The towns to ask (seed, sub-folder, first round): run here (`--seeds`), or kept by
-            // a finished run (`--towns`) beside the scenario at its start, made from the first
-            // kept town's own scenario, map, settings and start (`seed` 0, in `start/`).
-            let mut runs: Vec<((u32, String, &str), SimPlugin)> = Vec::new();
-            let sim = match &towns {
-                Some(dir) => {
-                    let config = world(&a)?.config;
-                    let kept = lab::towns_in(dir)?;
-                    let n = kept.len();
-                    for (seed, path) in &kept {
-                        let town = SimPlugin::from_save(path, config.clone())?;
-                        runs.push(((*seed, lab::town_folder(*seed, n), "end"), town));
-                    }
-                    let mut start = SimPlugin::from_save(&kept[0].1, config)?;
-                    start.load = None;
-                    if let Some(((seed, _, _), _)) = runs.iter().find(|(_, t)| {
-                        t.scenario.name != start.scenario.name
-                            || t.scenario.start != start.scenario.start
-                    }) {
-                        return Err(format!(
-                            "--towns: the towns in {} are not of one scenario and start (town {seed} differs from town {})",
-                            dir.display(),
-                            kept[0].0
-                        ));
-                    }
-                    runs.insert(0, ((0, "start/".into(), "start"), start.clone()));
-                    start
-                }
-                None => {
-                    let seeded = seeded(&a, seeds)?;
-                    let n = seeded.len();
-                    for (seed, town) in seeded {
-                        runs.push(((seed, lab::town_folder(seed, n), "start"), town));
-                    }
-                    world(&a)?
-                }
-            };
-            let folder = folder(&a, "relationships")?;
-            let seed_list: Vec<u32> = runs
-                .iter()
-                .map(|((s, _, _), _)| *s)
-                .filter(|s| *s > 0)
-                .collect();
-            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
-            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            let mut done = lab::side_by_side(runs, together, |(seed, sub, first), town, llm| {
-                let run = lab::relationships::run_on(town, &folder, &sub, hours, first, llm)?;
-                Ok((seed, run))
-            })?;
-            let scenario = if towns.is_some() {
-                Some(done.remove(0).1)
-            } else {
-                None
-            };
-            let n = done.len();
-            let section = lab::relationships::towns_report(&done, scenario.as_ref(), &folder)?;
-            let residents = done
-                .first()
-                .map(|(_, r)| r.rounds[0].names.len())
-                .unwrap_or(0);
-            let intro = match &towns {
-                Some(dir) => format!(
-                    "{residents} residents of {name}: the scenario at its start, and the {n} town(s) kept in {}.\n",
-                    dir.display()
-                ),
-                None => format!(
-                    "{residents} residents of {name}; {hours} game hours between the rounds; {n} town(s){}.\n",
-                    if n > 1 {
-                        " (conversation lines sampled, each town its own seed)"
-                    } else {
-                        ""
-                    }
-                ),
-            };
-            lab::finish_report(
-                &folder,
-                "Relationships",
-                &config,
-                &intro,
-                &[section],
-                t.elapsed().as_secs_f64(),
+        } => with(lab, &|c| {
+            measures::relationships::lab(
+                c,
+                measures::relationships::Args {
+                    days,
+                    seeds,
+                    together,
+                    towns: towns.clone(),
+                },
             )
-        }
+        }),
         LabCommand::Party {
-            lab: a,
+            lab,
             gathering,
             seeds,
             together,
-        } => {
-            let towns = seeded(&a, seeds)?;
-            let sim = world(&a)?;
-            let folder = folder(&a, "party")?;
-            let seed_list: Vec<u32> = towns.iter().map(|(s, _)| *s).collect();
-            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
-            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            let n = towns.len();
-            let runs = lab::side_by_side(towns, together, |seed, town, llm| {
-                let run =
-                    lab::party::run_on(town, &folder, &lab::town_folder(seed, n), &gathering, llm)?;
-                Ok((seed, run))
-            })?;
-            let section = lab::party::towns_report(&runs, &folder)?;
-            lab::finish_report(
-                &folder,
-                "The party",
-                &config,
-                &format!("{name}; {n} town(s).\n"),
-                &[section],
-                t.elapsed().as_secs_f64(),
+        } => with(lab, &|c| {
+            measures::party::lab(
+                c,
+                measures::party::Args {
+                    gathering: gathering.clone(),
+                    seeds,
+                    together,
+                },
             )
-        }
+        }),
         LabCommand::Invitations {
-            lab: a,
+            lab,
             gathering,
             towns,
-        } => {
-            let sim = world(&a)?;
-            let config = sim.config.clone();
-            let mut worlds: Vec<(String, SimPlugin)> = Vec::new();
-            match &towns {
-                Some(dir) => {
-                    for (seed, path) in lab::towns_in(dir)? {
-                        // A kept town runs on its own settings: `--set` changes them here.
-                        let mut town = SimPlugin::from_save(&path, config.clone())?;
-                        lab::apply_sets(&mut town.config, &a.sets)?;
-                        worlds.push((format!("town {seed}"), town));
-                    }
-                }
-                None => worlds.push(("town".into(), sim.clone())),
-            }
-            // What the towns run on (a kept town's own settings, `--set` applied).
-            let config = worlds
-                .first()
-                .map(|(_, w)| w.config.clone())
-                .unwrap_or(config);
-            let worlds_weigh_first = config.cognition.social.weigh_first;
-            let folder = folder(&a, "invitations")?;
-            lab::report::write_inputs(&folder, &config, &sim.scenario_text, &[])?;
-            let runs = worlds
-                .into_iter()
-                .map(|(label, town)| lab::invitations::run(town, &label, &gathering))
-                .collect::<Result<Vec<_>, _>>()?;
-            let weigh_first = worlds_weigh_first;
-            let section = lab::invitations::report(&runs, &folder, weigh_first)?;
-            lab::finish_report(
-                &folder,
-                "Invitations",
-                &config,
-                &format!("{}; {} town(s).\n", sim.scenario.name, runs.len()),
-                &[section],
-                t.elapsed().as_secs_f64(),
+        } => with(lab, &|c| {
+            measures::invitations::lab(
+                c,
+                measures::invitations::Args {
+                    gathering: gathering.clone(),
+                    towns: towns.clone(),
+                },
             )
-        }
-        LabCommand::Status { .. } => Err("`lab status` runs nothing (answered in `lab`)".into()),
+        }),
         LabCommand::Interviews {
-            lab: a,
+            lab,
             residents,
             questions,
             human,
             conditions,
             judge,
-            hours: h,
+            hours,
             seed,
-        } => {
-            let questions = match &questions {
-                Some(p) => lab::interviews::read_questions(p)?,
-                None => lab::interviews::parse_questions(
-                    lab::interviews::DEFAULT_QUESTIONS,
-                    "(the default questions)",
-                )?,
-            };
-            let human_path = human.clone();
-            let human = human
-                .as_deref()
-                .map(lab::interviews::read_human)
-                .transpose()?;
-            let conditions: Vec<Ablation> = conditions
-                .iter()
-                .map(|c| {
-                    Ablation::ALL
-                        .into_iter()
-                        .find(|a| format!("{a:?}").eq_ignore_ascii_case(c.trim()))
-                        .ok_or_else(|| {
-                            format!("--conditions: {c:?} is none of Full, NoReflection, NoReflectionNoPlanning, NoMemory")
-                        })
-                })
-                .collect::<Result<_, _>>()?;
-            if conditions.is_empty() {
-                return Err("--conditions: name at least one".into());
-            }
-            let hours = hours(h / 24.0, "--hours")?;
-            let mut sim = world(&a)?;
-            if let Some(j) = &judge {
-                if !sim.config.llm.backends.iter().any(|b| b.name() == j) {
-                    return Err(format!(
-                        "--judge: no backend named {j:?} in the config; its backends: {}",
-                        sim.config
-                            .llm
-                            .backends
-                            .iter()
-                            .map(|b| b.name().to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-                sim.config.llm.routes.insert("lab_judge".into(), j.clone());
-            }
-            // Residents named (here and in the human answers) are checked before any work.
-            {
-                let mut app = crate::headless_app(sim.clone());
-                app.update();
-                let all = lab::residents(app.world_mut());
-                lab::find_residents(&all, &residents)?;
-                if let (Some(h), Some(path)) = (&human, &human_path) {
-                    lab::interviews::check_human(h, &all, path)?;
-                }
-            }
-            let folder = folder(&a, "interviews")?;
-            lab::report::write_inputs(&folder, &sim.config, &sim.scenario_text, &[seed])?;
-            let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
-            // The moment every condition is interviewed at: a checkpoint in the run's folder.
-            let saves = folder.work.join("saves");
-            let checkpoint = saves.join("checkpoint");
-            if !checkpoint.join("meta.ron").exists() || h > 0.0 {
-                let mut town = lab::open_town(sim, &saves)?;
-                // The step they are at, kept so that a run stopped on the way goes on to it.
-                let end = match folder.read::<u64>("interview_step.json")? {
-                    Some(end) => end,
-                    None => {
-                        let c = town.clock();
-                        let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
-                        folder.write("interview_step.json", &end)?;
-                        end
-                    }
-                };
-                town.run_until(end, "town before the interviews", |_, _| Ok(()))?;
-                town.checkpoint()?;
-            }
-            let make = |cond: Ablation| -> Result<SimPlugin, String> {
-                let mut s = SimPlugin::from_save(&checkpoint, config.clone())?;
-                s.config.cognition.ablation = cond;
-                s.config.saves.autosave_minutes = 0;
-                s.config.saves.dir = folder.work.join("forks").to_string_lossy().into();
-                Ok(s)
-            };
-            let opts = lab::interviews::Options {
-                residents,
-                questions,
-                conditions,
-                human,
-                judge,
-                seed,
-            };
-            let run = lab::interviews::run(&make, &folder, &opts)?;
-            let section = lab::interviews::report(&run, &folder)?;
-            lab::finish_report(
-                &folder,
-                "Interviews",
-                &config,
-                &format!("{name}.\n"),
-                &[section],
-                t.elapsed().as_secs_f64(),
+        } => with(lab, &|c| {
+            measures::interviews::lab(
+                c,
+                measures::interviews::Args {
+                    residents: residents.clone(),
+                    questions: questions.clone(),
+                    human: human.clone(),
+                    conditions: conditions.clone(),
+                    judge: judge.clone(),
+                    hours,
+                    seed,
+                },
             )
-        }
+        }),
+        LabCommand::Status { .. } => Err("`lab status` runs nothing (answered in `lab`)".into()),
     }
 }

@@ -6,12 +6,20 @@
 //! stream without a model, so that each "yes" can be classed grounded (some memory carries the
 //! fact) or hallucinated (none does), as the paper did.
 
+use crate::agent::Identity;
+use crate::cognition::config::Ablation;
+use crate::lab::ask::{Ask, Shape, ask_all};
+use crate::lab::town::Progress;
 use crate::memory::news::trace;
 use crate::memory::stream::{MemoryNode, MemoryStream, NodeId, NodeKind};
+use crate::sim::clock::SimClock;
 use crate::sim::time::GameTime;
+use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Instant;
 
 /// A fact to follow through the town.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,4 +222,189 @@ fn partner_of(n: &MemoryNode, holder: &str) -> Option<String> {
 /// Memories of a node id (for tests and reports).
 pub fn describe(s: &MemoryStream, id: NodeId) -> String {
     s.get(id).map(|n| n.description.clone()).unwrap_or_default()
+}
+
+/// One resident's answer to one probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The fact.
+    pub fact: String,
+    /// The resident.
+    pub resident: String,
+    /// Said yes.
+    pub yes: bool,
+    /// The words name what a right answer names.
+    pub right: bool,
+    /// A memory carries the fact.
+    pub grounded: bool,
+    /// What it said.
+    pub says: String,
+    /// The model gave no valid answer (a "no" was taken).
+    pub fallback: bool,
+    /// The memory that carries it, if any.
+    pub evidence: Option<String>,
+    /// Its words say the opposite of its yes or no.
+    #[serde(default)]
+    pub contradicts: bool,
+}
+
+impl Probe {
+    /// The paper's classes: aware (a grounded yes), hallucinated (a yes with no memory behind
+    /// it), unaware, or forgot (a no though a memory carries it: a retrieval gap).
+    pub fn class(&self) -> &'static str {
+        match (self.yes, self.grounded) {
+            (true, true) => "aware",
+            (true, false) => "hallucinated",
+            (false, false) => "unaware",
+            (false, true) => "forgot",
+        }
+    }
+}
+
+/// A round of probes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// "start", "end", "morning of …".
+    pub label: String,
+    /// When.
+    pub at: GameTime,
+    /// Every answer.
+    pub probes: Vec<Probe>,
+}
+
+impl Round {
+    /// Of one fact: (said yes, grounded yes, hallucinated, holders by memory, residents).
+    pub fn counts(&self, fact: &str) -> (usize, usize, usize, usize, usize) {
+        let of: Vec<&Probe> = self.probes.iter().filter(|p| p.fact == fact).collect();
+        (
+            of.iter().filter(|p| p.yes).count(),
+            of.iter().filter(|p| p.yes && p.grounded).count(),
+            of.iter().filter(|p| p.yes && !p.grounded).count(),
+            of.iter().filter(|p| p.grounded).count(),
+            of.len(),
+        )
+    }
+
+    /// Answers whose words contradict their yes or no, and the answers (all facts).
+    pub fn contradictions(&self) -> (usize, usize) {
+        (
+            self.probes.iter().filter(|p| p.contradicts).count(),
+            self.probes.len(),
+        )
+    }
+
+    /// Whether its answers say something of what residents know ([`crate::lab::ask::informative`]).
+    pub fn informative(&self) -> bool {
+        let (c, n) = self.contradictions();
+        crate::lab::ask::informative(c, n)
+    }
+}
+
+/// Holders of each fact (by memory) at a game hour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hour {
+    /// When.
+    pub at: GameTime,
+    /// Fact → residents holding it.
+    pub holders: BTreeMap<String, usize>,
+}
+
+/// The streams of every resident by name.
+pub fn streams(world: &mut World) -> HashMap<String, MemoryStream> {
+    let mut q = world.query::<(&Identity, &MemoryStream)>();
+    q.iter(world)
+        .map(|(i, s)| (i.name.clone(), s.clone()))
+        .collect()
+}
+
+/// Asks every resident each fact's probe now, and checks each answer against the memories.
+pub fn probe_round(world: &mut World, facts: &[Fact], label: &str) -> Round {
+    let residents = crate::lab::town::residents(world);
+    let now = world.resource::<SimClock>().now;
+    let mut asks = Vec::new();
+    for f in facts {
+        for (_, e) in &residents {
+            asks.push(Ask {
+                who: *e,
+                question: f.question.clone(),
+                shape: Shape::YesNo,
+                ablation: Ablation::Full,
+            });
+        }
+    }
+    let started = Instant::now();
+    let mut progress = Progress::new(&format!("probes ({label})"));
+    let answers = ask_all(world, &asks, |d, n| {
+        progress.draw(d as f64, n as f64, started, &format!("{d} of {n} answers"))
+    });
+    progress.end();
+    let all = streams(world);
+    let mut probes = Vec::new();
+    let mut i = 0;
+    for f in facts {
+        for (name, _) in &residents {
+            let a = &answers[i];
+            i += 1;
+            let evidence = all
+                .get(name)
+                .and_then(|s| f.first_evidence(s, now))
+                .map(|n| n.description.clone());
+            let yes = a.yes == Some(true);
+            probes.push(Probe {
+                fact: f.name.clone(),
+                resident: name.clone(),
+                yes,
+                right: yes && f.answer_right(&a.text),
+                grounded: evidence.is_some(),
+                says: a.text.clone(),
+                fallback: a.fallback,
+                evidence,
+                contradicts: a.contradicts,
+            });
+        }
+    }
+    Round {
+        label: label.into(),
+        at: now,
+        probes,
+    }
+}
+
+/// Holders of each fact now, by memory.
+pub fn holders(world: &mut World, facts: &[Fact]) -> Hour {
+    let now = world.resource::<SimClock>().now;
+    let all = streams(world);
+    Hour {
+        at: now,
+        holders: facts
+            .iter()
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    all.values()
+                        .filter(|s| f.first_evidence(s, now).is_some())
+                        .count(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The diffusion tree of each fact now.
+pub fn tree(world: &mut World, facts: &[Fact]) -> BTreeMap<String, Vec<Source>> {
+    let now = world.resource::<SimClock>().now;
+    let all = streams(world);
+    let mut names: Vec<&String> = all.keys().collect();
+    names.sort();
+    facts
+        .iter()
+        .map(|f| {
+            let mut v: Vec<Source> = names
+                .iter()
+                .filter_map(|n| source_of(f, &all, n, now))
+                .collect();
+            v.sort_by_key(|s| (s.at, s.holder.clone()));
+            (f.name.clone(), v)
+        })
+        .collect()
 }

@@ -143,3 +143,33 @@ pub fn check_human(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_questions_are_five_categories_of_five() {
+        let q = parse_questions(DEFAULT_QUESTIONS, "default").unwrap();
+        assert_eq!(q.len(), 25);
+        let cats: std::collections::BTreeSet<&str> =
+            q.iter().map(|x| x.category.as_str()).collect();
+        assert_eq!(cats.len(), 5);
+    }
+
+    #[test]
+    fn a_bad_questions_line_is_named() {
+        let e = parse_questions("# c\nplans: ok?\nno colon here\n", "q.txt").unwrap_err();
+        assert!(
+            e.starts_with("q.txt:3: expected `category: question`"),
+            "{e}"
+        );
+        let e = parse_questions("memory: Who is {friend}?\n", "q.txt").unwrap_err();
+        assert!(e.starts_with("q.txt:1: unknown placeholder"), "{e}");
+        assert!(
+            parse_questions("# nothing\n", "q.txt")
+                .unwrap_err()
+                .contains("no questions")
+        );
+    }
+}

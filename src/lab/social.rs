@@ -5,10 +5,10 @@
 //! resident to another (the memories' provenance): what discretion forbids and how much of
 //! what was heard was heard before. In the `diffusion` and `relationships` reports.
 
-use super::Folder;
-use super::report::{csv, table};
 use crate::agent::Identity;
 use crate::agent::conversation::{ConversationLog, TopicKind};
+use crate::lab::report::{csv, table};
+use crate::lab::runs::folder::Folder;
 use crate::memory::news::fact_of;
 use crate::memory::stream::{MemoryStream, NodeId};
 use crate::save::movement::{MovementLog, Scene};
@@ -150,7 +150,7 @@ impl Telling {
             self.told_back,
             self.repeated,
             self.heard_before,
-            super::report::stats::pct(self.heard_before, self.heard),
+            crate::lab::report::stats::pct(self.heard_before, self.heard),
             self.said_heard,
         )
     }
@@ -321,7 +321,7 @@ impl Social {
 
     /// Share of pairs of residents who talked at least once.
     pub fn met_share(&self) -> f64 {
-        super::report::stats::density(self.people.len(), self.pairs_met)
+        crate::lab::report::stats::density(self.people.len(), self.pairs_met)
     }
 
     /// One line: conversations per resident per day, others talked with, pairs met, time at home.
@@ -337,11 +337,11 @@ impl Social {
         format!(
             "over {:.1} game days: {:.1} conversations per resident per day (median; {:.1}–{:.1}), {} residents talked with nobody; {:.0} others talked with (median); {} of {} pairs talked at least once ({:.3}); {:.0} % of waking time at home",
             self.days,
-            super::report::stats::median(&per_day),
+            crate::lab::report::stats::median(&per_day),
             if min.is_finite() { min } else { 0.0 },
             max,
             nobody,
-            super::report::stats::median(&partners),
+            crate::lab::report::stats::median(&partners),
             self.pairs_met,
             self.people.len() * self.people.len().saturating_sub(1) / 2,
             self.met_share(),

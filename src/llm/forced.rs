@@ -133,7 +133,12 @@ fn common_prefix(alts: &[&[u8]]) -> usize {
     };
     let mut n = first.len();
     for a in &alts[1..] {
-        n = n.min(a.iter().zip(first.iter()).take_while(|(x, y)| x == y).count());
+        n = n.min(
+            a.iter()
+                .zip(first.iter())
+                .take_while(|(x, y)| x == y)
+                .count(),
+        );
     }
     n
 }
@@ -337,7 +342,11 @@ impl<'a> Cursor<'a> {
                     return Ok(());
                 }
                 b'\\' => {
-                    let len = if self.s.get(self.i + 1) == Some(&b'u') { 6 } else { 2 };
+                    let len = if self.s.get(self.i + 1) == Some(&b'u') {
+                        6
+                    } else {
+                        2
+                    };
                     if self.i + len > self.s.len() {
                         return Err(Stop::Open(String::new()));
                     }
@@ -496,7 +505,10 @@ mod tests {
                 assert_eq!(written, answer, "whole before its end");
                 return forced;
             }
-            let c = answer[written.len()..].chars().next().expect("whole at its end");
+            let c = answer[written.len()..]
+                .chars()
+                .next()
+                .expect("whole at its end");
             written.push(c);
         }
     }
@@ -509,30 +521,48 @@ mod tests {
         assert_eq!(next(&f, "{ "), ("\"end_conversation\"".into(), false));
         assert_eq!(next(&f, "{ \"end_"), ("conversation\"".into(), false));
         assert_eq!(next(&f, "{\"end_conversation\" :"), (String::new(), false));
-        assert_eq!(next(&f, "{\"end_conversation\": f"), ("alse,".into(), false));
-        assert_eq!(next(&f, "{\"end_conversation\": false, "), ("\"topic\"".into(), false));
+        assert_eq!(
+            next(&f, "{\"end_conversation\": f"),
+            ("alse,".into(), false)
+        );
+        assert_eq!(
+            next(&f, "{\"end_conversation\": false, "),
+            ("\"topic\"".into(), false)
+        );
         // A topic of 1 to 3 is whole at one digit.
         assert_eq!(
             next(&f, "{\"end_conversation\": false, \"topic\": 2"),
             (",".into(), false)
         );
         assert_eq!(
-            next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi \\\"you"),
+            next(
+                &f,
+                "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi \\\"you"
+            ),
             (String::new(), false)
         );
         // After the string a space may come before the brace: the model writes the brace.
         assert_eq!(
-            next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\""),
+            next(
+                &f,
+                "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\""
+            ),
             (String::new(), false)
         );
         assert_eq!(
-            next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\" }"),
+            next(
+                &f,
+                "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\" }"
+            ),
             (String::new(), true)
         );
         // Not a beginning of the shape: nothing forced.
         assert_eq!(next(&f, "{\"topic\": 2"), (String::new(), false));
         assert_eq!(
-            next(&f, "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\"} x"),
+            next(
+                &f,
+                "{\"end_conversation\": false, \"topic\": 2, \"utterance\": \"Hi\"} x"
+            ),
             (String::new(), false)
         );
     }
@@ -548,12 +578,29 @@ mod tests {
         assert_eq!(write(&f, tight), 1 + 17 + 4 + 6 + 1 + 10);
         assert_eq!(write(&f, spaced), 1 + 18 + 4 + 7 + 1 + 11 + 3 + 1 + 1);
         let d = decomposition();
-        assert!(write(&d, "{ \"subtasks\": [ \"wake up\", \"eat\" ], \"subtasks_minutes\": [ 10, 5 ] }") >= 30);
-        assert!(write(&d, "{\"subtasks\":[\"wake up\",\"eat\",\"nap\"],\"subtasks_minutes\":[15,5,10]}") >= 30);
-        let ints = Forcer::for_shape(&OutputShape::Integers { count: 3, min: 1, max: 10 });
+        assert!(
+            write(
+                &d,
+                "{ \"subtasks\": [ \"wake up\", \"eat\" ], \"subtasks_minutes\": [ 10, 5 ] }"
+            ) >= 30
+        );
+        assert!(
+            write(
+                &d,
+                "{\"subtasks\":[\"wake up\",\"eat\",\"nap\"],\"subtasks_minutes\":[15,5,10]}"
+            ) >= 30
+        );
+        let ints = Forcer::for_shape(&OutputShape::Integers {
+            count: 3,
+            min: 1,
+            max: 10,
+        });
         write(&ints, "[4, 10, 9]");
         write(&ints, "[4,1,9]");
-        let choice = Forcer::for_shape(&OutputShape::Choice(vec!["Hobbs Cafe".into(), "Home".into()]));
+        let choice = Forcer::for_shape(&OutputShape::Choice(vec![
+            "Hobbs Cafe".into(),
+            "Home".into(),
+        ]));
         // "Ho", which both options open with, then all but the "b" that picks one.
         assert_eq!(write(&choice, "Hobbs Cafe"), 9);
     }
@@ -585,7 +632,11 @@ mod tests {
 
     #[test]
     fn lists_force_their_separators_until_their_least_and_close_at_their_most() {
-        let f = Forcer::for_shape(&OutputShape::Integers { count: 3, min: 1, max: 10 });
+        let f = Forcer::for_shape(&OutputShape::Integers {
+            count: 3,
+            min: 1,
+            max: 10,
+        });
         assert_eq!(next(&f, ""), ("[".into(), false));
         assert_eq!(next(&f, "[4"), (",".into(), false));
         assert_eq!(next(&f, "[4,"), (String::new(), false));
@@ -597,19 +648,34 @@ mod tests {
         assert_eq!(next(&d, ""), ("{".into(), false));
         assert_eq!(next(&d, "{"), (String::new(), false));
         assert_eq!(next(&d, "{\"subtasks\": [\"wake up\""), (",".into(), false));
-        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", "), ("\"".into(), false));
-        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", \"eat\""), (String::new(), false));
-        assert_eq!(next(&d, "{\"subtasks\": [\"wake up\", \"eat\"]"), (",".into(), false));
+        assert_eq!(
+            next(&d, "{\"subtasks\": [\"wake up\", "),
+            ("\"".into(), false)
+        );
+        assert_eq!(
+            next(&d, "{\"subtasks\": [\"wake up\", \"eat\""),
+            (String::new(), false)
+        );
+        assert_eq!(
+            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"]"),
+            (",".into(), false)
+        );
         assert_eq!(
             next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], "),
             ("\"subtasks_minutes\"".into(), false)
         );
         assert_eq!(
-            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [1"),
+            next(
+                &d,
+                "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [1"
+            ),
             (String::new(), false)
         );
         assert_eq!(
-            next(&d, "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [10, 5]}"),
+            next(
+                &d,
+                "{\"subtasks\": [\"wake up\", \"eat\"], \"subtasks_minutes\": [10, 5]}"
+            ),
             (String::new(), true)
         );
     }
@@ -620,7 +686,10 @@ mod tests {
             json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
         ));
         assert_eq!(next(&open, ""), (String::new(), false));
-        assert_eq!(next(&Forcer::for_shape(&OutputShape::Text), "x"), (String::new(), false));
+        assert_eq!(
+            next(&Forcer::for_shape(&OutputShape::Text), "x"),
+            (String::new(), false)
+        );
         let capped = Forcer::for_shape(&OutputShape::Json(json!({
             "type": "object", "additionalProperties": false, "required": ["s"],
             "properties": {"s": {"type": "string", "maxLength": 2}}

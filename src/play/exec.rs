@@ -211,7 +211,7 @@ fn run(world: &mut World, cmd: Command) -> Result<String, String> {
                 return Err("no interview to save yet".into());
             };
             let text = iv.transcript();
-            write_atomically(&path, &crate::data::clean_text(&text))
+            crate::data::write_atomic(&path, crate::data::clean_text(&text).as_bytes())
                 .map(|_| format!("transcript written to {}", path.display()))
         }
         Command::Set(addr, state) => {
@@ -440,15 +440,4 @@ pub fn memory_text(name: &str, stream: &MemoryStream, kind: Option<NodeKind>, n:
         ));
     }
     s
-}
-
-/// Writes a file through a temporary file and a rename.
-pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), String> {
-    let tmp = path.with_extension("tmp-write");
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
 }

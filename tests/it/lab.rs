@@ -10,7 +10,9 @@ use crate::talk::{invited, klaus_told_maria, talk, town, until_over};
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::config::GameConfig;
-use simulacra::lab::{self, Folder, diffusion, facts, party};
+use simulacra::lab::measures::{self, diffusion, party};
+use simulacra::lab::runs::folder::Folder;
+use simulacra::lab::{self, facts, gathering};
 use simulacra::llm::config::LlmConfig;
 use simulacra::run_steps;
 use simulacra::save::movement::{Change, Frame, MovementLog};
@@ -128,7 +130,7 @@ fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_
     let mut app = klaus_told_maria();
     let facts = facts::smallville();
     // The scripted backend answers every probe "yes".
-    let round = diffusion::probe_round(app.world_mut(), &facts, "end");
+    let round = facts::probe_round(app.world_mut(), &facts, "end");
     let probe = |fact: &str, who: &str| {
         round
             .probes
@@ -153,7 +155,7 @@ fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_
     let (yes, grounded, halluc, holders, n) = round.counts("mayor");
     assert_eq!((yes, grounded, halluc, holders, n), (3, 2, 1, 2, 3));
     // The tree: Maria from Klaus, in their conversation; Klaus a first holder (the whisper).
-    let tree = diffusion::tree(app.world_mut(), &facts);
+    let tree = facts::tree(app.world_mut(), &facts);
     let mayor = &tree["mayor"];
     let m = mayor.iter().find(|s| s.holder == "Maria Lopez").unwrap();
     assert_eq!(m.from.as_deref(), Some("Klaus Mueller"), "{mayor:#?}");
@@ -243,7 +245,7 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
             && section.contains(" 0 told back"),
         "how facts were passed on, and nobody told news about themselves: {section}"
     );
-    let done = lab::finish_report(
+    let done = measures::finish_report(
         &again,
         "Information diffusion",
         &config,
@@ -531,7 +533,7 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
         frame(2, at("17:40"), vec![go("Maria Lopez", outside)]),
         frame(3, at("20:00"), vec![]),
     ]);
-    let seen = party::attendance(&log, map, &g, 10);
+    let seen = gathering::attendance(&log, map, &g, 10);
     assert_eq!(seen.get("Maria Lopez"), Some(&40), "{seen:?}");
     assert_eq!(seen.get("Isabella Rodriguez"), Some(&120), "{seen:?}");
     assert_eq!(seen.get("Klaus Mueller"), None, "{seen:?}");
@@ -542,7 +544,7 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
     let (mut app, maria_e) =
         invited(r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
     // Followed as a diffusion town follows it: found at once, looked at every hour.
-    let mut run = party::follow(app.world_mut()).expect("Isabella organises the party");
+    let mut run = gathering::follow(app.world_mut()).expect("Isabella organises the party");
     let g = run.gathering.clone().unwrap();
     assert_eq!(g.organiser, "Isabella Rodriguez");
     // Maria had declined an earlier invitation to it: her later acceptance is what stands.
@@ -568,17 +570,17 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
         run_steps(app, ((t.0 - now.0) / 10).max(0) as u64);
     };
     to(&mut app, "16:00");
-    party::follow_hour(&mut run, app.world_mut());
+    gathering::follow_hour(&mut run, app.world_mut());
     assert!(run.plans.is_empty(), "not begun yet");
     // Plans as they stand when the party begins, then the party itself.
     to(&mut app, "17:00");
-    party::follow_hour(&mut run, app.world_mut());
+    gathering::follow_hour(&mut run, app.world_mut());
     assert_eq!(run.plans.len(), 3, "{:?}", run.plans);
     to(&mut app, "18:00");
-    party::follow_hour(&mut run, app.world_mut());
+    gathering::follow_hour(&mut run, app.world_mut());
     assert!(run.guests.is_empty(), "not over yet");
     to(&mut app, "19:00");
-    party::follow_hour(&mut run, app.world_mut());
+    gathering::follow_hour(&mut run, app.world_mut());
     let guests = run.guests.clone();
     let maria = guests.iter().find(|x| x.name == "Maria Lopez").unwrap();
     assert_eq!(
@@ -619,25 +621,25 @@ fn a_run_resumed_with_another_town_is_refused_and_unknown_residents_are_named() 
         ..Default::default()
     };
     let saves = out.join("saves");
-    let mut t = lab::open_town(
+    let mut t = lab::town::open_town(
         SimPlugin::load("the_ville_n3", None, config.clone()).unwrap(),
         &saves,
     )
     .unwrap();
     t.checkpoint().unwrap();
     let residents = t.residents();
-    let err = lab::find_residents(&residents, &["Bob".into()]).unwrap_err();
+    let err = lab::town::find_residents(&residents, &["Bob".into()]).unwrap_err();
     assert!(
         err.contains("no resident named \"Bob\"") && err.contains("Klaus Mueller"),
         "{err}"
     );
     assert_eq!(
-        lab::find_residents(&residents, &["klaus".into()]).unwrap()[0].0,
+        lab::town::find_residents(&residents, &["klaus".into()]).unwrap()[0].0,
         "Klaus Mueller"
     );
     drop(t);
     let other = SimPlugin::load("the_ville_n25", None, config).unwrap();
-    let err = lab::open_town(other, &saves).err().expect("refused");
+    let err = lab::town::open_town(other, &saves).err().expect("refused");
     assert!(err.contains("the unfinished run is of"), "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -695,7 +697,7 @@ fn a_probe_whose_words_contradict_its_answer_is_counted() {
     );
     run_steps(&mut app, 2);
     let facts = facts::smallville();
-    let round = diffusion::probe_round(app.world_mut(), &facts, "end");
+    let round = facts::probe_round(app.world_mut(), &facts, "end");
     let of = |who: &str| {
         round
             .probes
@@ -817,10 +819,10 @@ fn holders_by_memory_are_the_residents_on_the_provenance_chains() {
     let c = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
     until_over(&mut app, c, 600);
     let facts = facts::smallville();
-    let hour = diffusion::holders(app.world_mut(), &facts);
-    let tree = diffusion::tree(app.world_mut(), &facts);
+    let hour = facts::holders(app.world_mut(), &facts);
+    let tree = facts::tree(app.world_mut(), &facts);
     let mayor = &tree["mayor"];
-    let streams = diffusion::streams(app.world_mut());
+    let streams = facts::streams(app.world_mut());
     let look = |n: &str| streams.get(n);
     // Everyone on the chain of any memory whose fact is the candidacy.
     let mut on_chains = BTreeSet::new();
@@ -1083,7 +1085,7 @@ fn towns_run_side_by_side_on_one_runtime_report_what_they_report_one_after_anoth
     let out = scratch("side-by-side");
     let run = |name: &str, together: bool| {
         let folder = Folder::open(&out, name, false).unwrap();
-        lab::side_by_side(vec![(1, sim(1)), (2, sim(2))], together, |seed, s, llm| {
+        lab::town::side_by_side(vec![(1, sim(1)), (2, sim(2))], together, |seed, s, llm| {
             diffusion::run_seed_on(s, &folder, &opts, seed, llm)
         })
         .unwrap()
@@ -1146,7 +1148,7 @@ fn relationships_and_the_party_report_over_several_towns() {
             .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with(name))
             .unwrap_or_else(|| panic!("a report folder {name}-…"))
     };
-    let relationships = |folder: &std::path::Path, seed: u32| -> lab::relationships::Run {
+    let relationships = |folder: &std::path::Path, seed: u32| -> measures::relationships::Run {
         serde_json::from_str(
             &std::fs::read_to_string(folder.join(format!("seed-{seed}/relationships.json")))
                 .unwrap(),
@@ -1161,7 +1163,7 @@ fn relationships_and_the_party_report_over_several_towns() {
     };
     two("diffusion", "d");
     let d = report("d-");
-    let kept = lab::towns_in(&d).unwrap();
+    let kept = lab::runs::folder::towns_in(&d).unwrap();
     assert_eq!(
         kept.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
         [1, 2],
@@ -1262,7 +1264,7 @@ fn relationships_and_the_party_report_over_several_towns() {
     assert!(md.contains("town 2: "), "each town's cost: {md}");
     for seed in [1, 2] {
         assert!(p.join(format!("party-seed-{seed}.csv")).exists());
-        let run: party::Run = serde_json::from_str(
+        let run: gathering::Run = serde_json::from_str(
             &std::fs::read_to_string(p.join(format!("seed-{seed}/party.json"))).unwrap(),
         )
         .unwrap();
@@ -1292,7 +1294,7 @@ fn the_invitations_lab_asks_everyone_but_the_organiser_and_reads_only_the_layout
     let ask = |weigh_first: bool| {
         let mut sim = scripted_n3(&config);
         sim.config.cognition.social.weigh_first = weigh_first;
-        lab::invitations::run(sim, "town", "party").unwrap()
+        measures::invitations::run(sim, "town", "party").unwrap()
     };
     let run = ask(true);
     assert_eq!(
@@ -1312,7 +1314,7 @@ fn the_invitations_lab_asks_everyone_but_the_organiser_and_reads_only_the_layout
     }
     let out = scratch("invitations");
     let folder = Folder::open(&out, "t", false).unwrap();
-    let md = lab::invitations::report(std::slice::from_ref(&run), &folder, true).unwrap();
+    let md = measures::invitations::report(std::slice::from_ref(&run), &folder, true).unwrap();
     assert!(md.contains("| 2 | 2 | 2 | 0 (0) | 2 (2) | 0 | 2 |"), "{md}");
     // Asked with the decision first, an answer laid out the other way is no valid answer: it is
     // counted as such, not read as a yes or a no.
@@ -1321,6 +1323,6 @@ fn the_invitations_lab_asks_everyone_but_the_organiser_and_reads_only_the_layout
         other.decisions.iter().all(|d| d.accept.is_none()),
         "{other:?}"
     );
-    let md = lab::invitations::report(&[other], &folder, false).unwrap();
+    let md = measures::invitations::report(&[other], &folder, false).unwrap();
     assert!(md.contains("| 2 | 0 | 0 | 0 (0) | 0 (0) | 0 | 0 |"), "{md}");
 }

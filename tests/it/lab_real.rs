@@ -4,7 +4,9 @@
 use simulacra::SimPlugin;
 use simulacra::cognition::config::Ablation;
 use simulacra::config::GameConfig;
-use simulacra::lab::{self, Folder, diffusion, facts, interviews, party, relationships};
+use simulacra::lab::measures::{self, diffusion, interviews, party, relationships};
+use simulacra::lab::runs::folder::Folder;
+use simulacra::lab::{self, facts};
 
 fn n3(config: &GameConfig) -> SimPlugin {
     let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).expect("bundled scenario");
@@ -50,7 +52,7 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
         .unwrap();
     assert!(isabella.grounded, "{isabella:?}");
     let section = diffusion::report(std::slice::from_ref(&run), &facts, &folder).unwrap();
-    let dir = lab::finish_report(
+    let dir = measures::finish_report(
         &folder,
         "Information diffusion",
         &config,
@@ -74,7 +76,8 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
     assert_eq!(social.people.len(), 3, "{social:?}");
     let section = relationships::report(&run, &folder).unwrap();
     assert!(section.contains("### Social life"), "{section}");
-    let dir = lab::finish_report(&folder, "Relationships", &config, "", &[section], 0.0).unwrap();
+    let dir =
+        measures::finish_report(&folder, "Relationships", &config, "", &[section], 0.0).unwrap();
     look(
         &dir,
         &[
@@ -96,13 +99,13 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
     );
     assert_eq!(run.guests.len(), 2, "everyone but the organiser");
     let section = party::report(&run, &folder).unwrap();
-    let dir = lab::finish_report(&folder, "The party", &config, "", &[section], 0.0).unwrap();
+    let dir = measures::finish_report(&folder, "The party", &config, "", &[section], 0.0).unwrap();
     look(&dir, &["report.md", "party.png", "party.csv"]);
 
     // Interviews: Klaus, two questions, the four conditions, judged by the same model.
     let folder = Folder::open(&out, "interviews", false).unwrap();
     let saves = folder.work.join("saves");
-    let mut town = lab::open_town(n3(&config), &saves).unwrap();
+    let mut town = lab::town::open_town(n3(&config), &saves).unwrap();
     town.checkpoint().unwrap();
     drop(town);
     let checkpoint = saves.join("checkpoint");
@@ -132,7 +135,7 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
         "4 conditions two at a time, 2 questions"
     );
     let conditions: Vec<String> = Ablation::ALL.iter().map(|a| format!("{a:?}")).collect();
-    let ranking = interviews::rank(&conditions, &run.judged, 1);
+    let ranking = lab::judge::rank(&conditions, &run.judged, 1);
     assert!(
         ranking
             .ratings
@@ -140,7 +143,7 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
             .all(|r| r.mu.is_finite() && r.sigma > 0.0)
     );
     let section = interviews::report(&run, &folder).unwrap();
-    let dir = lab::finish_report(&folder, "Interviews", &config, "", &[section], 0.0).unwrap();
+    let dir = measures::finish_report(&folder, "Interviews", &config, "", &[section], 0.0).unwrap();
     look(
         &dir,
         &["report.md", "trueskill.png", "transcripts.md", "judged.csv"],

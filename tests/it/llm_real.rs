@@ -893,14 +893,28 @@ fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape()
     let run = |write_forced: bool| {
         let rt = LlmRuntime::start(&asked_once(4, write_forced));
         let before = simulacra::llm::backend::llama::model_work();
-        let replies: Vec<Reply> = submit_all(&rt, reqs()).into_iter().map(|(_, r)| r).collect();
-        (replies, simulacra::llm::backend::llama::model_work().since(&before))
+        let replies: Vec<Reply> = submit_all(&rt, reqs())
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        (
+            replies,
+            simulacra::llm::backend::llama::model_work().since(&before),
+        )
     };
     let (on, w_on) = run(true);
     let (off, w_off) = run(false);
-    for (r, how) in on.iter().zip(["written"; 4]).chain(off.iter().zip(["sampled"; 4])) {
+    for (r, how) in on
+        .iter()
+        .zip(["written"; 4])
+        .chain(off.iter().zip(["sampled"; 4]))
+    {
         eprintln!("{how}: {:?}", r.value);
-        assert!(!r.is_fallback(), "every answer in its shape: {:?}", r.source);
+        assert!(
+            !r.is_fallback(),
+            "every answer in its shape: {:?}",
+            r.source
+        );
     }
     for r in [&on[0], &off[0]] {
         let LlmValue::Json(v) = &r.value else {
@@ -930,7 +944,10 @@ fn text_a_shape_forces_is_written_not_sampled_and_the_answers_keep_their_shape()
 #[test]
 fn forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was() {
     let _model = crate::real_model_lock();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/converse-turns.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/converse-turns.jsonl"
+    );
     let turns: Vec<WorkKind> = std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -975,8 +992,14 @@ fn forced_text_leaves_the_models_decision_to_end_a_conversation_as_it_was() {
     eprintln!(
         "turns ended: {ends_on} of 32 with forced text written, {ends_off} sampling every token; fail-safes {failed_on} and {failed_off}"
     );
-    assert!(ends_on.abs_diff(ends_off) <= 4, "{ends_on} against {ends_off}");
-    assert!(failed_on <= failed_off + 2, "{failed_on} against {failed_off}");
+    assert!(
+        ends_on.abs_diff(ends_off) <= 4,
+        "{ends_on} against {ends_off}"
+    );
+    assert!(
+        failed_on <= failed_off + 2,
+        "{failed_on} against {failed_off}"
+    );
 }
 
 #[test]
@@ -1004,7 +1027,11 @@ fn packed_batches_answer_mixed_work_in_shape_each_to_its_own_caller() {
                 match k % 4 {
                     0 => {
                         let options = vec![format!("yes-{k}"), format!("no-{k}")];
-                        (format!("{prompt} Will they go out today?"), OutputShape::Choice(options), 12)
+                        (
+                            format!("{prompt} Will they go out today?"),
+                            OutputShape::Choice(options),
+                            12,
+                        )
                     }
                     1 => (
                         format!("{prompt} Rate their day from 1 to 10."),
@@ -1016,7 +1043,11 @@ fn packed_batches_answer_mixed_work_in_shape_each_to_its_own_caller() {
                         OutputShape::Json(schema.clone()),
                         120,
                     ),
-                    _ => (format!("{prompt} Say hello to them."), OutputShape::Text, 24),
+                    _ => (
+                        format!("{prompt} Say hello to them."),
+                        OutputShape::Text,
+                        24,
+                    ),
                 }
             })
             .collect();
@@ -1125,7 +1156,11 @@ fn a_tokens_numbers_do_not_depend_on_what_shares_its_batch_when_none_is_alone() 
             if k % 2 == 0 {
                 (format!("{prompt} Say hello."), OutputShape::Text, 30)
             } else {
-                (format!("{prompt} Rate the day."), OutputShape::Integer { min: 1, max: 10 }, 6)
+                (
+                    format!("{prompt} Rate the day."),
+                    OutputShape::Integer { min: 1, max: 10 },
+                    6,
+                )
             }
         })
         .collect();

@@ -151,7 +151,11 @@ fn pool_work_moves_off_a_failing_endpoint_and_back_when_it_recovers() {
         rounds += 1;
     }
     let back = b.state.answered.load(Ordering::SeqCst);
-    assert!(back >= 20, "the recovered endpoint took {back} of {}", 20 * rounds);
+    assert!(
+        back >= 20,
+        "the recovered endpoint took {back} of {}",
+        20 * rounds
+    );
     assert!(endpoints(&rt)[1].up);
 }
 

@@ -515,8 +515,9 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
             ScriptRule {
                 purpose: Some("invite_answer".into()),
                 contains: Some("is not planned yet; on a usual day".into()),
-                reply: r#"{"will_attend": false, "in_the_way": "nothing", "reason": "I am busy then"}"#
-                    .into(),
+                reply:
+                    r#"{"will_attend": false, "in_the_way": "nothing", "reason": "I am busy then"}"#
+                        .into(),
                 ..Default::default()
             },
             rule(

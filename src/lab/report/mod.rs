@@ -1,11 +1,10 @@
-//! What every report folder holds besides its own tables: what was run (the command line, the
-//! scenario, the config, the prompts, the model's identity and the seeds, so anyone can run it
-//! again) and what it cost (wall time, requests and tokens by purpose, per agent per game hour).
+//! What every report folder holds besides its own tables: what it cost (wall time, requests and
+//! tokens by purpose, per agent per game hour), tables and CSV, the note on the model (what was
+//! run is kept by `runs::inputs`).
 
 pub mod plot;
 pub mod stats;
 
-use super::Folder;
 use crate::config::GameConfig;
 use crate::llm::Llm;
 use crate::llm::config::BackendConfig;
@@ -37,7 +36,7 @@ pub struct Cost {
     pub fallbacks: u64,
     /// The table by purpose (and per agent per game hour, for a run).
     pub table: String,
-    /// Only in a run's data while a sitting runs ([`super::Sitting`]): the game step this cost
+    /// Only in a run's data while a sitting runs ([`crate::lab::town::Sitting`]): the game step this cost
     /// counts to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_step: Option<u64>,
@@ -131,7 +130,7 @@ impl Cost {
         format!(
             "| {} | {} | {} | {} | {} | {} | {} |",
             self.phase,
-            super::clock_words(self.wall_s),
+            crate::lab::report::stats::clock_words(self.wall_s),
             self.chat_calls,
             self.prompt_tokens + self.gen_tokens,
             self.embed_calls,
@@ -228,10 +227,10 @@ fn wall_by_town(costs: &[Cost]) -> String {
         "\nWall time by town (its phases summed, each sitting up to its last checkpoint): {}. Towns run side by side (`--together`) take about the longest, {}; one after another, the sum in the last row.\n",
         towns
             .iter()
-            .map(|(t, w)| format!("{t} {}", super::clock_words(*w)))
+            .map(|(t, w)| format!("{t} {}", crate::lab::report::stats::clock_words(*w)))
             .collect::<Vec<_>>()
             .join(", "),
-        super::clock_words(longest)
+        crate::lab::report::stats::clock_words(longest)
     )
 }
 
@@ -241,112 +240,6 @@ pub fn stats(world: &World) -> LlmStats {
         .get_resource::<Llm>()
         .map(|l| l.stats())
         .unwrap_or_default()
-}
-
-/// The model behind each configured backend, in words.
-pub fn models(config: &GameConfig) -> Vec<String> {
-    config
-        .llm
-        .backends
-        .iter()
-        .map(|b| match b {
-            BackendConfig::Llama(c) => format!(
-                "{} (embedded llama.cpp): {}{}",
-                c.name,
-                c.model,
-                file_identity(&c.model)
-            ),
-            BackendConfig::Bert(c) => format!("{} (sentence embedder): {}", c.name, c.model),
-            BackendConfig::OpenAi(c) => format!(
-                "{} (OpenAI-compatible server): model {:?} at {}",
-                c.name,
-                c.model,
-                c.endpoints.join(", ")
-            ),
-            BackendConfig::Scripted(c) => {
-                format!("{} (scripted answers, no model)", c.name)
-            }
-            BackendConfig::Replay(c) => format!("{} (replay of {})", c.name, c.file),
-        })
-        .collect()
-}
-
-/// A model file's size and a hash of its first mebibyte (enough to tell two files apart).
-fn file_identity(path: &str) -> String {
-    use std::io::Read;
-    let p = crate::data::resolve_path(path);
-    let Ok(meta) = std::fs::metadata(&p) else {
-        return " (file not found)".into();
-    };
-    // The whole first MiB (one `read` may return less), so the same file names itself alike.
-    let mut head = Vec::with_capacity(1 << 20);
-    let _ = std::fs::File::open(&p).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
-    format!(
-        " ({} bytes, first-MiB FNV-1a {:016x})",
-        meta.len(),
-        crate::sim::hash::fnv1a_64(&head)
-    )
-}
-
-/// Writes what was run beside the report: `command.txt`, `config.ron`, the scenario, the
-/// prompts and `models.txt`. A resumed run's inputs must be those it began with (refused
-/// otherwise, naming the file and line: [`guard::keep_inputs`](crate::lab::guard::keep_inputs));
-/// its `command.txt` keeps the command that began it and adds each resume.
-pub fn write_inputs(
-    folder: &Folder,
-    config: &GameConfig,
-    scenario_text: &str,
-    seeds: &[u32],
-) -> Result<(), String> {
-    write_inputs_with(folder, config, scenario_text, seeds, &[])
-}
-
-/// [`write_inputs`] with more input files of a lab (its facts, say), kept and compared alike.
-pub fn write_inputs_with(
-    folder: &Folder,
-    config: &GameConfig,
-    scenario_text: &str,
-    seeds: &[u32],
-    more: &[(String, String)],
-) -> Result<(), String> {
-    let args: Vec<String> = std::env::args().collect();
-    let cfg = ron::ser::to_string_pretty(config, ron::ser::PrettyConfig::default())
-        .map_err(|e| e.to_string())?;
-    let mut files = vec![
-        ("config.ron".to_string(), cfg),
-        ("scenario.ron".to_string(), scenario_text.to_string()),
-        ("models.txt".to_string(), models(config).join("\n") + "\n"),
-    ];
-    let prompts = crate::data::resolve_path(&config.cognition.prompts);
-    if let Ok(rd) = std::fs::read_dir(&prompts) {
-        let mut texts: Vec<(String, String)> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .filter_map(|p| {
-                let name = p.file_name()?.to_string_lossy().to_string();
-                Some((format!("prompts/{name}"), std::fs::read_to_string(&p).ok()?))
-            })
-            .collect();
-        texts.sort();
-        files.extend(texts);
-    }
-    files.extend(more.iter().cloned());
-    let resumed = crate::lab::guard::keep_inputs(&folder.work, &files, &args, crate::SOURCE)?;
-    let line = format!(
-        "{}\n(simulacra {}, source {}; seeds {:?})\n",
-        args.join(" "),
-        env!("CARGO_PKG_VERSION"),
-        crate::SOURCE,
-        seeds
-    );
-    let command = if resumed.0 {
-        let before = std::fs::read_to_string(folder.work.join("command.txt")).unwrap_or_default();
-        format!("{before}resumed: {line}")
-    } else {
-        line
-    };
-    folder.write_text("command.txt", &command)
 }
 
 /// A markdown table.

@@ -56,7 +56,7 @@ fn png(
         image::ImageFormat::Png,
     )
     .map_err(|err| format!("{}: {err}", path.display()))?;
-    crate::lab::write_atomic(path, &bytes)
+    crate::data::write_atomic(path, &bytes)
 }
 
 /// Lines: `(label, points)` each.

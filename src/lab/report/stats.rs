@@ -350,6 +350,18 @@ pub fn mean_sd(v: &[f64]) -> String {
     format!("{:.0} % ± {:.0} %", m * 100.0, sd * 100.0)
 }
 
+/// Seconds as `1h02m`, `3m05s` or `12s`.
+pub fn clock_words(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

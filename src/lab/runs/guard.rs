@@ -121,16 +121,16 @@ pub fn keep_inputs(
     if !stored_config.exists() {
         let mut files: Vec<&(String, String)> = files.iter().collect();
         files.sort_by_key(|(name, _)| name == "config.ron");
-        crate::lab::write_atomic(&work.join("command.json"), command.as_bytes())?;
-        crate::lab::write_atomic(&work.join(BUILD), format!("{build}\n").as_bytes())?;
+        crate::data::write_atomic(&work.join("command.json"), command.as_bytes())?;
+        crate::data::write_atomic(&work.join(BUILD), format!("{build}\n").as_bytes())?;
         for (name, text) in files {
-            crate::lab::write_atomic(&work.join(name), text.as_bytes())?;
+            crate::data::write_atomic(&work.join(name), text.as_bytes())?;
         }
         return Ok(Resumed(false));
     }
     // A run begun before its arguments were kept is compared from this resume on.
     if !work.join("command.json").exists() {
-        crate::lab::write_atomic(&work.join("command.json"), command.as_bytes())?;
+        crate::data::write_atomic(&work.join("command.json"), command.as_bytes())?;
     }
     let kept_command = ("command.json".to_string(), command);
     for (name, text) in files.iter().chain(std::iter::once(&kept_command)) {
@@ -208,7 +208,7 @@ fn keep_build(work: &Path, build: &str, other: bool) -> Result<(), String> {
             known
         };
         all.push(build.to_string());
-        crate::lab::write_atomic(&path, format!("{}\n", all.join("\n")).as_bytes())?;
+        crate::data::write_atomic(&path, format!("{}\n", all.join("\n")).as_bytes())?;
     }
     Ok(())
 }

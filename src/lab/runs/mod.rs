@@ -2,7 +2,9 @@
 //! only with the inputs and the build the run began with ([`guard`]); where the unfinished runs of
 //! a folder stand, read while they work ([`status`]).
 
+pub mod folder;
 pub mod guard;
+pub mod inputs;
 pub mod status;
 
 use std::path::{Path, PathBuf};
@@ -101,7 +103,7 @@ mod tests {
         let found = unfinished(&out, Some("society")).unwrap();
         assert_eq!(found, vec![out.join(".society-20261129.partial")]);
         assert_eq!(unfinished(&out, None).unwrap().len(), 2);
-        let folder = crate::lab::Folder::open(&out, "society", true).unwrap();
+        let folder = crate::lab::runs::folder::Folder::open(&out, "society", true).unwrap();
         assert_eq!(folder.work, out.join(".society-20261129.partial"));
         assert_eq!(folder.done, out.join("society-20261129"));
         drop(folder);
@@ -123,7 +125,7 @@ mod tests {
                 "society-20261129-2"
             ]
         );
-        let folder = crate::lab::Folder::open(&out, "society", true).unwrap();
+        let folder = crate::lab::runs::folder::Folder::open(&out, "society", true).unwrap();
         assert_eq!(folder.done, out.join("society-20261129-2"));
         drop(folder);
         let _ = std::fs::remove_dir_all(&out);

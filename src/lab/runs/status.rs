@@ -121,7 +121,7 @@ fn town(dir: &Path) -> String {
     if sittings > 0 {
         parts.push(format!(
             "{} of running in {sittings} phase(s) and sitting(s) so far",
-            crate::lab::clock_words(wall)
+            crate::lab::report::stats::clock_words(wall)
         ));
     }
     let mut s = parts.join("; ");

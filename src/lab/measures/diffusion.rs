@@ -8,21 +8,18 @@
 //! and at the end the diffusion tree is read from the memories' provenance: who told whom, when,
 //! in which conversation.
 
-use super::ask::{Ask, Shape, ask_all};
-use super::facts::{Fact, Source, source_of};
-use super::report::stats::{count, mean_sd, pct};
-use super::report::{Cost, cost_section, csv, labelled, stats, table};
-use super::{Folder, Progress};
 use crate::SimPlugin;
-use crate::agent::Identity;
-use crate::cognition::config::Ablation;
+use crate::lab::facts::{Fact, Source};
+use crate::lab::facts::{Hour, Round, holders, probe_round, tree};
+use crate::lab::report::stats::{count, mean_sd, pct};
+use crate::lab::report::{Cost, cost_section, csv, labelled, stats, table};
+use crate::lab::runs::folder::Folder;
 use crate::llm::Llm;
-use crate::memory::stream::MemoryStream;
 use crate::sim::clock::SimClock;
-use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// What to run.
@@ -36,91 +33,6 @@ pub struct Options {
     pub every_morning: bool,
     /// Towns to run (each its own seed).
     pub seeds: u32,
-}
-
-/// One resident's answer to one probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Probe {
-    /// The fact.
-    pub fact: String,
-    /// The resident.
-    pub resident: String,
-    /// Said yes.
-    pub yes: bool,
-    /// The words name what a right answer names.
-    pub right: bool,
-    /// A memory carries the fact.
-    pub grounded: bool,
-    /// What it said.
-    pub says: String,
-    /// The model gave no valid answer (a "no" was taken).
-    pub fallback: bool,
-    /// The memory that carries it, if any.
-    pub evidence: Option<String>,
-    /// Its words say the opposite of its yes or no.
-    #[serde(default)]
-    pub contradicts: bool,
-}
-
-impl Probe {
-    /// The paper's classes: aware (a grounded yes), hallucinated (a yes with no memory behind
-    /// it), unaware, or forgot (a no though a memory carries it: a retrieval gap).
-    pub fn class(&self) -> &'static str {
-        match (self.yes, self.grounded) {
-            (true, true) => "aware",
-            (true, false) => "hallucinated",
-            (false, false) => "unaware",
-            (false, true) => "forgot",
-        }
-    }
-}
-
-/// A round of probes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
-    /// "start", "end", "morning of …".
-    pub label: String,
-    /// When.
-    pub at: GameTime,
-    /// Every answer.
-    pub probes: Vec<Probe>,
-}
-
-impl Round {
-    /// Of one fact: (said yes, grounded yes, hallucinated, holders by memory, residents).
-    pub fn counts(&self, fact: &str) -> (usize, usize, usize, usize, usize) {
-        let of: Vec<&Probe> = self.probes.iter().filter(|p| p.fact == fact).collect();
-        (
-            of.iter().filter(|p| p.yes).count(),
-            of.iter().filter(|p| p.yes && p.grounded).count(),
-            of.iter().filter(|p| p.yes && !p.grounded).count(),
-            of.iter().filter(|p| p.grounded).count(),
-            of.len(),
-        )
-    }
-
-    /// Answers whose words contradict their yes or no, and the answers (all facts).
-    pub fn contradictions(&self) -> (usize, usize) {
-        (
-            self.probes.iter().filter(|p| p.contradicts).count(),
-            self.probes.len(),
-        )
-    }
-
-    /// Whether its answers say something of what residents know ([`super::ask::informative`]).
-    pub fn informative(&self) -> bool {
-        let (c, n) = self.contradictions();
-        super::ask::informative(c, n)
-    }
-}
-
-/// Holders of each fact (by memory) at a game hour.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hour {
-    /// When.
-    pub at: GameTime,
-    /// Fact → residents holding it.
-    pub holders: BTreeMap<String, usize>,
 }
 
 /// One town's run.
@@ -144,114 +56,14 @@ pub struct SeedRun {
     pub talk: String,
     /// Who talked with whom, how often, and where the waking hours went, at the end.
     #[serde(default)]
-    pub social: Option<super::social::Social>,
+    pub social: Option<crate::lab::social::Social>,
     /// The town's cost in the sitting under way, up to its last checkpoint: a run stopped and
     /// resumed keeps each sitting's cost as a phase of its own.
     #[serde(default)]
     pub sitting: Option<Cost>,
     /// The gathering the town follows (the first one organised): invited, planned, came.
     #[serde(default)]
-    pub party: Option<super::party::Run>,
-}
-
-/// The streams of every resident by name.
-pub fn streams(world: &mut World) -> HashMap<String, MemoryStream> {
-    let mut q = world.query::<(&Identity, &MemoryStream)>();
-    q.iter(world)
-        .map(|(i, s)| (i.name.clone(), s.clone()))
-        .collect()
-}
-
-/// Asks every resident each fact's probe now, and checks each answer against the memories.
-pub fn probe_round(world: &mut World, facts: &[Fact], label: &str) -> Round {
-    let residents = super::residents(world);
-    let now = world.resource::<SimClock>().now;
-    let mut asks = Vec::new();
-    for f in facts {
-        for (_, e) in &residents {
-            asks.push(Ask {
-                who: *e,
-                question: f.question.clone(),
-                shape: Shape::YesNo,
-                ablation: Ablation::Full,
-            });
-        }
-    }
-    let started = Instant::now();
-    let mut progress = Progress::new(&format!("probes ({label})"));
-    let answers = ask_all(world, &asks, |d, n| {
-        progress.draw(d as f64, n as f64, started, &format!("{d} of {n} answers"))
-    });
-    progress.end();
-    let all = streams(world);
-    let mut probes = Vec::new();
-    let mut i = 0;
-    for f in facts {
-        for (name, _) in &residents {
-            let a = &answers[i];
-            i += 1;
-            let evidence = all
-                .get(name)
-                .and_then(|s| f.first_evidence(s, now))
-                .map(|n| n.description.clone());
-            let yes = a.yes == Some(true);
-            probes.push(Probe {
-                fact: f.name.clone(),
-                resident: name.clone(),
-                yes,
-                right: yes && f.answer_right(&a.text),
-                grounded: evidence.is_some(),
-                says: a.text.clone(),
-                fallback: a.fallback,
-                evidence,
-                contradicts: a.contradicts,
-            });
-        }
-    }
-    Round {
-        label: label.into(),
-        at: now,
-        probes,
-    }
-}
-
-/// Holders of each fact now, by memory.
-pub fn holders(world: &mut World, facts: &[Fact]) -> Hour {
-    let now = world.resource::<SimClock>().now;
-    let all = streams(world);
-    Hour {
-        at: now,
-        holders: facts
-            .iter()
-            .map(|f| {
-                (
-                    f.name.clone(),
-                    all.values()
-                        .filter(|s| f.first_evidence(s, now).is_some())
-                        .count(),
-                )
-            })
-            .collect(),
-    }
-}
-
-/// The diffusion tree of each fact now.
-pub fn tree(world: &mut World, facts: &[Fact]) -> BTreeMap<String, Vec<Source>> {
-    let now = world.resource::<SimClock>().now;
-    let all = streams(world);
-    let mut names: Vec<&String> = all.keys().collect();
-    names.sort();
-    facts
-        .iter()
-        .map(|f| {
-            let mut v: Vec<Source> = names
-                .iter()
-                .filter_map(|n| source_of(f, &all, n, now))
-                .collect();
-            v.sort_by_key(|s| (s.at, s.holder.clone()));
-            (f.name.clone(), v)
-        })
-        .collect()
+    pub party: Option<crate::lab::gathering::Run>,
 }
 
 /// Runs one town (`sim`) for the options' hours with probes; resumes from the folder.
@@ -264,7 +76,7 @@ pub fn run_seed(
     run_seed_on(sim, folder, opts, seed, None)
 }
 
-/// [`run_seed`] on a handle of a shared runtime (towns side by side: [`super::side_by_side`]).
+/// [`run_seed`] on a handle of a shared runtime (towns side by side: [`crate::lab::town::side_by_side`]).
 pub fn run_seed_on(
     sim: SimPlugin,
     folder: &Folder,
@@ -278,19 +90,19 @@ pub fn run_seed_on(
         seed,
         ..Default::default()
     });
-    let mut town = super::open_town_on(sim, &folder.work.join(&sub).join("saves"), llm)?;
+    let mut town = crate::lab::town::open_town_on(sim, &folder.work.join(&sub).join("saves"), llm)?;
     // A run stopped after an hour's data was written and before its checkpoint goes on from
     // the checkpoint before: what was written past it is measured again, not kept twice.
     let now = town.clock().now;
     run.hours.retain(|h| h.at <= now);
     run.rounds.retain(|r| r.at <= now);
     if let Some(p) = run.party.as_mut() {
-        super::party::rewind(p, now);
+        crate::lab::gathering::rewind(p, now);
     }
     let facts = &opts.facts;
     run.residents = town.residents().len();
     if run.party.is_none() {
-        run.party = super::party::follow(town.app.world_mut());
+        run.party = crate::lab::gathering::follow(town.app.world_mut());
     }
     let per_hour = 3600 / town.clock().sec_per_step as u64;
     if run.rounds.is_empty() {
@@ -348,7 +160,7 @@ pub fn run_seed_on(
                     saved.rounds.push(probe_round(world, facts, &label));
                 }
                 if let Some(p) = saved.party.as_mut() {
-                    super::party::follow_hour(p, world);
+                    crate::lab::gathering::follow_hour(p, world);
                 }
             }
             let step = world.resource::<SimClock>().step;
@@ -391,7 +203,7 @@ pub fn run_seed_on(
         run.talk = crate::cognition::talk::report::talk_report(town.app.world_mut())
             .text(run.residents, opts.hours as f64);
         let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
-        run.social = Some(super::social::social(town.app.world(), &names));
+        run.social = Some(crate::lab::social::social(town.app.world(), &names));
         folder.write(&data, &run)?;
     }
     Ok(run)
@@ -482,8 +294,8 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                 "min / median / max".into(),
                 format!(
                     "{} → {} of {n}",
-                    super::report::stats::min_median_max(&of(&starts)),
-                    super::report::stats::min_median_max(&of(&ends))
+                    crate::lab::report::stats::min_median_max(&of(&starts)),
+                    crate::lab::report::stats::min_median_max(&of(&ends))
                 ),
                 String::new(),
                 String::new(),
@@ -500,12 +312,12 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                 r.residents == 25 && span.is_some_and(|(s, e)| e.at.0 - s.at.0 == 48 * 3600)
             });
             if let Some(&(lo, hi)) = rerun_range.get(f.name.as_str()).filter(|_| paper_like) {
-                let m = super::report::stats::median(&of(&ends));
+                let m = crate::lab::report::stats::median(&of(&ends));
                 against.push_str(&format!(
                     "- {}: the median town ends with {} of {n} holders by memory, against the original's re-runs on one model: {}.\n",
                     f.name,
-                    super::report::stats::count(m),
-                    super::report::stats::beside(m, lo, hi)
+                    crate::lab::report::stats::count(m),
+                    crate::lab::report::stats::beside(m, lo, hi)
                 ));
             }
         }
@@ -545,7 +357,7 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
     md.push_str(&format!(
         "\nThe first figure is the holders by memory: residents with a memory that carries the fact (told, whispered or known, with its provenance in tree.csv), whatever they answer. The probes' answers come second. Answers whose own words contradict their yes or no (\"yes\" with \"No, I haven't heard\"): {contra} of {answered} at the end ({}); a town where more than {:.0} % do is marked *not informative* and left out of the next figure.\n\n",
         pct(contra, answered),
-        100.0 * super::ask::CONTRADICTION_LIMIT
+        100.0 * crate::lab::ask::CONTRADICTION_LIMIT
     ));
     md.push_str(&format!(
         "Hallucinated answers at the end: {halluc} of {all_yes} yes answers ({}) in {} of {} towns with informative answers; the paper: 6 of 453 awareness answers (1.3 %).\n\n",
@@ -591,7 +403,7 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         }
     }
     let n = runs.first().map(|r| r.residents).unwrap_or(0);
-    super::report::plot::lines(
+    crate::lab::report::plot::lines(
         &folder.work.join("awareness.png"),
         "Residents holding each fact (by memory), every game hour",
         "game hours from the start",
@@ -600,26 +412,26 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         &series,
     )?;
     md.push_str("![awareness over game time](awareness.png)\n\n");
-    let socials: Vec<(u32, &super::social::Social)> = runs
+    let socials: Vec<(u32, &crate::lab::social::Social)> = runs
         .iter()
         .filter_map(|r| r.social.as_ref().map(|s| (r.seed, s)))
         .collect();
     if socials.len() > 1 {
         let per_day: Vec<f64> = socials
             .iter()
-            .map(|(_, s)| super::report::stats::median(&s.per_day()))
+            .map(|(_, s)| crate::lab::report::stats::median(&s.per_day()))
             .collect();
         let met: Vec<f64> = socials.iter().map(|(_, s)| s.met_share()).collect();
         md.push_str(&format!(
             "### Social life\n\nConversations per resident per game day (each town's median): {}; share of pairs of residents who talked at least once: {} (the paper's network density, from \"Do you know …?\", went 0.167 → 0.74).\n\n",
-            super::report::stats::min_median_max(&per_day),
-            super::report::stats::min_median_max(&met)
+            crate::lab::report::stats::min_median_max(&per_day),
+            crate::lab::report::stats::min_median_max(&met)
         ));
-        md.push_str(&super::social::Social::towns_telling(
+        md.push_str(&crate::lab::social::Social::towns_telling(
             socials.iter().map(|(_, s)| *s),
         ));
     }
-    let parties: Vec<(u32, &super::party::Run)> = runs
+    let parties: Vec<(u32, &crate::lab::gathering::Run)> = runs
         .iter()
         .filter_map(|r| r.party.as_ref().map(|p| (r.seed, p)))
         .collect();
@@ -689,4 +501,81 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
         .collect();
     md.push_str(&cost_section(&costs));
     Ok(md)
+}
+
+/// What `lab diffusion` is asked (its command line's own options).
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// See `simulacra lab diffusion --help`.
+    pub days: f64,
+    /// See `simulacra lab diffusion --help`.
+    pub every_morning: bool,
+    /// See `simulacra lab diffusion --help`.
+    pub seeds: u32,
+    /// See `simulacra lab diffusion --help`.
+    pub together: bool,
+    /// See `simulacra lab diffusion --help`.
+    pub facts: Option<PathBuf>,
+}
+
+/// `lab diffusion`: runs the towns (each its seed, one after another or together) with their probes, and writes the report.
+pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> {
+    let Args {
+        days,
+        every_morning,
+        seeds,
+        together,
+        facts,
+    } = args;
+    let facts = match &facts {
+        Some(p) => crate::lab::facts::read_facts(p)?,
+        None => crate::lab::facts::smallville(),
+    };
+    let hours = super::hours(days, "--days")?;
+    let towns = c.seeded(seeds)?;
+    let base = c.world()?;
+    let folder = c.folder("diffusion")?;
+    let opts = Options {
+        facts: facts.clone(),
+        hours,
+        every_morning,
+        seeds,
+    };
+    let seed_list: Vec<u32> = (1..=seeds).collect();
+    // The facts are an input too: a resume with other facts is refused.
+    let facts_json = serde_json::to_string_pretty(&facts).map_err(|e| e.to_string())?;
+    crate::lab::runs::inputs::write_inputs_with(
+        &folder,
+        &base.config,
+        &base.scenario_text,
+        &seed_list,
+        &[("facts.json".into(), facts_json)],
+    )?;
+    let runs = crate::lab::town::side_by_side(towns, together, |s, sim, llm| {
+        run_seed_on(sim, &folder, &opts, s, llm)
+    })?;
+    let section = report(&runs, &facts, &folder)?;
+    let intro = format!(
+        "{} residents of {}, {hours} game hours from {}, {} town(s){}.\n",
+        runs.first().map(|r| r.residents).unwrap_or(0),
+        base.scenario.name,
+        runs.first()
+            .and_then(|r| r.rounds.first())
+            .map(|r| r.at.to_string())
+            .unwrap_or_default(),
+        seeds,
+        if seeds > 1 {
+            " (conversation lines sampled, each town its own seed)"
+        } else {
+            ""
+        }
+    );
+    super::finish_report(
+        &folder,
+        "Information diffusion",
+        &base.config,
+        &intro,
+        &[section],
+        c.started.elapsed().as_secs_f64(),
+    )
 }

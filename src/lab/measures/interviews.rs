@@ -9,69 +9,27 @@
 //! per-question scores the Kruskal–Wallis H. A judge answer that is not a valid preference is a
 //! tie, and counted.
 
-use super::ask::{Ask, Shape, ask_all, run_requests};
-use super::report::stats::{KruskalWallis, Outcome, Rating, kruskal_wallis, ratings};
-use super::report::{Cost, cost_section, csv, stats, table};
-use super::{Folder, Progress};
 use crate::SimPlugin;
 use crate::agent::{Identity, Outlook, Resident};
 use crate::cognition::ask::prompts::{Prompts, Who, identity_block, one_line};
 use crate::cognition::config::Ablation;
+use crate::lab::ask::{Ask, Shape, ask_all, run_requests};
+use crate::lab::judge::{Answered, JUDGE, Judged, condition_name, judge_schema, rank};
+use crate::lab::report::{Cost, cost_section, csv, stats, table};
+use crate::lab::runs::folder::Folder;
+use crate::lab::town::Progress;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::sim::clock::SimClock;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
-pub use super::questions::{
+pub use crate::lab::questions::{
     DEFAULT_QUESTIONS, Question, check_human, parse_questions, read_human, read_questions,
 };
-
-/// The name of a condition in reports.
-pub fn condition_name(c: &str) -> String {
-    match c {
-        "Full" => Ablation::Full.label().into(),
-        "NoReflection" => Ablation::NoReflection.label().into(),
-        "NoReflectionNoPlanning" => Ablation::NoReflectionNoPlanning.label().into(),
-        "NoMemory" => Ablation::NoMemory.label().into(),
-        "Human" => "human-written".into(),
-        other => other.into(),
-    }
-}
-
-/// One answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answered {
-    /// The condition (`Full`, …, `Human`).
-    pub condition: String,
-    /// The resident.
-    pub resident: String,
-    /// The category.
-    pub category: String,
-    /// The question as asked.
-    pub question: String,
-    /// The answer.
-    pub answer: String,
-    /// The model gave no valid answer.
-    pub fallback: bool,
-}
-
-/// One judged pair.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Judged {
-    /// The resident and question.
-    pub resident: String,
-    /// The question.
-    pub question: String,
-    /// Shown as A.
-    pub a: String,
-    /// Shown as B.
-    pub b: String,
-    /// "A", "B", "same", or "invalid" (counted as a tie).
-    pub verdict: String,
-}
 
 /// An interviews run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -105,31 +63,6 @@ pub struct Options {
     pub seed: u32,
 }
 
-/// Fills a question's placeholders for a resident.
-pub fn fill(q: &str, name: &str, someone: &str) -> String {
-    q.replace("{name}", name).replace("{someone}", someone)
-}
-
-/// Someone a resident knows: another resident its seed memories name, else the next resident.
-fn someone_for(world: &mut World, name: &str, all: &[String]) -> String {
-    let mut q = world.query::<(&Identity, &Resident)>();
-    let seed = q
-        .iter(world)
-        .find(|(i, _)| i.name == name)
-        .map(|(_, r)| r.persona.memories.join("; "))
-        .unwrap_or_default();
-    all.iter()
-        .filter(|n| n.as_str() != name)
-        .find(|n| seed.contains(n.as_str()))
-        .or_else(|| {
-            let i = all.iter().position(|n| n == name).unwrap_or(0);
-            all.get((i + 1) % all.len().max(1))
-                .filter(|n| n.as_str() != name)
-        })
-        .cloned()
-        .unwrap_or_else(|| "your neighbour".into())
-}
-
 /// Asks every chosen resident every question under each condition (the save `save` loaded once
 /// per condition), then judges them. `make` loads the save with a config change applied.
 pub fn run(
@@ -155,8 +88,8 @@ pub fn run(
         let mut app = crate::headless_app(make(cond)?);
         app.update();
         let world = app.world_mut();
-        let all = super::residents(world);
-        let chosen = super::find_residents(&all, &opts.residents)?;
+        let all = crate::lab::town::residents(world);
+        let chosen = crate::lab::town::find_residents(&all, &opts.residents)?;
         let names: Vec<String> = all.iter().map(|(n, _)| n.clone()).collect();
         if !run.answers.iter().any(|a| a.condition == key) {
             let mut asks = Vec::new();
@@ -236,17 +169,311 @@ pub fn run(
     Ok(run)
 }
 
-/// Who the judge is (its prompt's identity block).
-pub const JUDGE: &str = "You compare answers given in interviews with the people of a small town, and say which sounds more like the person really living their life.";
+/// The report's section, `transcripts.md`, `answers.csv` and `judged.csv`.
+pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
+    let mut conditions: Vec<String> = Vec::new();
+    for a in &run.answers {
+        if !conditions.contains(&a.condition) {
+            conditions.push(a.condition.clone());
+        }
+    }
+    let ranking = rank(&conditions, &run.judged, run.seed);
+    folder.write("ranking.json", &ranking)?;
+    let paper: BTreeMap<&str, &str> = [
+        ("Full", "29.89 ± 0.72"),
+        ("NoReflection", "26.88 ± 0.69"),
+        ("NoReflectionNoPlanning", "25.64 ± 0.68"),
+        ("Human", "22.95 ± 0.69"),
+        ("NoMemory", "21.21 ± 0.70"),
+    ]
+    .into();
+    let mut order: Vec<usize> = (0..conditions.len()).collect();
+    order.sort_by(|a, b| ranking.ratings[*b].mu.total_cmp(&ranking.ratings[*a].mu));
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|&i| {
+            let (w, t, l) = ranking.record[i];
+            vec![
+                condition_name(&conditions[i]),
+                format!(
+                    "{:.2} ± {:.2}",
+                    ranking.ratings[i].mu, ranking.ratings[i].sigma
+                ),
+                format!("{w} / {t} / {l}"),
+                paper
+                    .get(conditions[i].as_str())
+                    .unwrap_or(&"–")
+                    .to_string(),
+            ]
+        })
+        .collect();
+    let residents: std::collections::BTreeSet<&str> =
+        run.answers.iter().map(|a| a.resident.as_str()).collect();
+    let questions: std::collections::BTreeSet<&str> =
+        run.answers.iter().map(|a| a.question.as_str()).collect();
+    let mut md = format!(
+        "## Interviews\n\n{} residents, {} questions, {} conditions; {} answers ({} fail-safe); {} comparisons judged by {} ({} not a valid preference, counted as ties).\n\n",
+        residents.len(),
+        questions.len(),
+        conditions.len(),
+        run.answers.len(),
+        run.answers.iter().filter(|a| a.fallback).count(),
+        run.judged.len(),
+        run.judge,
+        ranking.invalid
+    );
+    md.push_str(&table(
+        &[
+            "condition",
+            "TrueSkill μ ± σ",
+            "wins / ties / losses",
+            "the paper μ ± σ",
+        ],
+        &rows,
+    ));
+    if let Some(kw) = ranking.test {
+        md.push_str(&format!(
+            "\nKruskal–Wallis over the per-question scores: H({}) = {:.2}, p = {:.3e} (the paper: H(4) = 150.29, p < .001).\n\n",
+            kw.df, kw.h, kw.p
+        ));
+    }
+    crate::lab::report::plot::bars(
+        &folder.work.join("trueskill.png"),
+        "TrueSkill μ ± σ by condition",
+        &order
+            .iter()
+            .map(|&i| {
+                (
+                    condition_name(&conditions[i]),
+                    ranking.ratings[i].mu,
+                    Some(ranking.ratings[i].sigma),
+                )
+            })
+            .collect::<Vec<_>>(),
+        "μ",
+    )?;
+    md.push_str("![TrueSkill by condition](trueskill.png)\n\nEvery answer is in `transcripts.md` and `answers.csv`; every judgement in `judged.csv`.\n\n");
+    let mut tr = String::from("# Interview transcripts\n\n");
+    let mut by: BTreeMap<(&str, &str), Vec<&Answered>> = BTreeMap::new();
+    for a in &run.answers {
+        by.entry((a.resident.as_str(), a.question.as_str()))
+            .or_default()
+            .push(a);
+    }
+    let mut last = "";
+    for ((resident, question), list) in &by {
+        if *resident != last {
+            tr.push_str(&format!("## {resident}\n\n"));
+            last = resident;
+        }
+        tr.push_str(&format!("**{question}** ({})\n\n", list[0].category));
+        for a in list {
+            tr.push_str(&format!(
+                "- *{}*: {}{}\n",
+                condition_name(&a.condition),
+                a.answer,
+                if a.fallback { " (fail-safe)" } else { "" }
+            ));
+        }
+        tr.push('\n');
+    }
+    folder.write_text("transcripts.md", &tr)?;
+    folder.write_text(
+        "answers.csv",
+        &csv(
+            &[
+                "condition",
+                "resident",
+                "category",
+                "question",
+                "answer",
+                "fallback",
+            ],
+            &run.answers
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.condition.clone(),
+                        a.resident.clone(),
+                        a.category.clone(),
+                        a.question.clone(),
+                        a.answer.clone(),
+                        a.fallback.to_string(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        ),
+    )?;
+    folder.write_text(
+        "judged.csv",
+        &csv(
+            &["resident", "question", "A", "B", "verdict"],
+            &run.judged
+                .iter()
+                .map(|j| {
+                    vec![
+                        j.resident.clone(),
+                        j.question.clone(),
+                        j.a.clone(),
+                        j.b.clone(),
+                        j.verdict.clone(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        ),
+    )?;
+    md.push_str(&cost_section(&run.costs));
+    Ok(md)
+}
 
-/// The judge's schema.
-pub fn judge_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"better": {"type": "string", "enum": ["A", "B", "same"]}},
-        "required": ["better"],
-        "additionalProperties": false
-    })
+/// What `lab interviews` is asked (its command line's own options).
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// See `simulacra lab interviews --help`.
+    pub residents: Vec<String>,
+    /// See `simulacra lab interviews --help`.
+    pub questions: Option<PathBuf>,
+    /// See `simulacra lab interviews --help`.
+    pub human: Option<PathBuf>,
+    /// See `simulacra lab interviews --help`.
+    pub conditions: Vec<String>,
+    /// See `simulacra lab interviews --help`.
+    pub judge: Option<String>,
+    /// See `simulacra lab interviews --help`.
+    pub hours: f64,
+    /// See `simulacra lab interviews --help`.
+    pub seed: u32,
+}
+
+/// `lab interviews`: runs the town to the moment of the interviews, interviews it under each condition, judges and writes the report.
+pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> {
+    let Args {
+        residents,
+        questions,
+        human,
+        conditions,
+        judge,
+        hours: h,
+        seed,
+    } = args;
+    let questions = match &questions {
+        Some(p) => read_questions(p)?,
+        None => parse_questions(DEFAULT_QUESTIONS, "(the default questions)")?,
+    };
+    let human_path = human.clone();
+    let human = human.as_deref().map(read_human).transpose()?;
+    let conditions: Vec<Ablation> = conditions
+            .iter()
+            .map(|c| {
+                Ablation::ALL
+                    .into_iter()
+                    .find(|a| format!("{a:?}").eq_ignore_ascii_case(c.trim()))
+                    .ok_or_else(|| {
+                        format!("--conditions: {c:?} is none of Full, NoReflection, NoReflectionNoPlanning, NoMemory")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+    if conditions.is_empty() {
+        return Err("--conditions: name at least one".into());
+    }
+    let hours = super::hours(h / 24.0, "--hours")?;
+    let mut sim = c.world()?;
+    if let Some(j) = &judge {
+        if !sim.config.llm.backends.iter().any(|b| b.name() == j) {
+            return Err(format!(
+                "--judge: no backend named {j:?} in the config; its backends: {}",
+                sim.config
+                    .llm
+                    .backends
+                    .iter()
+                    .map(|b| b.name().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        sim.config.llm.routes.insert("lab_judge".into(), j.clone());
+    }
+    // Residents named (here and in the human answers) are checked before any work.
+    {
+        let mut app = crate::headless_app(sim.clone());
+        app.update();
+        let all = crate::lab::town::residents(app.world_mut());
+        crate::lab::town::find_residents(&all, &residents)?;
+        if let (Some(h), Some(path)) = (&human, &human_path) {
+            check_human(h, &all, path)?;
+        }
+    }
+    let folder = c.folder("interviews")?;
+    crate::lab::runs::inputs::write_inputs(&folder, &sim.config, &sim.scenario_text, &[seed])?;
+    let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
+    // The moment every condition is interviewed at: a checkpoint in the run's folder.
+    let saves = folder.work.join("saves");
+    let checkpoint = saves.join("checkpoint");
+    if !checkpoint.join("meta.ron").exists() || h > 0.0 {
+        let mut town = crate::lab::town::open_town(sim, &saves)?;
+        // The step they are at, kept so that a run stopped on the way goes on to it.
+        let end = match folder.read::<u64>("interview_step.json")? {
+            Some(end) => end,
+            None => {
+                let c = town.clock();
+                let end = c.step + hours as u64 * (3600 / c.sec_per_step as u64);
+                folder.write("interview_step.json", &end)?;
+                end
+            }
+        };
+        town.run_until(end, "town before the interviews", |_, _| Ok(()))?;
+        town.checkpoint()?;
+    }
+    let make = |cond: Ablation| -> Result<SimPlugin, String> {
+        let mut s = SimPlugin::from_save(&checkpoint, config.clone())?;
+        s.config.cognition.ablation = cond;
+        s.config.saves.autosave_minutes = 0;
+        s.config.saves.dir = folder.work.join("forks").to_string_lossy().into();
+        Ok(s)
+    };
+    let opts = Options {
+        residents,
+        questions,
+        conditions,
+        human,
+        judge,
+        seed,
+    };
+    let run = run(&make, &folder, &opts)?;
+    let section = report(&run, &folder)?;
+    super::finish_report(
+        &folder,
+        "Interviews",
+        &config,
+        &format!("{name}.\n"),
+        &[section],
+        c.started.elapsed().as_secs_f64(),
+    )
+}
+
+/// Fills a question's placeholders for a resident.
+pub fn fill(q: &str, name: &str, someone: &str) -> String {
+    q.replace("{name}", name).replace("{someone}", someone)
+}
+
+/// Someone a resident knows: another resident its seed memories name, else the next resident.
+fn someone_for(world: &mut World, name: &str, all: &[String]) -> String {
+    let mut q = world.query::<(&Identity, &Resident)>();
+    let seed = q
+        .iter(world)
+        .find(|(i, _)| i.name == name)
+        .map(|(_, r)| r.persona.memories.join("; "))
+        .unwrap_or_default();
+    all.iter()
+        .filter(|n| n.as_str() != name)
+        .find(|n| seed.contains(n.as_str()))
+        .or_else(|| {
+            let i = all.iter().position(|n| n == name).unwrap_or(0);
+            all.get((i + 1) % all.len().max(1))
+                .filter(|n| n.as_str() != name)
+        })
+        .cloned()
+        .unwrap_or_else(|| "your neighbour".into())
 }
 
 /// Compares every two answers to each question.
@@ -341,291 +568,4 @@ fn judge_all(world: &mut World, run: &mut Run, opts: &Options) -> Result<(), Str
         0.0,
     ));
     Ok(())
-}
-
-/// Ratings, per-question scores and the test, by condition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Ranking {
-    /// Conditions, in the order of the report.
-    pub conditions: Vec<String>,
-    /// TrueSkill per condition.
-    pub ratings: Vec<Rating>,
-    /// Wins, ties, losses per condition.
-    pub record: Vec<(usize, usize, usize)>,
-    /// Kruskal–Wallis over the per-question scores.
-    pub test: Option<KruskalWallis>,
-    /// Judge answers that were no valid preference (ties).
-    pub invalid: usize,
-}
-
-/// Rates the conditions from the judgements (taken in an order drawn by `seed`).
-pub fn rank(conditions: &[String], judged: &[Judged], seed: u32) -> Ranking {
-    let idx = |c: &str| conditions.iter().position(|x| x == c);
-    let mut games: Vec<(u32, usize, usize, Outcome)> = judged
-        .iter()
-        .enumerate()
-        .filter_map(|(k, j)| {
-            let (a, b) = (idx(&j.a)?, idx(&j.b)?);
-            let o = match j.verdict.as_str() {
-                "A" => Outcome::Win,
-                "B" => Outcome::Loss,
-                _ => Outcome::Draw,
-            };
-            let order = crate::sim::hash::fnv1a_32(format!("{seed}|{k}").as_bytes());
-            Some((order, a, b, o))
-        })
-        .collect();
-    games.sort_by_key(|g| g.0);
-    let list: Vec<(usize, usize, Outcome)> = games.iter().map(|g| (g.1, g.2, g.3)).collect();
-    let r = ratings(conditions.len(), &list);
-    let mut record = vec![(0, 0, 0); conditions.len()];
-    let mut score: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for j in judged {
-        let (Some(a), Some(b)) = (idx(&j.a), idx(&j.b)) else {
-            continue;
-        };
-        let s = score
-            .entry((j.resident.clone(), j.question.clone()))
-            .or_insert_with(|| vec![0.0; conditions.len()]);
-        match j.verdict.as_str() {
-            "A" => {
-                record[a].0 += 1;
-                record[b].2 += 1;
-                s[a] += 1.0;
-            }
-            "B" => {
-                record[b].0 += 1;
-                record[a].2 += 1;
-                s[b] += 1.0;
-            }
-            _ => {
-                record[a].1 += 1;
-                record[b].1 += 1;
-                s[a] += 0.5;
-                s[b] += 0.5;
-            }
-        }
-    }
-    let groups: Vec<Vec<f64>> = (0..conditions.len())
-        .map(|c| score.values().map(|s| s[c]).collect())
-        .collect();
-    Ranking {
-        conditions: conditions.to_vec(),
-        ratings: r,
-        record,
-        test: kruskal_wallis(&groups),
-        invalid: judged.iter().filter(|j| j.verdict == "invalid").count(),
-    }
-}
-
-/// The report's section, `transcripts.md`, `answers.csv` and `judged.csv`.
-pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
-    let mut conditions: Vec<String> = Vec::new();
-    for a in &run.answers {
-        if !conditions.contains(&a.condition) {
-            conditions.push(a.condition.clone());
-        }
-    }
-    let ranking = rank(&conditions, &run.judged, run.seed);
-    folder.write("ranking.json", &ranking)?;
-    let paper: BTreeMap<&str, &str> = [
-        ("Full", "29.89 ± 0.72"),
-        ("NoReflection", "26.88 ± 0.69"),
-        ("NoReflectionNoPlanning", "25.64 ± 0.68"),
-        ("Human", "22.95 ± 0.69"),
-        ("NoMemory", "21.21 ± 0.70"),
-    ]
-    .into();
-    let mut order: Vec<usize> = (0..conditions.len()).collect();
-    order.sort_by(|a, b| ranking.ratings[*b].mu.total_cmp(&ranking.ratings[*a].mu));
-    let rows: Vec<Vec<String>> = order
-        .iter()
-        .map(|&i| {
-            let (w, t, l) = ranking.record[i];
-            vec![
-                condition_name(&conditions[i]),
-                format!(
-                    "{:.2} ± {:.2}",
-                    ranking.ratings[i].mu, ranking.ratings[i].sigma
-                ),
-                format!("{w} / {t} / {l}"),
-                paper
-                    .get(conditions[i].as_str())
-                    .unwrap_or(&"–")
-                    .to_string(),
-            ]
-        })
-        .collect();
-    let residents: std::collections::BTreeSet<&str> =
-        run.answers.iter().map(|a| a.resident.as_str()).collect();
-    let questions: std::collections::BTreeSet<&str> =
-        run.answers.iter().map(|a| a.question.as_str()).collect();
-    let mut md = format!(
-        "## Interviews\n\n{} residents, {} questions, {} conditions; {} answers ({} fail-safe); {} comparisons judged by {} ({} not a valid preference, counted as ties).\n\n",
-        residents.len(),
-        questions.len(),
-        conditions.len(),
-        run.answers.len(),
-        run.answers.iter().filter(|a| a.fallback).count(),
-        run.judged.len(),
-        run.judge,
-        ranking.invalid
-    );
-    md.push_str(&table(
-        &[
-            "condition",
-            "TrueSkill μ ± σ",
-            "wins / ties / losses",
-            "the paper μ ± σ",
-        ],
-        &rows,
-    ));
-    if let Some(kw) = ranking.test {
-        md.push_str(&format!(
-            "\nKruskal–Wallis over the per-question scores: H({}) = {:.2}, p = {:.3e} (the paper: H(4) = 150.29, p < .001).\n\n",
-            kw.df, kw.h, kw.p
-        ));
-    }
-    super::report::plot::bars(
-        &folder.work.join("trueskill.png"),
-        "TrueSkill μ ± σ by condition",
-        &order
-            .iter()
-            .map(|&i| {
-                (
-                    condition_name(&conditions[i]),
-                    ranking.ratings[i].mu,
-                    Some(ranking.ratings[i].sigma),
-                )
-            })
-            .collect::<Vec<_>>(),
-        "μ",
-    )?;
-    md.push_str("![TrueSkill by condition](trueskill.png)\n\nEvery answer is in `transcripts.md` and `answers.csv`; every judgement in `judged.csv`.\n\n");
-    let mut tr = String::from("# Interview transcripts\n\n");
-    let mut by: BTreeMap<(&str, &str), Vec<&Answered>> = BTreeMap::new();
-    for a in &run.answers {
-        by.entry((a.resident.as_str(), a.question.as_str()))
-            .or_default()
-            .push(a);
-    }
-    let mut last = "";
-    for ((resident, question), list) in &by {
-        if *resident != last {
-            tr.push_str(&format!("## {resident}\n\n"));
-            last = resident;
-        }
-        tr.push_str(&format!("**{question}** ({})\n\n", list[0].category));
-        for a in list {
-            tr.push_str(&format!(
-                "- *{}*: {}{}\n",
-                condition_name(&a.condition),
-                a.answer,
-                if a.fallback { " (fail-safe)" } else { "" }
-            ));
-        }
-        tr.push('\n');
-    }
-    folder.write_text("transcripts.md", &tr)?;
-    folder.write_text(
-        "answers.csv",
-        &csv(
-            &[
-                "condition",
-                "resident",
-                "category",
-                "question",
-                "answer",
-                "fallback",
-            ],
-            &run.answers
-                .iter()
-                .map(|a| {
-                    vec![
-                        a.condition.clone(),
-                        a.resident.clone(),
-                        a.category.clone(),
-                        a.question.clone(),
-                        a.answer.clone(),
-                        a.fallback.to_string(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        ),
-    )?;
-    folder.write_text(
-        "judged.csv",
-        &csv(
-            &["resident", "question", "A", "B", "verdict"],
-            &run.judged
-                .iter()
-                .map(|j| {
-                    vec![
-                        j.resident.clone(),
-                        j.question.clone(),
-                        j.a.clone(),
-                        j.b.clone(),
-                        j.verdict.clone(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        ),
-    )?;
-    md.push_str(&cost_section(&run.costs));
-    Ok(md)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_questions_are_five_categories_of_five() {
-        let q = parse_questions(DEFAULT_QUESTIONS, "default").unwrap();
-        assert_eq!(q.len(), 25);
-        let cats: std::collections::BTreeSet<&str> =
-            q.iter().map(|x| x.category.as_str()).collect();
-        assert_eq!(cats.len(), 5);
-    }
-
-    #[test]
-    fn a_bad_questions_line_is_named() {
-        let e = parse_questions("# c\nplans: ok?\nno colon here\n", "q.txt").unwrap_err();
-        assert!(
-            e.starts_with("q.txt:3: expected `category: question`"),
-            "{e}"
-        );
-        let e = parse_questions("memory: Who is {friend}?\n", "q.txt").unwrap_err();
-        assert!(e.starts_with("q.txt:1: unknown placeholder"), "{e}");
-        assert!(
-            parse_questions("# nothing\n", "q.txt")
-                .unwrap_err()
-                .contains("no questions")
-        );
-    }
-
-    fn j(a: &str, b: &str, verdict: &str) -> Judged {
-        Judged {
-            resident: "R".into(),
-            question: "Q".into(),
-            a: a.into(),
-            b: b.into(),
-            verdict: verdict.into(),
-        }
-    }
-
-    #[test]
-    fn fixed_preferences_give_the_hand_computed_ratings() {
-        let c = vec!["Full".to_string(), "NoMemory".to_string()];
-        // One comparison, Full preferred: the published one-win values.
-        let r = rank(&c, &[j("NoMemory", "Full", "B")], 7);
-        assert!((r.ratings[0].mu - 29.396).abs() < 2e-3, "{r:?}");
-        assert!((r.ratings[1].mu - 20.604).abs() < 2e-3, "{r:?}");
-        assert_eq!(r.record, vec![(1, 0, 0), (0, 0, 1)]);
-        // An answer that is no valid preference is a tie, and counted.
-        let r = rank(&c, &[j("Full", "NoMemory", "invalid")], 7);
-        assert!((r.ratings[0].mu - 25.0).abs() < 1e-9 && (r.ratings[0].sigma - 6.458).abs() < 2e-3);
-        assert_eq!(r.invalid, 1);
-        assert_eq!(r.record, vec![(0, 1, 0), (0, 1, 0)]);
-    }
 }

@@ -4,220 +4,17 @@
 //! joined when both say yes, and the density is η = 2|E| / (|V|(|V| − 1)). Who met whom, and how
 //! often, comes from the conversation log.
 
-use super::ask::{Ask, Shape, ask_all};
-use super::diffusion::streams;
-use super::report::stats::density;
-use super::report::stats::pct;
-use super::report::{Cost, cost_section, csv, labelled, stats, table};
-use super::{Folder, Progress, Sitting, open_town_on};
 use crate::SimPlugin;
-use crate::agent::conversation::ConversationLog;
-use crate::cognition::config::Ablation;
+use crate::lab::knowing::{KnowRound, graphml, know_round, met_list};
+use crate::lab::report::{Cost, cost_section, csv, labelled, stats, table};
+use crate::lab::runs::folder::Folder;
+use crate::lab::town::Sitting;
+use crate::lab::town::open_town_on;
 use crate::llm::Llm;
-use crate::memory::stream::MemoryStream;
-use crate::sim::clock::SimClock;
-use crate::sim::time::GameTime;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::time::Instant;
-
-/// One answer: does `asker` know `about`?
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Know {
-    /// Who was asked.
-    pub asker: String,
-    /// About whom.
-    pub about: String,
-    /// Said yes.
-    pub yes: bool,
-    /// A memory of the asker's names the other.
-    pub grounded: bool,
-    /// What it said.
-    pub says: String,
-    /// The model gave no valid answer.
-    pub fallback: bool,
-    /// Its words say the opposite of its yes or no.
-    #[serde(default)]
-    pub contradicts: bool,
-}
-
-/// A round of answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KnowRound {
-    /// "start" or "end".
-    pub label: String,
-    /// When.
-    pub at: GameTime,
-    /// Residents.
-    pub names: Vec<String>,
-    /// Every ordered pair's answer.
-    pub answers: Vec<Know>,
-}
-
-/// Whether a memory stream names a person (full name, or a first name no other resident has).
-pub fn remembers(s: &MemoryStream, name: &str, first_unique: bool, at: GameTime) -> bool {
-    let first = name.split_whitespace().next().unwrap_or(name);
-    s.nodes().iter().filter(|n| n.created <= at).any(|n| {
-        let has = |t: &str| t.contains(name) || (first_unique && t.contains(first));
-        has(&n.description) || n.chat.iter().any(|(w, l)| w == name || has(l))
-    })
-}
-
-impl KnowRound {
-    /// Undirected edges: pairs where both said yes (`grounded`: both yes with memories behind).
-    pub fn edges(&self, grounded: bool) -> BTreeSet<(String, String)> {
-        self.mutual(|k| k.yes && (!grounded || k.grounded))
-    }
-
-    /// Density of the graph of mutual yes answers.
-    pub fn density(&self, grounded: bool) -> f64 {
-        density(self.names.len(), self.edges(grounded).len())
-    }
-
-    /// Pairs where each holds a memory naming the other, whatever they answered: who knows
-    /// whom by memory, the figure that means something on any model.
-    pub fn memory_edges(&self) -> BTreeSet<(String, String)> {
-        self.mutual(|k| k.grounded)
-    }
-
-    /// Undirected edges: the pairs whose answers about each other both pass `holds`.
-    fn mutual(&self, holds: impl Fn(&Know) -> bool) -> BTreeSet<(String, String)> {
-        let held: BTreeSet<(&str, &str)> = self
-            .answers
-            .iter()
-            .filter(|k| holds(k))
-            .map(|k| (k.asker.as_str(), k.about.as_str()))
-            .collect();
-        held.iter()
-            .filter(|(a, b)| a < b && held.contains(&(*b, *a)))
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
-
-    /// Density of [`Self::memory_edges`].
-    pub fn density_by_memory(&self) -> f64 {
-        density(self.names.len(), self.memory_edges().len())
-    }
-
-    /// Answers that contradict their own words, and whether the round is informative.
-    fn contradictions(&self) -> (usize, bool) {
-        let contra = self.answers.iter().filter(|k| k.contradicts).count();
-        (contra, super::ask::informative(contra, self.answers.len()))
-    }
-
-    /// The round's figures as a table row: densities (mutual yes, grounded, by memory), edges,
-    /// yes answers with no memory behind them, answers contradicting their own words.
-    fn row(&self) -> Vec<String> {
-        let yes = self.answers.iter().filter(|k| k.yes).count();
-        let halluc = self.answers.iter().filter(|k| k.yes && !k.grounded).count();
-        let (contra, informative) = self.contradictions();
-        let mark = if informative {
-            ""
-        } else {
-            " (not informative)"
-        };
-        vec![
-            format!("{:.3}{mark}", self.density(false)),
-            format!("{:.3}", self.density(true)),
-            format!("{:.3}", self.density_by_memory()),
-            format!("{} edges", self.edges(false).len()),
-            format!("{halluc} of {yes} ({}){mark}", pct(halluc, yes)),
-            format!(
-                "{contra} of {} ({})",
-                self.answers.len(),
-                pct(contra, self.answers.len())
-            ),
-        ]
-    }
-}
-
-/// Asks every resident about every other now (`town`: which town, for the progress line).
-pub fn know_round(world: &mut World, label: &str, town: &str) -> KnowRound {
-    let residents = super::residents(world);
-    let now = world.resource::<SimClock>().now;
-    let names: Vec<String> = residents.iter().map(|(n, _)| n.clone()).collect();
-    let mut asks = Vec::new();
-    let mut pairs = Vec::new();
-    for (a, e) in &residents {
-        for b in &names {
-            if a != b {
-                asks.push(Ask {
-                    who: *e,
-                    question: format!("Do you know {b}?"),
-                    shape: Shape::YesNo,
-                    ablation: Ablation::Full,
-                });
-                pairs.push((a.clone(), b.clone()));
-            }
-        }
-    }
-    let started = Instant::now();
-    let mut progress = Progress::new(&format!("who knows whom ({town}, {label})"));
-    let answers = ask_all(world, &asks, |d, n| {
-        progress.draw(d as f64, n as f64, started, &format!("{d} of {n} answers"))
-    });
-    progress.end();
-    let all = streams(world);
-    let first_unique = |n: &str| {
-        let f = n.split_whitespace().next().unwrap_or(n);
-        names
-            .iter()
-            .filter(|m| m.split_whitespace().next() == Some(f))
-            .count()
-            == 1
-    };
-    let answers = pairs
-        .into_iter()
-        .zip(answers)
-        .map(|((a, b), ans)| Know {
-            grounded: all
-                .get(&a)
-                .is_some_and(|s| remembers(s, &b, first_unique(&b), now)),
-            yes: ans.yes == Some(true),
-            says: ans.text,
-            fallback: ans.fallback,
-            contradicts: ans.contradicts,
-            asker: a,
-            about: b,
-        })
-        .collect();
-    KnowRound {
-        label: label.into(),
-        at: now,
-        names,
-        answers,
-    }
-}
-
-/// How many conversations each pair had (from the log).
-pub fn meetings(world: &World) -> BTreeMap<(String, String), usize> {
-    let Some(log) = world.get_resource::<ConversationLog>() else {
-        return BTreeMap::new();
-    };
-    let mut seen: BTreeSet<(Entity, String, String)> = BTreeSet::new();
-    for l in &log.lines {
-        let (a, b) = if l.speaker < l.listener {
-            (l.speaker.clone(), l.listener.clone())
-        } else {
-            (l.listener.clone(), l.speaker.clone())
-        };
-        seen.insert((l.conversation, a, b));
-    }
-    let mut out = BTreeMap::new();
-    for (_, a, b) in seen {
-        *out.entry((a, b)).or_insert(0) += 1;
-    }
-    out
-}
-
-/// [`meetings`] as a list of (resident, resident, conversations).
-fn met_list(world: &World) -> Vec<(String, String, usize)> {
-    meetings(world)
-        .into_iter()
-        .map(|((a, b), n)| (a, b, n))
-        .collect()
-}
 
 /// A relationships run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -228,7 +25,7 @@ pub struct Run {
     pub met: Vec<(String, String, usize)>,
     /// Who talked with whom, how often, and where the waking hours went, at the last round.
     #[serde(default)]
-    pub social: Option<super::social::Social>,
+    pub social: Option<crate::lab::social::Social>,
     /// Costs.
     pub costs: Vec<Cost>,
     /// The cost of the sitting under way, up to its last checkpoint (see [`Sitting`]).
@@ -243,7 +40,7 @@ pub fn run(sim: SimPlugin, folder: &Folder, hours: u32) -> Result<Run, String> {
 
 /// [`run`] in a sub-folder of the run's (`sub`: `""`, or `"seed-3/"` for one town of several),
 /// its first round labelled `first` ("start"; "end" for a town read after its days), its
-/// requests going to `llm` when given (towns side by side: [`super::side_by_side`]).
+/// requests going to `llm` when given (towns side by side: [`crate::lab::town::side_by_side`]).
 pub fn run_on(
     sim: SimPlugin,
     folder: &Folder,
@@ -256,7 +53,7 @@ pub fn run_on(
     let data = data.as_str();
     let mut run: Run = folder.read(data)?.unwrap_or_default();
     let mut town = open_town_on(sim, &folder.work.join(sub).join("saves"), llm)?;
-    let label = super::town_label(sub);
+    let label = crate::lab::town::town_label(sub);
     let agents = town.residents().len();
     if run.rounds.is_empty() {
         let before = stats(town.app.world());
@@ -278,7 +75,7 @@ pub fn run_on(
         if run.social.is_none() {
             run.met = met_list(town.app.world());
             let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
-            run.social = Some(super::social::social(town.app.world(), &names));
+            run.social = Some(crate::lab::social::social(town.app.world(), &names));
             folder.write(data, &run)?;
         }
         return Ok(run);
@@ -315,42 +112,10 @@ pub fn run_on(
         run.rounds.push(r);
         run.met = met_list(town.app.world());
         let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
-        run.social = Some(super::social::social(town.app.world(), &names));
+        run.social = Some(crate::lab::social::social(town.app.world(), &names));
         folder.write(data, &run)?;
     }
     Ok(run)
-}
-
-/// GraphML of a round (mutual yes edges; `grounded` and `met` as edge data).
-pub fn graphml(r: &KnowRound, met: &[(String, String, usize)]) -> String {
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
-    let grounded = r.edges(true);
-    let mut s = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n  <key id=\"grounded\" for=\"edge\" attr.name=\"grounded\" attr.type=\"boolean\"/>\n  <key id=\"met\" for=\"edge\" attr.name=\"conversations\" attr.type=\"int\"/>\n  <graph id=\"knows\" edgedefault=\"undirected\">\n",
-    );
-    for n in &r.names {
-        s.push_str(&format!("    <node id=\"{}\"/>\n", esc(n)));
-    }
-    for (a, b) in r.edges(false) {
-        let m = met
-            .iter()
-            .find(|(x, y, _)| (x == &a && y == &b) || (x == &b && y == &a))
-            .map(|t| t.2)
-            .unwrap_or(0);
-        s.push_str(&format!(
-            "    <edge source=\"{}\" target=\"{}\"><data key=\"grounded\">{}</data><data key=\"met\">{m}</data></edge>\n",
-            esc(&a),
-            esc(&b),
-            grounded.contains(&(a.clone(), b.clone()))
-        ));
-    }
-    s.push_str("  </graph>\n</graphml>\n");
-    s
 }
 
 /// The columns of [`KnowRound::row`].
@@ -367,7 +132,7 @@ const ROUND_COLUMNS: [&str; 6] = [
 fn explained() -> String {
     format!(
         "Every resident was asked \"Do you know <name>?\" about every other. Two residents are joined when both said yes; *grounded* joins need a memory naming the other on both sides; *by memory* joins are the pairs where each holds a memory naming the other, whatever they answered (the figure that needs no answer to mean anything). Density η = 2|E| / (|V|(|V| − 1)). A round where more than {:.0} % of answers contradict their own words (\"yes\" with \"No, I don't know her\") is marked *not informative*. The paper: 0.167 → 0.74 over two game days; 6 of 453 awareness answers (1.3 %) hallucinated.\n\n",
-        100.0 * super::ask::CONTRADICTION_LIMIT
+        100.0 * crate::lab::ask::CONTRADICTION_LIMIT
     )
 }
 
@@ -414,7 +179,7 @@ fn files(run: &Run, folder: &Folder, sub: &str, base: Option<&KnowRound>) -> Res
         let first = base
             .or(run.rounds.first())
             .filter(|f| f.label != last.label);
-        super::report::plot::graph(
+        crate::lab::report::plot::graph(
             &folder.work.join(sub).join("knows.png"),
             &format!(
                 "Who knows whom ({}; mutual yes; new since the start in colour)",
@@ -535,7 +300,7 @@ pub fn towns_report(
             *mute += usize::from(!r.contradictions().1);
         }
     }
-    let mmm = |v: &Vec<f64>| super::report::stats::min_median_max(v);
+    let mmm = |v: &Vec<f64>| crate::lab::report::stats::min_median_max(v);
     for (label, d, mute) in &by_round {
         let mut row = vec!["min / median / max".into(), label.clone(), String::new()];
         row.extend(d.iter().map(mmm));
@@ -567,12 +332,12 @@ pub fn towns_report(
         files(sc, folder, "start/", None)?;
     }
     md.push_str(".\n\n");
-    md.push_str(&super::social::Social::towns_telling(
+    md.push_str(&crate::lab::social::Social::towns_telling(
         towns.iter().filter_map(|(_, r)| r.social.as_ref()),
     ));
     let mut costs = scenario_costs;
     for (seed, run) in towns {
-        let sub = super::town_folder(*seed, towns.len());
+        let sub = crate::lab::runs::folder::town_folder(*seed, towns.len());
         files(run, folder, &sub, base)?;
         md.push_str(&format!(
             "### Town {seed}\n\n![who knows whom, town {seed}]({sub}knows.png)\n\n"
@@ -592,54 +357,127 @@ pub fn towns_report(
     Ok(md)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What `lab relationships` is asked (its command line's own options).
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// See `simulacra lab relationships --help`.
+    pub days: f64,
+    /// See `simulacra lab relationships --help`.
+    pub seeds: u32,
+    /// See `simulacra lab relationships --help`.
+    pub together: bool,
+    /// See `simulacra lab relationships --help`.
+    pub towns: Option<PathBuf>,
+}
 
-    fn k(a: &str, b: &str, yes: bool, grounded: bool) -> Know {
-        Know {
-            asker: a.into(),
-            about: b.into(),
-            yes,
-            grounded,
-            says: String::new(),
-            fallback: false,
-            contradicts: false,
+/// `lab relationships`: runs the towns (or asks those a finished run kept, beside the scenario at its start) and writes the report.
+pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> {
+    let Args {
+        days,
+        seeds,
+        together,
+        towns,
+    } = args;
+    // Kept towns are asked as they are, after their days.
+    let hours = if towns.is_some() {
+        0
+    } else {
+        super::hours(days, "--days")?
+    };
+    // The towns to ask (seed, sub-folder, first round): run here (`--seeds`), or kept by
+    // a finished run (`--towns`) beside the scenario at its start, made from the first
+    // kept town's own scenario, map, settings and start (`seed` 0, in `start/`).
+    let mut runs: Vec<((u32, String, &str), SimPlugin)> = Vec::new();
+    let sim = match &towns {
+        Some(dir) => {
+            let config = c.world()?.config;
+            let kept = crate::lab::runs::folder::towns_in(dir)?;
+            let n = kept.len();
+            for (seed, path) in &kept {
+                let town = SimPlugin::from_save(path, config.clone())?;
+                runs.push((
+                    (
+                        *seed,
+                        crate::lab::runs::folder::town_folder(*seed, n),
+                        "end",
+                    ),
+                    town,
+                ));
+            }
+            let mut start = SimPlugin::from_save(&kept[0].1, config)?;
+            start.load = None;
+            if let Some(((seed, _, _), _)) = runs.iter().find(|(_, t)| {
+                t.scenario.name != start.scenario.name || t.scenario.start != start.scenario.start
+            }) {
+                return Err(format!(
+                    "--towns: the towns in {} are not of one scenario and start (town {seed} differs from town {})",
+                    dir.display(),
+                    kept[0].0
+                ));
+            }
+            runs.insert(0, ((0, "start/".into(), "start"), start.clone()));
+            start
         }
-    }
-
-    #[test]
-    fn edges_need_both_to_say_yes_and_density_is_the_papers() {
-        let r = KnowRound {
-            label: "end".into(),
-            at: GameTime(0),
-            names: vec!["A".into(), "B".into(), "C".into()],
-            answers: vec![
-                k("A", "B", true, true),
-                k("B", "A", true, false),
-                k("A", "C", true, true),
-                k("C", "A", false, true),
-                k("B", "C", true, true),
-                k("C", "B", true, true),
-            ],
-        };
-        let e = r.edges(false);
-        assert_eq!(
-            e.into_iter().collect::<Vec<_>>(),
-            [("A".into(), "B".into()), ("B".into(), "C".into())]
-        );
-        // 2 edges of 3 possible: 2·2 / (3·2).
-        assert!((r.density(false) - 2.0 / 3.0).abs() < 1e-12);
-        // Grounded: B's yes about A has no memory behind it.
-        assert!((r.density(true) - 1.0 / 3.0).abs() < 1e-12);
-        // By memory, whatever was answered: A and C hold memories of each other (C said no),
-        // B and C too; B holds none of A.
-        assert_eq!(
-            r.memory_edges().into_iter().collect::<Vec<_>>(),
-            [("A".into(), "C".into()), ("B".into(), "C".into())]
-        );
-        assert!((r.density_by_memory() - 2.0 / 3.0).abs() < 1e-12);
-        let xml = graphml(&r, &[("A".into(), "B".into(), 4)]);
-        assert!(xml.contains("<edge source=\"A\" target=\"B\"><data key=\"grounded\">false</data><data key=\"met\">4</data>"), "{xml}");
-    }
+        None => {
+            let seeded = c.seeded(seeds)?;
+            let n = seeded.len();
+            for (seed, town) in seeded {
+                runs.push((
+                    (
+                        seed,
+                        crate::lab::runs::folder::town_folder(seed, n),
+                        "start",
+                    ),
+                    town,
+                ));
+            }
+            c.world()?
+        }
+    };
+    let folder = c.folder("relationships")?;
+    let seed_list: Vec<u32> = runs
+        .iter()
+        .map(|((s, _, _), _)| *s)
+        .filter(|s| *s > 0)
+        .collect();
+    crate::lab::runs::inputs::write_inputs(&folder, &sim.config, &sim.scenario_text, &seed_list)?;
+    let (config, name) = (sim.config.clone(), sim.scenario.name.clone());
+    let mut done =
+        crate::lab::town::side_by_side(runs, together, |(seed, sub, first), town, llm| {
+            let run = run_on(town, &folder, &sub, hours, first, llm)?;
+            Ok((seed, run))
+        })?;
+    let scenario = if towns.is_some() {
+        Some(done.remove(0).1)
+    } else {
+        None
+    };
+    let n = done.len();
+    let section = towns_report(&done, scenario.as_ref(), &folder)?;
+    let residents = done
+        .first()
+        .map(|(_, r)| r.rounds[0].names.len())
+        .unwrap_or(0);
+    let intro = match &towns {
+        Some(dir) => format!(
+            "{residents} residents of {name}: the scenario at its start, and the {n} town(s) kept in {}.\n",
+            dir.display()
+        ),
+        None => format!(
+            "{residents} residents of {name}; {hours} game hours between the rounds; {n} town(s){}.\n",
+            if n > 1 {
+                " (conversation lines sampled, each town its own seed)"
+            } else {
+                ""
+            }
+        ),
+    };
+    super::finish_report(
+        &folder,
+        "Relationships",
+        &config,
+        &intro,
+        &[section],
+        c.started.elapsed().as_secs_f64(),
+    )
 }

@@ -7,8 +7,7 @@
 //! see how a model, a prompt or a switch (`cognition.social.weigh_first`) decides, in minutes
 //! instead of the game days a party needs.
 
-use super::Folder;
-use super::party::{find_gathering, streams_of};
+use crate::SimPlugin;
 use crate::agent::conversation::{Topic, TopicKind};
 use crate::agent::{DayPlan, Identity, Outlook, Resident, TownNames};
 use crate::cognition::ask::asker::Asker;
@@ -19,12 +18,15 @@ use crate::cognition::talk::invite::{
     InviteAsk, NOTHING, answer_request, decision_key, overlapping, usual_overlapping,
 };
 use crate::cognition::talk::topics::template_line;
+use crate::lab::gathering::{find_gathering, streams_of};
+use crate::lab::runs::folder::Folder;
 use crate::memory::stream::{Gathering, MemoryStream};
 use crate::sim::clock::SimClock;
 use bevy::ecs::system::SystemState;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::path::PathBuf;
 
 /// One resident's answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -150,7 +152,7 @@ pub fn run(sim: crate::SimPlugin, town: &str, word: &str) -> Result<Run, String>
         });
     }
     let label = town.to_string();
-    let answers = super::ask::run_requests(world, requests, |done, all| {
+    let answers = crate::lab::ask::run_requests(world, requests, |done, all| {
         eprint!("\r{label}: {done}/{all} answers");
     });
     eprintln!();
@@ -277,6 +279,56 @@ pub fn report(runs: &[Run], folder: &Folder, weigh_first: bool) -> Result<String
         }
     }
     Ok(md)
+}
+
+/// What `lab invitations` is asked (its command line's own options).
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// See `simulacra lab invitations --help`.
+    pub gathering: String,
+    /// See `simulacra lab invitations --help`.
+    pub towns: Option<PathBuf>,
+}
+
+/// `lab invitations`: asks every resident of the towns the organiser's invitation at one moment and writes the report.
+pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> {
+    let Args { gathering, towns } = args;
+    let sim = c.world()?;
+    let config = sim.config.clone();
+    let mut worlds: Vec<(String, SimPlugin)> = Vec::new();
+    match &towns {
+        Some(dir) => {
+            for (seed, path) in crate::lab::runs::folder::towns_in(dir)? {
+                // A kept town runs on its own settings: `--set` changes them here.
+                let mut town = SimPlugin::from_save(&path, config.clone())?;
+                crate::lab::town::apply_sets(&mut town.config, &c.sets)?;
+                worlds.push((format!("town {seed}"), town));
+            }
+        }
+        None => worlds.push(("town".into(), sim.clone())),
+    }
+    // What the towns run on (a kept town's own settings, `--set` applied).
+    let config = worlds
+        .first()
+        .map(|(_, w)| w.config.clone())
+        .unwrap_or(config);
+    let worlds_weigh_first = config.cognition.social.weigh_first;
+    let folder = c.folder("invitations")?;
+    crate::lab::runs::inputs::write_inputs(&folder, &config, &sim.scenario_text, &[])?;
+    let runs = worlds
+        .into_iter()
+        .map(|(label, town)| run(town, &label, &gathering))
+        .collect::<Result<Vec<_>, _>>()?;
+    let weigh_first = worlds_weigh_first;
+    let section = report(&runs, &folder, weigh_first)?;
+    super::finish_report(
+        &folder,
+        "Invitations",
+        &config,
+        &format!("{}; {} town(s).\n", sim.scenario.name, runs.len()),
+        &[section],
+        c.started.elapsed().as_secs_f64(),
+    )
 }
 
 #[cfg(test)]

@@ -567,6 +567,7 @@ pub fn generate_cast(
             spawn: (player_spawn.x, player_spawn.y),
         },
         residents: people,
+        facts: Vec::new(),
     })
 }
 

@@ -1,6 +1,7 @@
-//! Gatherings a resident said it would go to ([`Commitments`]), and putting one into a day's plan
-//! ([`schedule_gathering`]): the gathering takes its window at its place, and what was planned
-//! there moves after it, as any inserted action does.
+//! Gatherings a resident said it would go to ([`Commitments`]), shown to its planning in words,
+//! and putting one into a day's plan by rule ([`schedule_gathering`], the `plan_gatherings`
+//! aid): the gathering takes its window at its place, and what was planned there moves after it,
+//! as any inserted action does.
 
 use super::DayPlan;
 use super::schedule::{Block, insert_action};
@@ -33,6 +34,41 @@ impl Commitments {
     /// Whether the resident already accepted this gathering.
     pub fn has(&self, g: &Gathering) -> bool {
         self.list.iter().any(|c| c.gathering.same(g))
+    }
+
+    /// What the resident said it would go to on `day`, in words for its planning, a line ending
+    /// in a newline ("Maria Lopez has said yes to: attending party at Hobbs Cafe from 5 PM to
+    /// 7 PM (Klaus Mueller's invitation).\n"), or nothing.
+    pub fn words(&self, name: &str, day: i64) -> String {
+        let items: Vec<String> = self
+            .list
+            .iter()
+            .filter(|c| c.gathering.day == day)
+            .map(|c| {
+                let g = &c.gathering;
+                format!(
+                    "{} from {} to {} ({}'s invitation)",
+                    g.plan_item(),
+                    crate::sim::time::minute_words(g.start),
+                    crate::sim::time::minute_words(g.end),
+                    c.asker
+                )
+            })
+            .collect();
+        if items.is_empty() {
+            String::new()
+        } else {
+            format!("{name} has said yes to: {}.\n", items.join("; "))
+        }
+    }
+
+    /// The plan items of the gatherings it said it would go to on `day`.
+    pub fn items(&self, day: i64) -> Vec<String> {
+        self.list
+            .iter()
+            .filter(|c| c.gathering.day == day)
+            .map(|c| c.gathering.plan_item())
+            .collect()
     }
 }
 

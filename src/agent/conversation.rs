@@ -165,9 +165,14 @@ pub struct LoggedLine {
     /// What it was about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic: Option<Topic>,
-    /// Why the model's own line was not used, when a template said it instead.
+    /// Why the model's own line was not used, when a template or a filler said it instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// For a line about news: whether its words carried the news (`agent::carry`); a line whose
+    /// words did not has told nothing, whatever its topic (`None`: not about news, or said
+    /// before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<bool>,
 }
 
 /// Every line said in town, in order.
@@ -199,11 +204,12 @@ fn pair_key(a: &str, b: &str) -> (String, String) {
     }
 }
 
-/// Whether a line told a fact or a gathering.
+/// Whether a line told a fact or a gathering: about one, and its words carried it.
 fn carries_news(l: &LoggedLine) -> bool {
-    l.topic
-        .as_ref()
-        .is_some_and(|t| t.fact.is_some() || t.gathering.is_some())
+    l.carried != Some(false)
+        && l.topic
+            .as_ref()
+            .is_some_and(|t| t.fact.is_some() || t.gathering.is_some())
 }
 
 impl ConversationLog {
@@ -373,8 +379,10 @@ pub struct Line {
     pub text: String,
     /// The topic.
     pub topic: Option<Topic>,
-    /// The flaw of the model's own line that a template replaced.
+    /// The flaw of the model's own line that a template or a filler replaced.
     pub fallback: Option<String>,
+    /// About news: whether its words carry it.
+    pub carried: Option<bool>,
 }
 
 impl From<String> for Line {
@@ -401,6 +409,7 @@ pub fn say_line(
         text,
         topic,
         fallback,
+        carried,
     } = line.into();
     let k = if conv.people[0] == speaker { 0 } else { 1 };
     let listener = conv.names[1 - k].clone();
@@ -436,6 +445,7 @@ pub fn say_line(
         text: text.clone(),
         topic,
         fallback,
+        carried,
     });
     commands.entity(speaker).insert(Speech {
         text,
@@ -501,6 +511,7 @@ mod tests {
                 answer: None,
             }),
             fallback: None,
+            carried: None,
         };
         let mut log = ConversationLog::new(vec![line(0, "Ann", "Bo", Some("a"))], 0);
         log.push(line(1, "Bo", "Ann", Some("b")));

@@ -3,6 +3,7 @@
 //! Headless: no render types.
 
 pub mod avatar;
+pub mod carry;
 pub mod cast;
 pub mod commitments;
 pub mod conversation;

@@ -25,6 +25,48 @@ pub struct ScenarioFile {
     pub player: PlayerSpec,
     /// The residents.
     pub residents: Vec<PersonaSpec>,
+    /// The facts whose spread the lab follows in this town (`simulacra lab diffusion`); none:
+    /// the lab needs a facts file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<FollowedFact>,
+}
+
+/// A fact whose spread the lab follows: the probe put to every resident, the fact in the words
+/// its first holder has it, and the words an answer must name to name it. Whether a memory holds
+/// it is found in its words (`agent::carry`), never from how it was made.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowedFact {
+    /// Short name (`mayor`, `party`).
+    pub name: String,
+    /// The probe ("Do you know who is running for mayor?").
+    pub question: String,
+    /// The fact as its first holder has it ("Sam Moore is running for mayor").
+    pub statement: String,
+    /// The place of the gathering it tells of, when it is one (naming it names the fact's
+    /// subject, as the organiser's name does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// What an answer must name to name the fact (the paper's method): every group, each by one
+    /// of its words, as whole words (`[["sam"], ["mayor", "election"]]`).
+    pub answer_all: Vec<Vec<String>>,
+    /// The paper's figures for it, where the town is the paper's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperSpread>,
+}
+
+/// The paper's figures for a fact (§7.1.1) and the spread of repeated runs of the original.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperSpread {
+    /// Holders at the start.
+    pub start: u32,
+    /// Holders after two game days.
+    pub end: u32,
+    /// The lowest and highest of the original's re-runs on one model, after two game days.
+    pub reruns: (u32, u32),
+    /// Residents of the paper's town.
+    pub residents: u32,
 }
 
 /// The player's avatar persona.
@@ -242,6 +284,8 @@ pub struct Scenario {
     pub player: PlayerSpec,
     /// The residents.
     pub residents: Vec<Persona>,
+    /// The facts the lab follows here.
+    pub facts: Vec<FollowedFact>,
 }
 
 impl Scenario {
@@ -588,6 +632,7 @@ pub fn validate_scenario(
         start,
         player: file.player,
         residents,
+        facts: file.facts,
     })
 }
 

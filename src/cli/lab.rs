@@ -23,6 +23,11 @@ pub struct LabArgs {
     /// `--set cognition.retrieval.decay=0.99` (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub sets: Vec<String>,
+    /// Aids to turn on: `none` (what residents say, hear, decide and do is their model's),
+    /// `all`, or names separated by commas (`template_lines`, `heard_from_topic`,
+    /// `plan_gatherings`, `ask_until_yes`; docs/society.md). Default: the config's (none).
+    #[arg(long, value_name = "LIST")]
+    pub aids: Option<String>,
     /// Go on with the unfinished run of this name (from its last checkpoint and the phases it
     /// finished).
     #[arg(long)]
@@ -225,6 +230,7 @@ fn run(command: LabCommand) -> Result<PathBuf, String> {
             name: a.name,
             out: a.out,
             sets: a.sets,
+            aids: a.aids,
             resume: a.resume,
             checkpoint_minutes: a.checkpoint_minutes,
             started,

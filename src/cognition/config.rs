@@ -208,6 +208,132 @@ pub struct CognitionConfig {
     pub seed: u32,
     /// The town's social mechanisms, each a switch a lab can turn off.
     pub social: SocialConfig,
+    /// Aids: rules that make an outcome a resident's model did not (off unless asked; every
+    /// report and the window's status name those on).
+    pub aids: Aids,
+}
+
+/// Aids: each forces something a lab counts (what is said, heard, decided or done) where the
+/// model's answer did not give it, and is named after what it forces. All are off by default: a
+/// resident whose model fails does less. A game preset may turn them on for a livelier town;
+/// every report (`lab diffusion --aids`) and the window's status then say which are on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Aids {
+    /// A line that fails its checks twice is said by its topic's template ("Did you hear? …",
+    /// "I'm holding a party …"), which carries the topic's fact, and a line with no usable
+    /// answer takes the first topic offered (the invitation, or the newest news); a summary
+    /// the model did not give is written from the topics. Off: a short filler, and the
+    /// conversation ends; a failed line is small talk; no summary.
+    pub template_lines: bool,
+    /// A line about news leaves the listener the topic's fact ("Klaus told me that …") whatever
+    /// its words said. Off: only a line whose words carry the fact is heard as it
+    /// ([`crate::agent::carry`]), and the listener keeps the words said.
+    pub heard_from_topic: bool,
+    /// An accepted gathering is put into the resident's plan for its day at its place and time,
+    /// and put back into any plan made later. Off: the acceptance is a memory and a commitment
+    /// that the day's planning is shown; whether the resident goes is its plan's.
+    pub plan_gatherings: bool,
+    /// Every teller of a gathering asks the listener again, and the question shows only what it
+    /// remembers of the one who asks. Off: one answer per resident, gathering and teller, news
+    /// heard second-hand asks at most once a day, and the question shows its earlier answers to
+    /// the gathering and to whom.
+    pub ask_until_yes: bool,
+}
+
+impl Aids {
+    /// Every aid by name, with what it forces (the docs' and reports' words).
+    pub const NAMES: [(&'static str, &'static str); 4] = [
+        (
+            "template_lines",
+            "a failed line is said by its topic's template, carrying its fact",
+        ),
+        (
+            "heard_from_topic",
+            "a line about news leaves the listener the topic's fact whatever its words",
+        ),
+        (
+            "plan_gatherings",
+            "an accepted gathering is put into the plan by rule",
+        ),
+        (
+            "ask_until_yes",
+            "every teller asks again, without the earlier answers shown",
+        ),
+    ];
+
+    /// All of them on.
+    pub fn all() -> Self {
+        Self {
+            template_lines: true,
+            heard_from_topic: true,
+            plan_gatherings: true,
+            ask_until_yes: true,
+        }
+    }
+
+    /// Whether the aid of this name is on (`None`: no such aid).
+    pub fn get(&self, name: &str) -> Option<bool> {
+        Some(match name {
+            "template_lines" => self.template_lines,
+            "heard_from_topic" => self.heard_from_topic,
+            "plan_gatherings" => self.plan_gatherings,
+            "ask_until_yes" => self.ask_until_yes,
+            _ => return None,
+        })
+    }
+
+    /// Turns the aid of this name on or off.
+    pub fn set(&mut self, name: &str, on: bool) -> Result<(), String> {
+        let slot = match name {
+            "template_lines" => &mut self.template_lines,
+            "heard_from_topic" => &mut self.heard_from_topic,
+            "plan_gatherings" => &mut self.plan_gatherings,
+            "ask_until_yes" => &mut self.ask_until_yes,
+            _ => {
+                return Err(format!(
+                    "no aid named {name:?}; the aids: {}",
+                    Self::NAMES.map(|(n, _)| n).join(", ")
+                ));
+            }
+        };
+        *slot = on;
+        Ok(())
+    }
+
+    /// The aids of a command line's list: `none`, `all`, or names separated by commas.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let list = list.trim();
+        match list {
+            "" | "none" => return Ok(Self::default()),
+            "all" => return Ok(Self::all()),
+            _ => {}
+        }
+        let mut aids = Self::default();
+        for name in list.split(',') {
+            aids.set(name.trim(), true)?;
+        }
+        Ok(aids)
+    }
+
+    /// The names of those on, in order.
+    pub fn on(&self) -> Vec<&'static str> {
+        Self::NAMES
+            .iter()
+            .filter(|(n, _)| self.get(n) == Some(true))
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// "none", or the names of those on ("template_lines, plan_gatherings").
+    pub fn words(&self) -> String {
+        let on = self.on();
+        if on.is_empty() {
+            "none".into()
+        } else {
+            on.join(", ")
+        }
+    }
 }
 
 /// How news of gatherings travels (`--set cognition.social.hearsay_invites=false` ablates one).
@@ -296,6 +422,7 @@ impl Default for CognitionConfig {
             talk_temperature: 0.0,
             seed: 42,
             social: SocialConfig::default(),
+            aids: Aids::default(),
         }
     }
 }

@@ -447,6 +447,7 @@ pub fn import_people(
             spawn: (spawn.x, spawn.y),
         },
         residents,
+        facts: Vec::new(),
     };
     Ok((scenario, report))
 }

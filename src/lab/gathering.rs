@@ -19,18 +19,28 @@ use std::collections::BTreeMap;
 pub struct Guest {
     /// The resident.
     pub name: String,
-    /// Was invited (by whom, first).
+    /// Was invited, directly or told of it second-hand with the choice to go (by whom, first),
+    /// whatever it answered.
     pub invited_by: Option<String>,
-    /// Accepted.
+    /// Of those invited: only by hearsay (told of it by someone who may not invite).
+    #[serde(default)]
+    pub by_hearsay: bool,
+    /// Accepted (its last answer).
     pub accepted: bool,
-    /// Declined, with the reason remembered.
+    /// Declined (its last answer), with the reason remembered.
     pub declined: Option<String>,
     /// Its plan during the gathering, as it stood when the gathering began.
     pub plan: Vec<String>,
-    /// A plan item at the gathering's place during it.
+    /// A plan item its own planning made at the gathering's place during it.
     pub planned: bool,
-    /// Was at the place during the gathering.
+    /// A plan item put there by rule (the `plan_gatherings` aid), not by its planning.
+    #[serde(default)]
+    pub planned_by_rule: bool,
+    /// Invited, and at the place during the gathering.
     pub came: bool,
+    /// At the place during the gathering, invited or not.
+    #[serde(default)]
+    pub present: bool,
     /// Minutes there.
     pub minutes_there: u32,
 }
@@ -42,9 +52,12 @@ impl Guest {
             return None;
         }
         Some(match &self.declined {
-            Some(r) if r.contains("conflicting") => format!("conflict ({r})"),
+            // The class is the answer's grammar-checked choice, as the memory keeps it.
+            Some(r) if r.starts_with("a conflicting plan") => format!("conflict ({r})"),
             Some(r) => format!("declined ({r})"),
-            None if self.accepted && self.planned => "planned to come, did not get there".into(),
+            None if self.accepted && (self.planned || self.planned_by_rule) => {
+                "planned to come, did not get there".into()
+            }
             None if self.accepted => "accepted, no plan to go".into(),
             None => format!(
                 "no plan to go (planned: {})",
@@ -86,24 +99,45 @@ pub fn window(g: &Gathering) -> (GameTime, GameTime) {
     )
 }
 
-/// Plan items overlapping the gathering (and whether one is at its place).
-pub fn plan_during(plan: &DayPlan, g: &Gathering) -> (Vec<String>, bool) {
+/// What a resident's plan holds during a gathering: its items, whether one its own planning
+/// made is at the gathering's place, and whether one put there by rule is (the block the
+/// `plan_gatherings` aid inserts: the gathering's own item, 🎉, at its address).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanDuring {
+    /// The items overlapping it ("description (address)").
+    pub items: Vec<String>,
+    /// One of its own planning is at the place.
+    pub own: bool,
+    /// One put there by rule is.
+    pub by_rule: bool,
+}
+
+/// Whether a block is the one the `plan_gatherings` aid puts into a plan for `g`.
+pub fn by_rule(b: &crate::agent::schedule::Block, g: &Gathering) -> bool {
+    b.emoji == "🎉" && b.description == g.plan_item() && b.address == g.address && b.subtask
+}
+
+/// Plan items overlapping the gathering, and whether one is at its place (its sector, as the
+/// address names it).
+pub fn plan_during(plan: &DayPlan, g: &Gathering) -> PlanDuring {
     if plan.day != Some(g.day) {
-        return (Vec::new(), false);
+        return PlanDuring::default();
     }
     let items: Vec<&crate::agent::schedule::Block> = plan
         .blocks
         .iter()
         .filter(|b| b.start < g.end && b.end > g.start)
         .collect();
-    let there = items.iter().any(|b| b.address.contains(&g.place));
-    (
-        items
+    let at_place =
+        |b: &crate::agent::schedule::Block| b.address.split(':').nth(1) == Some(g.place.as_str());
+    PlanDuring {
+        items: items
             .iter()
             .map(|b| format!("{} ({})", b.description, b.address))
             .collect(),
-        there,
-    )
+        own: items.iter().any(|b| at_place(b) && !by_rule(b, g)),
+        by_rule: items.iter().any(|b| by_rule(b, g)),
+    }
 }
 
 /// Minutes each person spent at the place during the gathering, from the movement log.
@@ -157,7 +191,7 @@ pub fn declined_reason(description: &str, g: Option<&Gathering>) -> String {
 pub fn guests(
     world: &mut World,
     g: &Gathering,
-    plans: &BTreeMap<String, (Vec<String>, bool)>,
+    plans: &BTreeMap<String, PlanDuring>,
 ) -> Vec<Guest> {
     let map = world.resource::<WorldMap>().clone();
     let sec = world.resource::<SimClock>().sec_per_step;
@@ -170,17 +204,36 @@ pub fn guests(
             let about: Vec<&crate::memory::stream::MemoryNode> = s
                 .nodes()
                 .iter()
-                .filter(|n| n.gathering.as_ref().is_some_and(|x| x.same(g)))
+                .filter(|n| n.gathering.as_ref().is_some_and(|x| x.same(g)) && n.created < g.ends())
                 .collect();
-            let invited_by = about
+            // Invited: an invitation heard, news of it heard with the choice to go, or an
+            // answer given (to either), whatever the answer was, before the gathering ended
+            // (one told of it afterwards was not invited to it).
+            let heard = |n: &&&crate::memory::stream::MemoryNode| {
+                matches!(
+                    n.predicate.as_str(),
+                    "was invited by" | "was told by" | "will attend" | "declined"
+                )
+            };
+            // Who told it first: the first invitation or news of it heard, else the first
+            // answer's asker.
+            let told_it = |n: &&&crate::memory::stream::MemoryNode| {
+                matches!(n.predicate.as_str(), "was invited by" | "was told by")
+            };
+            let first = about
                 .iter()
-                .filter(|n| n.predicate == "was invited by" || n.predicate == "will attend")
+                .filter(told_it)
                 .min_by_key(|n| (n.created, n.id))
-                .and_then(|n| {
-                    n.told
-                        .as_ref()
-                        .map(|t| t.speaker.clone())
-                        .or(Some(n.object.clone()))
+                .or_else(|| about.iter().filter(heard).min_by_key(|n| (n.created, n.id)));
+            let invited_by = first.map(|n| match &n.told {
+                Some(t) => t.speaker.clone(),
+                None => n.keywords.first().cloned().unwrap_or_default(),
+            });
+            let by_hearsay = invited_by.is_some()
+                && !about.iter().any(|n| {
+                    n.predicate == "was invited by"
+                        || (matches!(n.predicate.as_str(), "will attend" | "declined")
+                            && !n.keywords.iter().any(|k| k == "hearsay"))
                 });
             // The last answer stands: one who declined an invitation and accepted a later one
             // (or heard of it again and chose to go) is going.
@@ -192,16 +245,19 @@ pub fn guests(
             let declined = last
                 .filter(|n| n.predicate == "declined")
                 .map(|n| declined_reason(&n.description, n.gathering.as_ref()));
-            let (plan, planned) = plans.get(&id.name).cloned().unwrap_or_default();
+            let during = plans.get(&id.name).cloned().unwrap_or_default();
             let minutes = came.get(&id.name).copied().unwrap_or(0);
             Guest {
                 name: id.name.clone(),
-                invited_by,
+                by_hearsay,
                 accepted,
                 declined,
-                plan,
-                planned,
-                came: minutes > 0,
+                plan: during.items,
+                planned: invited_by.is_some() && during.own,
+                planned_by_rule: during.by_rule,
+                came: invited_by.is_some() && minutes > 0,
+                present: minutes > 0,
+                invited_by,
                 minutes_there: minutes,
             }
         })
@@ -219,7 +275,7 @@ pub(crate) fn streams_of(w: &mut World) -> Vec<(String, MemoryStream)> {
 }
 
 /// Everyone's plan during the gathering, as it stands now.
-pub fn plans_of(w: &mut World, g: &Gathering) -> BTreeMap<String, (Vec<String>, bool)> {
+pub fn plans_of(w: &mut World, g: &Gathering) -> BTreeMap<String, PlanDuring> {
     let mut q = w.query::<(&Identity, &DayPlan)>();
     q.iter(w)
         .map(|(i, p)| (i.name.clone(), plan_during(p, g)))
@@ -252,8 +308,29 @@ pub fn follow_hour(run: &mut Run, world: &mut World) {
     }
 }
 
-/// Invited, planned, came, invited who came, and why the invited did not come (by class).
-pub fn tally(run: &Run) -> (usize, usize, usize, usize, BTreeMap<String, usize>) {
+/// The gathering's figures in a town.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Invited (directly or by hearsay, whatever they answered).
+    pub invited: usize,
+    /// Of them, only by hearsay.
+    pub by_hearsay: usize,
+    /// Accepted (their last answer).
+    pub accepted: usize,
+    /// Invited with a plan item of their own planning there.
+    pub planned: usize,
+    /// With a plan item put there by rule (the `plan_gatherings` aid).
+    pub planned_by_rule: usize,
+    /// Invited, and there during it.
+    pub came: usize,
+    /// Anyone there during it but the organiser, invited or not.
+    pub present: usize,
+    /// Why the invited did not come, by class.
+    pub why: BTreeMap<String, usize>,
+}
+
+/// A town's figures for its gathering.
+pub fn tally(run: &Run) -> Tally {
     let invited = run.guests.iter().filter(|x| x.invited_by.is_some());
     let mut why: BTreeMap<String, usize> = BTreeMap::new();
     for x in invited.clone() {
@@ -262,13 +339,16 @@ pub fn tally(run: &Run) -> (usize, usize, usize, usize, BTreeMap<String, usize>)
             *why.entry(class).or_insert(0) += 1;
         }
     }
-    (
-        invited.clone().count(),
-        run.guests.iter().filter(|x| x.planned).count(),
-        run.guests.iter().filter(|x| x.came).count(),
-        invited.filter(|x| x.came).count(),
+    Tally {
+        invited: invited.clone().count(),
+        by_hearsay: invited.clone().filter(|x| x.by_hearsay).count(),
+        accepted: invited.clone().filter(|x| x.accepted).count(),
+        planned: invited.clone().filter(|x| x.planned).count(),
+        planned_by_rule: run.guests.iter().filter(|x| x.planned_by_rule).count(),
+        came: invited.filter(|x| x.came).count(),
+        present: run.guests.iter().filter(|x| x.present).count(),
         why,
-    )
+    }
 }
 
 /// The guests as CSV.
@@ -279,11 +359,14 @@ pub fn guests_csv(guests: &[Guest]) -> String {
             vec![
                 x.name.clone(),
                 x.invited_by.clone().unwrap_or_default(),
+                x.by_hearsay.to_string(),
                 x.accepted.to_string(),
                 x.declined.clone().unwrap_or_default(),
                 x.planned.to_string(),
+                x.planned_by_rule.to_string(),
                 x.plan.join("; "),
                 x.came.to_string(),
+                x.present.to_string(),
                 x.minutes_there.to_string(),
                 x.why_not().unwrap_or_default(),
             ]
@@ -293,11 +376,14 @@ pub fn guests_csv(guests: &[Guest]) -> String {
         &[
             "resident",
             "invited_by",
+            "by_hearsay",
             "accepted",
             "declined",
             "planned",
+            "planned_by_rule",
             "plan",
             "came",
+            "present",
             "minutes_there",
             "why_not",
         ],
@@ -311,7 +397,7 @@ pub struct Run {
     /// The gathering.
     pub gathering: Option<Gathering>,
     /// Plans as they stood when it began.
-    pub plans: BTreeMap<String, (Vec<String>, bool)>,
+    pub plans: BTreeMap<String, PlanDuring>,
     /// Everyone but the organiser.
     pub guests: Vec<Guest>,
     /// Costs.
@@ -357,14 +443,17 @@ mod tests {
             invited_by: None,
             accepted: false,
             declined: None,
+            by_hearsay: false,
             plan: vec![],
             planned: false,
-            came: true,
+            planned_by_rule: false,
+            came: false,
+            present: true,
             minutes_there: 30,
         };
         let taken = Run {
             gathering: Some(g.clone()),
-            plans: BTreeMap::from([("Tom Moreno".to_string(), (vec![], false))]),
+            plans: BTreeMap::from([("Tom Moreno".to_string(), PlanDuring::default())]),
             guests: vec![guest],
             ..Default::default()
         };
@@ -400,9 +489,12 @@ mod tests {
                 &g.declined("Isabella Rodriguez", reason),
                 Some(&g),
             )),
+            by_hearsay: false,
             plan: vec![],
             planned: false,
+            planned_by_rule: false,
             came: false,
+            present: false,
             minutes_there: 0,
         };
         assert_eq!(

@@ -7,9 +7,9 @@
 
 use crate::agent::Identity;
 use crate::agent::conversation::{ConversationLog, TopicKind};
+use crate::agent::names::TownNames;
 use crate::lab::report::{csv, table};
 use crate::lab::runs::folder::Folder;
-use crate::memory::news::fact_of;
 use crate::memory::stream::{MemoryStream, NodeId};
 use crate::save::movement::{MovementLog, Scene};
 use crate::sim::clock::SimClock;
@@ -90,11 +90,47 @@ pub struct Telling {
     pub said_heard: usize,
 }
 
-/// One hearing: when, from whom, the fact, and the speaker's memory it came from.
-type Hearing<'a> = (GameTime, &'a str, &'a str, Option<NodeId>);
+/// One hearing: when, from whom, the fact, the speaker's memory it came from, and the words
+/// the listener kept of it.
+type Hearing<'a> = (GameTime, &'a str, &'a str, Option<NodeId>, &'a str);
 
-/// Counts how facts were passed on among these residents (`(name, stream)`).
-pub fn telling<'a>(streams: impl IntoIterator<Item = (&'a str, &'a MemoryStream)>) -> Telling {
+/// Words that keep something from someone (the lab's own list, read from the speaker's memory).
+const SECRECY: [&str; 10] = [
+    "surprise",
+    "secret",
+    "must not",
+    "mustn't",
+    "don't tell",
+    "do not tell",
+    "not to tell",
+    "not know",
+    "not find out",
+    "not hear",
+];
+
+/// Whether a fact heard was not for the listener's ears, as the lab reads it itself (not as the
+/// topics chose): the words the listener kept of it (`heard`: its memory's words, or the fact)
+/// name the listener (a person named as a whole word: `agent::carry::named`), or the words of
+/// the speaker's memory it came from name the listener and keep something secret.
+pub fn about_listener(heard: &str, source: Option<&str>, listener: &str, town: &TownNames) -> bool {
+    let named = |t: &str| {
+        crate::agent::carry::named(t, town)
+            .iter()
+            .any(|n| n == listener)
+    };
+    named(heard)
+        || source.is_some_and(|w| {
+            let lower = w.to_lowercase().replace('\u{2019}', "'");
+            named(w) && SECRECY.iter().any(|m| lower.contains(m))
+        })
+}
+
+/// Counts how facts were passed on among these residents (`(name, stream)`) of a town with
+/// these people (`town`).
+pub fn telling<'a>(
+    streams: impl IntoIterator<Item = (&'a str, &'a MemoryStream)>,
+    town: &TownNames,
+) -> Telling {
     let streams: BTreeMap<&str, &MemoryStream> = streams.into_iter().collect();
     // For each listener, what it heard, once per conversation, in order.
     let mut heard: BTreeMap<&str, Vec<Hearing<'_>>> = BTreeMap::new();
@@ -106,7 +142,13 @@ pub fn telling<'a>(streams: impl IntoIterator<Item = (&'a str, &'a MemoryStream)
                 && streams.contains_key(t.speaker.as_str())
                 && seen.insert((&t.speaker, &t.fact, &t.conversation))
             {
-                list.push((n.created, t.speaker.as_str(), t.fact.as_str(), t.source));
+                list.push((
+                    n.created,
+                    t.speaker.as_str(),
+                    t.fact.as_str(),
+                    t.source,
+                    n.description.as_str(),
+                ));
             }
         }
         list.sort();
@@ -114,25 +156,31 @@ pub fn telling<'a>(streams: impl IntoIterator<Item = (&'a str, &'a MemoryStream)
     }
     let mut out = Telling::default();
     for (listener, list) in &heard {
-        for (i, &(at, speaker, fact, source)) in list.iter().enumerate() {
+        for (i, &(at, speaker, fact, source, kept)) in list.iter().enumerate() {
             out.heard += 1;
+            // The speaker's memory as it holds it (its own words, not the fact a topic named).
             let words = source
                 .and_then(|id| streams.get(speaker)?.get(id))
-                .map(|n| fact_of(n).unwrap_or_else(|| n.description.clone()));
-            if crate::cognition::talk::topics::about_person(fact, words.as_deref(), listener) {
+                .map(|n| n.description.clone());
+            // The words heard, less the "X told me:" that names the speaker.
+            let kept = kept.split_once(": \"").map_or(kept, |(_, q)| q);
+            if about_listener(kept, words.as_deref(), listener, town) {
                 out.about_listener += 1;
             }
             let from_listener = heard.get(speaker).is_some_and(|l| {
                 l.iter()
-                    .any(|&(t, s, f, _)| t <= at && s == *listener && f == fact)
+                    .any(|&(t, s, f, _, _)| t <= at && s == *listener && f == fact)
             });
             if from_listener {
                 out.told_back += 1;
             }
             let before = &list[..i];
-            if before.iter().any(|&(_, s, f, _)| s == speaker && f == fact) {
+            if before
+                .iter()
+                .any(|&(_, s, f, _, _)| s == speaker && f == fact)
+            {
                 out.repeated += 1;
-            } else if before.iter().any(|&(_, _, f, _)| f == fact) {
+            } else if before.iter().any(|&(_, _, f, _, _)| f == fact) {
                 out.heard_before += 1;
             }
         }
@@ -298,6 +346,10 @@ pub fn social(world: &World, residents: &[String]) -> Social {
                 q.iter(world)
                     .filter(|(i, _)| names.contains(i.name.as_str()))
                     .map(|(i, s)| (i.name.as_str(), s)),
+                &world
+                    .get_resource::<TownNames>()
+                    .cloned()
+                    .unwrap_or_else(|| TownNames::new(residents.to_vec())),
             )
         });
     Social {
@@ -533,11 +585,19 @@ mod tests {
         );
         // What the player tells a resident is not counted, whoever it names.
         hear(&mut tom, "the player", "Tom's bike is outside", "p", 5);
-        let t = telling([
-            ("Tom Moreno", &tom),
-            ("Jane Moreno", &jane),
-            ("John Lin", &john),
-        ]);
+        let town = TownNames::new(
+            ["Tom Moreno", "Jane Moreno", "John Lin", "Sam Moore"]
+                .map(String::from)
+                .into(),
+        );
+        let t = telling(
+            [
+                ("Tom Moreno", &tom),
+                ("Jane Moreno", &jane),
+                ("John Lin", &john),
+            ],
+            &town,
+        );
         assert_eq!(
             t,
             Telling {

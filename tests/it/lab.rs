@@ -6,7 +6,7 @@
 //! stopped between its data and its checkpoint resumed as a straight run; bad input refused
 //! before anything is written.
 
-use crate::talk::{invited, klaus_told_maria, talk, town, until_over};
+use crate::talk::{klaus_told_maria, talk, town, until_over};
 use bevy::prelude::*;
 use simulacra::SimPlugin;
 use simulacra::config::GameConfig;
@@ -128,7 +128,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 #[test]
 fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_hallucinated() {
     let mut app = klaus_told_maria();
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     // The scripted backend answers every probe "yes".
     let round = facts::probe_round(app.world_mut(), &facts, "end");
     let probe = |fact: &str, who: &str| {
@@ -152,8 +152,11 @@ fn a_fact_told_in_a_conversation_is_aware_grounded_and_traced_and_a_bare_yes_is_
     assert_eq!(klaus.class(), "aware", "{klaus:?}");
     let isabella = probe("mayor", "Isabella Rodriguez");
     assert_eq!(isabella.class(), "hallucinated", "{isabella:?}");
-    let (yes, grounded, halluc, holders, n) = round.counts("mayor");
-    assert_eq!((yes, grounded, halluc, holders, n), (3, 2, 1, 2, 3));
+    let c = round.counts("mayor");
+    assert_eq!(
+        (c.yes, c.aware, c.hallucinated, c.holders, c.residents),
+        (3, 2, 1, 2, 3)
+    );
     // The tree: Maria from Klaus, in their conversation; Klaus a first holder (the whisper).
     let tree = facts::tree(app.world_mut(), &facts);
     let mayor = &tree["mayor"];
@@ -179,7 +182,7 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
         ..Default::default()
     };
     let sim = || scripted_n3(&config);
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     let opts = diffusion::Options {
         facts: facts.clone(),
         hours: 2,
@@ -230,7 +233,8 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
     let section = diffusion::report(&[run], &facts, &again).unwrap();
     assert!(section.contains("hallucinated"), "{section}");
     assert!(
-        section.contains("### Conversations, seed 1") && section.contains("of lines with a topic"),
+        section.contains("### Conversations, seed 1")
+            && section.contains("% in the model's own words"),
         "what the conversations carried is in the report: {section}"
     );
     assert!(
@@ -372,6 +376,7 @@ fn the_towns_social_life_is_read_from_its_conversation_and_movement_logs() {
             text: "Hello.".into(),
             topic: heard.then(|| Topic::new(TopicKind::AlreadyHeard, "that he had heard it")),
             fallback: None,
+            carried: None,
         });
     }
     world.insert_resource(talk);
@@ -541,8 +546,12 @@ fn party_attendance_is_read_from_a_recorded_movement_log() {
 
 #[test]
 fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
-    let (mut app, maria_e) =
-        invited(r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
+    // With the `plan_gatherings` aid, so that she goes: the rule's plan item is counted apart
+    // from what her own planning made.
+    let (mut app, maria_e) = crate::talk::invited_with(
+        r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
+        |c| c.cognition.aids.plan_gatherings = true,
+    );
     // Followed as a diffusion town follows it: found at once, looked at every hour.
     let mut run = gathering::follow(app.world_mut()).expect("Isabella organises the party");
     let g = run.gathering.clone().unwrap();
@@ -588,7 +597,10 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
         Some("Isabella Rodriguez"),
         "{maria:?}"
     );
-    assert!(maria.accepted && maria.planned && maria.came, "{maria:?}");
+    assert!(
+        maria.accepted && maria.planned_by_rule && !maria.planned && maria.came,
+        "{maria:?}"
+    );
     assert_eq!(maria.declined, None, "the last answer stands");
     assert_eq!(maria.why_not(), None);
     let klaus = guests.iter().find(|x| x.name == "Klaus Mueller").unwrap();
@@ -598,7 +610,9 @@ fn an_accepted_invitation_shows_in_the_party_lab_as_invited_planned_and_came() {
     let folder = Folder::open(&out, "t", false).unwrap();
     let md = party::towns_section(&[(1, &run), (2, &run)], &folder).unwrap();
     assert!(
-        md.contains("| 1 | 1 | 1 | ") && md.contains("| min / median / max | 1 / 1 / 1 |"),
+        md.contains("| 1 | 1 (0) | 1 | 0 (1) | 1 | ")
+            && md
+                .contains("| min / median / max | 1 / 1 / 1 | 1 / 1 / 1 | 0 / 0 / 0 | 1 / 1 / 1 |"),
         "{md}"
     );
     // The median town said against the paper's, and the invitations passed on counted.
@@ -696,7 +710,7 @@ fn a_probe_whose_words_contradict_its_answer_is_counted() {
         "2023-02-13 10:00",
     );
     run_steps(&mut app, 2);
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     let round = facts::probe_round(app.world_mut(), &facts, "end");
     let of = |who: &str| {
         round
@@ -745,7 +759,7 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
         s.scenario.start = GameTime::parse("2023-02-13 10:00").unwrap();
         s
     };
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     let opts = |hours| diffusion::Options {
         facts: facts.clone(),
         hours,
@@ -781,7 +795,7 @@ fn a_diffusion_run_stopped_between_its_data_and_its_checkpoint_resumes_as_a_stra
     assert_eq!(resumed.rounds, straight.rounds);
     assert_eq!(resumed.tree, straight.tree);
     assert!(
-        resumed.talk.contains("lines said by a template"),
+        resumed.talk.contains("lines not the model's"),
         "{}",
         resumed.talk
     );
@@ -818,7 +832,7 @@ fn holders_by_memory_are_the_residents_on_the_provenance_chains() {
     let mut app = klaus_told_maria();
     let c = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
     until_over(&mut app, c, 600);
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     let hour = facts::holders(app.world_mut(), &facts);
     let tree = facts::tree(app.world_mut(), &facts);
     let mayor = &tree["mayor"];
@@ -1077,7 +1091,7 @@ fn towns_run_side_by_side_on_one_runtime_report_what_they_report_one_after_anoth
         s
     };
     let opts = diffusion::Options {
-        facts: facts::smallville(),
+        facts: crate::the_villes_facts(),
         hours: 2,
         every_morning: false,
         seeds: 2,

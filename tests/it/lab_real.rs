@@ -4,9 +4,9 @@
 use simulacra::SimPlugin;
 use simulacra::cognition::config::Ablation;
 use simulacra::config::GameConfig;
+use simulacra::lab;
 use simulacra::lab::measures::{self, diffusion, interviews, party, relationships};
 use simulacra::lab::runs::folder::Folder;
-use simulacra::lab::{self, facts};
 
 fn n3(config: &GameConfig) -> SimPlugin {
     let mut s = SimPlugin::load("the_ville_n3", None, config.clone()).expect("bundled scenario");
@@ -31,7 +31,7 @@ fn every_lab_runs_on_the_real_model_and_writes_its_report() {
     };
 
     // Diffusion: one game hour from 16:30 on February 14.
-    let facts = facts::smallville();
+    let facts = crate::the_villes_facts();
     let folder = Folder::open(&out, "diffusion", false).unwrap();
     let opts = diffusion::Options {
         facts: facts.clone(),

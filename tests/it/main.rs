@@ -20,6 +20,7 @@ mod pool;
 mod robust;
 mod saves;
 mod sim_day;
+mod society;
 mod talk;
 mod window;
 
@@ -65,6 +66,11 @@ pub fn scripted_sim(scenario: &str) -> SimPlugin {
     let mut config = scripted_config();
     config.cognition.planning = simulacra::cognition::config::Planning::Routine;
     SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
+}
+
+/// The facts the bundled Smallville scenarios follow (the paper's two).
+pub fn the_villes_facts() -> Vec<simulacra::lab::facts::Fact> {
+    scripted_sim("the_ville_n3").scenario.facts
 }
 
 /// The program under test: the one cargo built for these tests, or `SIMULACRA_BIN` (a copy kept

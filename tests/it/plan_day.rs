@@ -19,7 +19,13 @@ use std::hash::{Hash, Hasher};
 
 /// A scenario with the scripted backend planning (shape-valid answers chosen by the prompt's hash).
 pub fn planning_sim(scenario: &str) -> SimPlugin {
-    SimPlugin::load(scenario, None, crate::scripted_config()).expect("bundled scenario loads")
+    let mut config = crate::scripted_config();
+    // A line that holds up (the default answer is too short to be one), so talks go on.
+    config.llm = simulacra::llm::config::LlmConfig::scripted(vec![crate::talk::rule(
+        "converse",
+        &crate::talk::line("It is good to see you here today."),
+    )]);
+    SimPlugin::load(scenario, None, config).expect("bundled scenario loads")
 }
 
 type Snapshot = Vec<(String, (i32, i32), String, String)>;

@@ -492,10 +492,21 @@ fn what_the_player_says_is_remembered_and_passed_on() {
             Some("bakery"),
             r#"{"summary": "the news that the old bakery on Main Street burned down last night", "planning": "tell friends about the burned bakery", "memo": "the old bakery on Main Street burned down"}"#,
         ),
+        // The bakery in her words, when it is among her topics (by its number there).
         rule(
             "converse",
-            Some("bakery"),
-            r#"{"utterance": "Did you hear? The old bakery on Main Street burned down last night.", "end_conversation": false}"#,
+            Some("1. tell Maria Lopez: The old bakery"),
+            r#"{"utterance": "Did you hear? The old bakery on Main Street burned down last night.", "topic": 1, "end_conversation": false}"#,
+        ),
+        rule(
+            "converse",
+            Some("2. tell Maria Lopez: The old bakery"),
+            r#"{"utterance": "Did you hear? The old bakery on Main Street burned down last night.", "topic": 2, "end_conversation": false}"#,
+        ),
+        rule(
+            "converse",
+            Some("3. tell Maria Lopez: The old bakery"),
+            r#"{"utterance": "Did you hear? The old bakery on Main Street burned down last night.", "topic": 3, "end_conversation": false}"#,
         ),
         rule("react", None, "yes"),
     ]));

@@ -1057,6 +1057,9 @@ fn a_generated_town_of_300_round_trips_through_a_save() {
     let sim = || {
         let mut sim = SimPlugin::load(&cast.to_string_lossy(), None, crate::scripted_config())
             .expect("the generated town and cast load");
+        if let Ok(a) = std::env::var("DIAG_AIDS") {
+            sim.config.cognition.aids = simulacra::cognition::config::Aids::parse(&a).unwrap();
+        }
         sim.scenario.start = GameTime::parse("2023-02-13 07:00").unwrap();
         sim.config.saves.dir = dir.display().to_string();
         sim.config.saves.autosave_minutes = 0;

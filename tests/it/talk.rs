@@ -112,10 +112,101 @@ pub(crate) fn until_over(app: &mut App, conv: Entity, steps: u32) {
     );
 }
 
+/// A `converse` answer about topic 1 (the first offered) in these words.
+pub(crate) fn line(words: &str) -> String {
+    format!(r#"{{"end_conversation": false, "topic": 1, "utterance": "{words}"}}"#)
+}
+
+/// A rule for `purpose` prompts that contain `contains`.
+pub(crate) fn rule_if(purpose: &str, contains: &str, reply: &str) -> ScriptRule {
+    ScriptRule {
+        contains: Some(contains.into()),
+        ..rule(purpose, reply)
+    }
+}
+
+/// A conversation whose lines come in this order, each its own words: the rule for a line
+/// matches a prompt holding the line before it (the first match wins, so the later lines come
+/// first); the first line is any other `converse` prompt's.
+pub(crate) fn chain(lines: &[&str]) -> Vec<ScriptRule> {
+    let mut rules: Vec<ScriptRule> = (1..lines.len())
+        .rev()
+        .map(|i| {
+            rule_if(
+                "converse",
+                &format!("\"{}\"", lines[i - 1]),
+                &line(lines[i]),
+            )
+        })
+        .collect();
+    rules.push(rule("converse", &line(lines[0])));
+    rules
+}
+
+/// What the model says in the news tests: each resident tells the candidacy and invites to
+/// the party in words that carry them when they are the topic, says it had heard news already
+/// and from whom when that is its topic, says yes to the candidacy's probe naming Sam, and
+/// otherwise makes small talk.
+pub(crate) fn candidacy_rules() -> Vec<ScriptRule> {
+    vec![
+        rule_if(
+            "converse",
+            "you had already heard from Klaus",
+            &line("Yes, Klaus told me that already."),
+        ),
+        rule_if(
+            "converse",
+            "you had already heard",
+            &line("Yes, I knew that already."),
+        ),
+        rule_if(
+            "converse",
+            "invite Maria Lopez to",
+            &line(
+                "Maria, I am holding a Valentine's Day party at Hobbs Cafe, would you like to come?",
+            ),
+        ),
+        rule_if(
+            "converse",
+            "invite Klaus Mueller to",
+            &line(
+                "Klaus, I am holding a Valentine's Day party at Hobbs Cafe, would you like to come?",
+            ),
+        ),
+        rule_if(
+            "converse",
+            "tell Klaus Mueller: Isabella Rodriguez is holding",
+            &line("Klaus, Isabella is holding a Valentine's Day party at Hobbs Cafe today!"),
+        ),
+        rule_if(
+            "converse",
+            "tell Maria Lopez: Sam Moore",
+            &line("Maria, did you hear that Sam Moore is running for mayor?"),
+        ),
+        rule_if(
+            "converse",
+            "tell Isabella Rodriguez: Sam Moore",
+            &line("Isabella, Sam Moore is running for mayor of Smallville!"),
+        ),
+        rule_if(
+            "converse",
+            "tell Klaus Mueller: Sam Moore",
+            &line("Klaus, Sam Moore is running for mayor, I heard."),
+        ),
+        rule_if(
+            "lab_probe",
+            "running for mayor",
+            r#"{"answer": "yes", "says": "Yes, Sam Moore is running for mayor."}"#,
+        ),
+        rule("converse", &line("It is nice to see you today.")),
+    ]
+}
+
 /// The three-resident town at 10:00 after Klaus, whispered that Sam Moore is running for mayor
-/// of Smallville, talked with Maria (he speaks first).
+/// of Smallville, talked with Maria (he speaks first), each saying what [`candidacy_rules`]
+/// has them say.
 pub(crate) fn klaus_told_maria() -> App {
-    let mut app = town(Vec::new(), "2023-02-13 10:00");
+    let mut app = town(candidacy_rules(), "2023-02-13 10:00");
     run_steps(&mut app, 2);
     run_console_line(
         &mut app,
@@ -157,9 +248,10 @@ fn a_fact_told_from_a_to_b_to_c_is_held_by_c_with_its_chain_to_the_first_holder(
                 app.world().resource::<ConversationLog>().lines
             )
         });
+    // In the words Klaus said.
     assert_eq!(
         mayor.description,
-        "Klaus Mueller told me that Sam Moore is running for mayor of Smallville"
+        "Klaus Mueller told me: \"Maria, did you hear that Sam Moore is running for mayor?\""
     );
     let hops = trace(&look, "Maria Lopez", mayor.id);
     assert_eq!(
@@ -197,23 +289,38 @@ fn a_fact_told_from_a_to_b_to_c_is_held_by_c_with_its_chain_to_the_first_holder(
             .any(|c| c == &["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"]),
         "a fact came to Isabella from Klaus through Maria: {chains:?}"
     );
-    // Every resident line of both conversations has a topic, recorded in the log.
+    // What carried it were the model's words, found to carry it as they were said.
     let log = app.world().resource::<ConversationLog>();
-    assert!(
-        log.lines.iter().all(|l| l.topic.is_some()),
-        "every line has a topic"
-    );
-    assert!(
+    let carried: Vec<_> = log
+        .lines
+        .iter()
+        .filter(|l| {
+            l.carried == Some(true)
+                && l.topic
+                    .as_ref()
+                    .and_then(|t| t.fact.as_deref())
+                    .is_some_and(|f| f.contains("mayor"))
+        })
+        .collect();
+    assert_eq!(
+        carried.len(),
+        2,
+        "Klaus to Maria, Maria to Isabella: {:#?}",
         log.lines
-            .iter()
-            .any(|l| l.topic.as_ref().unwrap().kind == TopicKind::Fact)
     );
 }
 
 /// The invitation answer the scripted backend gives, and Maria after Isabella invites her at
 /// 16:00 on the party's day.
 pub(crate) fn invited(answer: &str) -> (App, Entity) {
-    let mut app = town(vec![rule("invite_answer", answer)], "2023-02-14 15:50");
+    invited_with(answer, |_| {})
+}
+
+/// [`invited`] with a change to the town's config.
+pub(crate) fn invited_with(answer: &str, change: impl FnOnce(&mut GameConfig)) -> (App, Entity) {
+    let mut rules = vec![rule("invite_answer", answer)];
+    rules.extend(candidacy_rules());
+    let mut app = town_with(rules, "2023-02-14 15:50", change);
     run_steps(&mut app, 30); // memories embedded, plans made
     let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
     until_over(&mut app, c, 900);
@@ -231,10 +338,15 @@ pub(crate) fn invited(answer: &str) -> (App, Entity) {
     (app, maria)
 }
 
+/// With the `plan_gatherings` aid, an accepted invitation is put into the plan by rule (at its
+/// place and time) and the invitee is there. (Without it, the plan is the resident's own:
+/// `society::a_resident_that_accepts_but_whose_planning_never_includes_the_party_does_not_go`.)
 #[test]
-fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
-    let (mut app, maria) =
-        invited(r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#);
+fn with_the_plan_gatherings_aid_an_accepted_invitation_goes_into_the_plan() {
+    let (mut app, maria) = invited_with(
+        r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
+        |c| c.cognition.aids.plan_gatherings = true,
+    );
     let c = app.world().get::<Commitments>(maria).unwrap().clone();
     assert_eq!(c.list.len(), 1, "{c:?}");
     let g = &c.list[0].gathering;
@@ -253,6 +365,12 @@ fn an_accepted_invitation_goes_into_the_plan_and_the_invitee_is_there() {
     assert!(
         stream.nodes().iter().any(|n| n.predicate == "will attend"
             && n.description.contains("Isabella Rodriguez invited me"))
+    );
+    assert!(
+        stream.nodes().iter().any(|n| n.predicate == "was invited by"
+            && n.description
+                == "Isabella Rodriguez invited me: \"Maria, I am holding a Valentine's Day party at Hobbs Cafe, would you like to come?\""),
+        "she remembers the words said"
     );
     // Maria's answer is her next line.
     let log = app.world().resource::<ConversationLog>();
@@ -301,20 +419,20 @@ fn a_refused_invitation_keeps_its_reason_and_leaves_the_plan_alone() {
         "{}",
         d.description
     );
+    // Her answer is her next line (in her model's words).
     let log = app.world().resource::<ConversationLog>();
     assert!(log.lines.iter().any(|l| {
         l.speaker == "Maria Lopez"
-            && l.text.contains("parties are too loud")
-            && l.topic
-                .as_ref()
-                .is_some_and(|t| t.kind == TopicKind::Answer)
+            && l.topic.as_ref().is_some_and(|t| {
+                t.kind == TopicKind::Answer && t.about.contains("parties are too loud")
+            })
     }));
 }
 
-/// A line that is only a name is asked for again once (or, with `ask_lines_again` off, not),
-/// then replaced by its topic's template and counted.
+/// A line that is only a name is found and asked for again once (or, with `ask_lines_again`
+/// off, not), then replaced by a filler and counted.
 #[test]
-fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
+fn a_line_that_is_only_a_name_is_asked_again_then_replaced_and_counted() {
     for again in [true, false] {
         let mut app = town_with(
             vec![rule(
@@ -330,7 +448,7 @@ fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
         let log = app.world().resource::<ConversationLog>();
         assert!(!log.lines.is_empty());
         for l in &log.lines {
-            assert_ne!(l.text, "Maria Lopez", "a name alone is never said");
+            assert_eq!(l.text, "Hmm.", "a name alone is never said");
             assert_eq!(l.fallback.as_deref(), Some("only a name"), "{l:?}");
             assert!(l.topic.is_some());
         }
@@ -354,21 +472,35 @@ fn a_line_that_is_only_a_name_is_replaced_by_its_topic_and_counted() {
 #[test]
 fn a_conversation_lines_prompt_lists_at_most_the_configured_memories() {
     let lines_with = |prompt_memories: usize| {
-        let rules = vec![
-            ScriptRule {
-                purpose: Some("converse".into()),
-                contains: Some("\n11. ".into()),
-                reply: r#"{"end_conversation": true, "topic": 1, "utterance": "I must go."}"#
+        let rules = vec![ScriptRule {
+            purpose: Some("converse".into()),
+            contains: Some("\n11. ".into()),
+            reply:
+                r#"{"end_conversation": true, "topic": 1, "utterance": "I must go now, goodbye."}"#
                     .into(),
-                ..Default::default()
-            },
-            rule(
-                "converse",
-                r#"{"end_conversation": false, "topic": 1, "utterance": "Good to see you."}"#,
-            ),
-        ];
+            ..Default::default()
+        }]
+        .into_iter()
+        .chain(chain(&[
+            "Good to see you this morning.",
+            "Nice to see you too, Klaus.",
+            "How is your studying going lately?",
+            "It is going well, thank you for asking.",
+            "I am glad to hear that, really.",
+            "What are you working on this week?",
+            "A long chemistry report for my class.",
+            "That sounds like a lot of work.",
+            "It is, but I enjoy it very much.",
+            "Then I will let you get back to it.",
+            "Thank you, see you around, Klaus.",
+            "Goodbye for now, Maria, take care.",
+        ]))
+        .collect();
+        // Each line as the model gives it (not asked again when off its topic), so that a
+        // wish to end is the line's own.
         let mut app = town_with(rules, "2023-02-13 10:00", |c| {
             c.cognition.prompt_memories = prompt_memories;
+            c.cognition.ask_lines_again = false;
         });
         run_steps(&mut app, 2);
         for thing in [
@@ -408,7 +540,7 @@ fn a_conversation_lines_prompt_lists_at_most_the_configured_memories() {
 #[test]
 fn a_surprise_party_for_a_resident_is_kept_from_them_and_offered_to_the_others() {
     // After the Valentine's Day party, so the surprise is the only gathering ahead.
-    let mut app = town(Vec::new(), "2023-02-15 10:00");
+    let mut app = town(candidacy_rules(), "2023-02-15 10:00");
     run_steps(&mut app, 2);
     run_console_line(
         &mut app,
@@ -456,9 +588,14 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
                 "invite_answer",
                 r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
-        ];
+        ]
+        .into_iter()
+        .chain(candidacy_rules())
+        .collect();
+        // The plan_gatherings aid: where the choice to go leads is the plan's (the rule's here).
         let mut app = town_with(rules, "2023-02-14 15:50", |c| {
             c.cognition.social.hearsay_invites = hearsay;
+            c.cognition.aids.plan_gatherings = true;
         });
         run_steps(&mut app, 30); // memories embedded, plans made
         let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
@@ -506,8 +643,7 @@ fn a_party_heard_of_second_hand_is_a_choice_to_go_unless_switched_off() {
 }
 
 /// An invitation for a day not yet planned is weighed against the invitee's usual day (its
-/// routine then), and a refusal for being busy is a conflict with it; switched off, the answer is
-/// asked with "no plan made yet".
+/// routine then); switched off, the answer is asked with "no plan made yet".
 #[test]
 fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
     for usual_day in [true, false] {
@@ -524,7 +660,10 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
                 "invite_answer",
                 r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
             ),
-        ];
+        ]
+        .into_iter()
+        .chain(candidacy_rules())
+        .collect();
         // The day before the party: February 14 is not planned yet.
         let mut app = town_with(rules, "2023-02-13 10:00", |c| {
             c.cognition.social.usual_day = usual_day;
@@ -540,10 +679,14 @@ fn an_invitation_for_a_day_not_planned_yet_is_weighed_against_the_usual_day() {
             .find(|n| n.predicate == "declined" || n.predicate == "will attend")
             .unwrap_or_else(|| panic!("Maria answered: {:#?}", stream.nodes()));
         if usual_day {
+            // Shown her usual day, she declined (words are only words: what is in the way is
+            // what the answer named, here nothing).
             assert_eq!(answer.predicate, "declined");
             assert!(
-                answer.description.contains(": a conflicting plan: "),
-                "busy with her usual day: {}",
+                answer
+                    .description
+                    .ends_with(": not interested: I am busy then"),
+                "{}",
                 answer.description
             );
         } else {
@@ -561,12 +704,15 @@ fn a_refusal_names_the_plan_item_in_its_way_and_a_reason_that_gives_none_is_not_
     // holds while the party goes on is what she may name.
     let invite = |reply: &str| {
         // Maria's answer only: the count of reasons replaced is hers.
-        let rules = vec![ScriptRule {
+        let rules = [ScriptRule {
             purpose: Some("invite_answer".into()),
             contains: Some("says to Maria Lopez".into()),
             reply: reply.into(),
             ..Default::default()
-        }];
+        }]
+        .into_iter()
+        .chain(candidacy_rules())
+        .collect();
         let mut app = town(rules, "2023-02-13 10:00");
         run_steps(&mut app, 30);
         let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
@@ -622,14 +768,13 @@ fn a_refusal_names_the_plan_item_in_its_way_and_a_reason_that_gives_none_is_not_
         declined.description
     );
     assert_eq!(n(&app), 1);
-    // Her answer says what is in the way, in place of the words that gave no reason.
+    // Her answer is owed as her next line, with what is in the way as its reason.
     let log = app.world().resource::<ConversationLog>();
     assert!(
         log.lines.iter().any(|l| l.speaker == "Maria Lopez"
-            && l.text.contains(item.as_str())
             && l.topic
                 .as_ref()
-                .is_some_and(|t| t.kind == TopicKind::Answer)),
+                .is_some_and(|t| t.kind == TopicKind::Answer && t.about.contains(item.as_str()))),
         "{:#?}",
         log.lines
     );
@@ -681,7 +826,7 @@ fn news_the_listener_heard_already_is_not_heard_twice_unless_switched_off() {
     let fact = "Sam Moore is running for mayor of Smallville";
     for on in [true, false] {
         // After the Valentine's Day party: no gathering ahead for Isabella to invite to first.
-        let mut app = town_with(Vec::new(), "2023-02-15 10:00", |c| {
+        let mut app = town_with(candidacy_rules(), "2023-02-15 10:00", |c| {
             c.cognition.social.already_heard = on;
         });
         run_steps(&mut app, 2);

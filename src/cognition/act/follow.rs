@@ -136,28 +136,32 @@ pub fn follow_plans(
 }
 
 /// A resident who has just arrived at the object of its action (or starts an action where it
-/// stands) gives the object its state, once: someone arriving later takes it over.
+/// stands) gives the object its state, once: someone arriving later takes it over. Two arriving
+/// at one object in the same step set it in their names' order (the last by name holds it), not
+/// in the order the ECS keeps people in, which a load changes.
 pub fn set_object_states(
     clock: Res<SimClock>,
     mut objects: ResMut<ObjectStates>,
     agents: Query<(&Identity, &CurrentAction, &WalkPath, &GridPos), With<Resident>>,
 ) {
-    for (id, action, walk, pos) in &agents {
-        if action.object_state.is_empty()
-            || !walk.tiles.is_empty()
-            || walk.destination.as_deref() != Some(action.address.as_str())
-        {
-            continue;
-        }
-        let just_arrived = pos.prev != pos.tile || action.start == clock.now;
-        if just_arrived {
-            objects.set(
-                &action.address,
-                &action.object_state,
-                Some(id.name.clone()),
-                clock.now,
-            );
-        }
+    let mut arrived: Vec<(&str, &CurrentAction)> = agents
+        .iter()
+        .filter(|(_, action, walk, pos)| {
+            !action.object_state.is_empty()
+                && walk.tiles.is_empty()
+                && walk.destination.as_deref() == Some(action.address.as_str())
+                && (pos.prev != pos.tile || action.start == clock.now)
+        })
+        .map(|(id, action, ..)| (id.name.as_str(), action))
+        .collect();
+    arrived.sort_by(|a, b| a.0.cmp(b.0));
+    for (name, action) in arrived {
+        objects.set(
+            &action.address,
+            &action.object_state,
+            Some(name.to_string()),
+            clock.now,
+        );
     }
 }
 

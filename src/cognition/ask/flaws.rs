@@ -268,12 +268,19 @@ pub fn unrelated(line: &str, topic: &str, cos: f32, min: f32, names: &NameWords)
     !shares_content(line, topic, names) && cos < min
 }
 
-/// The words of four letters or more that are not part of a person's name: what two texts about
-/// the same thing share ("mayor", "party", "Hobbs").
+/// The words of four letters or more that are not part of a person's name nor words any
+/// sentence may hold ("from", "holding", "about"): what two texts about the same thing share
+/// ("mayor", "party", "Hobbs").
 fn content_words(t: &str, names: &NameWords) -> Vec<String> {
     words(t)
         .into_iter()
-        .filter(|w| w.len() >= 4 && !names.contains(w.trim_end_matches("'s")))
+        .filter(|w| {
+            let bare = w.trim_end_matches("'s");
+            w.len() >= 4
+                && !names.contains(bare)
+                && !COMMON.contains(&bare)
+                && !crate::agent::carry::STOP.contains(&bare)
+        })
         .collect()
 }
 

@@ -6,6 +6,7 @@
 //! [`decompose`](crate::cognition::day::decompose)). A day's answers are all due before the resident wakes, so
 //! the model works while everyone sleeps.
 
+use crate::agent::commitments::Commitments;
 use crate::agent::routine::daily_routine;
 use crate::agent::schedule::Block;
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident, mentioned_names};
@@ -142,6 +143,7 @@ pub fn start_days(
         &Identity,
         &Outlook,
         &MemoryStream,
+        Option<&Commitments>,
         &mut DayPlan,
         &mut Pending,
     )>,
@@ -150,7 +152,7 @@ pub fn start_days(
     let model = ask.cfg.0.planning == Planning::Model;
     let memory = ask.cfg.0.ablation.memory();
     let first_day = ask.clock.now.day() == ask.clock.start.day();
-    for (agent, resident, id, outlook, stream, mut plan, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, stream, commitments, mut plan, mut pending) in &mut agents {
         if plan.day == Some(day) {
             continue;
         }
@@ -182,6 +184,7 @@ pub fn start_days(
                 resident,
                 id,
                 outlook,
+                commitments,
                 &mut pending,
                 day,
                 due,
@@ -200,6 +203,7 @@ fn request_plan_day(
     resident: &Resident,
     id: &Identity,
     outlook: &Outlook,
+    commitments: Option<&Commitments>,
     pending: &mut Pending,
     day: i64,
     due: u32,
@@ -210,10 +214,17 @@ fn request_plan_day(
     let who = Who::of(resident, outlook, &id.name, ask.clock.now);
     let date = ask.clock.now.date_string();
     let lifestyle = p.lifestyle_text();
+    let said_yes = commitments
+        .map(|c| c.words(&id.name, day))
+        .unwrap_or_default();
     let req = ask.chat(
         "plan_day",
         &who,
-        &[("date", &date), ("lifestyle", &lifestyle)],
+        &[
+            ("date", &date),
+            ("lifestyle", &lifestyle),
+            ("commitments", &said_yes),
+        ],
         OutputShape::Json(plan_day_schema(range)),
         300,
     );
@@ -262,10 +273,17 @@ pub fn apply_revise_queries(
 /// Revision, step 2: the new outlook; then the day's plan.
 pub fn apply_revisions(
     mut ask: Asker,
-    mut agents: Query<(Entity, &Resident, &Identity, &mut Outlook, &mut Pending)>,
+    mut agents: Query<(
+        Entity,
+        &Resident,
+        &Identity,
+        &mut Outlook,
+        Option<&Commitments>,
+        &mut Pending,
+    )>,
 ) {
     let real_time = ask.cfg.real_time();
-    for (agent, resident, id, mut outlook, mut pending) in &mut agents {
+    for (agent, resident, id, mut outlook, commitments, mut pending) in &mut agents {
         for (day, reply) in take!(pending, ask.clock.step, real_time, Revise { day }) {
             if let LlmValue::Json(v) = &reply.value {
                 let get = |k: &str| {
@@ -288,6 +306,7 @@ pub fn apply_revisions(
                 resident,
                 id,
                 &outlook,
+                commitments,
                 &mut pending,
                 day,
                 due,
@@ -304,12 +323,13 @@ pub fn apply_plan_days(
         &Resident,
         &Identity,
         &Outlook,
+        Option<&Commitments>,
         &mut DayPlan,
         &mut Pending,
     )>,
 ) {
     let real_time = ask.cfg.real_time();
-    for (agent, resident, id, outlook, mut plan, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, commitments, mut plan, mut pending) in &mut agents {
         for (day, reply) in take!(pending, ask.clock.step, real_time, PlanDay { day }) {
             if plan.day != Some(day) || reply.is_fallback() {
                 continue; // a stale answer, or no model: the routine stays
@@ -357,8 +377,15 @@ pub fn apply_plan_days(
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let date = ask.clock.now.date_string();
             let broad = numbered(plan.broad.iter().map(String::as_str));
+            // What it said yes to for today is offered beside its own plan (whether an hour
+            // goes to it is the answer's).
+            let said_yes = commitments
+                .map(|c| c.words(&id.name, day))
+                .unwrap_or_default();
+            let mut offered = plan.broad.clone();
+            offered.extend(commitments.map(|c| c.items(day)).unwrap_or_default());
             let options =
-                crate::cognition::day::hours::hour_options(&plan.broad, &daily_routine(p, day));
+                crate::cognition::day::hours::hour_options(&offered, &daily_routine(p, day));
             let listed = numbered(options.iter().map(String::as_str));
             let hours = labels.join(", ");
             let schema = crate::cognition::day::hours::hours_choice_schema(&labels, options.len());
@@ -370,6 +397,7 @@ pub fn apply_plan_days(
                     ("plan", &broad),
                     ("options", &listed),
                     ("hours", &hours),
+                    ("commitments", &said_yes),
                 ],
                 OutputShape::Json(schema),
                 crate::cognition::day::hours::hours_choice_budget(labels.len()),

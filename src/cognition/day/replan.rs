@@ -103,12 +103,13 @@ pub fn request_replans(
         &Outlook,
         &DayPlan,
         &Replan,
+        Option<&crate::agent::commitments::Commitments>,
         &mut Pending,
     )>,
 ) {
     let now = ask.clock.now.minute_of_day();
     let day = ask.clock.now.day();
-    for (agent, resident, id, outlook, plan, replan, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, plan, replan, commitments, mut pending) in &mut agents {
         if plan.day != Some(day) || plan.source != PlanSource::Model {
             continue; // the day's own plan comes first (it sees the thought when it retrieves)
         }
@@ -133,6 +134,9 @@ pub fn request_replans(
         let date = ask.clock.now.date_string();
         let thought = one_line(&replan.thought);
         let hours = labels.join(", ");
+        let said_yes = commitments
+            .map(|c| c.words(&id.name, day))
+            .unwrap_or_default();
         let req = ask.chat(
             "replan",
             &who,
@@ -141,6 +145,7 @@ pub fn request_replans(
                 ("thought", &thought),
                 ("schedule", &schedule),
                 ("hours", &hours),
+                ("commitments", &said_yes),
             ],
             OutputShape::Json(hours_schema(&labels)),
             30 + 28 * labels.len() as u32,

@@ -524,7 +524,18 @@ pub fn apply_chat_memories(
                     None => Some(t),
                 }
             };
-            let summary = get("summary").unwrap_or_else(|| topics_summary(&conv.topics));
+            // No summary of the model's: with the `template_lines` aid one is written from the
+            // topics; without, the memory says only that they talked (its lines are kept).
+            let summary = get("summary").or_else(|| {
+                cog.0
+                    .aids
+                    .template_lines
+                    .then(|| topics_summary(&conv.topics))
+            });
+            let summary = match &summary {
+                Some(s) => format!(": {s}"),
+                None => String::new(),
+            };
             let kw = vec![partner.clone(), id.name.clone()];
             let chat = stream.add(
                 NodeKind::Chat,
@@ -532,7 +543,7 @@ pub fn apply_chat_memories(
                     subject: id.name.clone(),
                     predicate: "chat with".into(),
                     object: partner.clone(),
-                    description: format!("{} and {partner} talked: {summary}", id.name),
+                    description: format!("{} and {partner} talked{summary}", id.name),
                     keywords: kw.clone(),
                     chat: conv.lines.clone(),
                     ..default()
@@ -545,7 +556,7 @@ pub fn apply_chat_memories(
                     subject: id.name.clone(),
                     predicate: "chat with".into(),
                     object: partner.clone(),
-                    description: format!("{} talked with {partner}: {summary}", id.name),
+                    description: format!("{} talked with {partner}{summary}", id.name),
                     keywords: kw.clone(),
                     evidence: vec![chat],
                     ..default()

@@ -1,12 +1,15 @@
 //! Invitations and commitments. A resident invited in a conversation decides whether to accept
-//! (a shaped yes/no, then what in its plan for that time is in the way, chosen from that plan's
-//! items or "nothing", then a reason in a few words, from what it remembers of the one who asks
-//! and its plan). An acceptance is remembered as a commitment, kept in [`Commitments`], and put
-//! into the plan for the gathering's day at its place and time ([`keep_commitments`] puts it
-//! into a plan made later, and marks it kept when the resident is there while it goes on); a
-//! refusal is remembered with its reason (the plan item it named, or one its words speak of;
-//! else not interested, with its words when they give a reason). Either way the resident's next
-//! line answers the invitation.
+//! (a shaped yes/no, what in its plan for that time is in the way, chosen from that plan's items
+//! or "nothing", and a reason in a few words, from what it remembers of the one who asks, its
+//! earlier answers to the gathering and to whom, and its plan). An acceptance is remembered as a
+//! commitment, kept in [`Commitments`], which the day's planning is shown (plan_day, plan_hours,
+//! a re-plan asked at once when the gathering is today): whether the resident goes is its plan's
+//! decision ([`keep_commitments`] marks it kept when the resident is there while it goes on). A
+//! refusal is remembered with its reason: the plan item the answer named, else not interested,
+//! with its words when they give a reason. Either way the resident's next line answers the
+//! invitation. An answer the model did not give is no decision: nothing is remembered.
+//! With the `plan_gatherings` aid an acceptance is put into the plan by rule instead, and with
+//! `ask_until_yes` the earlier answers are not shown.
 
 use crate::agent::commitments::{Commitment, Commitments, holds_gathering, schedule_gathering};
 use crate::agent::conversation::{Conversation, Topic, TopicKind};
@@ -22,7 +25,7 @@ use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::is_sleep;
 use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::news::{Gathering, Told};
-use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
+use crate::memory::stream::{MemoryNode, MemoryStream, NewNode, NodeKind};
 use crate::sim::clock::SimClock;
 use crate::sim::map::WorldMap;
 use crate::sim::time::minute_words;
@@ -80,6 +83,64 @@ pub struct InviteAsk<'a> {
     pub usual: Option<Vec<String>>,
     /// The invitee's memory.
     pub stream: &'a MemoryStream,
+    /// Other gatherings the invitee said it would go to while this one goes on (as plan items).
+    pub committed: Vec<String>,
+    /// Its earlier answers to this gathering are shown (off with the `ask_until_yes` aid).
+    pub earlier: bool,
+}
+
+/// A resident's answers to invitations to this gathering, oldest first: "I will attend …" and
+/// "I declined …'s invitation …" memories.
+pub fn answers_to<'a>(stream: &'a MemoryStream, g: &Gathering) -> Vec<&'a MemoryNode> {
+    stream
+        .ids_of(NodeKind::Thought)
+        .iter()
+        .filter_map(|i| stream.get(*i))
+        .filter(|n| {
+            matches!(n.predicate.as_str(), "will attend" | "declined")
+                && n.gathering.as_ref().is_some_and(|x| x.same(g))
+        })
+        .collect()
+}
+
+/// Who asked the invitation an answer answers (its first keyword, as [`apply_invite_answers`]
+/// writes it).
+fn asker_of(answer: &MemoryNode) -> &str {
+    answer.keywords.first().map(String::as_str).unwrap_or("")
+}
+
+/// Whether a resident is to be asked again about a gathering by `teller` (`hearsay`: told of it
+/// by someone who may not invite). Not when it answered that teller already, and on hearsay not
+/// when it answered an invitation heard second-hand the same day: one answer per resident,
+/// gathering and teller, hearsay at most once a day.
+pub fn to_be_asked(
+    stream: &MemoryStream,
+    g: &Gathering,
+    teller: &str,
+    hearsay: bool,
+    day: i64,
+) -> bool {
+    !answers_to(stream, g).iter().any(|a| {
+        asker_of(a).eq_ignore_ascii_case(teller)
+            || (hearsay && a.keywords.iter().any(|k| k == HEARSAY) && a.created.day() == day)
+    })
+}
+
+/// The keyword of an answer given to news of a gathering heard second-hand.
+pub const HEARSAY: &str = "hearsay";
+
+/// Other gatherings a resident said it would go to that overlap `g`, as plan items.
+pub fn committed_during(commitments: Option<&Commitments>, g: &Gathering) -> Vec<String> {
+    commitments
+        .map(|c| {
+            c.list
+                .iter()
+                .map(|c| &c.gathering)
+                .filter(|o| !o.same(g) && o.day == g.day && o.start < g.end && o.end > g.start)
+                .map(|o| o.plan_item())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What a resident's usual day (its daily routine, from its lifestyle: work, meals, favourite
@@ -160,8 +221,24 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
         ),
         Some(v) => v.join("; "),
     };
-    // What may be named as in the way: what the plan (or the usual day) shows then.
-    let items: &[String] = planned.as_deref().or(a.usual.as_deref()).unwrap_or(&[]);
+    // What may be named as in the way: what the plan (or the usual day) shows then, and the
+    // other gatherings it said it would go to then.
+    let mut items: Vec<String> = planned
+        .as_deref()
+        .or(a.usual.as_deref())
+        .unwrap_or(&[])
+        .to_vec();
+    for c in &a.committed {
+        if !items.contains(c) {
+            items.push(c.clone());
+        }
+    }
+    let plan = if a.committed.is_empty() {
+        plan
+    } else {
+        format!("{plan}; already said yes to: {}", a.committed.join("; "))
+    };
+    let items = items.as_slice();
     let in_the_way = items
         .iter()
         .map(String::as_str)
@@ -180,6 +257,26 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
         .take(5)
         .collect();
     about.reverse();
+    // Its earlier answers to this gathering, to whomever (the newest three), apart.
+    let earlier: Vec<&str> = if a.earlier {
+        answers_to(a.stream, a.gathering)
+            .into_iter()
+            .map(|n| n.description.as_str())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    about.retain(|d| !earlier.contains(d));
+    let earlier = match earlier.len() {
+        0 => String::new(),
+        n => format!(
+            "What {} answered before about it:\n{}\n",
+            a.who.name,
+            crate::cognition::ask::prompts::numbered(
+                earlier[n.saturating_sub(3)..].iter().copied()
+            )
+        ),
+    };
     let memories = if about.is_empty() {
         format!(
             "{} does not remember anything in particular about {}.",
@@ -204,6 +301,7 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
             ("plan", &plan),
             ("in_the_way", &in_the_way),
             ("memories", &memories),
+            ("earlier", &earlier),
         ],
         OutputShape::Json(answer_schema(items, ask.cfg.0.social.weigh_first)),
         72,
@@ -213,33 +311,12 @@ pub fn answer_request(ask: &Asker, a: InviteAsk) -> LlmRequest {
     ))
 }
 
-/// Words that say a plan is in the way.
-const BUSY: [&str; 9] = [
-    "busy", "work", "plan", "already", "schedule", "shift", "class", "conflict", "have to",
-];
-
-/// The reason of a refusal as the report classes it: "a conflicting plan: <item>" when the
-/// answer named a plan item as in its way, or when the plan for that time has an item and the
-/// reason speaks of it (or of being busy); else the reason given, else "not interested".
-pub fn refusal_reason(
-    reason: Option<&str>,
-    in_the_way: Option<&str>,
-    conflicts: &[String],
-) -> String {
+/// The reason of a refusal as it is remembered (and the report classes it), from the answer's
+/// grammar-checked choice of what is in the way: "a conflicting plan: <item>" when it named a
+/// plan item; else "not interested", with the answer's own words when they give a reason. The
+/// words never turn a "nothing" into a conflict.
+pub fn refusal_reason(reason: Option<&str>, in_the_way: Option<&str>) -> String {
     if let Some(item) = in_the_way.filter(|i| !i.is_empty() && *i != NOTHING) {
-        return format!("a conflicting plan: {item}");
-    }
-    let r = reason.unwrap_or("").to_lowercase();
-    let speaks_of = |item: &str| {
-        item.split_whitespace()
-            .filter(|w| w.len() >= 4)
-            .any(|w| r.contains(&w.to_lowercase()))
-    };
-    if let Some(item) = conflicts.iter().find(|i| speaks_of(i)).or_else(|| {
-        conflicts
-            .first()
-            .filter(|_| BUSY.iter().any(|b| r.contains(b)))
-    }) {
         return format!("a conflicting plan: {item}");
     }
     match reason {
@@ -248,7 +325,8 @@ pub fn refusal_reason(
     }
 }
 
-/// Answers to invitations: remembered, put into the plan (accepted), and owed as the next line.
+/// Answers to invitations: remembered, kept as a commitment the day's planning is shown (put
+/// into the plan only with the `plan_gatherings` aid), and owed as the next line.
 #[expect(
     clippy::type_complexity,
     reason = "the invitee's plan, memory and commitments"
@@ -258,12 +336,13 @@ pub fn apply_invite_answers(
     cog: Res<Cognition>,
     prompts: Res<crate::cognition::ask::prompts::Prompts>,
     town: Res<crate::agent::TownNames>,
+    mut commands: Commands,
     mut fallbacks: ResMut<Fallbacks>,
     mut convs: Query<&mut Conversation>,
+    replans: Query<&crate::cognition::day::replan::Replan>,
     mut agents: Query<(
         Entity,
         &Identity,
-        &Resident,
         Option<&mut DayPlan>,
         &mut Commitments,
         &mut MemoryStream,
@@ -271,9 +350,10 @@ pub fn apply_invite_answers(
     )>,
 ) {
     let now = clock.now;
+    let aids = &cog.0.aids;
     // Built at the first answer (most steps have none).
     let mut words: Option<Vec<String>> = None;
-    for (agent, id, resident, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
+    for (agent, id, mut plan, mut commitments, mut stream, mut pending) in &mut agents {
         for ((conversation, topic, asker), reply) in take!(
             pending,
             clock.step,
@@ -287,62 +367,40 @@ pub fn apply_invite_answers(
             let Some(g) = topic.gathering.clone() else {
                 continue;
             };
-            // No usable answer is no acceptance: nothing goes into a plan on a model's silence.
-            let (accept, in_the_way, said) = match &reply.value {
-                LlmValue::Json(v) if !reply.is_fallback() => (
-                    v.get(decision_key(cog.0.social.weigh_first))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    v.get("in_the_way").and_then(Value::as_str),
-                    v.get("reason")
-                        .and_then(Value::as_str)
-                        .map(crate::cognition::ask::prompts::one_line)
-                        .unwrap_or_default(),
-                ),
-                _ => (false, None, String::new()),
+            // No usable answer is no decision: nothing is remembered, nothing owed.
+            let LlmValue::Json(v) = &reply.value else {
+                fallbacks.count("invitation", Flaw::Failed);
+                continue;
             };
+            if reply.is_fallback() {
+                fallbacks.count("invitation", Flaw::Failed);
+                continue;
+            }
+            let accept = v
+                .get(decision_key(cog.0.social.weigh_first))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let in_the_way = v.get("in_the_way").and_then(Value::as_str);
+            let said = v
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(crate::cognition::ask::prompts::one_line)
+                .unwrap_or_default();
             let own_words = &*words.get_or_insert_with(|| prompts.get("invite_answer").own_words());
             let ctx = flaws::Context {
                 names: &town.words,
                 own_words,
                 earlier: &[],
             };
-            let flaw = if reply.is_fallback() {
-                Some(Flaw::Failed)
-            } else {
-                flaws::flaw(&said, &ctx).or_else(|| flaws::no_reason(&said))
-            };
+            let flaw = flaws::flaw(&said, &ctx).or_else(|| flaws::no_reason(&said));
             if let Some(f) = flaw {
                 fallbacks.count("invitation reason", f);
             }
-            let mut said = flaw.is_none().then_some(said);
-            // What the plan holds then, or the usual day's when the day is not planned yet.
-            let conflicts = overlapping(plan.as_deref(), &g).unwrap_or_else(|| {
-                if cog.0.social.usual_day {
-                    usual_overlapping(&resident.persona, &g)
-                } else {
-                    Vec::new()
-                }
-            });
-            // Already going to another gathering then: that is the answer.
-            let clash = commitments
-                .list
-                .iter()
-                .find(|c| {
-                    let o = &c.gathering;
-                    !o.same(&g) && o.day == g.day && o.start < g.end && o.end > g.start
-                })
-                .map(|c| c.gathering.plan_item());
-            let accept = accept && clash.is_none();
-            if let Some(c) = &clash {
-                said = Some(format!("I'm {c} then"));
-            }
+            let said = flaw.is_none().then_some(said);
             let reason = if accept {
                 said.clone().unwrap_or_else(|| "wants to go".into())
             } else {
-                // Another gathering then is what is in the way, whatever was named.
-                let named = in_the_way.filter(|_| clash.is_none());
-                refusal_reason(said.as_deref(), named, &conflicts)
+                refusal_reason(said.as_deref(), in_the_way)
             };
             // The answer says the resident's own reason when it gave one.
             let spoken = said.unwrap_or_else(|| {
@@ -370,14 +428,20 @@ pub fn apply_invite_answers(
                     .unwrap_or_default(),
                 fact: crate::cognition::talk::topics::gathering_fact(&g),
             });
+            // Who asked comes first among the keywords (what bounds asking reads), and an
+            // answer to news heard second-hand says so.
+            let mut keywords = vec![asker.clone(), g.place.clone(), "invitation".into()];
+            if topic.kind == TopicKind::Fact {
+                keywords.push(HEARSAY.into());
+            }
             stream.add(
                 NodeKind::Thought,
                 NewNode {
                     subject: id.name.clone(),
                     predicate: predicate.into(),
                     object: g.what.clone(),
-                    keywords: vec![asker.clone(), g.place.clone(), "invitation".into()],
-                    description,
+                    keywords,
+                    description: description.clone(),
                     gathering: Some(g.clone()),
                     told,
                     ..default()
@@ -392,7 +456,22 @@ pub fn apply_invite_answers(
                     kept: false,
                 });
                 if let Some(plan) = plan.as_mut() {
-                    schedule_gathering(plan, &g, now.minute_of_day());
+                    if aids.plan_gatherings {
+                        schedule_gathering(plan, &g, now.minute_of_day());
+                    } else if plan.day == Some(g.day)
+                        && plan.source == crate::agent::PlanSource::Model
+                        && g.ends() > now
+                    {
+                        // Today: the resident's planning is asked at once, shown what it said
+                        // yes to; whether the gathering goes into the day is its answer's.
+                        let thought = match replans.get(agent) {
+                            Ok(r) => format!("{} {}", r.thought, description),
+                            Err(_) => description.clone(),
+                        };
+                        commands
+                            .entity(agent)
+                            .insert(crate::cognition::day::replan::Replan { thought });
+                    }
                 }
             }
             if let Ok(mut conv) = convs.get_mut(conversation)
@@ -423,12 +502,13 @@ pub struct Attendance {
     pub seen: std::collections::BTreeMap<String, (Gathering, std::collections::BTreeSet<String>)>,
 }
 
-/// Accepted gatherings go into the plan for their day (a plan made after the acceptance, or
-/// remade by a re-plan, gets them too); a resident at the gathering's place while it goes on
-/// has kept it; everyone at the place of a gathering someone accepted, while it goes on, is
-/// counted as there.
+/// A resident at the place of a gathering it accepted while it goes on has kept it; everyone at
+/// the place of a gathering someone accepted, while it goes on, is counted as there. With the
+/// `plan_gatherings` aid, accepted gatherings are also put into the plan for their day (a plan
+/// made after the acceptance, or remade by a re-plan, gets them too).
 pub fn keep_commitments(
     clock: Res<SimClock>,
+    cog: Res<Cognition>,
     map: Res<WorldMap>,
     mut attendance: ResMut<Attendance>,
     mut people: Query<(&Identity, &GridPos, &mut DayPlan, &mut Commitments), With<Resident>>,
@@ -442,7 +522,11 @@ pub fn keep_commitments(
             if g.ends() <= now {
                 continue;
             }
-            if plan.day == Some(g.day) && minute < g.end && !holds_gathering(&plan, g) {
+            if cog.0.aids.plan_gatherings
+                && plan.day == Some(g.day)
+                && minute < g.end
+                && !holds_gathering(&plan, g)
+            {
                 let g = g.clone();
                 schedule_gathering(&mut plan, &g, minute);
             }
@@ -485,34 +569,24 @@ mod tests {
 
     #[test]
     fn a_refusal_names_the_plan_item_in_the_way_or_says_not_interested() {
-        let items = vec![
-            "serving customers at the counter".to_string(),
-            "taking a walk in the park".to_string(),
-        ];
+        // The grammar-checked choice decides; words that speak of being busy do not make a
+        // "nothing" a conflict.
         assert_eq!(
-            refusal_reason(Some("I have to serve customers"), None, &items),
-            "a conflicting plan: serving customers at the counter"
+            refusal_reason(Some("I have to serve customers"), Some(NOTHING)),
+            "not interested: I have to serve customers"
         );
         assert_eq!(
-            refusal_reason(Some("I'm busy then"), Some(NOTHING), &items),
-            "a conflicting plan: serving customers at the counter"
+            refusal_reason(Some("I'm busy then"), None),
+            "not interested: I'm busy then"
         );
-        assert_eq!(
-            refusal_reason(Some("parties are loud"), Some(NOTHING), &items),
-            "not interested: parties are loud"
-        );
-        assert_eq!(refusal_reason(None, None, &[]), "not interested");
+        assert_eq!(refusal_reason(None, None), "not interested");
         // The item the answer named is the reason, whatever words came with it.
         assert_eq!(
-            refusal_reason(
-                Some("I'm not sure"),
-                Some("taking a walk in the park"),
-                &items
-            ),
+            refusal_reason(Some("I'm not sure"), Some("taking a walk in the park")),
             "a conflicting plan: taking a walk in the park"
         );
         assert_eq!(
-            refusal_reason(None, Some("taking a walk in the park"), &items),
+            refusal_reason(None, Some("taking a walk in the park")),
             "a conflicting plan: taking a walk in the park"
         );
     }
@@ -603,5 +677,55 @@ mod tests {
         // A plan for another day says nothing about this one.
         let other = DayPlan::from_blocks(g.day - 1, crate::agent::PlanSource::Model, 420, vec![]);
         assert_eq!(overlapping(Some(&other), &g), None);
+    }
+
+    #[test]
+    fn a_resident_answers_a_gathering_once_per_teller_and_hearsay_once_a_day() {
+        let g = Gathering::party_on(19_402);
+        let mut s = MemoryStream::default();
+        let answer = |asker: &str, hearsay: bool| NewNode {
+            predicate: "declined".into(),
+            keywords: [asker, "Hobbs Cafe", "invitation"]
+                .into_iter()
+                .chain(hearsay.then_some(HEARSAY))
+                .map(String::from)
+                .collect(),
+            description: g.declined(asker, "not interested"),
+            gathering: Some(g.clone()),
+            ..default()
+        };
+        let morning = crate::sim::time::GameTime(19_401 * 86_400 + 9 * 3600);
+        assert!(to_be_asked(&s, &g, "Isabella Rodriguez", false, 19_401));
+        s.add(
+            NodeKind::Thought,
+            answer("Isabella Rodriguez", false),
+            morning,
+        );
+        assert!(
+            !to_be_asked(&s, &g, "Isabella Rodriguez", false, 19_401),
+            "once per teller"
+        );
+        assert!(
+            to_be_asked(&s, &g, "Klaus Mueller", false, 19_401),
+            "another teller asks"
+        );
+        assert!(
+            to_be_asked(&s, &g, "Klaus Mueller", true, 19_401),
+            "hearsay not yet today"
+        );
+        s.add(NodeKind::Thought, answer("Klaus Mueller", true), morning);
+        assert!(
+            !to_be_asked(&s, &g, "Tom Moreno", true, 19_401),
+            "hearsay once a day"
+        );
+        assert!(
+            to_be_asked(&s, &g, "Tom Moreno", true, 19_402),
+            "and again the next day"
+        );
+        assert!(
+            to_be_asked(&s, &g, "Tom Moreno", false, 19_401),
+            "an invitation still asks"
+        );
+        assert_eq!(answers_to(&s, &g).len(), 2);
     }
 }

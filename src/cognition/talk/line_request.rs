@@ -112,6 +112,6 @@ pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
         crate::llm::Priority::Normal
     })
     .fallback(LlmValue::Json(
-        json!({"end_conversation": false, "topic": 1, "utterance": ""}),
+        json!({"end_conversation": false, "topic": 0, "utterance": ""}),
     ))
 }

@@ -179,12 +179,11 @@ impl TalkReport {
         let per = |n: usize| n as f64 / (agents.max(1) as f64 * game_hours.max(1e-9));
         let pct = |n: usize| 100.0 * n as f64 / self.lines.max(1) as f64;
         let mut out = format!(
-            "talk: {} conversations, {} resident lines ({:.2} conversations and {:.2} lines per agent per game hour); {:.0}% of lines with a topic, {:.0}% about news, {:.0}% in the model's own words\n",
+            "talk: {} conversations, {} resident lines ({:.2} conversations and {:.2} lines per agent per game hour); {:.0}% about news, {:.0}% in the model's own words\n",
             self.conversations,
             self.lines,
             per(self.conversations),
             per(self.lines),
-            pct(self.with_topic),
             pct(self.with_news),
             pct(self.own_words),
         );
@@ -194,7 +193,7 @@ impl TalkReport {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         out.push_str(&format!(
-            "  lines said by a template: {} ({}); other answers replaced: {}\n",
+            "  lines not the model's (a filler, or with the template_lines aid a template): {} ({}); other answers replaced: {}\n",
             self.line_fallbacks.values().sum::<usize>(),
             if fb.is_empty() {
                 "none".into()
@@ -204,7 +203,7 @@ impl TalkReport {
             self.other_fallbacks
         ));
         out.push_str(&format!(
-            "  facts heard: {} ({:.2} per agent per game hour); invitations: {} made, {} accepted, {} declined; accepted gatherings due {}, kept {}\n",
+            "  facts heard (words that carried them): {} ({:.2} per agent per game hour); invitations: {} made, {} accepted, {} declined; accepted gatherings due {}, kept {}\n",
             self.facts_heard,
             per(self.facts_heard),
             self.invitations,

@@ -4,8 +4,9 @@
 //! this partner has not heard from it (told, whispered, known from the start; the newest first,
 //! one slot kept for its own news, none naming the partner), a reply to what was just said, its
 //! own plan, a question for the partner, small talk. The model picks one by number (the shape
-//! allows only a listed number) and writes the line; a line that does not hold up is said by
-//! [`template_line`] instead, so the topic, and any fact it carries, still passes. A listener
+//! allows only a listed number) and writes the line; what the listener hears is what the words
+//! carry (a line that does not hold up is a filler; only with the `template_lines` aid does
+//! [`template_line`] say the topic, and any fact it carries, instead). A listener
 //! told a fact it held already owes its next line to saying so, and from whom
 //! ([`already_heard`]), as an invitation is owed its answer.
 

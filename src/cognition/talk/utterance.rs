@@ -2,15 +2,18 @@
 //! offered) and the words. Words that do not hold up (empty, only a name or a number, the
 //! prompt's own words, a repeat: [`flaws::flaw`]) are asked for again once, about the chosen
 //! topic alone (unless `ask_lines_again` is off); a line about a fact or an invitation is then
-//! checked against its topic with the embedder ([`Job::LineCheck`]). What still does not hold
-//! up is said by the topic's template and counted. A line is said with its topic; then
-//! ([`hear_lines`]) a line that carries a fact leaves the listener a memory "<speaker> told me
-//! that <fact>" that records the conversation, the speaker and the speaker's own memory of it
-//! (a listener that held the fact already keeps no second hearing and says next that it had
-//! heard it: `cognition.social.already_heard`); an invitation also asks the listener whether it
-//! accepts ([`invite`](crate::cognition::talk::invite)).
+//! checked against its topic with the embedder ([`Job::LineCheck`]) and asked again once when
+//! off it. What still does not hold up is a short filler ([`FILLER`]) and the speaker ends the
+//! talk (with the `template_lines` aid: the topic's template); a line off its topic on its last
+//! asking is said in its own words. As a line about news is said, whether its words carry the
+//! news is found ([`FactWords`]: heard = said); then ([`hear_lines`]) a line that does leaves the
+//! listener a memory of the words said, with the conversation, the speaker and the speaker's own
+//! memory it came from (a listener that held the fact already keeps no second hearing and says
+//! next that it had heard it: `cognition.social.already_heard`); an invitation also asks the
+//! listener whether it accepts ([`invite`](crate::cognition::talk::invite)), once per teller.
 
 use crate::agent::avatar::Avatar;
+use crate::agent::carry::FactWords;
 use crate::agent::commitments::Commitments;
 use crate::agent::conversation::{
     Conversation, ConversationLog, Line, PlayerChat, Topic, TopicKind, say_line,
@@ -34,16 +37,24 @@ use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use serde_json::Value;
 
-/// The answer's topic (by number among those offered), words and wish to end.
+/// The answer's topic (by number among those offered), words and wish to end. An answer the
+/// model did not give (the fail-safe), or one without a topic on the list, is small talk (or
+/// the last topic offered, when none is small talk: an owed answer): a fail-safe never picks news.
 fn parse_line(reply: &Reply, topics: &[Topic], town: &TownNames) -> (Option<Topic>, String, bool) {
-    let LlmValue::Json(v) = &reply.value else {
-        return (topics.first().cloned(), String::new(), false);
+    let small_talk = || {
+        topics
+            .iter()
+            .find(|t| t.kind == TopicKind::SmallTalk)
+            .or(topics.last())
+            .cloned()
     };
-    let k = v.get("topic").and_then(Value::as_u64).unwrap_or(1) as usize;
-    let topic = topics
-        .get(k.clamp(1, topics.len().max(1)) - 1)
-        .or(topics.first())
-        .cloned();
+    let (LlmValue::Json(v), false) = (&reply.value, reply.is_fallback()) else {
+        return (small_talk(), String::new(), false);
+    };
+    let topic = match v.get("topic").and_then(Value::as_u64) {
+        Some(k) if (1..=topics.len() as u64).contains(&k) => topics.get(k as usize - 1).cloned(),
+        _ => small_talk(),
+    };
     let text: String = v
         .get("utterance")
         .and_then(Value::as_str)
@@ -61,7 +72,7 @@ fn parse_line(reply: &Reply, topics: &[Topic], town: &TownNames) -> (Option<Topi
 
 /// What to do with a line that arrived.
 enum Next {
-    /// Say it.
+    /// Say it (and whether the speaker wishes to end the conversation).
     Say(Line, bool),
     /// Ask again about this topic alone.
     Retry(Topic),
@@ -70,14 +81,41 @@ enum Next {
     Check(Topic, String, bool, bool),
 }
 
-/// The line the template says for a topic, counted as a fallback for `flaw`.
-fn template(t: &Topic, conv: &Conversation, k: usize, flaw: Flaw) -> Line {
-    Line {
-        text: template_line(t, &conv.names[k], &conv.names[1 - k]),
-        topic: Some(t.clone()),
-        fallback: Some(flaw.label().to_string()),
+/// What a speaker says when the model's line for `t` did not hold up (`flaw`), counted as a
+/// fallback: with the `template_lines` aid, the topic's template (which carries its fact);
+/// without, a short filler about nothing ([`FILLER`], small talk), and the speaker ends the
+/// conversation (the second of the pair is whether it does).
+fn fallback_line(
+    t: &Topic,
+    conv: &Conversation,
+    k: usize,
+    flaw: Flaw,
+    aids: &crate::cognition::config::Aids,
+) -> (Line, bool) {
+    if aids.template_lines {
+        let line = Line {
+            text: template_line(t, &conv.names[k], &conv.names[1 - k]),
+            topic: Some(t.clone()),
+            fallback: Some(flaw.label().to_string()),
+            carried: None,
+        };
+        return (line, false);
     }
+    let line = Line {
+        text: FILLER.into(),
+        topic: Some(Topic::new(
+            TopicKind::SmallTalk,
+            format!("small talk with {}", conv.names[1 - k]),
+        )),
+        fallback: Some(flaw.label().to_string()),
+        carried: None,
+    };
+    (line, true)
 }
+
+/// What a speaker says when its model gave no line that holds up (and no template is used):
+/// nothing of substance.
+pub const FILLER: &str = "Hmm.";
 
 /// Lines (and their checks) that arrived: each is said, asked again, or checked.
 #[expect(
@@ -122,6 +160,8 @@ pub fn apply_lines(
     let own_words = ask.prompts.get("converse").own_words();
     let min_sim = ask.cfg.0.topic_min_similarity;
     let again = ask.cfg.0.ask_lines_again;
+    let aids = ask.cfg.0.aids.clone();
+    let places: Vec<String> = map.sectors.iter().map(|s| s.name.clone()).collect();
     let now = ask.clock.now;
     for (_, agent, job, reply) in arrived {
         let (Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. }) = &job
@@ -181,7 +221,10 @@ pub fn apply_lines(
                 });
                 match flaw {
                     Some(_) if !last => Next::Retry(topic),
-                    Some(f) => Next::Say(template(&topic, &conv, k, f), end),
+                    Some(f) => {
+                        let (line, close) = fallback_line(&topic, &conv, k, f, &aids);
+                        Next::Say(line, end || close)
+                    }
                     None if topic.kind.news() && source_embedded => {
                         Next::Check(topic, text, end, retry)
                     }
@@ -189,7 +232,7 @@ pub fn apply_lines(
                         // Without a vector to compare, a line shares a word with its topic.
                         Some(about) if flaws::unrelated(&text, about, 0.0, 1.0, &town.words) => {
                             if last {
-                                Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end)
+                                off_topic(&topic, text, &conv, k, end, &aids)
                             } else {
                                 Next::Retry(topic)
                             }
@@ -199,6 +242,7 @@ pub fn apply_lines(
                                 text,
                                 topic: Some(topic),
                                 fallback: None,
+                                carried: None,
                             },
                             end,
                         ),
@@ -235,29 +279,47 @@ pub fn apply_lines(
                             text,
                             topic: Some(topic),
                             fallback: None,
+                            carried: None,
                         },
                         end,
                     ),
                     (true, false) => Next::Retry(topic),
-                    (true, true) => Next::Say(template(&topic, &conv, k, Flaw::Unrelated), end),
+                    (true, true) => off_topic(&topic, text, &conv, k, end, &aids),
                 }
             }
             _ => continue,
         };
         match next {
-            Next::Say(line, end) => {
+            Next::Say(mut line, end) => {
+                // Whether its words carry its news, decided as it is said (heard = said).
+                if let Some(t) = line.topic.as_ref().filter(|t| t.kind.news())
+                    && let Some(fact) = &t.fact
+                {
+                    let place = t.gathering.as_ref().map(|g| g.place.as_str());
+                    line.carried = Some(
+                        aids.heard_from_topic
+                            || FactWords::of(fact, &town, &places, place).carried_by(
+                                &line.text,
+                                &conv.names[k],
+                                &town,
+                            ),
+                    );
+                }
                 if let Some(f) = &line.fallback
                     && let Some(flaw) = Flaw::ALL.iter().find(|x| x.label() == f)
                 {
                     fallbacks.count("line", *flaw);
                 }
-                if line
-                    .topic
-                    .as_ref()
-                    .is_some_and(|t| matches!(t.kind, TopicKind::Answer | TopicKind::AlreadyHeard))
-                {
+                // A line on what the speaker owed settles it (whatever its words); a line asked
+                // before the debt arose leaves it owed for the next turn.
+                if conv.owed[k].is_some() && line.topic == conv.owed[k] {
                     conv.owed[k] = None;
                 }
+                // A speaker whose model gave nothing that holds up ends the talk with another
+                // resident, whenever it comes (not one with the player, who answers in turn).
+                let filler = line.fallback.is_some()
+                    && line.text == FILLER
+                    && avatars.get(conv.people[1 - k]).is_err();
                 say(
                     &mut commands,
                     &mut log,
@@ -269,6 +331,9 @@ pub fn apply_lines(
                     line,
                     end,
                 );
+                if filler && chat.conversation != Some(ce) {
+                    conv.closing = true;
+                }
             }
             Next::Retry(topic) => {
                 let partner = conv.people[1 - k];
@@ -325,8 +390,34 @@ pub fn apply_lines(
     }
 }
 
+/// A line off its topic on its last asking: with the `template_lines` aid the topic's template
+/// says it; without, the model's own words are said as they are (they are words, only not
+/// about the topic: whether they carry its news is for the listener's hearing to find).
+fn off_topic(
+    topic: &Topic,
+    text: String,
+    conv: &Conversation,
+    k: usize,
+    end: bool,
+    aids: &crate::cognition::config::Aids,
+) -> Next {
+    if aids.template_lines {
+        let (line, close) = fallback_line(topic, conv, k, Flaw::Unrelated, aids);
+        return Next::Say(line, end || close);
+    }
+    Next::Say(
+        Line {
+            text,
+            topic: Some(topic.clone()),
+            fallback: None,
+            carried: None,
+        },
+        end,
+    )
+}
+
 /// Says a line; a speaker who wishes to end the talk after the first exchange closes it (not
-/// with the player in the chat, and not on an invitation still to be answered).
+/// with the player in the chat).
 #[expect(
     clippy::too_many_arguments,
     reason = "saying a line touches all of these"
@@ -342,24 +433,27 @@ fn say(
     line: Line,
     end: bool,
 ) {
-    let invites = line
-        .topic
-        .as_ref()
-        .is_some_and(|t| t.kind.news() && t.gathering.is_some());
     say_line(commands, log, now, ce, conv, speaker, line);
-    if end && conv.lines.len() >= 2 && chat.conversation != Some(ce) && !invites {
+    if end && conv.lines.len() >= 2 && chat.conversation != Some(ce) {
         conv.closing = true;
     }
 }
 
-/// Lines said since the last look: a line that carries a fact leaves the listener (a resident)
-/// a memory of it with where it came from, unless it held the fact already (then it owes the
-/// next line to saying so); an invitation also asks the listener whether it
-/// accepts. A line of the player's that states something (four words or more, not a question)
-/// is a fact the player is the first holder of.
+/// Lines said since the last look. A line about news whose words carry its fact
+/// ([`FactWords`]: heard = said) leaves the listener (a resident) a memory of the words said,
+/// with where they came from, unless it held the fact already (then it owes the next line to
+/// saying so); a line whose words do not carry it leaves nothing but its place in the
+/// conversation (the chat memory keeps every line). An invitation, or news of a gathering that
+/// leaves the choice to go, also asks the listener whether it accepts, once per teller (news
+/// heard second-hand at most once a day). A line of the player's that states something (four
+/// words or more, not a question) is a fact the player is the first holder of. With the
+/// `heard_from_topic` aid a line about news leaves the topic's fact whatever its words; with
+/// `ask_until_yes` every teller asks.
 #[expect(clippy::type_complexity, reason = "the listener's memory and requests")]
 pub fn hear_lines(
     mut ask: Asker,
+    town: Res<TownNames>,
+    map: Res<WorldMap>,
     mut log: ResMut<ConversationLog>,
     mut convs: Query<&mut Conversation>,
     avatars: Query<(), With<Avatar>>,
@@ -383,6 +477,8 @@ pub fn hear_lines(
     }
     let now = ask.clock.now;
     let say_heard = ask.cfg.0.social.already_heard;
+    let aids = ask.cfg.0.aids.clone();
+    let places: Vec<String> = map.sectors.iter().map(|s| s.name.clone()).collect();
     for l in new {
         let Ok(mut conv) = convs.get_mut(l.conversation) else {
             continue;
@@ -390,9 +486,10 @@ pub fn hear_lines(
         let Some(k) = conv.names.iter().position(|n| *n == l.speaker) else {
             continue;
         };
+        let from_player = avatars.get(conv.people[k]).is_ok();
         let topic = match &l.topic {
             Some(t) => t.clone(),
-            None if avatars.get(conv.people[k]).is_ok() && states(&l.text) => Topic {
+            None if from_player && states(&l.text) => Topic {
                 fact: Some(l.text.clone()),
                 ..Topic::new(TopicKind::Fact, l.text.clone())
             },
@@ -407,6 +504,22 @@ pub fn hear_lines(
         else {
             continue; // the player hears for themselves
         };
+        // Heard = said: the words must carry the fact, as found when the line was said (a
+        // player's statement is its own fact; a line from an older save is looked at now).
+        let carried = l.topic.is_none()
+            || l.carried.unwrap_or_else(|| {
+                aids.heard_from_topic
+                    || FactWords::of(
+                        fact,
+                        &town,
+                        &places,
+                        topic.gathering.as_ref().map(|g| g.place.as_str()),
+                    )
+                    .carried_by(&l.text, &speaker, &town)
+            });
+        if !carried {
+            continue;
+        }
         // News the listener holds already (not a gathering, which is its own choice to go):
         // no second hearing; it says next that it had heard it, and from whom.
         if say_heard
@@ -429,9 +542,14 @@ pub fn hear_lines(
             continue;
         }
         let (speaker, listener) = (&speaker, &listener);
-        let description = match (&topic.gathering, topic.kind) {
-            (Some(g), TopicKind::Invitation) => format!("{speaker} invited me to {}", g.describe()),
-            _ => format!("{speaker} told me that {fact}"),
+        let said = one_line(&l.text);
+        let description = match (&topic.gathering, topic.kind, aids.heard_from_topic) {
+            (Some(g), TopicKind::Invitation, true) => {
+                format!("{speaker} invited me to {}", g.describe())
+            }
+            (_, _, true) => format!("{speaker} told me that {fact}"),
+            (Some(_), TopicKind::Invitation, false) => format!("{speaker} invited me: \"{said}\""),
+            (_, _, false) => format!("{speaker} told me: \"{said}\""),
         };
         let names: Vec<String> = conv.names.to_vec();
         stream.add(
@@ -462,9 +580,28 @@ pub fn hear_lines(
         );
         // An invitation, or news of a gathering that leaves the choice to go (hearsay).
         let Some(g) = &topic.gathering else { continue };
+        let hearsay = topic.kind == TopicKind::Fact;
         if !matches!(topic.kind, TopicKind::Invitation | TopicKind::Fact)
             || g.organiser == *listener
             || commitments.is_some_and(|c| c.has(g))
+        {
+            continue;
+        }
+        // Asked once per teller (and second-hand at most once a day), and never while an
+        // answer to this gathering is still to come.
+        let in_flight = pending.any(|j| {
+            matches!(j, Job::InviteAnswer { topic: t, .. }
+                if t.gathering.as_ref().is_some_and(|x| x.same(g)))
+        });
+        if !aids.ask_until_yes
+            && (in_flight
+                || !crate::cognition::talk::invite::to_be_asked(
+                    &stream,
+                    g,
+                    speaker,
+                    hearsay,
+                    now.day(),
+                ))
         {
             continue;
         }
@@ -480,6 +617,8 @@ pub fn hear_lines(
                     crate::cognition::talk::invite::usual_overlapping(&resident.persona, g)
                 }),
                 stream: &stream,
+                committed: crate::cognition::talk::invite::committed_during(commitments, g),
+                earlier: !aids.ask_until_yes,
             },
         );
         let slack = ask.cfg.0.decision_slack_steps.max(1);

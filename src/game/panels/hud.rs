@@ -258,6 +258,12 @@ pub fn update_hud(
         s.push('\n');
         s.push_str(&line);
     }
+    if replay.is_none() && !cog.0.aids.on().is_empty() {
+        s.push_str(&format!(
+            "\nAids on: {} (rules make some of what residents say, hear or do)",
+            cog.0.aids.words()
+        ));
+    }
     if gate.waiting > 0 {
         s.push_str(&format!(
             "\nWaiting on {} decision(s) from the model (a thought mark shows who is thinking)",

@@ -707,6 +707,7 @@ mod tests {
             text: format!("{speaker} at {at}"),
             topic: None,
             fallback: None,
+            carried: None,
         }
     }
 

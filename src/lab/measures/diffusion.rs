@@ -2,11 +2,12 @@
 //! §7.1.1: Sam's candidacy 1 → 8 of 25, Isabella's party 1 → 13 in two game days).
 //!
 //! At the start and the end (and, with `every_morning`, at 08:00 each day) every resident is
-//! asked each fact's probe (a shaped yes/no with what it would say); each "yes" is checked
-//! against the memory stream: **grounded** when a memory carries the fact, **hallucinated** when
-//! none does. Every game hour the holders (memories carrying the fact, no model) are counted,
-//! and at the end the diffusion tree is read from the memories' provenance: who told whom, when,
-//! in which conversation.
+//! asked each fact's probe (a shaped yes/no with what it would say); a "yes" whose words name the
+//! fact counts by interview when a memory carries it, and is **hallucinated** when none does.
+//! Every game hour the holders by memory (memories whose words carry the fact, no model) are
+//! counted, and at the end the diffusion tree is read from the memories' provenance (who told
+//! whom, when, in which conversation) and what carried each fact heard (the model's own words, a
+//! template, a rule). The facts are the town's own (its scenario's), or a facts file's.
 
 use crate::SimPlugin;
 use crate::lab::facts::{Fact, Source};
@@ -64,6 +65,12 @@ pub struct SeedRun {
     /// The gathering the town follows (the first one organised): invited, planned, came.
     #[serde(default)]
     pub party: Option<crate::lab::gathering::Run>,
+    /// Of each fact, what carried the memories of it heard in conversations, at the end.
+    #[serde(default)]
+    pub heard: BTreeMap<String, crate::lab::facts::HeardBy>,
+    /// The aids that were on ("none", or their names).
+    #[serde(default)]
+    pub aids: String,
 }
 
 /// Runs one town (`sim`) for the options' hours with probes; resumes from the folder.
@@ -101,6 +108,13 @@ pub fn run_seed_on(
     }
     let facts = &opts.facts;
     run.residents = town.residents().len();
+    run.aids = town
+        .app
+        .world()
+        .resource::<crate::cognition::config::Cognition>()
+        .0
+        .aids
+        .words();
     if run.party.is_none() {
         run.party = crate::lab::gathering::follow(town.app.world_mut());
     }
@@ -200,6 +214,7 @@ pub fn run_seed_on(
         ));
         run.rounds.push(round);
         run.tree = tree(town.app.world_mut(), facts);
+        run.heard = crate::lab::facts::heard_by(town.app.world_mut(), facts);
         run.talk = crate::cognition::talk::report::talk_report(town.app.world_mut())
             .text(run.residents, opts.hours as f64);
         let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
@@ -209,54 +224,68 @@ pub fn run_seed_on(
     Ok(run)
 }
 
+/// The paper's figures for a fact, "1 → 8 of 25", or "–".
+fn paper_words(f: &Fact) -> String {
+    f.paper
+        .map(|p| format!("{} → {} of {}", p.start, p.end, p.residents))
+        .unwrap_or_else(|| "–".into())
+}
+
 /// The report's section on one fact over the seeds.
 pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<String, String> {
     let mut md = String::from("## Information diffusion\n\n");
     md.push_str(
-        "Each resident was asked the fact's probe at the start and at the end. A **yes** is \
-         *grounded* when a memory carries the fact, *hallucinated* when none does; *holders* \
-         count residents with such a memory whatever they answered.\n\n",
+        "Each resident was asked the fact's probe at the start and at the end. *Holders by memory* \
+         count residents with a memory whose words carry the fact (its distinctive words and its \
+         subject: `src/agent/carry.rs`), whatever they answered; *holders by interview* those who \
+         said yes with an answer that names the fact (every group of the fact's `answer_all`, as \
+         whole words) and a memory behind it; a yes that names it with no memory behind it is \
+         *hallucinated*. *Heard* counts the memories of the fact heard in conversations and what \
+         carried each: the model's own words, a template (the `template_lines` aid) or a rule \
+         (the `heard_from_topic` aid).\n\n",
     );
-    let paper: BTreeMap<&str, (&str, &str)> = [
-        ("mayor", ("1 of 25 (4 %)", "8 of 25 (32 %)")),
-        ("party", ("1 of 25 (4 %)", "13 of 25 (52 %)")),
-    ]
-    .into();
-    // Repeated runs of the original on one model (a later study): holders at the end.
-    let reruns: BTreeMap<&str, &str> = [("mayor", "4–12 of 25"), ("party", "12–17 of 25")].into();
-    let rerun_range: BTreeMap<&str, (f64, f64)> =
-        [("mayor", (4.0, 12.0)), ("party", (12.0, 17.0))].into();
     let mut against = String::new();
     let mut rows = Vec::new();
     let mut data_rows = Vec::new();
     for f in facts {
         let mut starts = Vec::new();
         let mut ends = Vec::new();
+        let mut starts_aware = Vec::new();
+        let mut ends_aware = Vec::new();
         for r in runs {
             let (Some(s), Some(e)) = (r.rounds.first(), r.rounds.last()) else {
                 continue;
             };
-            let (sy, sg, _, sh, n) = s.counts(&f.name);
-            let (ey, eg, eh, eho, _) = e.counts(&f.name);
+            let (sc, ec) = (s.counts(&f.name), e.counts(&f.name));
+            let n = sc.residents;
+            let (sh, eho) = (sc.holders, ec.holders);
             starts.push(sh as f64 / n.max(1) as f64);
             ends.push(eho as f64 / n.max(1) as f64);
-            let (ec, en) = e.contradictions();
+            starts_aware.push(sc.aware as f64);
+            ends_aware.push(ec.aware as f64);
+            let (contra, en) = e.contradictions();
             let mark = if e.informative() {
                 ""
             } else {
                 " (not informative)"
             };
+            let heard = r
+                .heard
+                .get(&f.name)
+                .map(|h| h.words())
+                .unwrap_or_else(|| "–".into());
             rows.push(vec![
                 f.name.clone(),
                 r.seed.to_string(),
                 format!("{sh} → {eho} of {n} ({} → {})", pct(sh, n), pct(eho, n)),
-                format!("{sg} → {eg} (said yes {sy} → {ey}){mark}"),
-                format!("{eh} of {ey}{mark}"),
-                format!("{ec} of {en} ({})", pct(ec, en)),
-                paper
-                    .get(f.name.as_str())
-                    .map(|(a, b)| format!("{a} → {b}"))
-                    .unwrap_or_else(|| "–".into()),
+                heard,
+                format!(
+                    "{} → {} (said yes {} → {}){mark}",
+                    sc.aware, ec.aware, sc.yes, ec.yes
+                ),
+                format!("{} of {}{mark}", ec.hallucinated, ec.yes),
+                format!("{contra} of {en} ({})", pct(contra, en)),
+                paper_words(f),
             ]);
             for round in &r.rounds {
                 for p in round.probes.iter().filter(|p| p.fact == f.name) {
@@ -278,6 +307,9 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             }
         }
         if runs.len() > 1 {
+            let n = runs.first().map_or(0, |r| r.residents);
+            let of = |v: &[f64]| v.iter().map(|x| x * n as f64).collect::<Vec<f64>>();
+            let mmm = crate::lab::report::stats::min_median_max;
             rows.push(vec![
                 f.name.clone(),
                 "mean ± sd".into(),
@@ -286,39 +318,47 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
                 String::new(),
                 String::new(),
                 String::new(),
+                String::new(),
             ]);
-            let n = runs.first().map_or(0, |r| r.residents);
-            let of = |v: &[f64]| v.iter().map(|x| x * n as f64).collect::<Vec<f64>>();
             rows.push(vec![
                 f.name.clone(),
                 "min / median / max".into(),
-                format!(
-                    "{} → {} of {n}",
-                    crate::lab::report::stats::min_median_max(&of(&starts)),
-                    crate::lab::report::stats::min_median_max(&of(&ends))
-                ),
+                format!("{} → {} of {n}", mmm(&of(&starts)), mmm(&of(&ends))),
+                String::new(),
+                format!("{} → {}", mmm(&starts_aware), mmm(&ends_aware)),
                 String::new(),
                 String::new(),
-                String::new(),
-                reruns
-                    .get(f.name.as_str())
-                    .map(|r| format!("the original's re-runs: {r}"))
+                f.paper
+                    .map(|p| {
+                        format!(
+                            "the original's re-runs: {}–{} of {}",
+                            p.reruns.0, p.reruns.1, p.residents
+                        )
+                    })
                     .unwrap_or_default(),
             ]);
-            // Only for the paper's town and days: the re-runs' ranges are of 25 residents after
-            // two game days.
-            let paper_like = runs.iter().all(|r| {
-                let span = r.rounds.first().zip(r.rounds.last());
-                r.residents == 25 && span.is_some_and(|(s, e)| e.at.0 - s.at.0 == 48 * 3600)
-            });
-            if let Some(&(lo, hi)) = rerun_range.get(f.name.as_str()).filter(|_| paper_like) {
-                let m = crate::lab::report::stats::median(&of(&ends));
-                against.push_str(&format!(
-                    "- {}: the median town ends with {} of {n} holders by memory, against the original's re-runs on one model: {}.\n",
-                    f.name,
-                    crate::lab::report::stats::count(m),
-                    crate::lab::report::stats::beside(m, lo, hi)
-                ));
+            // Only for the paper's town size and days: the re-runs' ranges are of its residents
+            // after two game days.
+            if let Some(p) = f.paper.filter(|p| {
+                runs.iter().all(|r| {
+                    let span = r.rounds.first().zip(r.rounds.last());
+                    r.residents == p.residents as usize
+                        && span.is_some_and(|(s, e)| e.at.0 - s.at.0 == 48 * 3600)
+                })
+            }) {
+                let (lo, hi) = (p.reruns.0 as f64, p.reruns.1 as f64);
+                for (what, v) in [
+                    ("holders by memory", of(&ends)),
+                    ("holders by interview", ends_aware.clone()),
+                ] {
+                    let m = crate::lab::report::stats::median(&v);
+                    against.push_str(&format!(
+                        "- {}: the median town ends with {} of {n} {what}, against the original's re-runs on one model: {}.\n",
+                        f.name,
+                        crate::lab::report::stats::count(m),
+                        crate::lab::report::stats::beside(m, lo, hi)
+                    ));
+                }
             }
         }
     }
@@ -327,15 +367,18 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             "fact",
             "seed",
             "holders by memory, start → end",
-            "aware (grounded yes), start → end",
-            "hallucinated yes at the end",
+            "heard in conversations, by what carried it (end)",
+            "holders by interview (a yes naming it, a memory behind it), start → end",
+            "hallucinated (a yes naming it, no memory behind it) at the end",
             "answers contradicting their own words (end, all facts)",
             "the paper (2 days)",
         ],
         &rows,
     ));
     if !against.is_empty() {
-        md.push_str(&format!("\nBeside the spread of the original's re-runs (25 residents, the end of two game days):\n\n{against}"));
+        md.push_str(&format!(
+            "\nBeside the spread of the original's re-runs (the end of two game days):\n\n{against}"
+        ));
     }
     // The hallucination figure counts only rounds whose answers are informative.
     let ends: Vec<&Round> = runs.iter().filter_map(|r| r.rounds.last()).collect();
@@ -348,19 +391,19 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
     let halluc: usize = kept
         .iter()
         .flat_map(|r| r.probes.iter())
-        .filter(|p| p.yes && !p.grounded)
+        .filter(|p| p.class() == "hallucinated")
         .count();
     let (contra, answered) = ends.iter().fold((0, 0), |(c, n), r| {
         let (rc, rn) = r.contradictions();
         (c + rc, n + rn)
     });
     md.push_str(&format!(
-        "\nThe first figure is the holders by memory: residents with a memory that carries the fact (told, whispered or known, with its provenance in tree.csv), whatever they answer. The probes' answers come second. Answers whose own words contradict their yes or no (\"yes\" with \"No, I haven't heard\"): {contra} of {answered} at the end ({}); a town where more than {:.0} % do is marked *not informative* and left out of the next figure.\n\n",
+        "\nThe first figure is the holders by memory (the memory that carries it for each holder, and its provenance, in tree.csv), whatever they answer; the probes' answers come after. Answers whose own words contradict their yes or no (\"yes\" with \"No, I haven't heard\"): {contra} of {answered} at the end ({}); a town where more than {:.0} % do is marked *not informative* and left out of the next figure.\n\n",
         pct(contra, answered),
         100.0 * crate::lab::ask::CONTRADICTION_LIMIT
     ));
     md.push_str(&format!(
-        "Hallucinated answers at the end: {halluc} of {all_yes} yes answers ({}) in {} of {} towns with informative answers; the paper: 6 of 453 awareness answers (1.3 %).\n\n",
+        "Hallucinated answers (a yes naming the fact, no memory behind it) at the end: {halluc} of {all_yes} yes answers ({}) in {} of {} towns with informative answers; the paper: 6 of 453 awareness answers (1.3 %).\n\n",
         pct(halluc, all_yes),
         kept.len(),
         ends.len()
@@ -529,7 +572,17 @@ pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> 
     } = args;
     let facts = match &facts {
         Some(p) => crate::lab::facts::read_facts(p)?,
-        None => crate::lab::facts::smallville(),
+        None => {
+            let scenario = c.world()?.scenario;
+            crate::lab::facts::check(&scenario.facts)?;
+            if scenario.facts.is_empty() {
+                return Err(format!(
+                    "{}: the scenario names no facts to follow (its `facts`); give them with --facts FILE",
+                    scenario.source.display()
+                ));
+            }
+            scenario.facts
+        }
     };
     let hours = super::hours(days, "--days")?;
     let towns = c.seeded(seeds)?;

@@ -98,6 +98,7 @@ pub fn run(sim: crate::SimPlugin, town: &str, word: &str) -> Result<Run, String>
     let now = world.resource::<SimClock>().now;
     let weigh_first = world.resource::<Cognition>().0.social.weigh_first;
     let usual_day = world.resource::<Cognition>().0.social.usual_day;
+    let ask_until_yes = world.resource::<Cognition>().0.aids.ask_until_yes;
     let topic = Topic {
         kind: TopicKind::Invitation,
         about: g.describe(),
@@ -138,6 +139,8 @@ pub fn run(sim: crate::SimPlugin, town: &str, word: &str) -> Result<Run, String>
                 plan,
                 usual: usual.clone(),
                 stream,
+                committed: Vec::new(),
+                earlier: !ask_until_yes,
             },
         ));
         decisions.push(Decision {

@@ -29,6 +29,9 @@ pub struct Common<'a> {
     pub out: PathBuf,
     /// `--set` assignments.
     pub sets: Vec<String>,
+    /// The aids turned on (`--aids`: `none`, `all`, or names), over the config's; `None`: the
+    /// config's (none unless it says so).
+    pub aids: Option<String>,
     /// Go on with the unfinished run of this name.
     pub resume: bool,
     /// Wall minutes between a town's checkpoints within a game hour.
@@ -42,6 +45,10 @@ impl Common<'_> {
     pub fn world(&self) -> Result<SimPlugin, String> {
         let mut sim = (self.load)()?;
         crate::lab::town::apply_sets(&mut sim.config, &self.sets)?;
+        if let Some(list) = &self.aids {
+            sim.config.cognition.aids =
+                crate::cognition::config::Aids::parse(list).map_err(|e| format!("--aids: {e}"))?;
+        }
         sim.config.llm.check_files()?;
         Ok(sim)
     }

@@ -2,16 +2,17 @@
 //! others did not (the paper's §7.1.3: 12 invited, 5 came; of the 7 who did not, 3 had
 //! conflicts and 4 were interested but made no plan).
 //!
-//! The gathering is the one a resident organises first-hand (Isabella's party, read from her
-//! memories without a model). Invited: a resident with a memory of being invited to it (or of
-//! accepting it). Planned: a plan item at its place during it, as the plans stood when it began.
-//! Came: at its place at any moment during it, read from the movement log. Why not: declined
-//! for a conflicting plan (a conflict), declined as not interested, or no plan to go (accepted or
-//! never answered, and planned elsewhere).
+//! The gathering is the one a resident organises first-hand (read from the organiser's memories
+//! without a model). Invited: told of it with the choice to go (an invitation, or news of it
+//! second-hand), whatever the answer. Accepted: its last answer was yes. Planned: an invited
+//! resident whose own planning had an item at its place during it, as the plans stood when it
+//! began. Came: an invited resident at its place at any moment during it, read from the movement
+//! log; present: anyone there. Why not: the answer's grammar-checked choice of what was in its
+//! way (a conflict), declined as not interested, or no plan to go.
 
 use crate::SimPlugin;
 use crate::lab::gathering::{
-    Guest, Run, find_gathering, guests, guests_csv, plans_of, streams_of, tally, window,
+    Run, Tally, find_gathering, guests, guests_csv, plans_of, streams_of, tally, window,
 };
 use crate::lab::report::{Cost, cost_section, labelled, table};
 use crate::lab::runs::folder::Folder;
@@ -20,7 +21,7 @@ use crate::lab::town::open_town_on;
 use crate::llm::Llm;
 use crate::sim::time::GameTime;
 use bevy::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The gathering in each town of a run of several (`seed`, its followed gathering), with
 /// min / median / max over the towns beside the paper; `party-seed-<n>.csv` per town.
@@ -31,38 +32,36 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
     };
     let (from, to) = window(g);
     let mut md = format!(
-        "### The gathering\n\n{} organised by {}, {from} – {to}: *invited* holds a memory of being invited (or of accepting), *planned* had a plan item there when it began, *came* was there during it (the movement log). Each resident per town: `party-seed-<n>.csv`.\n\n",
+        "### The gathering
+
+{} organised by {}, {from} – {to}. {DEFINITIONS} Each resident per town: `party-seed-<n>.csv`.
+
+",
         g.what, g.organiser
     );
+    // Against the paper's town only for a town of its 25 (24 guests besides the organiser).
+    let paper_like = towns.iter().all(|(_, r)| r.guests.len() == 24);
     let mut rows = Vec::new();
-    let mut cols: [Vec<f64>; 3] = Default::default();
+    let mut cols: [Vec<f64>; 5] = Default::default();
     for (seed, r) in &towns {
-        let (invited, planned, came, invited_came, why) = tally(r);
-        for (c, v) in cols.iter_mut().zip([invited, planned, came]) {
+        let t = tally(r);
+        for (c, v) in cols
+            .iter_mut()
+            .zip([t.invited, t.accepted, t.planned, t.came, t.present])
+        {
             c.push(v as f64);
         }
-        rows.push(vec![
-            seed.to_string(),
-            invited.to_string(),
-            planned.to_string(),
-            format!("{came} ({invited_came} of them invited)"),
-            why.iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ]);
+        rows.push(row(&seed.to_string(), &t));
         folder.write_text(&format!("party-seed-{seed}.csv"), &guests_csv(&r.guests))?;
     }
     let mut against = String::new();
     if towns.len() > 1 {
         let mut why_all: BTreeMap<String, usize> = BTreeMap::new();
         for (_, r) in &towns {
-            for (k, v) in tally(r).4 {
+            for (k, v) in tally(r).why {
                 *why_all.entry(k).or_default() += v;
             }
         }
-        // Against the paper's town only for a town of its 25 (24 guests besides the organiser).
-        let paper_like = towns.iter().all(|(_, r)| r.guests.len() == 24);
         let beside = |v: &[f64], lo: f64, hi: f64| {
             let m = crate::lab::report::stats::median(v);
             let said = crate::lab::report::stats::count(m);
@@ -81,17 +80,9 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
         against = format!(
             "The median town: invited {}; came {}. Invited by (or told of it by) someone other than {}, all towns: {passed}. Why the invited did not come, all towns: {}.\n",
             beside(&cols[0], 12.0, 12.0),
-            beside(&cols[2], 5.0, 5.0),
+            beside(&cols[3], 5.0, 5.0),
             g.organiser,
-            if why_all.is_empty() {
-                "–".to_string()
-            } else {
-                why_all
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+            words(&why_all)
         );
         let mmm = |v: &Vec<f64>| crate::lab::report::stats::min_median_max(v);
         rows.push(vec![
@@ -99,32 +90,72 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
             mmm(&cols[0]),
             mmm(&cols[1]),
             mmm(&cols[2]),
+            mmm(&cols[3]),
+            mmm(&cols[4]),
             String::new(),
         ]);
     }
-    rows.push(vec![
-        "the paper".into(),
-        "12".into(),
-        "–".into(),
-        "5".into(),
-        "3 conflicts, 4 interested but no plan".into(),
-    ]);
-    md.push_str(&table(
-        &[
-            "town",
-            "invited",
-            "planned",
-            "came",
-            "why the invited did not come",
-        ],
-        &rows,
-    ));
+    if paper_like {
+        rows.push(paper_row());
+    }
+    md.push_str(&table(&COLUMNS, &rows));
     md.push('\n');
     if !against.is_empty() {
         md.push_str(&against);
         md.push('\n');
     }
     Ok(md)
+}
+
+/// What the gathering's figures count.
+const DEFINITIONS: &str = "*Invited*: told of it by its organiser or someone going (an invitation) or second-hand with the choice to go (hearsay), whatever the answer; *accepted*: the last answer was yes; *planned*: an invited resident whose own planning had an item at its place during it when it began (an item put there by the `plan_gatherings` aid is not counted); *came*: an invited resident at its place during it (the movement log); *present*: anyone there but the organiser, invited or not. Why the invited did not come is the answer's grammar-checked choice of what was in the way (a conflict) or its words (declined), or no answer and no plan.";
+
+/// The gathering table's columns.
+const COLUMNS: [&str; 7] = [
+    "town",
+    "invited (of them by hearsay)",
+    "accepted",
+    "planned (by rule)",
+    "came",
+    "present",
+    "why the invited did not come",
+];
+
+/// A town's row.
+fn row(town: &str, t: &Tally) -> Vec<String> {
+    vec![
+        town.into(),
+        format!("{} ({})", t.invited, t.by_hearsay),
+        t.accepted.to_string(),
+        format!("{} ({})", t.planned, t.planned_by_rule),
+        t.came.to_string(),
+        t.present.to_string(),
+        words(&t.why),
+    ]
+}
+
+/// The paper's row (§7.1.3).
+fn paper_row() -> Vec<String> {
+    vec![
+        "the paper".into(),
+        "12".into(),
+        "–".into(),
+        "–".into(),
+        "5".into(),
+        "–".into(),
+        "3 conflicts, 4 interested but no plan".into(),
+    ]
+}
+
+/// "conflict 3, declined 2", or "–".
+fn words(why: &BTreeMap<String, usize>) -> String {
+    if why.is_empty() {
+        return "–".into();
+    }
+    why.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs the town until the gathering is over (from a save made after it, only reads).
@@ -230,51 +261,28 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
         return Ok(String::new());
     };
     let (from, to) = window(g);
-    let (invited, planned, _, invited_came, why) = tally(run);
-    let came: Vec<&Guest> = run.guests.iter().filter(|x| x.came).collect();
+    let t = tally(run);
     let mut md = format!(
-        "## The gathering\n\n{} organised by {}, {} – {}.\n\n",
+        "## The gathering\n\n{} organised by {}, {} – {}. {DEFINITIONS}\n\n",
         g.what, g.organiser, from, to
     );
-    md.push_str(&table(
-        &["", "ours", "the paper"],
-        &[
-            vec!["invited".into(), invited.to_string(), "12".into()],
-            vec![
-                "planned to come (a plan item there)".into(),
-                planned.to_string(),
-                "–".into(),
-            ],
-            vec![
-                "came (at the place during it)".into(),
-                format!("{} ({} of them invited)", came.len(), invited_came),
-                "5".into(),
-            ],
-            vec![
-                "invited, did not come".into(),
-                (invited - invited_came).to_string(),
-                "7: 3 conflicts, 4 interested but no plan".into(),
-            ],
-        ],
-    ));
-    if !why.is_empty() {
-        md.push_str("\nWhy the invited did not come: ");
-        md.push_str(
-            &why.iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        md.push_str(".\n");
+    let mut rows = vec![row("this town", &t)];
+    if run.guests.len() == 24 {
+        rows.push(paper_row());
     }
+    md.push_str(&table(&COLUMNS, &rows));
     let rows: Vec<Vec<String>> = run
         .guests
         .iter()
-        .filter(|x| x.invited_by.is_some() || x.came || x.planned)
+        .filter(|x| x.invited_by.is_some() || x.present || x.planned || x.planned_by_rule)
         .map(|x| {
             vec![
                 x.name.clone(),
-                x.invited_by.clone().unwrap_or_default(),
+                match (&x.invited_by, x.by_hearsay) {
+                    (Some(b), true) => format!("{b} (hearsay)"),
+                    (Some(b), false) => b.clone(),
+                    (None, _) => String::new(),
+                },
                 if x.accepted {
                     "accepted".into()
                 } else if x.declined.is_some() {
@@ -282,8 +290,11 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
                 } else {
                     String::new()
                 },
-                x.planned.to_string(),
-                if x.came {
+                match (x.planned, x.planned_by_rule) {
+                    (_, true) => "by rule".into(),
+                    (p, false) => p.to_string(),
+                },
+                if x.present {
                     format!("yes, {} min", x.minutes_there)
                 } else {
                     "no".into()
@@ -299,22 +310,22 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
             "invited by",
             "answer",
             "planned",
-            "came",
+            "there",
             "why not",
         ],
         &rows,
     ));
     md.push('\n');
     folder.write_text("party.csv", &guests_csv(&run.guests))?;
-    let present: BTreeSet<&str> = came.iter().map(|x| x.name.as_str()).collect();
     crate::lab::report::plot::bars(
         &folder.work.join("party.png"),
         &format!("{} ({} – {})", g.what, from, to),
         &[
-            ("invited".into(), invited as f64, None),
-            ("planned".into(), planned as f64, None),
-            ("came".into(), present.len() as f64, None),
-            ("invited & came".into(), invited_came as f64, None),
+            ("invited".into(), t.invited as f64, None),
+            ("accepted".into(), t.accepted as f64, None),
+            ("planned".into(), t.planned as f64, None),
+            ("came".into(), t.came as f64, None),
+            ("present".into(), t.present as f64, None),
         ],
         "residents",
     )?;

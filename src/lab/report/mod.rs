@@ -271,6 +271,31 @@ pub fn csv(head: &[&str], rows: &[Vec<String>]) -> String {
 
 /// The note every report on the embedded small model carries.
 pub fn model_note(config: &GameConfig) -> String {
+    let aids = &config.cognition.aids;
+    let aids_line = if aids.on().is_empty() {
+        "> **Aids:** none: what residents said, heard, decided and did came from the model's answers (`lab … --aids`, docs/society.md).\n>\n".to_string()
+    } else {
+        format!(
+            "> **Aids on:** {}: rules made some of what the figures count (docs/society.md).\n>\n",
+            aids.on()
+                .iter()
+                .map(|n| {
+                    let what = crate::cognition::config::Aids::NAMES
+                        .iter()
+                        .find(|(a, _)| a == n)
+                        .map(|(_, w)| *w)
+                        .unwrap_or("");
+                    format!("`{n}` ({what})")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    aids_line + &model_only(config)
+}
+
+/// The model part of the report's note.
+fn model_only(config: &GameConfig) -> String {
     let small = config
         .llm
         .backends

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A question of a category. `{name}` is the interviewee's name, `{someone}` another resident
-/// the interviewee's first memories name (or the next resident in the list).
+/// the interviewee's first memories name (or the next resident in the list), `{fact1}`,
+/// `{fact2}`, … the question of the town's first, second, … followed fact (its scenario's
+/// `facts`; [`NO_FACT`] where it has fewer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
     /// Category.
@@ -17,18 +19,23 @@ pub struct Question {
     pub text: String,
 }
 
+/// The question asked for a `{factN}` the town does not follow.
+pub const NO_FACT: &str = "What news have you heard lately?";
+
 /// The paper's categories with questions after its appendix (the memory questions name other
-/// residents through `{someone}`).
+/// residents through `{someone}` and ask of the town's own news through `{fact1}`, `{fact2}`:
+/// in Smallville, Sam's candidacy and Isabella's party).
 pub const DEFAULT_QUESTIONS: &str = "\
-# category: question   ({name} = the interviewee, {someone} = a resident they know)
+# category: question   ({name} = the interviewee, {someone} = a resident they know,
+#                       {fact1}, {fact2} = the questions of the town's followed facts)
 self-knowledge: Give an introduction of yourself.
 self-knowledge: How would you describe your typical weekday schedule in broad strokes?
 self-knowledge: What is your job?
 self-knowledge: What do you care about most?
 self-knowledge: Who do you live with?
 memory: Who is {someone}?
-memory: Who is running for mayor?
-memory: Was there a Valentine's Day party?
+memory: {fact1}
+memory: {fact2}
 memory: What did you do yesterday?
 memory: Who did you talk to most recently, and what about?
 plans: What will you be doing at 10 am tomorrow?
@@ -71,9 +78,13 @@ pub fn parse_questions(text: &str, file: &str) -> Result<Vec<Question>, String> 
         }
         for (at, _) in q.match_indices('{') {
             let rest = &q[at..];
-            if !(rest.starts_with("{name}") || rest.starts_with("{someone}")) {
+            let fact = rest
+                .strip_prefix("{fact")
+                .and_then(|r| r.split_once('}'))
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok_and(|n| n >= 1));
+            if !(rest.starts_with("{name}") || rest.starts_with("{someone}") || fact) {
                 return Err(format!(
-                    "{file}:{}: unknown placeholder in {q:?} (known: {{name}}, {{someone}})",
+                    "{file}:{}: unknown placeholder in {q:?} (known: {{name}}, {{someone}}, {{fact1}}, {{fact2}}, …)",
                     i + 1
                 ));
             }
@@ -166,6 +177,9 @@ mod tests {
         );
         let e = parse_questions("memory: Who is {friend}?\n", "q.txt").unwrap_err();
         assert!(e.starts_with("q.txt:1: unknown placeholder"), "{e}");
+        let e = parse_questions("memory: {fact0}\n", "q.txt").unwrap_err();
+        assert!(e.starts_with("q.txt:1: unknown placeholder"), "{e}");
+        assert!(parse_questions("memory: {fact3}\n", "q.txt").is_ok());
         assert!(
             parse_questions("# nothing\n", "q.txt")
                 .unwrap_err()

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 pub use crate::lab::questions::{
-    DEFAULT_QUESTIONS, Question, check_human, parse_questions, read_human, read_questions,
+    DEFAULT_QUESTIONS, NO_FACT, Question, check_human, parse_questions, read_human, read_questions,
 };
 
 /// An interviews run.
@@ -91,13 +91,17 @@ pub fn run(
         let all = crate::lab::town::residents(world);
         let chosen = crate::lab::town::find_residents(&all, &opts.residents)?;
         let names: Vec<String> = all.iter().map(|(n, _)| n.clone()).collect();
+        let facts: Vec<String> = crate::lab::facts::of_town(world)
+            .into_iter()
+            .map(|f| f.question)
+            .collect();
         if !run.answers.iter().any(|a| a.condition == key) {
             let mut asks = Vec::new();
             let mut meta = Vec::new();
             for (name, e) in &chosen {
                 let someone = someone_for(world, name, &names);
                 for q in &opts.questions {
-                    let text = fill(&q.text, name, &someone);
+                    let text = fill(&q.text, name, &someone, &facts);
                     asks.push(Ask {
                         who: *e,
                         question: text.clone(),
@@ -451,9 +455,27 @@ pub fn lab(c: &super::Common, args: Args) -> Result<std::path::PathBuf, String> 
     )
 }
 
-/// Fills a question's placeholders for a resident.
-pub fn fill(q: &str, name: &str, someone: &str) -> String {
-    q.replace("{name}", name).replace("{someone}", someone)
+/// Fills a question's placeholders for a resident: `facts` are the questions of the town's
+/// followed facts, in order (`{fact1}` the first; [`NO_FACT`] past the last).
+pub fn fill(q: &str, name: &str, someone: &str, facts: &[String]) -> String {
+    let q = q.replace("{name}", name).replace("{someone}", someone);
+    let mut out = String::new();
+    let mut rest = q.as_str();
+    while let Some(at) = rest.find("{fact") {
+        let Some(len) = rest[at..].find('}') else {
+            break;
+        };
+        let n: usize = rest[at + 5..at + len].parse().unwrap_or(0);
+        out.push_str(&rest[..at]);
+        out.push_str(
+            n.checked_sub(1)
+                .and_then(|i| facts.get(i))
+                .map_or(NO_FACT, String::as_str),
+        );
+        rest = &rest[at + len + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Someone a resident knows: another resident its seed memories name, else the next resident.
@@ -568,4 +590,21 @@ fn judge_all(world: &mut World, run: &mut Run, opts: &Options) -> Result<(), Str
         0.0,
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_questions_placeholders_are_the_resident_someone_and_the_towns_facts() {
+        let facts = vec!["Do you know who is running for mayor?".to_string()];
+        assert_eq!(
+            fill("{name}, who is {someone}?", "Ann", "Bo", &facts),
+            "Ann, who is Bo?"
+        );
+        assert_eq!(fill("{fact1}", "Ann", "Bo", &facts), facts[0]);
+        assert_eq!(fill("{fact2}", "Ann", "Bo", &facts), NO_FACT);
+        assert_eq!(fill("{fact2}", "Ann", "Bo", &[]), NO_FACT);
+    }
 }

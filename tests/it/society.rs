@@ -200,6 +200,52 @@ fn a_resident_that_accepts_but_whose_planning_never_includes_the_party_does_not_
     assert!(maria_at_the_party(&mut aided), "the rule sent her");
 }
 
+/// ...and what it said yes to is shown to its own planning: Maria, planning with the model,
+/// accepts on the party's day, and the re-plan asked at once carries "Maria Lopez has said yes
+/// to: …" (the scripted double answers that prompt, and only that one, with words that are no
+/// schedule, so the re-plan is seen as a fail-safe). Nothing puts the party into her plan: her
+/// hours stay what her planning said.
+#[test]
+fn what_a_resident_said_yes_to_is_shown_to_its_own_planning() {
+    let rules = vec![
+        converse_if(
+            "invite Maria Lopez to",
+            "Maria, I am holding a Valentine's Day party at Hobbs Cafe today, will you come?",
+        ),
+        rule(
+            "invite_answer",
+            r#"{"will_attend": true, "in_the_way": "nothing", "reason": "I love parties"}"#,
+        ),
+        ScriptRule {
+            contains: Some("Maria Lopez has said yes to: ".into()),
+            ..rule("replan", "seen")
+        },
+        rule("converse", &line("That sounds lovely, thank you.")),
+    ];
+    let mut app = town_with(rules, "2023-02-14 15:50", |c| {
+        c.cognition.planning = simulacra::cognition::config::Planning::Model;
+    });
+    run_steps(&mut app, 30);
+    let c = talk(&mut app, "Isabella Rodriguez", "Maria Lopez");
+    until_over(&mut app, c, 900);
+    run_steps(&mut app, 30);
+    let maria = entity_of(&mut app, "Maria Lopez");
+    assert_eq!(app.world().get::<Commitments>(maria).unwrap().list.len(), 1);
+    let mut stats = app.world().resource::<simulacra::llm::Llm>().stats();
+    let replan = stats.purpose("replan");
+    assert!(replan.calls >= 1, "a re-plan was asked: {replan:?}");
+    assert!(
+        replan.fallbacks >= 1,
+        "the re-plan's prompt showed what she said yes to: {replan:?}"
+    );
+    let plan = app.world().get::<simulacra::agent::DayPlan>(maria).unwrap();
+    assert!(
+        !plan.hourly.iter().any(|b| b.description.contains("party")),
+        "no rule put the party into her plan: {:?}",
+        plan.hourly
+    );
+}
+
 /// A resident who refused is shown its refusal, and to whom, when asked again by another teller.
 /// With `ask_until_yes` the question shows only what it remembers of the one who asks.
 #[test]

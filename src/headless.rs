@@ -81,10 +81,16 @@ pub fn run_commands(
     let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        // A file of commands, read as any input file is (standard input is the way to stream).
-        let text = crate::data::read_bounded(file, crate::data::MAX_TEXT_BYTES)
+        // A file of commands, read as any input file is (standard input is the way to stream);
+        // its lines are text each, a line that is not is skipped (below), and a byte-order mark
+        // at its start is dropped.
+        let bytes = crate::data::read_bytes_bounded(file, crate::data::MAX_TEXT_BYTES)
             .map_err(|e| format!("{}: cannot read the commands: {e}", file.display()))?;
-        Box::new(std::io::Cursor::new(text))
+        let mut cursor = std::io::Cursor::new(bytes);
+        if cursor.get_ref().starts_with(b"\xEF\xBB\xBF") {
+            cursor.set_position(3);
+        }
+        Box::new(cursor)
     };
     let mut app = headless_app(sim);
     app.update(); // spawn the residents
@@ -97,7 +103,23 @@ pub fn run_commands(
     let step0 = app.world().resource::<SimClock>().step;
     let mut shown = 0;
     for (i, line) in bounded_lines(reader).enumerate() {
-        let line = line.map_err(|e| format!("{}:{}: cannot read: {e}", file.display(), i + 1))?;
+        // A line that cannot be read is said and skipped, as a bad command is; a stream that
+        // cannot be read on ends the commands, never the run (its save and summary follow).
+        let line = match line {
+            Ok(l) => l,
+            Err(LineError::Skipped(e)) => {
+                eprintln!("error: {}:{}: cannot read: {e}", file.display(), i + 1);
+                continue;
+            }
+            Err(LineError::Ended(e)) => {
+                eprintln!(
+                    "error: {}:{}: cannot read on: {e}; the run ends here",
+                    file.display(),
+                    i + 1
+                );
+                break;
+            }
+        };
         run_console_line(&mut app, &line);
         let log = &app.world().resource::<crate::play::ConsoleLog>().lines;
         let mut out = std::io::stdout().lock();
@@ -119,16 +141,32 @@ pub fn run_commands(
     Ok(summary(&mut app, steps, started.elapsed().as_secs_f64()))
 }
 
-/// The longest console line read from a file or standard input (a stream with no line end, such
-/// as `/dev/zero`, ends in an error instead of filling memory).
+/// The longest console line read from a file or standard input: a longer one is skipped.
 const MAX_LINE_BYTES: u64 = 64 * 1024;
+
+/// The most bytes read past [`MAX_LINE_BYTES`] looking for the end of a line too long: a
+/// stream with no line end (`/dev/zero`) ends the commands instead of running forever.
+const MAX_SKIP_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a line of commands was not read.
+#[derive(Debug, PartialEq)]
+enum LineError {
+    /// This line alone (too long, not UTF-8): the next one is read.
+    Skipped(String),
+    /// The stream (an I/O error, or no line end within [`MAX_SKIP_BYTES`]): nothing more is read.
+    Ended(String),
+}
 
 /// Lines of a reader, each at most [`MAX_LINE_BYTES`].
 fn bounded_lines(
     mut reader: Box<dyn std::io::BufRead + '_>,
-) -> impl Iterator<Item = Result<String, String>> + '_ {
+) -> impl Iterator<Item = Result<String, LineError>> + '_ {
     use std::io::{BufRead, Read};
+    let mut ended = false;
     std::iter::from_fn(move || {
+        if ended {
+            return None;
+        }
         let mut buf = Vec::new();
         match (&mut reader)
             .take(MAX_LINE_BYTES + 1)
@@ -136,15 +174,41 @@ fn bounded_lines(
         {
             Ok(0) => None,
             Ok(_) if buf.len() as u64 > MAX_LINE_BYTES && !buf.ends_with(b"\n") => {
-                Some(Err(format!("a line longer than {MAX_LINE_BYTES} bytes")))
+                // The rest of the line is read and dropped, in bounded pieces.
+                let mut rest = Vec::new();
+                let r = (&mut reader)
+                    .take(MAX_SKIP_BYTES)
+                    .read_until(b'\n', &mut rest);
+                let too_long = format!("a line longer than {MAX_LINE_BYTES} bytes");
+                Some(Err(match r {
+                    Ok(_) if rest.ends_with(b"\n") || (rest.len() as u64) < MAX_SKIP_BYTES => {
+                        LineError::Skipped(format!("{too_long}, skipped"))
+                    }
+                    Ok(_) => {
+                        ended = true;
+                        LineError::Ended(format!(
+                            "{too_long}, with no end in {MAX_SKIP_BYTES} bytes"
+                        ))
+                    }
+                    Err(e) => {
+                        ended = true;
+                        LineError::Ended(e.to_string())
+                    }
+                }))
             }
             Ok(_) => {
                 while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
                     buf.pop();
                 }
-                Some(String::from_utf8(buf).map_err(|_| "not UTF-8 text".to_string()))
+                Some(
+                    String::from_utf8(buf)
+                        .map_err(|_| LineError::Skipped("not UTF-8 text, skipped".to_string())),
+                )
             }
-            Err(e) => Some(Err(e.to_string())),
+            Err(e) => {
+                ended = true;
+                Some(Err(LineError::Ended(e.to_string())))
+            }
         }
     })
 }

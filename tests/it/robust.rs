@@ -724,6 +724,57 @@ fn a_headless_command_file_moves_the_clock_only_by_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A line of a command file that cannot be read (70,000 bytes, not UTF-8) is said with its
+/// file and line and skipped, as a bad command is: the commands after it run, and the run ends
+/// with its summary and its save.
+#[test]
+fn a_bad_line_of_a_command_file_is_skipped_and_the_run_keeps_its_save() {
+    let dir = temp_dir("long-line");
+    let saves = dir.join("saves");
+    let cfg = config_file(&dir, &saves);
+    let file = dir.join("commands.txt");
+    let mut bytes = b"run 6\nwhisper Klaus ".to_vec();
+    bytes.extend(std::iter::repeat_n(b'a', 70_000));
+    bytes.extend(b"\nwhisper Klaus \xff\xfe\nrun 6\n");
+    std::fs::write(&file, bytes).unwrap();
+    let o = simulacra(&[
+        "run",
+        "--scripted-llm",
+        "--routine",
+        "--scenario",
+        "the_ville_n3",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--commands",
+        file.to_str().unwrap(),
+        "--save",
+        "kept",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "error: {}:2: cannot read: a line longer than 65536 bytes, skipped",
+            file.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "error: {}:3: cannot read: not UTF-8 text, skipped",
+            file.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("> run 6").count(),
+        2,
+        "the commands after it ran: {out}"
+    );
+    read_save(&saves.join("kept")).expect("its save loads");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The bundled 3-person scenario's text.
 fn n3_scenario() -> String {
     std::fs::read_to_string(simulacra::data::data_root().join("config/scenarios/the_ville_n3.ron"))

@@ -261,10 +261,34 @@ pub fn parse(shape: &OutputShape, text: &str) -> Result<LlmValue, String> {
         }
         OutputShape::Json(schema) => {
             let body = extract_json(t).unwrap_or(t);
-            let v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
+            let mut v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
+            // Escapes decoded ("\u001b") are text from outside too: cleaned as the raw text was.
+            without_controls(&mut v);
             validate_schema(schema, &v, "$")?;
             Ok(LlmValue::Json(v))
         }
+    }
+}
+
+/// Removes control characters (but newlines and tabs) from every string of a JSON value, keys
+/// included.
+pub fn without_controls(v: &mut Value) {
+    let clean = |s: &str| crate::data::clean_text(s).into_owned();
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(c) = crate::data::clean_text(s) {
+                *s = c;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_controls),
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            for (k, mut item) in old {
+                without_controls(&mut item);
+                map.insert(clean(&k), item);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -469,6 +493,15 @@ pub fn fail_safe(shape: &OutputShape) -> LlmValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_in_a_json_answer_do_not_survive_decoding() {
+        let shape = OutputShape::Json(
+            json!({"type": "object", "properties": {"utterance": {"type": "string"}}, "required": ["utterance"]}),
+        );
+        let v = parse(&shape, r#"{"utterance": "hi\u001b[2J there\u0007\n"}"#).unwrap();
+        assert_eq!(v, LlmValue::Json(json!({"utterance": "hi[2J there\n"})));
+    }
 
     #[test]
     fn json_grammars_allow_no_pretty_printing() {

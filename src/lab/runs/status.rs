@@ -24,7 +24,8 @@ pub fn status(out: &Path, name: Option<&str>) -> Result<String, String> {
     for work in runs {
         s.push_str(&one(&work));
     }
-    Ok(s)
+    // What the folder's files hold reaches the terminal without control characters.
+    Ok(crate::data::clean_text(&s).into_owned())
 }
 
 /// One run's lines.
@@ -187,4 +188,31 @@ fn running(d: &Value) -> (f64, usize) {
     }
     let wall = costs.iter().filter_map(|c| c["wall_s"].as_f64()).sum();
     (wall, costs.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_runs_files_hold_reaches_the_terminal_without_control_characters() {
+        let out = std::env::temp_dir().join(format!("simulacra-status-{}", std::process::id()));
+        let work = out.join(".odd-20261202.partial");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(
+            work.join("command.txt"),
+            "simulacra lab diffusion \u{1b}[2J\u{1b}]0;pwned\u{7}\n",
+        )
+        .unwrap();
+        std::fs::write(work.join("build.txt"), "abc\u{1b}[31m\n").unwrap();
+        let said = status(&out, None).unwrap();
+        let _ = std::fs::remove_dir_all(&out);
+        assert!(said.contains("begun as: simulacra lab diffusion"), "{said}");
+        assert!(
+            !said
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{said:?}"
+        );
+    }
 }

@@ -410,12 +410,15 @@ impl LlmConfig {
                 }
                 BackendConfig::Replay(c) => {
                     let p = crate::data::resolve_data("", &c.file);
-                    crate::data::read_bounded(&p, crate::data::MAX_TEXT_BYTES).map_err(|e| {
-                        at(
-                            "file",
-                            format!("{}: cannot read the recording: {e}", p.display()),
-                        )
-                    })?;
+                    let text = crate::data::read_bounded(&p, crate::data::MAX_TEXT_BYTES).map_err(
+                        |e| {
+                            at(
+                                "file",
+                                format!("{}: cannot read the recording: {e}", p.display()),
+                            )
+                        },
+                    )?;
+                    super::model_files::read_recording(&text, &p).map_err(|e| at("file", e))?;
                 }
                 BackendConfig::OpenAi(o) => {
                     if let Some(f) = &o.ca_file {
@@ -584,30 +587,8 @@ impl LlmConfig {
             };
             match b {
                 BackendConfig::OpenAi(o) => {
-                    if let Some(e) = o.endpoints.iter().find(|e| {
-                        let l = e.to_ascii_lowercase();
-                        !(l.starts_with("http://") || l.starts_with("https://"))
-                    }) {
-                        return bad(
-                            "endpoints",
-                            format!(
-                                "{e:?}: an endpoint is an http:// or https:// URL, such as \"http://127.0.0.1:8080/v1\""
-                            ),
-                        );
-                    }
-                    // The base URL ends in /v1 (or another API root); a bare host is the usual
-                    // slip, and the server would answer 404 to every request.
-                    if let Some(e) = o.endpoints.iter().find(|e| {
-                        let rest = e.split_once("://").map_or(e.as_str(), |(_, r)| r);
-                        !rest.trim_end_matches('/').contains('/')
-                    }) {
-                        return bad(
-                            "endpoints",
-                            format!(
-                                "{e:?} has no path: the base URL of an OpenAI-compatible server ends in /v1, such as \"{}/v1\"",
-                                e.trim_end_matches('/')
-                            ),
-                        );
+                    if let Some(m) = o.endpoints.iter().find_map(|e| super::endpoint::problem(e)) {
+                        return bad("endpoints", m);
                     }
                     if !(1..=4096).contains(&o.concurrency) {
                         return bad(

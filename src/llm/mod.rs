@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod config;
+pub mod endpoint;
 pub mod forced;
 pub mod metrics;
 pub mod model_files;

@@ -1,7 +1,7 @@
 //! Where the in-process backends' model files are and whether they are there: a GGUF model for
 //! llama.cpp (and the form its weights are read in), a sentence-transformers folder for the
-//! embedder. Used by the backends when they
-//! start and by the config's check of the files a run will need, before any backend starts.
+//! embedder, and a recording to replay (its lines read). Used by the backends when they start
+//! and by the config's check of the files a run will need, before any backend starts.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -72,4 +72,117 @@ pub fn check_model_dir(dir: &Path) -> Result<(), String> {
 /// Resolves a model folder from config (relative to the data folder).
 pub fn resolve_dir(p: &str) -> PathBuf {
     resolve_model(p)
+}
+
+/// One recorded answer: its request's key and the text, or the vector and its model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recorded {
+    /// A chat answer's text.
+    Text(String),
+    /// An embedding and the model that made it.
+    Vector(Vec<f32>, String),
+}
+
+/// A recording's lines read (`path` names it in errors): each answer with its key, in order,
+/// and a note when the last line was cut (a recording stopped while it wrote one: a line with
+/// no end that is not JSON is skipped, as the normal end of a killed run). Any other line that
+/// is not a recorded answer is an error naming the file and line.
+#[expect(clippy::type_complexity, reason = "the answers and a note")]
+pub fn read_recording(
+    text: &str,
+    path: &Path,
+) -> Result<(Vec<(String, Recorded)>, Option<String>), String> {
+    let mut out = Vec::new();
+    let mut note = None;
+    let lines: Vec<&str> = text.lines().collect();
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), n + 1);
+        let v: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => {
+                note = Some(format!(
+                    "{}: the last line is cut (the recording stopped while it wrote it): skipped",
+                    at()
+                ));
+                break;
+            }
+            Err(e) => return Err(format!("{}: not a JSON line: {e}", at())),
+        };
+        let key = v["key"]
+            .as_str()
+            .ok_or_else(|| format!("{}: field `key` is missing", at()))?
+            .to_string();
+        let entry = if let Some(t) = v["text"].as_str() {
+            Recorded::Text(t.to_string())
+        } else if let Some(vec) = v["vector"].as_array() {
+            let vector: Vec<f32> = vec
+                .iter()
+                .map(|x| x.as_f64().map(|f| f as f32))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("{}: field `vector` holds something not a number", at()))?;
+            if let Some(problem) = crate::llm::types::vector_problem(&vector) {
+                return Err(format!("{}: field `vector`: {problem}", at()));
+            }
+            Recorded::Vector(vector, v["model"].as_str().unwrap_or_default().to_string())
+        } else {
+            return Err(format!("{}: field `text` or `vector` is missing", at()));
+        };
+        out.push((key, entry));
+    }
+    Ok((out, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recordings_cut_last_line_is_its_end_and_any_other_bad_line_is_named() {
+        let p = Path::new("rec.jsonl");
+        let good = r#"{"key": "a", "purpose": "p", "text": "hi"}"#;
+        let vector = r#"{"key": "b", "purpose": "embed", "vector": [0.5, 0.5], "model": "m"}"#;
+        let (all, note) = read_recording(&format!("{good}\n{vector}\n"), p).unwrap();
+        assert_eq!(
+            all,
+            [
+                ("a".to_string(), Recorded::Text("hi".into())),
+                (
+                    "b".to_string(),
+                    Recorded::Vector(vec![0.5, 0.5], "m".into())
+                )
+            ]
+        );
+        assert_eq!(note, None);
+        // Killed while it wrote its last line: that line is skipped, and said.
+        let (all, note) = read_recording(&format!("{good}\n{{\"key\": \"c\", \"te"), p).unwrap();
+        assert_eq!(all.len(), 1);
+        assert!(
+            note.unwrap()
+                .starts_with("rec.jsonl:2: the last line is cut")
+        );
+        // Anything else is refused, naming the line.
+        let e = read_recording(&format!("not json\n{good}\n"), p).unwrap_err();
+        assert!(e.starts_with("rec.jsonl:1: not a JSON line"), "{e}");
+        let e = read_recording(&format!("{good}\n{{\"key\": \"c\"}}\n"), p).unwrap_err();
+        assert!(
+            e.starts_with("rec.jsonl:2: field `text` or `vector`"),
+            "{e}"
+        );
+        // A vector a save could not be read back with.
+        let long = format!(
+            "{{\"key\": \"d\", \"vector\": [{}], \"model\": \"m\"}}\n",
+            vec!["0.1"; 20_000].join(",")
+        );
+        let e = read_recording(&long, p).unwrap_err();
+        assert!(e.contains("20000 numbers"), "{e}");
+        let e = read_recording(
+            "{\"key\": \"d\", \"vector\": [1e300], \"model\": \"m\"}\n",
+            p,
+        )
+        .unwrap_err();
+        assert!(e.contains("not finite"), "{e}");
+    }
 }

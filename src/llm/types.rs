@@ -185,6 +185,24 @@ impl LlmValue {
 /// server giving more is damaged or broken).
 pub const MAX_EMBEDDING_DIM: usize = 16_384;
 
+/// What is wrong with an embedding from any backend, as a save's reader would refuse it: none
+/// at all, longer than [`MAX_EMBEDDING_DIM`], or a number inside that is not finite (`1e300`
+/// read as a 32-bit float). `None` when it can be taken.
+pub fn vector_problem(v: &[f32]) -> Option<String> {
+    if v.is_empty() {
+        Some("an empty vector".into())
+    } else if v.len() > MAX_EMBEDDING_DIM {
+        Some(format!(
+            "{} numbers: more than the {MAX_EMBEDDING_DIM} of any embedder",
+            v.len()
+        ))
+    } else if v.iter().any(|x| !x.is_finite()) {
+        Some("a number inside that is not finite".into())
+    } else {
+        None
+    }
+}
+
 /// A vector with the model that made it, so vectors of different models are never mixed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Embedding {

@@ -445,6 +445,22 @@ fn a_config_for_a_server_says_the_way_out_of_each_first_mistake() {
         e.message.contains("\"http://127.0.0.1:8080/v1\""),
         "the fix: {e}"
     );
+    // A password in the address: refused, and never echoed.
+    let p = write(
+        &dir,
+        "userinfo.ron",
+        "(\n  llm: (\n    backends: [OpenAi((name: \"server\", endpoints: [\"http://user:PW123@127.0.0.1:8080/v1\"]))],\n    embedding_backend: None,\n  ),\n)\n",
+    );
+    let e = GameConfig::load(&p).unwrap_err();
+    assert_eq!(e.field, "llm.backends[0].endpoints", "{e}");
+    assert!(
+        e.message.contains("\"http://…@127.0.0.1:8080/v1\"") && e.message.contains("api_key_env"),
+        "{e}"
+    );
+    assert!(
+        !e.to_string().contains("PW123") && !e.to_string().contains("user:"),
+        "{e}"
+    );
     // A key variable that is not set: said before anything starts.
     let p = write(
         &dir,

@@ -341,6 +341,49 @@ fn a_recorded_run_replays_identically_without_a_model() {
     assert_eq!(first, second);
 }
 
+/// Each recorded answer is one write of one whole line: two runs recording to one file at once
+/// interleave their lines, never the bytes of a line.
+#[test]
+fn two_recorders_on_one_file_never_write_a_line_that_is_not_json() {
+    let dir = crate::temp_dir("two-recorders");
+    let file = dir.join("run.jsonl");
+    let mut cfg = LlmConfig::scripted(vec![ScriptRule {
+        reply: "a long answer ".repeat(2000),
+        ..Default::default()
+    }]);
+    cfg.record = Some(file.to_string_lossy().into());
+    let runs: Vec<_> = (0..2)
+        .map(|t| {
+            let cfg = cfg.clone();
+            std::thread::spawn(move || {
+                let rt = LlmRuntime::start(&cfg);
+                for i in 0..40 {
+                    let text = format!("request {t} {i}");
+                    rt.submit(chat(i + 1, "p", &text, OutputShape::Text, Priority::Normal));
+                }
+                for _ in 0..40 {
+                    rt.recv_timeout(Duration::from_secs(60)).expect("reply");
+                }
+            })
+        })
+        .collect();
+    for r in runs {
+        r.join().unwrap();
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 80);
+    for (i, l) in lines.iter().enumerate() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(l).is_ok(),
+            "line {} is not JSON: {:?}",
+            i + 1,
+            &l[..l.len().min(200)]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_missing_or_wrong_model_file_says_how_to_fetch_it_and_requests_fall_back() {
     let dir = crate::temp_dir("nomodel");

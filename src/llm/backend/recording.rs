@@ -4,6 +4,7 @@
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome, work_key};
 use crate::llm::config::ReplayConfig;
+use crate::llm::model_files::Recorded;
 use crossbeam_channel::Sender;
 use std::collections::{HashMap, VecDeque};
 
@@ -21,6 +22,9 @@ pub struct ReplayBackend {
     last: HashMap<String, Entry>,
     error: Option<String>,
     misses: u64,
+    /// The model of the recording's first embedding: the identity its vectors carry from the
+    /// start, as they did when recorded.
+    embedding_model: Option<String>,
 }
 
 impl ReplayBackend {
@@ -39,6 +43,7 @@ impl ReplayBackend {
             last: HashMap::new(),
             error: None,
             misses: 0,
+            embedding_model: None,
         };
         let text = match crate::data::read_bounded(&path, crate::data::MAX_TEXT_BYTES) {
             Ok(t) => t,
@@ -50,41 +55,25 @@ impl ReplayBackend {
                 return me;
             }
         };
-        for (n, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let v: serde_json::Value = match serde_json::from_str(line) {
-                Ok(v) => v,
-                Err(e) => {
-                    me.error = Some(format!(
-                        "fatal: {}:{}: not a JSON line: {e}",
-                        path.display(),
-                        n + 1
-                    ));
-                    return me;
+        match crate::llm::model_files::read_recording(&text, &path) {
+            Ok((answers, note)) => {
+                if let Some(note) = note {
+                    eprintln!("llm replay: {note}");
                 }
-            };
-            let key = v["key"].as_str().unwrap_or_default().to_string();
-            let entry = if let Some(t) = v["text"].as_str() {
-                Entry::Text(t.to_string())
-            } else if let Some(vec) = v["vector"].as_array() {
-                Entry::Vector(
-                    vec.iter()
-                        .filter_map(|x| x.as_f64().map(|f| f as f32))
-                        .collect(),
-                    v["model"].as_str().unwrap_or_default().to_string(),
-                )
-            } else {
-                me.error = Some(format!(
-                    "fatal: {}:{}: field `text` or `vector` is missing",
-                    path.display(),
-                    n + 1
-                ));
-                return me;
-            };
-            me.entries.entry(key).or_default().push_back(entry);
+                for (key, answer) in answers {
+                    let entry = match answer {
+                        Recorded::Text(t) => Entry::Text(t),
+                        Recorded::Vector(v, model) => {
+                            if me.embedding_model.is_none() {
+                                me.embedding_model = Some(model.clone());
+                            }
+                            Entry::Vector(v, model)
+                        }
+                    };
+                    me.entries.entry(key).or_default().push_back(entry);
+                }
+            }
+            Err(e) => me.error = Some(format!("fatal: {e}")),
         }
         me
     }
@@ -101,6 +90,11 @@ impl Backend for ReplayBackend {
     }
     fn model_id(&self) -> String {
         format!("replay:{}", self.name)
+    }
+    fn embedding_model_id(&self) -> String {
+        self.embedding_model
+            .clone()
+            .unwrap_or_else(|| self.model_id())
     }
     fn capacity(&self) -> usize {
         64

@@ -91,6 +91,15 @@ impl Router {
                 model,
                 prompt_tokens,
             } => {
+                // One check for every backend: a vector a save could not be read back with is
+                // not taken.
+                if let Some(problem) = crate::llm::types::vector_problem(&vector) {
+                    self.failed(
+                        done.id,
+                        BackendError::new(ErrorKind::Malformed, format!("embedding: {problem}")),
+                    );
+                    return;
+                }
                 sink(&self.sinks, job.client)
                     .stats
                     .lock()
@@ -145,7 +154,11 @@ impl Router {
                 }
                 _ => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "text": text}),
             };
-            let _ = writeln!(f, "{line}");
+            // One write of the whole line: two runs recording to one file (opened to append)
+            // interleave lines, never the bytes of one.
+            let mut bytes = line.to_string().into_bytes();
+            bytes.push(b'\n');
+            let _ = f.write_all(&bytes);
         }
         let source = ReplySource::Model(self.backends[job.backend].name().to_string());
         let _ = to.replies.send(Reply {

@@ -2,12 +2,11 @@
 //! a hang past the timeout, malformed JSON, and an endpoint going down and coming back. The
 //! caller always gets its reply or its fail-safe; nothing panics.
 
+use simulacra::bench::serve::http::{HttpServer, Options};
 use simulacra::llm::backend::{Health, WorkKind};
 use simulacra::llm::config::{BackendConfig, LlmConfig};
 use simulacra::llm::runtime::{LlmRuntime, Reply, ReplySource, Submission};
 use simulacra::llm::{ChatMessage, LlmValue, OutputShape, Priority, Sampling};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -248,34 +247,38 @@ fn requests_spread_over_several_endpoints_and_survive_one_failing() {
 }
 
 /// A fake server whose answers a closure writes from the path and body; it keeps every request.
+/// It is the program's own server for stand-ins (`simulacra::bench::serve::http`), each answer
+/// closing its connection.
 struct ScriptedServer {
     url: String,
     requests: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+    _server: HttpServer,
 }
-
-/// Status and body for a request's path and body; `None` hangs up without an answer.
-type Handler = dyn Fn(&str, &str) -> Option<(u16, String)> + Send + Sync;
 
 impl ScriptedServer {
     fn start(handler: impl Fn(&str, &str) -> (u16, String) + Send + Sync + 'static) -> Self {
         Self::start_raw(move |path, body| Some(handler(path, body)))
     }
+    /// `None` from the handler hangs up without an answer.
     fn start_raw(
         handler: impl Fn(&str, &str) -> Option<(u16, String)> + Send + Sync + 'static,
     ) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let handler: Arc<Handler> = Arc::new(handler);
         let reqs = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let (h, r) = (handler.clone(), reqs.clone());
-                std::thread::spawn(move || serve(stream, &*h, &r));
-            }
-        });
-        Self { url, requests }
+        let server = HttpServer::start(
+            Arc::new(move |path: &str, body: &[u8]| {
+                let body = String::from_utf8_lossy(body).to_string();
+                reqs.lock().unwrap().push((path.to_string(), body.clone()));
+                handler(path, &body)
+            }),
+            Options::default(),
+        )
+        .unwrap();
+        Self {
+            url: server.url(false),
+            requests,
+            _server: server,
+        }
     }
     /// Requests whose path ends so.
     fn hits(&self, path_end: &str) -> Vec<String> {
@@ -287,55 +290,6 @@ impl ScriptedServer {
             .map(|(_, b)| b.clone())
             .collect()
     }
-}
-
-/// Reads one HTTP request from `reader`: its path and body (None when the stream ends first).
-fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
-    let (mut len, mut path) = (0usize, String::new());
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return None;
-        }
-        if path.is_empty() {
-            path = line
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or_default()
-                .to_string();
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; len];
-    let _ = reader.read_exact(&mut body);
-    Some((path, String::from_utf8_lossy(&body).to_string()))
-}
-
-/// Reads one HTTP request (its path and body), keeps it, and writes the handler's answer.
-fn serve(
-    mut stream: TcpStream,
-    handler: &Handler,
-    requests: &std::sync::Mutex<Vec<(String, String)>>,
-) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let Some((path, body)) = read_request(&mut reader) else {
-        return;
-    };
-    requests.lock().unwrap().push((path.clone(), body.clone()));
-    // `None`: close at once, so the client sees a broken connection.
-    let Some((status, payload)) = handler(&path, &body) else {
-        return;
-    };
-    let resp = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
-        payload.len()
-    );
-    let _ = stream.write_all(resp.as_bytes());
 }
 
 fn chat_answer(content: &str) -> (u16, String) {
@@ -817,8 +771,8 @@ fn make_certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::Pa
 }
 
 /// An OpenAI-compatible server speaking TLS with the certificate given, answering every chat
-/// request "7"; returns its base URL.
-fn tls_server(cert: &std::path::Path, key: &std::path::Path) -> String {
+/// request "7" (the program's own server for stand-ins, over rustls).
+fn tls_server(cert: &std::path::Path, key: &std::path::Path) -> HttpServer {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     simulacra::llm::backend::openai::install_crypto_provider();
@@ -833,45 +787,22 @@ fn tls_server(cert: &std::path::Path, key: &std::path::Path) -> String {
             .with_single_cert(chain, key)
             .unwrap(),
     );
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}/v1",
-        listener.local_addr().unwrap().port()
-    );
-    std::thread::spawn(move || {
-        for tcp in listener.incoming() {
-            let Ok(tcp) = tcp else { continue };
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut reader = BufReader::new(rustls::StreamOwned::new(conn, tcp));
-                // None: the handshake failed, or the client went away.
-                if read_request(&mut reader).is_none() {
-                    return;
-                }
-                let (_, payload) = chat_answer("7");
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
-                    payload.len()
-                );
-                let stream = reader.get_mut();
-                let _ = stream.write_all(resp.as_bytes());
-                let _ = stream.flush();
-                stream.conn.send_close_notify();
-                let _ = stream.flush();
-            });
-        }
-    });
-    url
+    HttpServer::start(
+        Arc::new(|_: &str, _: &[u8]| Some(chat_answer("7"))),
+        Options {
+            tls: Some(config),
+            ..Options::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
 fn https_to_a_local_server_with_its_own_certificate() {
     let dir = crate::temp_dir("tls");
     let (cert, key) = make_certificate(&dir);
-    let url = tls_server(&cert, &key);
+    let server = tls_server(&cert, &key);
+    let url = server.url(true);
     // Trusted through the backend's ca_file: a real handshake, a request and its answer.
     let mut cfg = server_config(&url);
     cfg.retries = 0;

@@ -331,9 +331,11 @@ mod tests {
             "foreign",
             "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --port ]; then echo \"$2\" > DIR/port.tmp; mv DIR/port.tmp DIR/port; fi\n  shift\ndone\nexec sleep 30\n",
         );
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Another program's server on the port the stand-in is given: the shared HTTP server,
+        // answering `{}` to everything.
+        let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let foreign = {
-            let (dir, stop) = (dir.clone(), stop.clone());
+            let (dir, answered) = (dir.clone(), answered.clone());
             std::thread::spawn(move || {
                 let port: u16 = loop {
                     if let Some(p) = std::fs::read_to_string(dir.join("port"))
@@ -344,29 +346,28 @@ mod tests {
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 };
-                let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
-                l.set_nonblocking(true).unwrap();
-                let mut answered = 0;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    match l.accept() {
-                        Ok((mut s, _)) => {
-                            s.set_nonblocking(false).unwrap();
-                            let mut buf = [0u8; 1024];
-                            let _ = s.read(&mut buf);
-                            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}");
-                            answered += 1;
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                    }
-                }
-                answered
+                super::super::http::HttpServer::start(
+                    std::sync::Arc::new(move |_: &str, _: &[u8]| {
+                        answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        Some((200, "{}".to_string()))
+                    }),
+                    super::super::http::Options {
+                        addr: Some(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+                        ..Default::default()
+                    },
+                )
+                .unwrap()
             })
         };
         let err = LocalServer::start_with(&python, &model, &[], Duration::from_secs(2))
             .err()
             .expect("a foreign server is not ours");
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(foreign.join().unwrap() > 0, "the foreign server was asked");
+        let foreign = foreign.join().unwrap();
+        assert!(
+            answered.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "the foreign server was asked"
+        );
+        drop(foreign);
         assert!(err.contains("something answers on port"), "{err}");
         let log = named_log(&err);
         assert!(log.is_file(), "{err}");

@@ -10,11 +10,10 @@
 //! identity block) were seen lately (`prefix_cache` prompts kept) pays a quarter of `ttft_s`,
 //! as a server's prefix cache saves the prefill.
 
+use super::http::{HttpServer, Options};
 use crate::sim::hash::text_hash;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -86,8 +85,7 @@ pub struct StandIn {
     pub url: String,
     /// What it saw, and its knobs.
     pub state: Arc<StandInState>,
-    stop: Arc<AtomicBool>,
-    addr: std::net::SocketAddr,
+    _server: HttpServer,
 }
 
 /// The batch slots of one server.
@@ -96,127 +94,41 @@ struct Slots {
     freed: Condvar,
 }
 
-/// This thread at the lowest scheduling priority (nice 19): a stand-in plays a server on another
-/// machine, so on a machine of few cores it yields its core to the simulation it serves (its
-/// answers still wait the throughput model's delays, which are sleeps).
-fn lowest_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority on this thread's own id changes only its nice value.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
-    }
-}
-
 impl StandIn {
-    /// Starts a stand-in on 127.0.0.1 and a free port.
+    /// Starts a stand-in on 127.0.0.1 and a free port. Its threads run at the lowest
+    /// scheduling priority: a stand-in plays a server on another machine, so on a machine of
+    /// few cores it yields its core to the simulation it serves (its answers still wait the
+    /// throughput model's delays, which are sleeps).
     pub fn start(model: ThroughputModel) -> std::io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(StandInState {
             slowness: AtomicU32::new(100),
             ..Default::default()
         });
-        let stop = Arc::new(AtomicBool::new(false));
         let slots = Arc::new(Slots {
             free: Mutex::new(model.batch.max(1)),
             freed: Condvar::new(),
         });
         let cache = Arc::new(Mutex::new(VecDeque::<u64>::new()));
-        let (st, sp) = (state.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("stand-in".into())
-            .spawn(move || {
-                lowest_priority();
-                for stream in listener.incoming() {
-                    if sp.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let (st, slots, cache) = (st.clone(), slots.clone(), cache.clone());
-                    let _ = std::thread::Builder::new()
-                        .name("stand-in-conn".into())
-                        .spawn(move || {
-                            lowest_priority();
-                            serve(stream, model, &st, &slots, &cache)
-                        });
-                }
-            })?;
+        let st = state.clone();
+        let server = HttpServer::start(
+            Arc::new(move |path: &str, body: &[u8]| {
+                let n = st.open.fetch_add(1, Ordering::SeqCst) + 1;
+                st.peak_open.fetch_max(n, Ordering::SeqCst);
+                let out = answer(path, body, model, &st, &slots, &cache);
+                st.open.fetch_sub(1, Ordering::SeqCst);
+                Some(out)
+            }),
+            Options {
+                keep_alive: true,
+                lowest_priority: true,
+                ..Options::default()
+            },
+        )?;
         Ok(Self {
-            url: format!("http://{addr}/v1"),
+            url: server.url(false),
             state,
-            stop,
-            addr,
+            _server: server,
         })
-    }
-}
-
-impl Drop for StandIn {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
-    }
-}
-
-/// One connection: requests one after another (keep-alive) until the client closes it or it
-/// stays idle for a minute.
-fn serve(
-    stream: TcpStream,
-    model: ThroughputModel,
-    state: &StandInState,
-    slots: &Slots,
-    cache: &Mutex<VecDeque<u64>>,
-) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
-    let _ = stream.set_nodelay(true);
-    let Ok(mut out) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(stream);
-    loop {
-        let (mut len, mut path, mut close) = (0usize, String::new(), false);
-        loop {
-            let mut line = String::new();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if path.is_empty() {
-                path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-            }
-            let lower = line.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("connection:") && lower.contains("close") {
-                close = true;
-            }
-            if line == "\r\n" || line == "\n" {
-                break;
-            }
-        }
-        let mut body = vec![0u8; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let n = state.open.fetch_add(1, Ordering::SeqCst) + 1;
-        state.peak_open.fetch_max(n, Ordering::SeqCst);
-        let (status, payload) = answer(&path, &body, model, state, slots, cache);
-        state.open.fetch_sub(1, Ordering::SeqCst);
-        let head = format!(
-            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}\r\n",
-            if status == 200 { "OK" } else { "Error" },
-            payload.len(),
-            if close { "Connection: close\r\n" } else { "" }
-        );
-        if out
-            .write_all(head.as_bytes())
-            .and_then(|_| out.write_all(payload.as_bytes()))
-            .is_err()
-            || close
-        {
-            return;
-        }
     }
 }
 

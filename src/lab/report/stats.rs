@@ -1,7 +1,7 @@
 //! The statistics the paper reports: TrueSkill ratings from pairwise preferences (Herbrich,
 //! Minka & Graepel 2006, two players, draws allowed, the usual defaults μ = 25, σ = 25/3,
-//! β = σ/2, τ = σ/100, draw probability 0.10), the Kruskal–Wallis H test with its χ² p-value,
-//! and network density.
+//! β = σ/2, τ = σ/100, draw probability 0.10; the update is the skillratings crate's), the
+//! Kruskal–Wallis H test with its χ² p-value (statrs' distribution), and network density.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,9 +24,6 @@ impl Default for Rating {
 }
 
 const MU: f64 = 25.0;
-const BETA: f64 = MU / 6.0;
-const TAU: f64 = MU / 300.0;
-const DRAW_PROBABILITY: f64 = 0.10;
 
 /// The outcome of one comparison, for the first player.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,76 +36,26 @@ pub enum Outcome {
     Draw,
 }
 
-fn pdf(x: f64) -> f64 {
-    (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt()
-}
-
-/// The complementary error function (Numerical Recipes' `erfcc`, |error| < 1.2e-7).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 { r } else { 2.0 - r }
-}
-
-fn cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// The inverse of the standard normal CDF (by bisection: exact enough, used once).
-fn ppf(p: f64) -> f64 {
-    let (mut lo, mut hi) = (-10.0, 10.0);
-    for _ in 0..200 {
-        let mid = (lo + hi) / 2.0;
-        if cdf(mid) < p { lo = mid } else { hi = mid }
-    }
-    (lo + hi) / 2.0
-}
-
-/// Updates two ratings after one comparison.
+/// Updates two ratings after one comparison: skillratings' two-player TrueSkill, whose
+/// defaults are the ones above (β = 25/6, τ = 25/300, draw probability 0.10).
 pub fn rate_1vs1(a: Rating, b: Rating, outcome: Outcome) -> (Rating, Rating) {
-    let (w, l, draw) = match outcome {
-        Outcome::Win => (a, b, false),
-        Outcome::Loss => (b, a, false),
-        Outcome::Draw => (a, b, true),
+    use skillratings::Outcomes;
+    use skillratings::trueskill::{TrueSkillConfig, TrueSkillRating, trueskill};
+    let theirs = |r: Rating| TrueSkillRating {
+        rating: r.mu,
+        uncertainty: r.sigma,
     };
-    let (sw2, sl2) = (w.sigma.powi(2) + TAU * TAU, l.sigma.powi(2) + TAU * TAU);
-    let c2 = 2.0 * BETA * BETA + sw2 + sl2;
-    let c = c2.sqrt();
-    let eps = ppf((DRAW_PROBABILITY + 1.0) / 2.0) * std::f64::consts::SQRT_2 * BETA / c;
-    let t = (w.mu - l.mu) / c;
-    let (v, wv) = if draw {
-        let denom = cdf(eps - t) - cdf(-eps - t);
-        let v = (pdf(-eps - t) - pdf(eps - t)) / denom;
-        let wv = v * v + ((eps - t) * pdf(eps - t) + (eps + t) * pdf(eps + t)) / denom;
-        (v, wv)
-    } else {
-        let denom = cdf(t - eps);
-        let v = pdf(t - eps) / denom;
-        (v, v * (v + t - eps))
+    let ours = |r: TrueSkillRating| Rating {
+        mu: r.rating,
+        sigma: r.uncertainty,
     };
-    let nw = Rating {
-        mu: w.mu + sw2 / c * v,
-        sigma: (sw2 * (1.0 - sw2 / c2 * wv)).sqrt(),
+    let outcome = match outcome {
+        Outcome::Win => Outcomes::WIN,
+        Outcome::Loss => Outcomes::LOSS,
+        Outcome::Draw => Outcomes::DRAW,
     };
-    let nl = Rating {
-        mu: l.mu - sl2 / c * v,
-        sigma: (sl2 * (1.0 - sl2 / c2 * wv)).sqrt(),
-    };
-    match outcome {
-        Outcome::Loss => (nl, nw),
-        _ => (nw, nl),
-    }
+    let (a, b) = trueskill(&theirs(a), &theirs(b), &outcome, &TrueSkillConfig::new());
+    (ours(a), ours(b))
 }
 
 /// Ratings of `n` players after comparisons `(i, j, outcome for i)`, taken in order.
@@ -182,79 +129,13 @@ pub fn kruskal_wallis(groups: &[Vec<f64>]) -> Option<KruskalWallis> {
     })
 }
 
-/// P(χ²(k) ≥ x): the regularised upper incomplete gamma Q(k/2, x/2).
+/// P(χ²(k) ≥ x), from statrs' χ² distribution (1 for x ≤ 0 or k not above 0).
 pub fn chi2_survival(x: f64, k: f64) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
     if x <= 0.0 {
         return 1.0;
     }
-    gamma_q(k / 2.0, x / 2.0)
-}
-
-fn ln_gamma(x: f64) -> f64 {
-    // Lanczos (g = 7, n = 9).
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    let t = x + 7.5;
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-fn gamma_q(a: f64, x: f64) -> f64 {
-    if x < a + 1.0 {
-        // Series for P, then Q = 1 − P.
-        let (mut sum, mut del, mut ap) = (1.0 / a, 1.0 / a, a);
-        for _ in 0..500 {
-            ap += 1.0;
-            del *= x / ap;
-            sum += del;
-            if del.abs() < sum.abs() * 1e-14 {
-                break;
-            }
-        }
-        1.0 - sum * (-x + a * x.ln() - ln_gamma(a)).exp()
-    } else {
-        // Continued fraction (Lentz).
-        let tiny = 1e-300;
-        let mut b = x + 1.0 - a;
-        let mut c = 1.0 / tiny;
-        let mut d = 1.0 / b;
-        let mut h = d;
-        for i in 1..500 {
-            let an = -(i as f64) * (i as f64 - a);
-            b += 2.0;
-            d = an * d + b;
-            if d.abs() < tiny {
-                d = tiny;
-            }
-            c = b + an / c;
-            if c.abs() < tiny {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            let del = d * c;
-            h *= del;
-            if (del - 1.0).abs() < 1e-14 {
-                break;
-            }
-        }
-        (-x + a * x.ln() - ln_gamma(a)).exp() * h
-    }
+    ChiSquared::new(k).map_or(1.0, |d| d.sf(x))
 }
 
 /// Network density as the paper defines it: η = 2|E| / (|V|(|V| − 1)) for an undirected graph

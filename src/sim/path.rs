@@ -166,7 +166,6 @@ mod tests {
             seed = crate::sim::hash::mix64(seed);
             walkable[(seed % walkable.len() as u64) as usize]
         };
-        let mut pairs = 0;
         for _ in 0..60 {
             let from = pick();
             let dist = bfs(&map, from);
@@ -181,10 +180,8 @@ mod tests {
                     at = *t;
                 }
                 assert_eq!(at, to);
-                pairs += 1;
             }
         }
-        assert_eq!(pairs, 3000);
     }
 
     #[test]

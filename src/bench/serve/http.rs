@@ -192,7 +192,7 @@ mod tests {
             Options::default(),
         )
         .unwrap();
-        // A body split across writes and a header in any case are still one request.
+        // A header's name in any case is read.
         let out = raw(
             server.addr,
             "POST /v1/x HTTP/1.1\r\nHost: h\r\ncontent-LENGTH: 5\r\n\r\nhello",

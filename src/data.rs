@@ -173,6 +173,17 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     read_bounded(path, MAX_TEXT_BYTES).map_err(|e| format!("{}: cannot read: {e}", path.display()))
 }
 
+/// [`read_text`] of a file that may not be there yet: `None` when it is not (nor anything else
+/// by its name), else its text or the error naming it. For the files of a folder another run
+/// or a person may have left (a lab's data, its lock and records): a FIFO or a device there is
+/// refused, not waited on.
+pub fn read_if_there(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => read_text(path).map(Some),
+    }
+}
+
 /// Every string in a value read from a file made safe as [`clean_text`] makes one (through its
 /// JSON form; a value that does not go there and back comes back as it was).
 pub fn clean_strings<T: serde::Serialize + serde::de::DeserializeOwned>(value: T) -> T {

@@ -148,6 +148,30 @@ impl TownNames {
     }
 }
 
+/// The first character of a name that would not show, or would show as something else: a
+/// control character, or one of Unicode's invisible formatting characters (a zero-width space
+/// or joiner, a word joiner, a byte-order mark, a soft hyphen, a direction override). A name
+/// holding one looks like another name it is not.
+pub fn invisible_in(name: &str) -> Option<char> {
+    name.chars().find(|&c| {
+        c.is_control()
+            || matches!(c,
+                '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}'
+                | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fff8}')
+    })
+}
+
+/// A name as compared with others: its words, in lower case (two names that differ only in
+/// case or spacing are one person to a reader).
+pub fn name_key(name: &str) -> String {
+    name.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

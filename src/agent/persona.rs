@@ -366,10 +366,21 @@ pub fn validate_scenario(
             "the player needs a name".into(),
         ));
     }
+    if let Some(c) = crate::agent::names::invisible_in(&file.player.name) {
+        return Err(err(
+            lines.line_near("player", 0),
+            "player.name".into(),
+            format!(
+                "{:?} holds an invisible character (U+{:04X}): a name must look like what it is",
+                file.player.name, c as u32
+            ),
+        ));
+    }
+    let player_key = crate::agent::names::name_key(&file.player.name);
     if let Some(i) = file
         .residents
         .iter()
-        .position(|r| r.name.trim().eq_ignore_ascii_case(file.player.name.trim()))
+        .position(|r| crate::agent::names::name_key(&r.name) == player_key)
     {
         return Err(err(
             lines.line_of_quoted(&file.player.name, 0),
@@ -408,7 +419,21 @@ pub fn validate_scenario(
                 format!("'{}' needs a first and a last name", spec.name),
             ));
         }
-        if let Some(j) = file.residents[..i].iter().position(|o| o.name == spec.name) {
+        if let Some(c) = crate::agent::names::invisible_in(&spec.name) {
+            return Err(err(
+                line_of(&spec.name),
+                field("name"),
+                format!(
+                    "{:?} holds an invisible character (U+{:04X}): a name must look like what it is",
+                    spec.name, c as u32
+                ),
+            ));
+        }
+        let key = crate::agent::names::name_key(&spec.name);
+        if let Some(j) = file.residents[..i]
+            .iter()
+            .position(|o| crate::agent::names::name_key(&o.name) == key)
+        {
             return Err(err(
                 line_of(&spec.name),
                 field("name"),

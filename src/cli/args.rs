@@ -225,3 +225,62 @@ pub struct RunArgs {
     #[arg(long)]
     pub save: Option<String>,
 }
+
+/// The most game hours an option takes (ten years of game time): more is a typo, and would run
+/// past what a game time can hold.
+pub const MAX_GAME_HOURS: f64 = 24.0 * 3653.0;
+
+/// A span of game hours for an option (`--hours`, `--warmup`): a finite number from 0 to
+/// [`MAX_GAME_HOURS`]; `NaN`, a negative or an endless span is refused with what is taken.
+pub fn game_hours(s: &str) -> Result<f64, String> {
+    span(s, MAX_GAME_HOURS, "game hours")
+}
+
+/// A span of game days for an option (`--days`): as [`game_hours`], in days.
+pub fn game_days(s: &str) -> Result<f64, String> {
+    span(s, MAX_GAME_HOURS / 24.0, "game days")
+}
+
+/// A positive finite number (seconds, a rate) for an option.
+pub fn positive(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{s:?}: a number above 0 is taken"))
+    }
+}
+
+fn span(s: &str, max: f64, unit: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number"))?;
+    if v.is_finite() && (0.0..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{s:?}: {unit} from 0 to {max} are taken"))
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn spans_of_game_time_are_finite_and_not_negative() {
+        assert_eq!(game_hours("1.5"), Ok(1.5));
+        assert_eq!(game_hours("0"), Ok(0.0));
+        for bad in ["NaN", "-1", "-1e30", "1e30", "inf", "", "two"] {
+            let e = game_hours(bad).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+        assert_eq!(game_days("2"), Ok(2.0));
+        assert!(game_days("-0.5").is_err() && game_days("NaN").is_err());
+        assert_eq!(positive("0.15"), Ok(0.15));
+        assert!(positive("0").is_err() && positive("NaN").is_err() && positive("-3").is_err());
+    }
+}

@@ -223,6 +223,7 @@ fn day(
     hours: f64,
     busy_cores: u32,
 ) -> i32 {
+    end_with_parent();
     let Some(from) = crate::sim::time::GameTime::parse(from) else {
         return fail(format!("--from: bad date-time {from:?}"));
     };
@@ -347,11 +348,20 @@ fn day_against(
     for round in 1..=rounds {
         for (label, exe, mine) in [("other", other, false), ("this", this.as_path(), true)] {
             eprintln!("round {round} of {rounds}: {label} ({})", exe.display());
+            // Standard input a pipe held open while we wait: the child ends when it closes.
             let out = match std::process::Command::new(exe)
                 .args(&args)
+                .env(END_WITH_PARENT, "1")
+                .stdin(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::inherit())
-                .output()
-            {
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    let stdin = child.stdin.take();
+                    let out = child.wait_with_output();
+                    drop(stdin);
+                    out
+                }) {
                 Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
                 Ok(o) => {
                     return fail(format!(
@@ -424,28 +434,65 @@ fn wall_of(line: &str) -> Option<f64> {
     before.rsplit(' ').next()?.parse().ok()
 }
 
-/// Programs that each keep a core busy until dropped (`bench day --busy-cores`).
+/// Programs that each keep a core busy until dropped (`bench day --busy-cores`), or until this
+/// program ends however it ends: each holds the read end of a pipe from us and stops when it
+/// reads its end (a SIGKILL of the bench closes the pipe as surely as `Drop` does).
 struct BusyPrograms(Vec<std::process::Child>);
 
 impl Drop for BusyPrograms {
     fn drop(&mut self) {
+        // Their input ends: each stops its loop and exits.
         for c in &mut self.0 {
-            let _ = c.kill();
+            drop(c.stdin.take());
+        }
+        for c in &mut self.0 {
             let _ = c.wait();
         }
     }
 }
 
+/// The shell program of one busy core: a loop in the background, stopped when standard input
+/// ends.
+const BUSY_LOOP: &str = "(while :; do :; done) & loop=$!; cat >/dev/null; kill $loop";
+
 fn busy_programs(n: u32) -> Result<BusyPrograms, String> {
     let mut all = BusyPrograms(Vec::new());
     for _ in 0..n {
         let c = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
+            .args(["-c", BUSY_LOOP])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("--busy-cores: cannot start sh: {e}"))?;
         all.0.push(c);
     }
     Ok(all)
+}
+
+/// Set for the child runs of `bench day --against`: the child ends when its standard input does
+/// (the parent gone, killed or not), so no measurement goes on spinning after its bench.
+const END_WITH_PARENT: &str = "SIMULACRA_END_WITH_STDIN";
+
+/// In a child of `--against`: a thread that ends this process when standard input ends.
+fn end_with_parent() {
+    if std::env::var_os(END_WITH_PARENT).is_none() {
+        return;
+    }
+    std::thread::spawn(|| {
+        use std::io::Read;
+        let mut sink = [0u8; 64];
+        let mut stdin = std::io::stdin();
+        loop {
+            match stdin.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        eprintln!("bench day: the bench that started this run has ended; stopping");
+        std::process::exit(143);
+    });
 }
 
 #[cfg(test)]
@@ -455,5 +502,67 @@ mod tests {
         let line = "the_ville_n25: 25 agents, 2.0 game hours from February 13, 2023, 07:00:00 in 385 s wall (0 s untimed warm-up before): 18.68 game hours per wall hour";
         assert_eq!(super::wall_of(line), Some(385.0));
         assert_eq!(super::wall_of("nothing here"), None);
+    }
+
+    /// Whether a process is still there (and not a zombie).
+    fn running(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        })
+    }
+
+    /// The pids of the processes whose parent is `pid`.
+    fn children_of(pid: u32) -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let child: u32 = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let (_, rest) = stat.rsplit_once(") ")?;
+                let ppid: u32 = rest.split(' ').nth(1)?.parse().ok()?;
+                (ppid == pid).then_some(child)
+            })
+            .collect()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_busy_core_stops_when_the_bench_that_started_it_is_gone() {
+        // The bench killed (SIGKILL: no Drop runs) is its end of the pipe closing; here the
+        // struct is forgotten and only that end is closed, which is what the kernel does.
+        let mut busy = super::busy_programs(1).unwrap();
+        let mut sh = busy.0.pop().unwrap();
+        std::mem::forget(busy);
+        let pid = sh.id();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let t = std::time::Instant::now();
+        let mut spinning = Vec::new();
+        while spinning.is_empty() && t.elapsed().as_secs() < 10 {
+            spinning = children_of(pid);
+        }
+        assert!(!spinning.is_empty(), "the loop was never started");
+        let stdin = sh
+            .stdin
+            .take()
+            .expect("the busy program reads a pipe from the bench");
+        drop(stdin);
+        let t = std::time::Instant::now();
+        while (running(pid) || spinning.iter().any(|&p| running(p))) && t.elapsed().as_secs() < 10 {
+            let _ = sh.try_wait();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = sh.wait();
+        let left: Vec<u32> = spinning.into_iter().filter(|&p| running(p)).collect();
+        for p in &left {
+            let _ = std::process::Command::new("kill")
+                .arg(p.to_string())
+                .status();
+        }
+        assert!(
+            left.is_empty(),
+            "still spinning after its bench ended: {left:?}"
+        );
     }
 }

@@ -66,7 +66,7 @@ pub enum LabCommand {
         #[command(flatten)]
         lab: LabArgs,
         /// Game days to run (the paper: 2).
-        #[arg(long, default_value_t = 2.0)]
+        #[arg(long, default_value_t = 2.0, value_parser = super::args::game_days)]
         days: f64,
         /// Also ask the probes every morning at 08:00.
         #[arg(long)]
@@ -93,7 +93,7 @@ pub enum LabCommand {
         #[command(flatten)]
         lab: LabArgs,
         /// Game days between the two rounds (0: one round, now).
-        #[arg(long, default_value_t = 2.0)]
+        #[arg(long, default_value_t = 2.0, value_parser = super::args::game_days)]
         days: f64,
         /// Towns to run, each with its own seed (as `lab diffusion --seeds`), for the spread.
         #[arg(long, default_value_t = 1)]
@@ -158,7 +158,7 @@ pub enum LabCommand {
         #[arg(long)]
         judge: Option<String>,
         /// Game hours to run the town before the interviews (with a scenario; 0: at its start).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = super::args::game_hours)]
         hours: f64,
         /// Seed of the order of the comparisons.
         #[arg(long, default_value_t = 1)]

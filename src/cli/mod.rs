@@ -171,7 +171,7 @@ pub enum BenchCommand {
         #[command(flatten)]
         world: WorldArgs,
         /// Seconds to measure (after 120 frames of warm-up).
-        #[arg(long, default_value_t = 20.0)]
+        #[arg(long, default_value_t = 20.0, value_parser = args::positive)]
         seconds: f32,
         /// Speed multiplier (0 = as fast as possible, the default).
         #[arg(long, default_value_t = 0)]
@@ -192,13 +192,13 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "4")]
         endpoints: Vec<usize>,
         /// Stand-ins: tokens per second per request.
-        #[arg(long, default_value_t = 40.0)]
+        #[arg(long, default_value_t = 40.0, value_parser = args::positive)]
         tokens_per_s: f32,
         /// Stand-ins: requests each serves at once (more wait in its queue).
         #[arg(long, default_value_t = 32)]
         batch: usize,
         /// Stand-ins: seconds to the first token (a quarter of it for a cached prefix).
-        #[arg(long, default_value_t = 0.15)]
+        #[arg(long, default_value_t = 0.15, value_parser = args::positive)]
         ttft: f32,
         /// Requests in flight per endpoint (default: the batch).
         #[arg(long)]
@@ -207,7 +207,7 @@ pub enum BenchCommand {
         #[arg(long)]
         no_affinity: bool,
         /// Game hours measured.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, value_parser = args::game_hours)]
         hours: f64,
         /// When they begin (the day's plans are made first thing).
         #[arg(long, default_value = "2023-02-13 07:00")]
@@ -283,10 +283,10 @@ pub enum BenchCommand {
         from: String,
         /// Untimed game hours before `from` (0: the measured hours include the day's planning,
         /// made at `from` on a first day).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = args::game_hours)]
         warmup: f64,
         /// Game hours measured.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, value_parser = args::game_hours)]
         hours: f64,
         /// Measure each scenario again beside this many programs that each keep a core busy,
         /// and print the speed as a share of the idle run's.
@@ -429,4 +429,28 @@ pub fn main_with(cli: Cli) -> i32 {
 fn fail(e: String) -> i32 {
     eprintln!("error: {e}");
     2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn spans_of_game_time_that_cannot_be_run_are_refused_when_read() {
+        // `--warmup -1e30` once overflowed the game clock (a panic); NaN and negative hours
+        // printed nonsense.
+        for (flag, value) in [("--warmup", "-1e30"), ("--hours", "NaN"), ("--hours", "-1")] {
+            let arg = format!("{flag}={value}");
+            let e = Cli::try_parse_from(["simulacra", "bench", "day", arg.as_str()]).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains(flag) && text.contains("game hours from 0"),
+                "{text}"
+            );
+        }
+        let e = Cli::try_parse_from(["simulacra", "lab", "diffusion", "--days=inf"]).unwrap_err();
+        assert!(e.to_string().contains("game days"), "{e}");
+        assert!(Cli::try_parse_from(["simulacra", "bench", "day", "--hours", "0.5"]).is_ok());
+    }
 }

@@ -109,7 +109,9 @@ pub fn probe(config: &LlmConfig) -> (String, bool) {
     if let Some(e) = &config.embedding_backend {
         let _ = writeln!(out, "embeddings are asked of '{e}'");
     }
-    (out, all_ok)
+    // What servers said (model ids, error bodies) reaches the terminal without control
+    // characters.
+    (crate::data::clean_text(&out).into_owned(), all_ok)
 }
 
 /// Starts one in-process backend alone and times a first answer (loading included) and, for a

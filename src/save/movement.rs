@@ -297,17 +297,45 @@ impl MovementLog {
 
     /// Reads JSON lines; an error names the line.
     pub fn from_jsonl(text: &str) -> Result<Self, (usize, String)> {
+        Self::from_reader(text.as_bytes())
+    }
+
+    /// The longest line read: one step of a town's changes (a thousand residents all moving
+    /// and talking make a few hundred KB).
+    pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
+
+    /// Reads JSON lines from a stream, a line at a time: memory follows the frames read, never
+    /// the file's size (a damaged or sparse file of 20 GB without a new line is refused at its
+    /// first line's limit). An error names the line.
+    pub fn from_reader(mut r: impl std::io::BufRead) -> Result<Self, (usize, String)> {
+        use std::io::{BufRead, Read};
         let mut frames = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        let mut buf = Vec::new();
+        for i in 1.. {
+            buf.clear();
+            let n = (&mut r)
+                .take(Self::MAX_LINE_BYTES + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| (i, e.to_string()))?;
+            if n == 0 {
+                break;
+            }
+            if buf.len() as u64 > Self::MAX_LINE_BYTES {
+                return Err((
+                    i,
+                    format!(
+                        "a line longer than {} bytes (no step's changes are so long): the file is damaged",
+                        Self::MAX_LINE_BYTES
+                    ),
+                ));
+            }
+            let line = std::str::from_utf8(&buf).map_err(|_| (i, "not UTF-8 text".to_string()))?;
             if line.trim().is_empty() {
                 continue;
             }
-            let f: Frame = serde_json::from_str(line).map_err(|e| (i + 1, e.to_string()))?;
+            let f: Frame = serde_json::from_str(line).map_err(|e| (i, e.to_string()))?;
             if frames.last().is_some_and(|p: &Frame| p.step >= f.step) {
-                return Err((
-                    i + 1,
-                    format!("step {} is not after the one before", f.step),
-                ));
+                return Err((i, format!("step {} is not after the one before", f.step)));
             }
             frames.push(f);
         }
@@ -431,6 +459,16 @@ mod tests {
             "{back_text}"
         );
         assert_eq!(MovementLog::from_jsonl(bad).unwrap_err().0, 2);
+        // A line past the limit (a damaged or sparse file) is refused at that line, read no
+        // further than the limit.
+        let mut long = log.to_jsonl().into_bytes();
+        long.extend(std::iter::repeat_n(
+            0u8,
+            MovementLog::MAX_LINE_BYTES as usize + 10,
+        ));
+        let e = MovementLog::from_reader(&long[..]).unwrap_err();
+        assert_eq!(e.0, log.frames.len() + 1, "{e:?}");
+        assert!(e.1.contains("a line longer than"), "{e:?}");
     }
 
     /// Objects are compared in one pass in address order: new, changed and ended states, each

@@ -189,9 +189,10 @@ impl GameTime {
         (s / 3600, s / 60 % 60, s % 60)
     }
 
-    /// Adds seconds.
+    /// Adds seconds (saturating: a time past the ends of `i64` stays at the end, never wraps
+    /// or panics; the options that take game hours refuse such spans before they get here).
     pub fn plus_secs(self, s: i64) -> Self {
-        Self(self.0 + s)
+        Self(self.0.saturating_add(s))
     }
 
     /// "February 13, 2023" (the paper's date style).
@@ -293,6 +294,17 @@ fn twelve_hour(h: u32) -> (u32, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adding_seconds_past_the_ends_stays_at_the_end() {
+        // `bench day --warmup -1e30` asked for -(1e30 as i64) = -i64::MAX seconds from a start.
+        assert_eq!(
+            GameTime(-5).plus_secs(-(1e30_f64 as i64)),
+            GameTime(i64::MIN)
+        );
+        assert_eq!(GameTime(i64::MAX).plus_secs(1), GameTime(i64::MAX));
+        assert_eq!(GameTime(60).plus_secs(-60), GameTime(0));
+    }
 
     #[test]
     fn only_real_dates_are_read() {

@@ -188,6 +188,20 @@ fn tiny_map_is_good() {
 }
 
 #[test]
+fn a_world_name_that_would_cut_every_address_is_the_maps_error() {
+    // `world: "the:Ville"` once loaded, and every home address then failed in the scenario.
+    let bad = TINY.replacen("world: \"w\"", "world: \"the:Ville\"", 1);
+    assert_ne!(bad, TINY);
+    let e = map_error("colon.ron", &bad);
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("world", line_of(&bad, "the:Ville")),
+        "{e}"
+    );
+    assert!(e.message.contains("has ':'"), "{e}");
+}
+
+#[test]
 fn unknown_object_name_is_reported_with_its_line() {
     let bad = TINY.replace("\"bed\"", "\"bedd\"");
     let e = map_error("unknown.ron", &bad);

@@ -865,3 +865,42 @@ fn a_model_the_server_does_not_list_is_named_with_the_ones_it_does() {
         "{report}"
     );
 }
+
+#[test]
+fn a_servers_escapes_reach_neither_the_probe_nor_the_run_summary() {
+    // Model ids and error text are a server's words: a terminal's escape sequences in them
+    // (here: clear the screen, set the window title) must not be printed or kept.
+    let server = ScriptedServer::start(|path, _| {
+        if path.ends_with("/models") {
+            return (
+                200,
+                r#"{"data":[{"id":"good\u001b[2J"},{"id":"title\u001b]0;pwned\u0007"}]}"#.into(),
+            );
+        }
+        (
+            500,
+            r#"{"error":{"message":"boom \u001b[31mred\u001b[0m \u0007"}}"#.into(),
+        )
+    });
+    let bad = |t: &str| t.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    let mut cfg = server_config(&server.url);
+    cfg.retries = 0;
+    let (report, _) = simulacra::llm::probe::probe(&cfg);
+    assert!(
+        report.contains("good[2J") && report.contains("boom [31mred"),
+        "{report}"
+    );
+    assert!(!bad(&report), "{report:?}");
+    let rt = LlmRuntime::start(&cfg);
+    let r = ask(&rt, OutputShape::Integer { min: 1, max: 10 });
+    match &r.source {
+        ReplySource::Fallback(why) => assert!(!bad(why), "{why:?}"),
+        other => panic!("a server error was believed: {other:?}"),
+    }
+    let summary = rt.stats.lock().unwrap().per_agent_hour(1, 1.0);
+    assert!(
+        summary.contains("failed attempt(s), the last:"),
+        "{summary}"
+    );
+    assert!(!bad(&summary), "{summary:?}");
+}

@@ -35,21 +35,19 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     let dir = crate::temp_dir("plan-real");
     let file = dir.join("n3_0700.ron");
     std::fs::write(&file, text).unwrap();
-    let llm = crate::memory_real::real_llm();
-    let sim = SimPlugin::load(
-        file.to_str().unwrap(),
-        Some("smallville"),
-        GameConfig {
-            llm,
-            ..Default::default()
-        },
-    )
-    .expect("the scenario loads");
-    let mut app = headless_app(sim);
-    // A fact only Klaus holds (a history statement: he is its first holder).
-    const FACT: &str = "Sam Moore is running for mayor of Smallville";
-    run_steps(&mut app, 1);
-    {
+    // The town, on a backend: loaded, one step run, and the fact given to Klaus.
+    let start = |llm: simulacra::llm::config::LlmConfig| -> App {
+        let sim = SimPlugin::load(
+            file.to_str().unwrap(),
+            Some("smallville"),
+            GameConfig {
+                llm,
+                ..Default::default()
+            },
+        )
+        .expect("the scenario loads");
+        let mut app = headless_app(sim);
+        run_steps(&mut app, 1);
         let world = app.world_mut();
         let mut q = world.query::<(&Identity, &mut MemoryStream)>();
         let (_, mut klaus) = q
@@ -68,7 +66,15 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
             },
             simulacra::sim::time::GameTime::parse("2023-02-13 07:00").unwrap(),
         );
-    }
+        app
+    };
+    // A fact only Klaus holds (a history statement: he is its first holder).
+    const FACT: &str = "Sam Moore is running for mayor of Smallville";
+    // Recorded, to be replayed at the end without the model.
+    let recording = dir.join("recorded.jsonl");
+    let mut llm = crate::memory_real::real_llm();
+    llm.record = Some(recording.to_string_lossy().into());
+    let mut app = start(llm);
     let map = app.world().resource::<WorldMap>().clone();
     let mut addresses = 0;
     for _ in 0..(2 * 360 / 30) {
@@ -259,4 +265,62 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
         convs >= 1 && !log.lines.is_empty(),
         "Maria and Klaus, side by side, never talked"
     );
+    // The answers still on their way at the end are waited for (no step runs), so the recording
+    // holds an answer to everything the two hours asked.
+    app.world_mut().resource_scope(|world, mut llm: Mut<Llm>| {
+        while llm.pending() > 0 {
+            let _ = llm.wait_reply(std::time::Duration::from_millis(200), world.entities());
+        }
+    });
+    // The recording replays the same two hours without a model: the same requests, each found
+    // in it (no miss: a miss falls back, so the fail-safes would differ), and the same town.
+    let mut replay = start(simulacra::llm::config::LlmConfig {
+        backends: vec![simulacra::llm::config::BackendConfig::Replay(
+            simulacra::llm::config::ReplayConfig {
+                name: "recording".into(),
+                file: recording.to_string_lossy().into(),
+            },
+        )],
+        embedding_backend: None,
+        ..simulacra::llm::config::LlmConfig::scripted(Vec::new())
+    });
+    for _ in 0..(2 * 360 / 30) {
+        run_steps(&mut replay, 30);
+    }
+    let again = replay.world().resource::<Llm>().stats();
+    let counts = |s: &simulacra::llm::metrics::LlmStats| -> Vec<(String, u64, u64)> {
+        s.by_purpose
+            .iter()
+            .map(|(n, p)| (n.clone(), p.calls, p.fallbacks))
+            .collect()
+    };
+    // No miss: every request of the replay was in the recording, so its fail-safes by purpose
+    // are the recorded run's. The town itself is not asserted the same: with the real model some
+    // requests are asked ahead while answers are slow (act_details: 5 in one run, 8 in another),
+    // so what is asked follows the model's speed, and the replay, answered at once, asks its own
+    // (what issue 83's own clocks must make independent of speed). Printed for the reader.
+    let safe = |c: Vec<(String, u64, u64)>| -> Vec<(String, u64)> {
+        c.into_iter().map(|(n, _, f)| (n, f)).collect()
+    };
+    assert_eq!(
+        safe(counts(&again)),
+        safe(counts(&stats)),
+        "fail-safes by purpose"
+    );
+    println!(
+        "requests by purpose, recorded {:?}, replayed {:?}",
+        counts(&stats),
+        counts(&again)
+    );
+    let said = |log: &ConversationLog| -> Vec<(String, String, String)> {
+        log.lines
+            .iter()
+            .map(|l| (l.speaker.clone(), l.listener.clone(), l.text.clone()))
+            .collect()
+    };
+    println!(
+        "the replay said the same lines: {}",
+        said(replay.world().resource::<ConversationLog>()) == said(&log)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

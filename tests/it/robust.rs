@@ -241,6 +241,40 @@ fn impossible_values_in_a_save_are_refused_naming_the_field() {
             vec![isabella, "evidence", "9999", "does not have"],
         ),
         (
+            "importance-off-the-scale",
+            Box::new(|d: &Path| {
+                let p = d.join("agents").join(ISABELLA);
+                let t = std::fs::read_to_string(&p).unwrap();
+                let at = t.find("importance: ").unwrap();
+                let end = at + t[at..].find(',').unwrap();
+                let mut bad = t.clone();
+                bad.replace_range(at..end, "importance: 99");
+                std::fs::write(&p, bad).unwrap();
+            }),
+            vec![isabella, "importance", "99", "1 to 10"],
+        ),
+        (
+            "a-memory-from-the-future",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("agents").join(ISABELLA),
+                    "created: \"2023-02-13 ",
+                    "created: \"2031-02-13 ",
+                )
+            }),
+            vec![isabella, "created", "2031-02-13", "before the save"],
+        ),
+        (
+            "a-block-past-midnight",
+            Box::new(|d: &Path| {
+                edit_agent(d, ISABELLA, |a| {
+                    let plan = &mut a.mind.as_mut().unwrap().plan;
+                    plan.blocks.last_mut().expect("a plan").end = 5000;
+                });
+            }),
+            vec![isabella, "plan.blocks", "5000", "0 to 1440"],
+        ),
+        (
             "no-such-date",
             Box::new(|d: &Path| {
                 replace_in(
@@ -876,6 +910,16 @@ fn scenarios_refuse_a_player_named_as_a_resident_and_a_date_that_does_not_exist(
     let e = load(&src.replacen(&format!("\"{player}\""), "\"Isabella Rodriguez\"", 1));
     assert_eq!(e.field, "player.name", "{e}");
     assert!(e.message.contains("residents[0]"), "{e}");
+    // A look-alike: the same name with a zero-width space in it, or other spacing and case.
+    let e = load(&src.replacen(
+        &format!("\"{player}\""),
+        "\"Isabella\u{200b} Rodriguez\"",
+        1,
+    ));
+    assert_eq!(e.field, "player.name", "{e}");
+    assert!(e.message.contains("U+200B"), "{e}");
+    let e = load(&src.replacen(&format!("\"{player}\""), "\"isabella  RODRIGUEZ\"", 1));
+    assert_eq!(e.field, "player.name", "{e}");
     let start = src.find("start: \"").unwrap() + "start: \"".len();
     let mut bad = src.clone();
     bad.replace_range(start..start + 10, "2023-02-30");
@@ -980,4 +1024,56 @@ fn a_panic_on_another_thread_ends_the_program_with_its_message() {
         t.elapsed() < Duration::from_secs(60),
         "it ended, it did not spin"
     );
+}
+
+#[test]
+fn a_measurement_started_by_a_bench_ends_when_that_bench_is_gone() {
+    // `bench day --against` runs each side as a child with its input a pipe from the bench:
+    // the bench killed (no Drop runs) closes it, and the child must not go on measuring alone.
+    let dir = temp_dir("orphan-bench");
+    let config = dir.join("config.ron");
+    std::fs::write(
+        &config,
+        "(llm: (backends: [Scripted((name: \"s\"))], embedding_backend: None))",
+    )
+    .unwrap();
+    let mut child = Command::new(simulacra_bin())
+        .args([
+            "bench",
+            "day",
+            "--scenarios",
+            "the_ville_n3",
+            "--hours",
+            "2000",
+        ])
+        .args(["--config", config.to_str().unwrap()])
+        .env("SIMULACRA_END_WITH_STDIN", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        // To a file: a pipe nobody reads would fill with the progress lines and stop the child.
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "2,000 game hours end at once"
+    );
+    drop(child.stdin.take());
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ended = child.try_wait().unwrap();
+    if ended.is_none() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    assert!(
+        ended.is_some(),
+        "the measurement went on after its bench was gone"
+    );
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(said.contains("has ended; stopping"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -419,6 +419,55 @@ fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_recorded_day_replays_to_the_same_town_without_a_model() {
+    use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
+    let dir = temp_dir("day-replay");
+    let recording = dir.join("day.jsonl");
+    // 07:00 to midnight: the day's plans, decompositions, talk, reactions and reflections.
+    let steps = 17 * 360;
+    let mut recorded = sim_from_seven("the_ville_n3", &dir);
+    recorded.config.llm.record = Some(recording.to_string_lossy().into());
+    let mut first = headless_app(recorded);
+    run_steps(&mut first, steps);
+    let a = capture(first.world_mut(), "recorded").unwrap();
+    let asked = first.world().resource::<simulacra::llm::Llm>().stats();
+    drop(first);
+    // The same command again, its backend the recording alone.
+    let mut config = sim_from_seven("the_ville_n3", &dir).config;
+    config.llm = LlmConfig {
+        backends: vec![BackendConfig::Replay(ReplayConfig {
+            name: "recording".into(),
+            file: recording.to_string_lossy().into(),
+        })],
+        embedding_backend: None,
+        ..LlmConfig::scripted(Vec::new())
+    };
+    let mut again = sim_from_seven("the_ville_n3", &dir);
+    again.config = config;
+    let mut second = headless_app(again);
+    run_steps(&mut second, steps);
+    let b = capture(second.world_mut(), "replayed").unwrap();
+    let replayed = second.world().resource::<simulacra::llm::Llm>().stats();
+    let (chat, embed) = (replayed.chat_total(), replayed.embed_total());
+    assert_eq!(
+        (chat.fallbacks, embed.fallbacks),
+        (0, 0),
+        "every request of the replay was in the recording (no miss)"
+    );
+    assert_eq!(
+        (chat.calls, embed.calls),
+        (asked.chat_total().calls, asked.embed_total().calls),
+        "the replay asked what the recorded run asked"
+    );
+    assert!(
+        chat.calls > 20 && embed.calls > 20,
+        "a day's work: {chat:?} {embed:?}"
+    );
+    assert_same(&a, &b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A small save to damage: the 3-person scenario after an hour.
 fn small_save(dir: &Path, name: &str) -> std::path::PathBuf {
     let mut app = headless_app(sim_from_seven("the_ville_n3", dir));

@@ -59,18 +59,26 @@ impl Folder {
     /// its data otherwise), rather than beginning that phase again over it.
     pub fn read<T: DeserializeOwned>(&self, file: &str) -> Result<Option<T>, String> {
         let path = self.work.join(file);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+        let Some(text) = crate::data::read_if_there(&path)? else {
+            return Ok(None);
         };
         serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
-                "{}: line {}, column {}: {e} (data of an unfinished run this build cannot read: resume it with the build that began it)",
-                path.display(),
-                e.line(),
-                e.column()
-            )
+            if e.is_eof() {
+                // This program writes a phase's data whole or not at all: a cut file was
+                // damaged by something else, and another build would not read it either.
+                format!(
+                    "{}: cut short at line {}: the file is damaged (a phase's data is written whole or not at all); put back a copy, or remove it to run that phase again",
+                    path.display(),
+                    e.line()
+                )
+            } else {
+                format!(
+                    "{}: line {}, column {}: {e} (data of an unfinished run this build cannot read: resume it with the build that began it)",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                )
+            }
         })
     }
 

@@ -36,6 +36,12 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
     if let Some(h) = held.get(&key).and_then(Weak::upgrade) {
         return Ok(h);
     }
+    if not_a_file(&path) {
+        return Err(format!(
+            "{}: not a regular file (a FIFO, a device or a folder): refused; remove it",
+            path.display()
+        ));
+    }
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -59,7 +65,7 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
+            let _ = (&mut file).take(64).read_to_string(&mut text);
             let who = match text.trim() {
                 "" => "another run".to_string(),
                 pid => format!("another run (process {pid})"),
@@ -82,16 +88,25 @@ pub fn hold(work: &Path) -> Result<Arc<Hold>, String> {
     Ok(h)
 }
 
+/// Whether something other than a regular file is at `path` (opening a FIFO would wait for a
+/// writer that may never come).
+fn not_a_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file())
+}
+
 /// Whether a process works in `work` now (holds its lock): that process's id as its lock file
 /// says it, or None. Asked without waiting and let go at once (for `lab status`; a run that
 /// begins in that instant waits for it, [`hold`]).
 pub fn working(work: &Path) -> Option<String> {
+    if not_a_file(&work.join(LOCK)) {
+        return None;
+    }
     let mut file = std::fs::File::open(work.join(LOCK)).ok()?;
     match file.try_lock_shared() {
         Ok(()) | Err(std::fs::TryLockError::Error(_)) => None,
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
+            let _ = (&mut file).take(64).read_to_string(&mut text);
             Some(match text.trim() {
                 "" => "a process".to_string(),
                 pid => format!("process {pid}"),
@@ -135,16 +150,15 @@ pub fn keep_inputs(
     let kept_command = ("command.json".to_string(), command);
     for (name, text) in files.iter().chain(std::iter::once(&kept_command)) {
         let path = work.join(name);
-        let stored = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let stored = match crate::data::read_if_there(&path)? {
+            Some(t) => t,
+            None => {
                 return Err(format!(
                     "{}: the run began without this file; {}",
                     path.display(),
                     AS_BEGUN
                 ));
             }
-            Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         if let Some((line, was, now)) = first_difference(&stored, text) {
             return Err(format!(
@@ -216,7 +230,9 @@ fn keep_build(work: &Path, build: &str, other: bool) -> Result<(), String> {
 /// The builds a run's sittings ran on ([`BUILD`]), the first the one it began with; empty for a
 /// run begun before builds were recorded.
 pub fn builds(work: &Path) -> Vec<String> {
-    std::fs::read_to_string(work.join(BUILD))
+    crate::data::read_if_there(&work.join(BUILD))
+        .ok()
+        .flatten()
         .unwrap_or_default()
         .lines()
         .map(str::trim)

@@ -88,7 +88,7 @@ pub fn write_inputs_with(
             .filter(|p| p.extension().is_some_and(|x| x == "txt"))
             .filter_map(|p| {
                 let name = p.file_name()?.to_string_lossy().to_string();
-                Some((format!("prompts/{name}"), std::fs::read_to_string(&p).ok()?))
+                Some((format!("prompts/{name}"), crate::data::read_text(&p).ok()?))
             })
             .collect();
         texts.sort();
@@ -104,7 +104,8 @@ pub fn write_inputs_with(
         seeds
     );
     let command = if resumed.0 {
-        let before = std::fs::read_to_string(folder.work.join("command.txt")).unwrap_or_default();
+        let before =
+            crate::data::read_if_there(&folder.work.join("command.txt"))?.unwrap_or_default();
         format!("{before}resumed: {line}")
     } else {
         line

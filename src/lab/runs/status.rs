@@ -37,11 +37,16 @@ fn one(work: &Path) -> String {
         None => "nobody works in it now: go on with the same command and --resume".into(),
     };
     let _ = writeln!(s, "  {who}");
-    if let Some(first) = std::fs::read_to_string(work.join("command.txt"))
-        .ok()
-        .and_then(|t| t.lines().next().map(str::to_string))
-    {
-        let _ = writeln!(s, "  begun as: {first}");
+    match crate::data::read_if_there(&work.join("command.txt")) {
+        Ok(Some(t)) => {
+            if let Some(first) = t.lines().next() {
+                let _ = writeln!(s, "  begun as: {first}");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let _ = writeln!(s, "  command not read: {e}");
+        }
     }
     let builds = guard::builds(work);
     let this = if builds.last().is_some_and(|b| b == crate::SOURCE) {
@@ -107,14 +112,13 @@ fn towns(work: &Path) -> Vec<(String, PathBuf)> {
 /// One town's lines: its checkpoint and what its sittings took, then what its data holds.
 fn town(dir: &Path) -> String {
     let meta = dir.join("saves/checkpoint/meta.ron");
-    let mut parts = vec![match std::fs::read_to_string(&meta)
-        .map_err(|e| e.to_string())
-        .and_then(|t| ron::from_str::<Meta>(&t).map_err(|e| e.to_string()))
+    let mut parts = vec![match crate::data::read_text(&meta)
+        .and_then(|t| ron::from_str::<Meta>(&t).map_err(|e| format!("{}: {e}", meta.display())))
     {
         Ok(m) => format!("checkpoint at {}", m.now),
-        Err(e) => format!("no checkpoint read ({}: {e})", meta.display()),
+        Err(e) => format!("no checkpoint read ({e})"),
     }];
-    let data = data_files(dir);
+    let (data, damaged) = data_files(dir);
     let (wall, sittings) = data
         .iter()
         .map(|(_, v)| running(v))
@@ -132,27 +136,43 @@ fn town(dir: &Path) -> String {
     {
         s.push_str(&format!("\n    {}", diffusion(d).join("; ")));
     }
+    for e in damaged {
+        s.push_str(&format!("\n    not read: {e}"));
+    }
     s
 }
 
-/// The phases' data files of a town's folder (`*.json`), read.
-fn data_files(dir: &Path) -> Vec<(String, Value)> {
-    let mut v: Vec<(String, Value)> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let name = e.file_name().to_str()?.to_string();
-                    if !name.ends_with(".json") {
-                        return None;
-                    }
-                    let text = std::fs::read_to_string(e.path()).ok()?;
-                    Some((name, serde_json::from_str(&text).ok()?))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
+/// The phases' data files of a town's folder (`*.json`), read; and those that could not be,
+/// each with its error (a damaged file is said, not passed over).
+fn data_files(dir: &Path) -> (Vec<(String, Value)>, Vec<String>) {
+    let mut read = Vec::new();
+    let mut damaged = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Some(name) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let path = e.path();
+        match crate::data::read_text(&path).and_then(|t| {
+            serde_json::from_str::<Value>(&t).map_err(|e| {
+                format!(
+                    "{}: {}line {}, column {}: {e}",
+                    path.display(),
+                    if e.is_eof() { "cut short, " } else { "" },
+                    e.line(),
+                    e.column()
+                )
+            })
+        }) {
+            Ok(v) => read.push((name, v)),
+            Err(e) => damaged.push(e),
+        }
+    }
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    damaged.sort();
+    (read, damaged)
 }
 
 /// A diffusion town's holders at its last game hour, and its probe rounds.
@@ -214,5 +234,55 @@ mod tests {
                 .any(|c| c.is_control() && c != '\n' && c != '\t'),
             "{said:?}"
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_fifo_or_a_damaged_file_in_a_run_is_said_and_never_waited_on() {
+        let out =
+            std::env::temp_dir().join(format!("simulacra-status-fifo-{}", std::process::id()));
+        let work = out.join(".society-20261202.partial");
+        let town = work.join("seed-1");
+        std::fs::create_dir_all(town.join("saves")).unwrap();
+        // A FIFO where the town's data was (no writer ever comes), and a cut data file.
+        let fifo = town.join("diffusion.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::write(town.join("party.json"), "{\"hours\": [1, 2").unwrap();
+        std::fs::write(work.join(guard::LOCK), "").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let asked = out.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(status(&asked, None));
+        });
+        let said = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("lab status waited on a FIFO")
+            .unwrap();
+        assert!(
+            said.contains("diffusion.json: cannot read: not a regular file"),
+            "{said}"
+        );
+        assert!(said.contains("party.json: cut short, line 1"), "{said}");
+        // Resuming reads it the same way: the cut file is named as damaged, not as another
+        // build's.
+        let folder = super::super::folder::Folder {
+            work: town.clone(),
+            done: out.join("society-20261202"),
+            hold: guard::hold(&town).unwrap(),
+        };
+        let e = folder.read::<serde_json::Value>("party.json").unwrap_err();
+        assert!(
+            e.contains("cut short at line 1: the file is damaged"),
+            "{e}"
+        );
+        let e = folder
+            .read::<serde_json::Value>("diffusion.json")
+            .unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -132,11 +132,17 @@ pub enum ErrorKind {
 }
 
 impl BackendError {
-    /// A new error.
+    /// A new error. Its words often carry a server's text (an error body, a model id): control
+    /// characters are taken out here, so no message reaches a terminal, a save or a report
+    /// with an escape sequence in it.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             kind,
-            message: message.into(),
+            message: match crate::data::clean_text(&message) {
+                std::borrow::Cow::Borrowed(_) => message,
+                std::borrow::Cow::Owned(clean) => clean,
+            },
         }
     }
     /// Worth retrying?

@@ -363,6 +363,12 @@ fn read_parts(dir: &Path, mut meta: Meta) -> Result<SaveData, String> {
                 ));
             }
         }
+        if let Some(m) = &a.mind
+            && let Some((field, at, what)) = impossible_in(m, clock.now)
+        {
+            let line = crate::data_error::SourceLines::new(&text).line_near(&at, 0);
+            return Err(format!("{}:{line}: field `{field}`: {what}", p.display()));
+        }
         agents.push(a);
     }
     let emb_path = dir.join("embeddings.bin");
@@ -384,8 +390,7 @@ fn read_parts(dir: &Path, mut meta: Meta) -> Result<SaveData, String> {
         }
     }
     let mv_path = dir.join("movement.jsonl");
-    let movement = MovementLog::from_jsonl(&read_text(&mv_path)?)
-        .map_err(|(line, e)| format!("{}:{line}: {e}", mv_path.display()))?;
+    let movement = read_movement(&mv_path)?;
     if let Some(f) = movement.frames.iter().find(|f| f.step >= meta.step) {
         return Err(format!(
             "{}: a frame of step {} in a save made at step {}: the parts are of different saves",
@@ -404,6 +409,77 @@ fn read_parts(dir: &Path, mut meta: Meta) -> Result<SaveData, String> {
         embeddings,
         movement,
     })
+}
+
+/// A value no run writes in a resident's mind: a memory's importance off the 1–10 scale, a
+/// memory made or recalled after the save's clock, a plan block that does not lie within a day.
+/// (field, text to find its line by, what is wrong).
+fn impossible_in(
+    m: &crate::save::format::Mind,
+    now: crate::sim::time::GameTime,
+) -> Option<(String, String, String)> {
+    for (i, n) in m.memory.nodes().iter().enumerate() {
+        let at = format!("id: {}", n.id.0);
+        if !(1..=10).contains(&n.importance) {
+            return Some((
+                format!("memory.nodes[{i}].importance"),
+                at,
+                format!(
+                    "memory {} has importance {} (the scale is 1 to 10)",
+                    n.id.0, n.importance
+                ),
+            ));
+        }
+        if n.created > now || n.last_accessed > now || n.last_accessed < n.created {
+            return Some((
+                format!("memory.nodes[{i}].created"),
+                at,
+                format!(
+                    "memory {} was made at {} and last recalled at {}, but the save was made at {} (a memory is made before it is recalled, and both before the save)",
+                    n.id.0,
+                    n.created.iso(),
+                    n.last_accessed.iso(),
+                    now.iso()
+                ),
+            ));
+        }
+    }
+    let blocks = m.plan.blocks.iter().map(|b| ("plan.blocks", b));
+    let hourly = m.plan.hourly.iter().map(|b| ("plan.hourly", b));
+    for (i, (list, b)) in blocks.chain(hourly).enumerate() {
+        if b.start > b.end || b.end > 1440 {
+            return Some((
+                format!("{list}"),
+                format!("description: {:?}", b.description),
+                format!(
+                    "block {i} {:?} runs from minute {} to {} (a block lies within the day's 0 to 1440 minutes and does not end before it starts)",
+                    b.description, b.start, b.end
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The movement log, streamed a line at a time (it is the one part that grows with the length of
+/// a run: read whole, a damaged or sparse file of many GB would be allocated whole first).
+fn read_movement(path: &Path) -> Result<MovementLog, String> {
+    let cannot = |e: String| format!("{}: cannot read: {e}", path.display());
+    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(cannot(
+            "not a regular file (a device, a FIFO or a socket): refused".into(),
+        ));
+    }
+    if meta.len() > MAX_PART_BYTES {
+        return Err(cannot(format!(
+            "{} bytes: larger than the {MAX_PART_BYTES} bytes read from such a file",
+            meta.len()
+        )));
+    }
+    let f = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
+    MovementLog::from_reader(std::io::BufReader::new(f))
+        .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 
 /// A number that is not a number (`NaN`, `inf`) in a part of a save: RON writes them so, and no

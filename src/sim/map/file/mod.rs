@@ -145,6 +145,19 @@ pub fn parse_map(path: &Path, src: &str) -> Result<WorldMap, DataError> {
 /// places painted sector by sector ([`Painter`]), then the checks every town passes ([`finish`]).
 fn build(path: &Path, src: &str, file: MapFile) -> Result<WorldMap, DataError> {
     let lines = SourceLines::new(src);
+    // The world is the first part of every address (`world:sector:arena:object`): a ':' in it
+    // would cut every address the scenario names, and the error would blame the scenario.
+    if file.world.trim().is_empty() || file.world.contains(':') {
+        return Err(DataError::new(
+            path,
+            lines.line_near("world", 0),
+            "world",
+            format!(
+                "bad world name {:?} (empty or has ':'; it begins every address, world:sector:arena:object)",
+                file.world
+            ),
+        ));
+    }
     let (w, h) = (file.width, file.height);
     if !(1..=1024).contains(&w) || !(1..=1024).contains(&h) {
         return Err(DataError::new(

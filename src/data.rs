@@ -141,6 +141,22 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
 /// The bytes of a regular file of at most `limit` bytes (see [`read_bounded`]).
 pub fn read_bytes_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
+    let (f, len) = open_bounded(path, limit)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "grew past the {limit} bytes read from such a file while it was read"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Opens a regular file of at most `limit` bytes, for a reader that streams it (checked
+/// before it is opened: a FIFO would wait, a device never end); with its length.
+pub fn open_bounded(path: &Path, limit: u64) -> Result<(std::fs::File, u64), String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(if meta.is_dir() {
@@ -156,16 +172,7 @@ pub fn read_bytes_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    f.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
-            "grew past the {limit} bytes read from such a file while it was read"
-        ));
-    }
-    Ok(bytes)
+    Ok((f, meta.len()))
 }
 
 /// [`read_bounded`] with [`MAX_TEXT_BYTES`], the error starting with the file's path.

@@ -272,18 +272,8 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
             let _ = llm.wait_reply(std::time::Duration::from_millis(200), world.entities());
         }
     });
-    // The recording replays the same two hours without a model: the same requests, each found
-    // in it (no miss: a miss falls back, so the fail-safes would differ), and the same town.
-    let mut replay = start(simulacra::llm::config::LlmConfig {
-        backends: vec![simulacra::llm::config::BackendConfig::Replay(
-            simulacra::llm::config::ReplayConfig {
-                name: "recording".into(),
-                file: recording.to_string_lossy().into(),
-            },
-        )],
-        embedding_backend: None,
-        ..simulacra::llm::config::LlmConfig::scripted(Vec::new())
-    });
+    // The recording replayed over the same two hours without a model.
+    let mut replay = start(crate::replay_llm(&recording));
     for _ in 0..(2 * 360 / 30) {
         run_steps(&mut replay, 30);
     }

@@ -373,7 +373,6 @@ fn a_replay_shows_the_town_as_it_was_at_any_step_without_the_model() {
 
 #[test]
 fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing_new() {
-    use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
     let dir = temp_dir("resume-replay");
     let recording = dir.join("straight.jsonl");
     // Everything asked, nothing looked up: with subtasks and details reused the 3-person town
@@ -396,14 +395,7 @@ fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing
     drop(first);
     // The resumed run has no model: only the straight run's recording.
     let mut config = sim().config;
-    config.llm = LlmConfig {
-        backends: vec![BackendConfig::Replay(ReplayConfig {
-            name: "recording".into(),
-            file: recording.to_string_lossy().into(),
-        })],
-        embedding_backend: None,
-        ..LlmConfig::scripted(Vec::new())
-    };
+    config.llm = crate::replay_llm(&recording);
     let mut second = headless_app(SimPlugin::from_save(&saved, config).unwrap());
     run_steps(&mut second, 360);
     let b = capture(second.world_mut(), "second").unwrap();
@@ -421,7 +413,6 @@ fn a_run_resumed_from_a_save_with_the_recording_of_the_straight_run_asks_nothing
 
 #[test]
 fn a_recorded_day_replays_to_the_same_town_without_a_model() {
-    use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
     let dir = temp_dir("day-replay");
     let recording = dir.join("day.jsonl");
     // 07:00 to midnight: the day's plans, decompositions, talk, reactions and reflections.
@@ -434,17 +425,8 @@ fn a_recorded_day_replays_to_the_same_town_without_a_model() {
     let asked = first.world().resource::<simulacra::llm::Llm>().stats();
     drop(first);
     // The same command again, its backend the recording alone.
-    let mut config = sim_from_seven("the_ville_n3", &dir).config;
-    config.llm = LlmConfig {
-        backends: vec![BackendConfig::Replay(ReplayConfig {
-            name: "recording".into(),
-            file: recording.to_string_lossy().into(),
-        })],
-        embedding_backend: None,
-        ..LlmConfig::scripted(Vec::new())
-    };
     let mut again = sim_from_seven("the_ville_n3", &dir);
-    again.config = config;
+    again.config.llm = crate::replay_llm(&recording);
     let mut second = headless_app(again);
     run_steps(&mut second, steps);
     let b = capture(second.world_mut(), "replayed").unwrap();

@@ -464,20 +464,8 @@ fn impossible_in(
 /// The movement log, streamed a line at a time (it is the one part that grows with the length of
 /// a run: read whole, a damaged or sparse file of many GB would be allocated whole first).
 fn read_movement(path: &Path) -> Result<MovementLog, String> {
-    let cannot = |e: String| format!("{}: cannot read: {e}", path.display());
-    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(cannot(
-            "not a regular file (a device, a FIFO or a socket): refused".into(),
-        ));
-    }
-    if meta.len() > MAX_PART_BYTES {
-        return Err(cannot(format!(
-            "{} bytes: larger than the {MAX_PART_BYTES} bytes read from such a file",
-            meta.len()
-        )));
-    }
-    let f = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
+    let (f, _) = crate::data::open_bounded(path, MAX_PART_BYTES)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     MovementLog::from_reader(std::io::BufReader::new(f))
         .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }

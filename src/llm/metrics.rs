@@ -22,6 +22,12 @@ pub struct PurposeStats {
     pub failures: u64,
     /// Attempts repeated after a failure.
     pub retries: u64,
+    /// Of those, repeated after an answer that did not fit its shape (sampled, in twice the
+    /// room, what was wrong said).
+    pub retries_after_shape: u64,
+    /// Of those, repeated after an answer stopped in a loop (sampled, the loop said); the rest
+    /// were after a timeout or a backend's error (the same request again).
+    pub retries_after_loop: u64,
     /// Answers that did not fit their shape.
     pub parse_failures: u64,
     /// Answers stopped while they went round in a loop (counting "1, 2, 3, …"; a failed attempt).
@@ -88,6 +94,8 @@ impl LlmStats {
             d.cache_hits = p.cache_hits - e.cache_hits;
             d.failures = p.failures - e.failures;
             d.retries = p.retries - e.retries;
+            d.retries_after_shape = p.retries_after_shape - e.retries_after_shape;
+            d.retries_after_loop = p.retries_after_loop - e.retries_after_loop;
             d.parse_failures = p.parse_failures - e.parse_failures;
             d.loops_stopped = p.loops_stopped - e.loops_stopped;
             d.fallbacks = p.fallbacks - e.fallbacks;
@@ -154,12 +162,15 @@ impl LlmStats {
         if t.failures > 0 {
             let _ = writeln!(
                 s,
-                "  failed attempts by cause: {} answers not in their shape, {} stopped going round in a loop, {} timeouts or backend errors; {} retried, {} fail-safe",
+                "  failed attempts by cause: {} answers not in their shape, {} stopped going round in a loop, {} timeouts or backend errors; retried: {} after an answer not in its shape (sampled, twice the room, what was wrong said), {} after a loop (sampled, the loop said), {} after a timeout or error (as asked); {} fail-safe",
                 t.parse_failures,
                 t.loops_stopped,
                 t.failures
                     .saturating_sub(t.parse_failures + t.loops_stopped),
-                t.retries,
+                t.retries_after_shape,
+                t.retries_after_loop,
+                t.retries
+                    .saturating_sub(t.retries_after_shape + t.retries_after_loop),
                 t.fallbacks
             );
         }
@@ -203,6 +214,8 @@ impl LlmStats {
             t.cache_hits += p.cache_hits;
             t.failures += p.failures;
             t.retries += p.retries;
+            t.retries_after_shape += p.retries_after_shape;
+            t.retries_after_loop += p.retries_after_loop;
             t.parse_failures += p.parse_failures;
             t.loops_stopped += p.loops_stopped;
             t.fallbacks += p.fallbacks;

@@ -492,67 +492,24 @@ fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
     assert_eq!(app.world().resource::<Llm>().pending(), 0);
 }
 
-/// A backend whose first answer to each request was stopped going round in a loop.
-struct Loopy {
-    tries: Arc<Mutex<u32>>,
-}
-
-impl Backend for Loopy {
-    fn name(&self) -> &str {
-        "loopy"
-    }
-    fn model_id(&self) -> String {
-        "loopy".into()
-    }
-    fn capacity(&self) -> usize {
-        1
-    }
-    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
-        let mut t = self.tries.lock().unwrap();
-        *t += 1;
-        let (text, looped) = if *t == 1 {
-            (
-                "1, 2, 3, 4, 5, 6, 7, 8".to_string(),
-                Some("counting".to_string()),
-            )
-        } else {
-            ("fine".to_string(), None)
-        };
-        let _ = done.send(WorkDone {
-            id: work.id,
-            backend: 0,
-            endpoint: None,
-            outcome: WorkOutcome::Text {
-                text,
-                prompt_tokens: 10,
-                cached_tokens: 0,
-                gen_tokens: 8,
-                looped,
-            },
-        });
-    }
-    fn health(&self) -> (Health, String) {
-        (Health::Ok, String::new())
-    }
-}
-
 #[test]
 fn an_answer_stopped_in_a_loop_is_counted_by_its_cause_and_retried() {
-    let tries = Arc::new(Mutex::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
     let rt = LlmRuntime::with_backends(
         &LlmConfig {
             cache: false,
             backoff_ms: 0,
             ..Default::default()
         },
-        vec![Box::new(Loopy {
-            tries: tries.clone(),
+        vec![Box::new(FailsOnce {
+            how: FirstFails::Loop,
+            seen: seen.clone(),
         })],
     );
     rt.submit(chat(1, "talk", "hi", OutputShape::Text, Priority::Normal));
     let r = rt.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert_eq!(r.text, "fine");
-    assert_eq!(*tries.lock().unwrap(), 2);
+    assert_eq!(r.text, "7");
+    assert_eq!(seen.lock().unwrap().len(), 2);
     let st = rt.stats.lock().unwrap().clone();
     let p = st.by_purpose["talk"].clone();
     assert_eq!((p.loops_stopped, p.retries, p.parse_failures), (1, 1, 0));
@@ -623,4 +580,128 @@ fn handles_on_one_runtime_get_their_own_replies_and_counts() {
     drop(a);
     let last = ask(&b, "town_b", "after another went");
     assert_eq!(replies(&b, 1), vec![last]);
+}
+
+/// How a backend's first answer to each request fails.
+#[derive(Clone, Copy)]
+enum FirstFails {
+    Shape,
+    Loop,
+    Timeout,
+}
+
+/// A backend that keeps every attempt it is given and fails the first as told (an answer not
+/// in its shape, one stopped going round in a loop, a timeout); the second answers a number.
+struct FailsOnce {
+    how: FirstFails,
+    seen: Arc<Mutex<Vec<WorkKind>>>,
+}
+
+impl Backend for FailsOnce {
+    fn name(&self) -> &str {
+        "fails-once"
+    }
+    fn model_id(&self) -> String {
+        "fails-once".into()
+    }
+    fn capacity(&self) -> usize {
+        1
+    }
+    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        let mut seen = self.seen.lock().unwrap();
+        seen.push(work.kind.clone());
+        let text = |text: &str, looped: Option<&str>| WorkOutcome::Text {
+            text: text.into(),
+            prompt_tokens: 10,
+            cached_tokens: 0,
+            gen_tokens: 8,
+            looped: looped.map(String::from),
+        };
+        let outcome = match (seen.len(), self.how) {
+            (1, FirstFails::Shape) => text("seven", None),
+            (1, FirstFails::Loop) => text("1, 2, 3, 4, 5, 6, 7, 8", Some("counting")),
+            (1, FirstFails::Timeout) => {
+                WorkOutcome::Failed(simulacra::llm::backend::BackendError::new(
+                    simulacra::llm::backend::ErrorKind::Timeout,
+                    "no answer in time",
+                ))
+            }
+            _ => text("7", None),
+        };
+        let _ = done.send(WorkDone {
+            id: work.id,
+            backend: 0,
+            endpoint: None,
+            outcome,
+        });
+    }
+    fn health(&self) -> (Health, String) {
+        (Health::Ok, String::new())
+    }
+}
+
+/// A retry asks differently for what failed, or asks the same only where no answer was seen:
+/// after an answer not in its shape it is sampled, in twice the room, with what was wrong said;
+/// after a loop it is sampled in the same room with the loop said; after a timeout it is the
+/// request as asked. Each retry is counted by its cause in the summary.
+#[test]
+fn a_retry_asks_differently_for_what_failed_and_is_counted_by_its_cause() {
+    let attempts = |how: FirstFails| {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let rt = LlmRuntime::with_backends(
+            &LlmConfig {
+                cache: false,
+                backoff_ms: 0,
+                ..Default::default()
+            },
+            vec![Box::new(FailsOnce {
+                how,
+                seen: seen.clone(),
+            })],
+        );
+        rt.submit(chat(
+            1,
+            "importance",
+            "How important?",
+            OutputShape::Integer { min: 1, max: 10 },
+            Priority::Normal,
+        ));
+        let r = rt.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(r.value, LlmValue::Integer(7), "the retry's answer");
+        let summary = rt.stats.lock().unwrap().per_agent_hour(1, 1.0);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2, "one retry");
+        let parts = |k: &WorkKind| match k {
+            WorkKind::Chat {
+                messages, sampling, ..
+            } => (messages.last().unwrap().content.clone(), *sampling),
+            _ => unreachable!(),
+        };
+        (parts(&seen[0]), parts(&seen[1]), summary)
+    };
+    let ((asked, first), (again, second), summary) = attempts(FirstFails::Shape);
+    assert_eq!(asked, "How important?");
+    assert!(
+        again.starts_with("How important?\n\n(An answer before this one could not be used: "),
+        "{again}"
+    );
+    assert_eq!(second.max_tokens, 2 * first.max_tokens);
+    assert!(first.temperature == 0.0 && second.temperature >= 0.7);
+    assert!(
+        summary.contains("retried: 1 after an answer not in its shape")
+            && summary.contains(", 0 after a loop")
+            && summary.contains(", 0 after a timeout"),
+        "{summary}"
+    );
+    let ((_, first), (again, second), summary) = attempts(FirstFails::Loop);
+    assert!(again.contains("went round in a loop (counting)"), "{again}");
+    assert_eq!(second.max_tokens, first.max_tokens, "the same room");
+    assert!(second.temperature >= 0.7 && second.seed != first.seed);
+    assert!(summary.contains(", 1 after a loop"), "{summary}");
+    let ((asked, first), (again, second), summary) = attempts(FirstFails::Timeout);
+    assert_eq!((again, second), (asked, first), "the request as asked");
+    assert!(
+        summary.contains(", 1 after a timeout or error"),
+        "{summary}"
+    );
 }

@@ -2,7 +2,7 @@
 //! (retried after a back-off, or moved to the local embedder), or the fail-safe.
 
 use super::default_value;
-use super::router::{InFlight, Router, cacheable, sink};
+use super::router::{InFlight, Retry, Router, cacheable, sink};
 use super::{Reply, ReplySource};
 use crate::llm::backend::{BackendError, ErrorKind, WorkDone, WorkKind, WorkOutcome};
 use crate::llm::shape;
@@ -62,9 +62,15 @@ impl Router {
                     Some(why) => Err((
                         true,
                         format!("stopped a loop after {gen_tokens} tokens ({why}): {text:?}"),
+                        why,
                     )),
-                    None => shape::parse(s, &text)
-                        .map_err(|e| (false, format!("invalid answer {text:?}: {e}"))),
+                    None => shape::parse(s, &text).map_err(|e| {
+                        (
+                            false,
+                            format!("invalid answer {text:?}: {e}"),
+                            e.to_string(),
+                        )
+                    }),
                 };
                 match parsed {
                     Ok(value) => {
@@ -72,7 +78,7 @@ impl Router {
                         let job = self.jobs.remove(&done.id).expect("present");
                         self.answer(job, value, text, deterministic);
                     }
-                    Err((looped, message)) => {
+                    Err((looped, message, why)) => {
                         {
                             let mut st = sink(&self.sinks, job.client).stats.lock().unwrap();
                             let p = st.purpose(&job.sub.purpose);
@@ -82,6 +88,11 @@ impl Router {
                                 p.parse_failures += 1;
                             }
                         }
+                        job.retry = Some(if looped {
+                            Retry::Loop(why)
+                        } else {
+                            Retry::Shape(why)
+                        });
                         self.failed(done.id, BackendError::new(ErrorKind::Malformed, message));
                     }
                 }
@@ -206,7 +217,20 @@ impl Router {
             p.last_error = Some(err.message.clone());
         }
         if err.retryable() && attempts <= self.config.retries {
-            stats.lock().unwrap().purpose(&job.sub.purpose).retries += 1;
+            {
+                let mut st = stats.lock().unwrap();
+                let p = st.purpose(&job.sub.purpose);
+                p.retries += 1;
+                match &job.retry {
+                    Some(Retry::Loop(_)) if err.kind == ErrorKind::Malformed => {
+                        p.retries_after_loop += 1
+                    }
+                    Some(Retry::Shape(_)) if err.kind == ErrorKind::Malformed => {
+                        p.retries_after_shape += 1
+                    }
+                    _ => {}
+                }
+            }
             let backoff = Duration::from_millis(
                 self.config
                     .backoff_ms
@@ -215,6 +239,9 @@ impl Router {
             self.delayed.push((Instant::now() + backoff, id));
             if let Some(j) = self.jobs.get_mut(&id) {
                 j.started = None;
+                if err.kind != ErrorKind::Malformed {
+                    j.retry = Some(Retry::Backend);
+                }
             }
             return;
         }

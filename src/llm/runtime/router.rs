@@ -55,6 +55,52 @@ pub(super) struct InFlight {
     pub(super) cancelled: Arc<AtomicBool>,
     pub(super) key: String,
     pub(super) prompt_tokens: u32,
+    /// Why the last attempt failed, which decides how the next one differs.
+    pub(super) retry: Option<Retry>,
+}
+
+/// Why a request is tried again; each asks differently, or not at all (a retry that changed
+/// nothing would give the same answer).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Retry {
+    /// The answer went round in a loop (`why`: how): sampled, in the same room, the loop said.
+    Loop(String),
+    /// The answer did not fit its shape (`why`: what was wrong with it): sampled, in twice the
+    /// room (most such answers were cut off at the token budget), what was wrong said.
+    Shape(String),
+    /// The backend failed (a timeout, an HTTP error, down): the same request again, since no
+    /// answer of the model's was seen.
+    Backend,
+}
+
+impl Retry {
+    /// The next attempt's request: `kind` as asked first, changed for the cause.
+    pub(super) fn ask_again(&self, kind: &mut WorkKind, attempt: u32) {
+        let WorkKind::Chat {
+            messages, sampling, ..
+        } = kind
+        else {
+            return;
+        };
+        let said = match self {
+            Retry::Backend => return,
+            Retry::Loop(why) => format!(
+                "(An answer before this one went round in a loop ({why}) and was stopped: answer without repeating yourself.)"
+            ),
+            Retry::Shape(why) => {
+                sampling.max_tokens = sampling.max_tokens.saturating_mul(2);
+                // What was wrong may quote the answer: a line's worth is said, no more.
+                let why: String = why.chars().take(160).collect();
+                format!("(An answer before this one could not be used: {why}.)")
+            }
+        };
+        sampling.temperature = sampling.temperature.max(0.7);
+        sampling.seed = sampling.seed.wrapping_add(attempt);
+        if let Some(last) = messages.iter_mut().rev().find(|m| m.role == "user") {
+            last.content.push_str("\n\n");
+            last.content.push_str(&said);
+        }
+    }
 }
 
 impl InFlight {
@@ -70,6 +116,7 @@ impl InFlight {
             cancelled: Arc::default(),
             key,
             prompt_tokens: 0,
+            retry: None,
         }
     }
 }
@@ -266,14 +313,9 @@ impl Router {
                 job.started = Some(now);
                 let mut kind = (*job.sub.kind).clone();
                 if job.attempts > 1
-                    && let WorkKind::Chat { sampling, .. } = &mut kind
+                    && let Some(retry) = &job.retry
                 {
-                    // A retry of a greedy request would give the same answer: vary it. Most
-                    // failed answers were cut off at the token budget (a small model repeating
-                    // itself inside a string), so the retry also gets twice the room.
-                    sampling.temperature = sampling.temperature.max(0.7);
-                    sampling.seed = sampling.seed.wrapping_add(job.attempts);
-                    sampling.max_tokens = sampling.max_tokens.saturating_mul(2);
+                    retry.ask_again(&mut kind, job.attempts);
                 }
                 let work = Work {
                     id,

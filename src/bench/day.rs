@@ -35,6 +35,22 @@ pub struct DayBench {
     /// wall seconds their answers took after it: `stats` counts their tokens (a request is
     /// counted when asked, its tokens when answered), `wall_secs` not their time.
     pub ahead: (usize, f64),
+    /// Reflections each resident began within the measured hours.
+    pub reflections: Vec<u32>,
+}
+
+/// Reflections each resident has begun so far, by name.
+fn reflections_begun(world: &mut World) -> Vec<(String, u32)> {
+    let mut q = world.query::<(
+        &crate::agent::Identity,
+        &crate::cognition::resident::scratch::Scratch,
+    )>();
+    let mut v: Vec<(String, u32)> = q
+        .iter(world)
+        .map(|(id, s)| (id.name.clone(), s.reflection.begun))
+        .collect();
+    v.sort();
+    v
 }
 
 /// Runs a scenario from `from - warmup_hours` (untimed: the day's planning) and then measures
@@ -57,6 +73,7 @@ pub fn bench_day(
     let (waited_before, on_before, one_before) =
         (gate.waited, gate.waited_on.clone(), gate.waited_on_one);
     let model_before = crate::llm::backend::llama::model_work();
+    let reflected_before = reflections_begun(app.world_mut());
     let t = Instant::now();
     // Ten game minutes at a time, with a line on stderr for each, and each game hour's
     // per-purpose table: long runs show their progress, and the first hours, which carry the
@@ -121,6 +138,13 @@ pub fn bench_day(
     let wall_secs = t.elapsed().as_secs_f64();
     let model = crate::llm::backend::llama::model_work().since(&model_before);
     let ahead = answer_what_was_asked(app.world_mut());
+    let reflections = reflections_begun(app.world_mut())
+        .into_iter()
+        .map(|(name, n)| {
+            let before = reflected_before.iter().find(|(b, _)| *b == name);
+            n - before.map_or(0, |(_, b)| (*b).min(n))
+        })
+        .collect();
     let after = app.world().resource::<Llm>().stats();
     let gate = app.world().resource::<crate::sim::clock::StepGate>();
     let waited = gate.waited - waited_before;
@@ -140,6 +164,7 @@ pub fn bench_day(
         stats: after.since(&before),
         warmup_secs,
         ahead,
+        reflections,
     }
 }
 
@@ -187,6 +212,18 @@ impl DayBench {
                 "  {n} request(s) asked within the hours were still unanswered at their end (asked ahead), answered in {secs:.0} s more: their tokens are counted above, their time is not\n"
             ),
         }
+    }
+
+    /// Reflections begun per resident per game day over the measured hours (the paper's
+    /// residents reflect "roughly two or three times a day").
+    pub fn reflections_line(&self) -> String {
+        crate::memory::reflect::per_day_words(&self.reflections, self.game_hours)
+            .map(|w| {
+                format!(
+                    "  reflections begun per resident per game day: {w} (the paper's residents: about two or three)\n"
+                )
+            })
+            .unwrap_or_default()
     }
 
     /// "game time waited on: converse 120 s (31%), …; on a single answer 40% of the wait".

@@ -15,6 +15,10 @@ pub struct ReflectionTrigger {
     pub remaining: i64,
     /// Events counted since the last reflection.
     pub events: u32,
+    /// Reflections begun (the paper's "roughly two or three times a day"; `bench day` and the
+    /// lab report them per resident per day).
+    #[serde(default)]
+    pub begun: u32,
 }
 
 impl ReflectionTrigger {
@@ -24,6 +28,7 @@ impl ReflectionTrigger {
             threshold,
             remaining: threshold as i64,
             events: 0,
+            begun: 0,
         }
     }
 
@@ -44,6 +49,24 @@ impl ReflectionTrigger {
         self.remaining = self.threshold as i64;
         self.events = 0;
     }
+}
+
+/// Reflections begun per resident per game day, in words: "median 4.0 (2.0–6.0; 100 in all)"
+/// from each resident's count over `hours` game hours; `None` with no resident or no hours.
+pub fn per_day_words(counts: &[u32], hours: f64) -> Option<String> {
+    if counts.is_empty() || hours <= 0.0 {
+        return None;
+    }
+    let mut v = counts.to_vec();
+    v.sort();
+    let per_day = |n: u32| n as f64 * 24.0 / hours;
+    Some(format!(
+        "median {:.1} ({:.1}–{:.1}; {} in all)",
+        per_day(v[v.len() / 2]),
+        per_day(v[0]),
+        per_day(v[v.len() - 1]),
+        v.iter().sum::<u32>()
+    ))
 }
 
 /// The newest `n` memories a reflection looks at: events and thoughts, not idle ones, newest
@@ -80,6 +103,16 @@ mod tests {
     use super::*;
     use crate::memory::stream::NewNode;
     use crate::sim::time::GameTime;
+
+    #[test]
+    fn reflections_per_day_are_the_median_resident_over_the_hours() {
+        assert_eq!(
+            per_day_words(&[1, 3, 2], 12.0).as_deref(),
+            Some("median 4.0 (2.0–6.0; 6 in all)")
+        );
+        assert_eq!(per_day_words(&[], 12.0), None);
+        assert_eq!(per_day_words(&[1], 0.0), None);
+    }
 
     #[test]
     fn trigger_counts_down_and_resets() {

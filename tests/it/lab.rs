@@ -244,6 +244,10 @@ fn the_diffusion_lab_writes_a_whole_report_folder_and_resumes() {
         "who met whom and where the day went is in the report: {section}"
     );
     assert!(
+        section.contains("Reflections begun per resident per game day, seed 1: median "),
+        "how often the residents reflected: {section}"
+    );
+    assert!(
         section.contains("Facts passed on: ")
             && section.contains(" 0 about the listener")
             && section.contains(" 0 told back"),
@@ -1339,4 +1343,160 @@ fn the_invitations_lab_asks_everyone_but_the_organiser_and_reads_only_the_layout
     );
     let md = measures::invitations::report(&[other], &folder, false).unwrap();
     assert!(md.contains("| 2 | 0 | 0 | 0 (0) | 0 (0) | 0 | 0 |"), "{md}");
+}
+
+/// A town that is not Smallville, as a reviewer's held-out town is: its map and cast generated
+/// from a seed, its own facts (a plan of one resident, a poetry reading another organises at a
+/// place of its own), run through `simulacra lab diffusion` and `simulacra lab party` with the commands
+/// the Ville's runs use. Every resident is asked about the town's own facts, the party lab finds
+/// the town's own gathering and organiser, and no report names the Ville or its people.
+#[test]
+fn a_held_out_town_runs_through_the_diffusion_and_party_labs_with_their_commands() {
+    use simulacra::agent::persona::{FollowedFact, read_scenario};
+    let dir = scratch("held-out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = crate::simulacra_bin();
+    let ok = |c: &mut std::process::Command| {
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{c:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (map, scenario) = (dir.join("brook.ron"), dir.join("brook_n3.ron"));
+    ok(std::process::Command::new(&bin)
+        .args([
+            "generate",
+            "town",
+            "--residents",
+            "3",
+            "--seed",
+            "21",
+            "--out",
+        ])
+        .arg(&map));
+    ok(std::process::Command::new(&bin)
+        .args([
+            "generate",
+            "cast",
+            "--residents",
+            "3",
+            "--seed",
+            "21",
+            "--map",
+        ])
+        .arg(&map)
+        .arg("--out")
+        .arg(&scenario));
+    // The town's own facts: the second resident's plan, and a gathering the first organises at
+    // its first haunt, on the first morning; each first held by the one it is about.
+    let (mut town, _) = read_scenario(&scenario).unwrap();
+    let (host, planner) = (
+        town.residents[0].name.clone(),
+        town.residents[1].name.clone(),
+    );
+    let first = |n: &str| n.split_whitespace().next().unwrap().to_lowercase();
+    // Where the host spends its time: a haunt, else its work, else its home (a sector's name).
+    let host_spec = &town.residents[0];
+    let place = host_spec
+        .haunts
+        .first()
+        .or(host_spec.work.as_ref().map(|w| &w.place))
+        .unwrap_or(&host_spec.home)
+        .split(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let plan = format!("{planner} is opening a bookshop");
+    let reading =
+        format!("{host} is hosting a poetry reading at {place} on February 13 from 8 AM to 9 AM");
+    town.residents[0].memories.push_str(&format!("; {reading}"));
+    town.residents[1].memories.push_str(&format!("; {plan}"));
+    town.facts = vec![
+        FollowedFact {
+            name: "bookshop".into(),
+            question: "Do you know who is opening a bookshop?".into(),
+            statement: plan.clone(),
+            place: None,
+            answer_all: vec![vec![first(&planner)], vec!["bookshop".into()]],
+            paper: None,
+        },
+        FollowedFact {
+            name: "reading".into(),
+            question: "Did you know there is a poetry reading this morning?".into(),
+            statement: reading.clone(),
+            place: Some(place.clone()),
+            answer_all: vec![vec!["poetry".into()], vec![first(&host)]],
+            paper: None,
+        },
+    ];
+    std::fs::write(
+        &scenario,
+        simulacra::import::scenario_text(&town, "a held-out town"),
+    )
+    .unwrap();
+    // The commands the Ville's runs use, on this town: the diffusion lab over its first three
+    // hours, the party lab to the end of the reading.
+    let lab = |kind: &str, args: &[&str]| {
+        let out = dir.join(kind);
+        let mut c = std::process::Command::new(&bin);
+        c.args(["lab", kind, "--scenario"])
+            .arg(&scenario)
+            .args(["--scripted-llm", "--start", "2023-02-13 06:00"])
+            .args(args)
+            .arg("--out")
+            .arg(&out);
+        ok(&mut c);
+        report_in(&out)
+    };
+    let diffusion = lab("diffusion", &["--days", "0.125"]);
+    let party = lab("party", &[]);
+    let read = |f: std::path::PathBuf| std::fs::read_to_string(&f).unwrap_or_default();
+    let report = read(diffusion.join("report.md"));
+    // The report names the town's facts and their first holders; the facts' statements are in
+    // its facts.json.
+    for said in ["| bookshop |", "| reading |", &host, &planner] {
+        assert!(report.contains(said), "{said:?} in the report:\n{report}");
+    }
+    let facts = read(diffusion.join("facts.json"));
+    for said in [&plan, &reading] {
+        assert!(
+            facts.contains(said.as_str()),
+            "{said:?} in facts.json:\n{facts}"
+        );
+    }
+    // Every resident asked about each of the town's facts at the start and the end.
+    let probes = read(diffusion.join("probes.csv"));
+    for fact in ["bookshop", "reading"] {
+        for r in &town.residents {
+            let row = format!(",{fact},{},", r.name);
+            let asked = probes.lines().filter(|l| l.contains(&row)).count();
+            assert_eq!(asked, 2, "{} asked of {fact} twice:\n{probes}", r.name);
+        }
+    }
+    let party_md = read(party.join("report.md"));
+    assert!(
+        party_md.contains(&host)
+            && party_md.contains(&place)
+            && party_md.contains("poetry reading"),
+        "the town's own gathering and organiser:\n{party_md}"
+    );
+    // Nothing of the Ville in what either lab wrote of this town.
+    for f in ["report.md", "probes.csv", "tree.csv", "diffusion.json"] {
+        for text in [read(diffusion.join(f)), read(party.join(f))] {
+            for ville in [
+                "Smallville",
+                "the Ville",
+                "Isabella",
+                "Hobbs",
+                "Sam Moore",
+                "Valentine",
+            ] {
+                assert!(!text.contains(ville), "{f} names {ville}:\n{text}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

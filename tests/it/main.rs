@@ -94,7 +94,6 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
-/// A fresh temporary folder for one test.
 /// An LLM config whose only backend is the recording at `file` (no model, no embedder).
 pub fn replay_llm(file: &std::path::Path) -> simulacra::llm::config::LlmConfig {
     use simulacra::llm::config::{BackendConfig, LlmConfig, ReplayConfig};
@@ -108,6 +107,7 @@ pub fn replay_llm(file: &std::path::Path) -> simulacra::llm::config::LlmConfig {
     }
 }
 
+/// A fresh temporary folder for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("simulacra-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

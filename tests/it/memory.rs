@@ -162,10 +162,21 @@ fn two_hours_from_six_accrue_memories_and_a_reflection_cites_real_memories() {
         reflected >= 5,
         "no reflection fired (importance 9 per event, threshold {threshold})"
     );
-    // The trigger starts again after a reflection.
+    // The trigger starts again after a reflection, and each one begun is counted (what `bench
+    // day` and the lab report per resident per day): every resident with a reflection began one.
     let world = app.world_mut();
-    let mut q = world.query::<&Scratch>();
-    assert!(q.iter(world).all(|s| s.reflection.remaining > -100));
+    let mut q = world.query::<(&Identity, &Scratch)>();
+    assert!(q.iter(world).all(|(_, s)| s.reflection.remaining > -100));
+    for (name, s) in &after {
+        let begun = q
+            .iter(world)
+            .find(|(id, _)| id.name == *name)
+            .map(|(_, s)| s.reflection.begun)
+            .unwrap();
+        if s.nodes().iter().any(|n| n.is_reflection()) {
+            assert!(begun >= 1, "{name} reflected, none counted");
+        }
+    }
 }
 
 #[test]

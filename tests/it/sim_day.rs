@@ -195,4 +195,15 @@ fn bench_day_counts_every_answer_its_hours_asked_for() {
         r.ahead_line()
     );
     assert!(r.ahead_line().contains("asked ahead"));
+    assert_eq!(
+        r.reflections.len(),
+        3,
+        "each resident's reflections counted"
+    );
+    assert!(
+        r.reflections_line()
+            .contains("reflections begun per resident per game day: median "),
+        "{}",
+        r.reflections_line()
+    );
 }

@@ -114,6 +114,7 @@ pub fn start_reflections(
             40 * n_questions as u32,
         );
         ask.ask(agent, &mut pending, req, Job::ReflectQuestions, slack);
+        scratch.reflection.begun += 1;
     }
 }
 

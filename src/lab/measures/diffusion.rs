@@ -71,6 +71,9 @@ pub struct SeedRun {
     /// The aids that were on ("none", or their names).
     #[serde(default)]
     pub aids: String,
+    /// Reflections each resident began over the run, at the end.
+    #[serde(default)]
+    pub reflections: Vec<u32>,
 }
 
 /// Runs one town (`sim`) for the options' hours with probes; resumes from the folder.
@@ -217,6 +220,13 @@ pub fn run_seed_on(
         run.heard = crate::lab::facts::heard_by(town.app.world_mut(), facts);
         run.talk = crate::cognition::talk::report::talk_report(town.app.world_mut())
             .text(run.residents, opts.hours as f64);
+        run.reflections = town
+            .app
+            .world_mut()
+            .query::<&crate::cognition::resident::scratch::Scratch>()
+            .iter(town.app.world())
+            .map(|s| s.reflection.begun)
+            .collect();
         let names: Vec<String> = town.residents().into_iter().map(|(n, _)| n).collect();
         run.social = Some(crate::lab::social::social(town.app.world(), &names));
         folder.write(&data, &run)?;
@@ -491,6 +501,19 @@ pub fn report(runs: &[SeedRun], facts: &[Fact], folder: &Folder) -> Result<Strin
             "### Conversations, seed {}\n\nThe whole conversation log of the town at the end (per agent per game hour of the run):\n\n```\n{}```\n\n",
             r.seed, r.talk
         ));
+    }
+    for r in runs {
+        // The run's hours: from its first probe round to its last.
+        let hours = match (r.rounds.first(), r.rounds.last()) {
+            (Some(a), Some(b)) => (b.at.0 - a.at.0) as f64 / 3600.0,
+            _ => 0.0,
+        };
+        if let Some(w) = crate::memory::reflect::per_day_words(&r.reflections, hours) {
+            md.push_str(&format!(
+                "Reflections begun per resident per game day, seed {}: {w} (the paper's residents reflect about two or three times a day).\n\n",
+                r.seed
+            ));
+        }
     }
     // The diffusion tree.
     md.push_str("### Who told whom\n\nFrom the memories' provenance (first memory of the fact each holder has; a told memory names its speaker and conversation, and its chain goes back through every retelling).\n\n");

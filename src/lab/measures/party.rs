@@ -34,10 +34,10 @@ pub fn towns_section(towns: &[(u32, &Run)], folder: &Folder) -> Result<String, S
     let mut md = format!(
         "### The gathering
 
-{} organised by {}, {from} – {to}. {DEFINITIONS} Each resident per town: `party-seed-<n>.csv`.
+{} at {} organised by {}, {from} – {to}. {DEFINITIONS} Each resident per town: `party-seed-<n>.csv`.
 
 ",
-        g.what, g.organiser
+        g.what, g.place, g.organiser
     );
     // Against the paper's town only for a town of its 25 (24 guests besides the organiser).
     let paper_like = towns.iter().all(|(_, r)| r.guests.len() == 24);
@@ -263,8 +263,8 @@ pub fn report(run: &Run, folder: &Folder) -> Result<String, String> {
     let (from, to) = window(g);
     let t = tally(run);
     let mut md = format!(
-        "## The gathering\n\n{} organised by {}, {} – {}. {DEFINITIONS}\n\n",
-        g.what, g.organiser, from, to
+        "## The gathering\n\n{} at {} organised by {}, {} – {}. {DEFINITIONS}\n\n",
+        g.what, g.place, g.organiser, from, to
     );
     let mut rows = vec![row("this town", &t)];
     if run.guests.len() == 24 {

@@ -423,6 +423,7 @@ fn importance_by_likeness_scores_memories_from_the_scales_examples_without_askin
     use simulacra::memory::importance::ImportanceScale;
     let mut sim = sim(150, "3", Ablation::Full);
     sim.config.cognition.importance_by = ImportanceBy::Likeness;
+    sim.config.cognition.reflection_threshold_likeness = 150;
     let mut app = headless_app(sim);
     // Seeds and the morning's events: scored as their vectors come (due 30 steps on).
     run_steps(&mut app, 8 * 360);

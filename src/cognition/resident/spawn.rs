@@ -96,7 +96,7 @@ pub fn resident_bundle(
         },
         DayPlan::default(),
         outlook,
-        Scratch::new(cog.reflection_threshold),
+        Scratch::new(cog.reflection_threshold_in_use()),
         stream,
         spatial,
     )

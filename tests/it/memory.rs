@@ -398,6 +398,52 @@ fn history_files_add_thoughts_and_report_unknown_names() {
 }
 
 #[test]
+fn a_long_history_is_scored_and_embedded_once_per_text() {
+    let mut app = headless_app(sim(1000, "5", Ablation::Full));
+    run_steps(&mut app, 1);
+    let dir = crate::temp_dir("long-history");
+    let file = dir.join("history.csv");
+    // Three residents with 3,000 statements each, every text said twice: a history arrives at
+    // once and each text is asked for once (its repeats share the answer).
+    let mut csv = String::from("Name,Whisper\n");
+    for name in ["Isabella Rodriguez", "Maria Lopez", "Klaus Mueller"] {
+        let lines: Vec<String> = (0..3000)
+            .map(|i| format!("you remember the {} walk by the river", i % 1500))
+            .collect();
+        csv.push_str(&format!("{name},\"{}\"\n", lines.join("; ")));
+    }
+    std::fs::write(&file, csv).unwrap();
+    let report =
+        simulacra::cognition::resident::history::load_history(app.world_mut(), &file).unwrap();
+    assert_eq!(report.added.len(), 3);
+    assert!(
+        report.added.iter().all(|(_, n)| *n == 3000),
+        "{:?}",
+        report.added
+    );
+    run_steps(&mut app, 200);
+    let mut texts = 0;
+    for (name, s) in streams(&mut app) {
+        assert!(
+            s.nodes().iter().all(|n| n.scored && n.embedding.is_some()),
+            "{name}: every memory of the history is scored and embedded"
+        );
+        texts += s
+            .nodes()
+            .iter()
+            .map(|n| n.embedding_key.as_str())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+    }
+    let stats = app.world().resource::<simulacra::llm::Llm>().stats();
+    let embeds = stats.by_purpose.get("embed").map_or(0, |p| p.calls);
+    assert!(
+        embeds > 0 && embeds <= texts as u64,
+        "{embeds} embeddings asked for {texts} texts: none twice"
+    );
+}
+
+#[test]
 fn ablations_switch_memory_and_reflection_off() {
     let mut app = headless_app(sim(20, "9", Ablation::NoReflection));
     run_steps(&mut app, 8 * 360);

@@ -190,6 +190,15 @@ pub fn request_memory_work(
         let start = work.scanned;
         work.scanned = stream.len();
         let mut to_embed: Vec<(String, Vec<NodeId>)> = Vec::new();
+        // The texts already waiting for a score, and where each text to embed is in
+        // `to_embed`: looked up, not searched (a history of 100,000 statements arrives at once).
+        let mut queued: HashSet<String> = work
+            .to_score
+            .iter()
+            .filter_map(|i| stream.get(*i))
+            .map(|n| n.embedding_key.clone())
+            .collect();
+        let mut embed_at: std::collections::HashMap<String, usize> = Default::default();
         for i in start..stream.len() {
             let n = &stream.nodes()[i];
             let (nid, key, kind) = (n.id, n.embedding_key.clone(), n.kind);
@@ -199,12 +208,7 @@ pub fn request_memory_work(
                     if kind == NodeKind::Event {
                         scratch.reflection.record(memo);
                     }
-                } else if !work.scoring.contains(&key)
-                    && !work
-                        .to_score
-                        .iter()
-                        .any(|i| stream.get(*i).is_some_and(|n| n.embedding_key == key))
-                {
+                } else if !work.scoring.contains(&key) && queued.insert(key.clone()) {
                     work.to_score.push(nid);
                 }
             }
@@ -213,9 +217,12 @@ pub fn request_memory_work(
                 if let Some(e) = stream.embedding_of_text(&key, &model) {
                     stream.set_embedding(nid, e);
                 } else if !work.embedding.contains(&key) {
-                    match to_embed.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, ids)) => ids.push(nid),
-                        None => to_embed.push((key, vec![nid])),
+                    match embed_at.get(&key) {
+                        Some(&at) => to_embed[at].1.push(nid),
+                        None => {
+                            embed_at.insert(key.clone(), to_embed.len());
+                            to_embed.push((key, vec![nid]));
+                        }
                     }
                 }
             }

@@ -57,6 +57,7 @@ pub fn run(
         eprintln!();
     }
     let secs = started.elapsed().as_secs_f64();
+    finish_recording(&mut app, &stopped);
     save_at_end(&mut app, save)?;
     let mut out = String::new();
     if done < steps {
@@ -137,6 +138,7 @@ pub fn run_commands(
         shown = log.len();
     }
     let steps = app.world().resource::<SimClock>().step - step0;
+    finish_recording(&mut app, &|| false);
     save_at_end(&mut app, save)?;
     Ok(summary(&mut app, steps, started.elapsed().as_secs_f64()))
 }
@@ -226,6 +228,22 @@ pub fn before_the_first_step(sim: &SimPlugin, save: Option<&str>) -> Result<(), 
 }
 
 /// `--save NAME`: saves the simulation when the run ends and says where.
+/// A run that records (`llm.record`) waits at its end, running no step, for the answers still on
+/// their way, and keeps them where they were asked: the recording then holds an answer to all the
+/// run asked, and its save holds them as the replay's save will (a replay answers at once).
+/// A signal ends the wait.
+fn finish_recording(app: &mut App, stopped: &dyn Fn() -> bool) {
+    if !app.world().resource::<Llm>().records() {
+        return;
+    }
+    while app.world().resource::<Llm>().pending() > 0 && !stopped() {
+        crate::cognition::ask::pending::pump_replies(
+            app.world_mut(),
+            Some(std::time::Duration::from_millis(200)),
+        );
+    }
+}
+
 fn save_at_end(app: &mut App, save: Option<&str>) -> Result<(), String> {
     crate::save::finish_autosave(app.world_mut());
     let Some(name) = save else { return Ok(()) };

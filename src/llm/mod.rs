@@ -113,6 +113,8 @@ pub struct Llm {
     /// Requests not yet sent to the runtime: sent together by [`Llm::flush`] (at the end of
     /// every step and frame, and before anything waits for or takes answers).
     outbox: Vec<Submission>,
+    /// Whether the config asks for a recording (`llm.record`).
+    records: bool,
 }
 
 impl Llm {
@@ -122,6 +124,7 @@ impl Llm {
             runtime: LlmRuntime::start(config),
             pending: HashMap::new(),
             outbox: Vec::new(),
+            records: config.record.is_some(),
         }
     }
 
@@ -131,7 +134,13 @@ impl Llm {
             runtime,
             pending: HashMap::new(),
             outbox: Vec::new(),
+            records: false,
         }
+    }
+
+    /// Whether the run records its requests and answers (`llm.record`).
+    pub fn records(&self) -> bool {
+        self.records
     }
 
     /// Queues a request (sent with the others of its step or frame; see [`Llm::flush`]).

@@ -705,3 +705,58 @@ fn a_retry_asks_differently_for_what_failed_and_is_counted_by_its_cause() {
         "{summary}"
     );
 }
+
+#[test]
+fn identical_requests_on_their_way_together_are_generated_once() {
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate {
+        started: started.clone(),
+        held: held.clone(),
+    };
+    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(gate)]);
+    let ask = |id: u64, text: &str| {
+        rt.submit(chat(id, "p", text, OutputShape::Text, Priority::Normal));
+    };
+    ask(1, "same");
+    wait_until(|| started.lock().unwrap().len() == 1);
+    ask(2, "same");
+    ask(3, "same");
+    ask(4, "other");
+    ask(5, "same");
+    // The one being generated is cancelled: the first that waited on it is asked for itself
+    // (queued after those asked meanwhile), and the others wait on that one.
+    rt.cancel(1);
+    rt.cancel(5);
+    wait_until(|| started.lock().unwrap().len() == 2);
+    release(&held);
+    let r = rt.recv_timeout(Duration::from_secs(5)).expect("a reply");
+    assert_eq!((r.id, r.text.as_str()), (4, "answer 4"));
+    wait_until(|| started.lock().unwrap().len() == 3);
+    release(&held);
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let r = rt.recv_timeout(Duration::from_secs(5)).expect("a reply");
+        got.push((r.id, r.text.clone(), r.source.clone()));
+    }
+    got.sort_by_key(|g| g.0);
+    assert_eq!(
+        got,
+        vec![
+            (2, "answer 2".to_string(), ReplySource::Model("gate".into())),
+            (3, "answer 2".to_string(), ReplySource::Cache),
+        ],
+        "the one that waited takes the same answer"
+    );
+    assert_eq!(
+        *started.lock().unwrap(),
+        vec![1, 4, 2],
+        "one generation of \"same\" after the cancelled one; 3 and 5 never start"
+    );
+    assert!(
+        rt.recv_timeout(Duration::from_millis(100)).is_none(),
+        "nothing for the cancelled 1 and 5"
+    );
+    let st = rt.stats.lock().unwrap().by_purpose["p"].clone();
+    assert_eq!((st.calls, st.cache_hits), (5, 1));
+}

@@ -266,17 +266,23 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
         "Maria and Klaus, side by side, never talked"
     );
     // The answers still on their way at the end are waited for (no step runs), so the recording
-    // holds an answer to everything the two hours asked.
-    app.world_mut().resource_scope(|world, mut llm: Mut<Llm>| {
-        while llm.pending() > 0 {
-            let _ = llm.wait_reply(std::time::Duration::from_millis(200), world.entities());
-        }
-    });
+    // holds an answer to everything the two hours asked, and the counts below are read once
+    // every request of the last step has reached the runtime.
+    let finish = |app: &mut App| {
+        app.world_mut().resource_scope(|world, mut llm: Mut<Llm>| {
+            while llm.pending() > 0 {
+                let _ = llm.wait_reply(std::time::Duration::from_millis(200), world.entities());
+            }
+        });
+    };
+    finish(&mut app);
+    let stats = app.world().resource::<Llm>().stats();
     // The recording replayed over the same two hours without a model.
     let mut replay = start(crate::replay_llm(&recording));
     for _ in 0..(2 * 360 / 30) {
         run_steps(&mut replay, 30);
     }
+    finish(&mut replay);
     let again = replay.world().resource::<Llm>().stats();
     let counts = |s: &simulacra::llm::metrics::LlmStats| -> Vec<(String, u64, u64)> {
         s.by_purpose
@@ -284,23 +290,18 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
             .map(|(n, p)| (n.clone(), p.calls, p.fallbacks))
             .collect()
     };
-    // No miss: every request of the replay was in the recording, so its fail-safes by purpose
-    // are the recorded run's. The town itself is not asserted the same: with the real model some
-    // requests are asked ahead while answers are slow (act_details: 5 in one run, 8 in another),
-    // so what is asked follows the model's speed, and the replay, answered at once, asks its own
-    // (what issue 83's own clocks must make independent of speed). Printed for the reader.
-    let safe = |c: Vec<(String, u64, u64)>| -> Vec<(String, u64)> {
-        c.into_iter().map(|(n, _, f)| (n, f)).collect()
-    };
+    // The same requests, each answered from the recording (no miss: the fail-safes by purpose
+    // are the recorded run's), and so the same town: what is asked follows the state of the
+    // town alone, never the model's speed (answers apply at their due steps).
     assert_eq!(
-        safe(counts(&again)),
-        safe(counts(&stats)),
-        "fail-safes by purpose"
-    );
-    println!(
-        "requests by purpose, recorded {:?}, replayed {:?}",
+        counts(&again),
         counts(&stats),
-        counts(&again)
+        "requests and fail-safes by purpose"
+    );
+    assert_eq!(
+        town(&mut replay),
+        town(&mut app),
+        "the replayed town is the recorded one"
     );
     let said = |log: &ConversationLog| -> Vec<(String, String, String)> {
         log.lines
@@ -308,9 +309,29 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
             .map(|l| (l.speaker.clone(), l.listener.clone(), l.text.clone()))
             .collect()
     };
-    println!(
-        "the replay said the same lines: {}",
-        said(replay.world().resource::<ConversationLog>()) == said(&log)
+    assert_eq!(
+        said(replay.world().resource::<ConversationLog>()),
+        said(&log),
+        "the replay said the same lines"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each resident's memories (kind, what, when) and where it stands, by name.
+fn town(app: &mut App) -> Vec<(String, (i32, i32), Vec<(String, String, i64)>)> {
+    let world = app.world_mut();
+    let mut q = world.query::<(&Identity, &simulacra::agent::GridPos, &MemoryStream)>();
+    let mut v: Vec<_> = q
+        .iter(world)
+        .map(|(id, pos, s)| {
+            let memories = s
+                .nodes()
+                .iter()
+                .map(|n| (format!("{:?}", n.kind), n.description.clone(), n.created.0))
+                .collect();
+            (id.name.clone(), (pos.tile.x, pos.tile.y), memories)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
 }

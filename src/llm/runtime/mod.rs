@@ -260,6 +260,8 @@ impl LlmRuntime {
             delayed: Vec::new(),
             cache: HashMap::new(),
             cache_order: VecDeque::new(),
+            joined: HashMap::new(),
+            follower_of: HashMap::new(),
             recorder,
             sinks: HashMap::from([(
                 0,

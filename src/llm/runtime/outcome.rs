@@ -171,6 +171,20 @@ impl Router {
             bytes.push(b'\n');
             let _ = f.write_all(&bytes);
         }
+        // Those that waited on it take the same answer, as from the cache.
+        for (sub, client) in self.take_followers(&job) {
+            let to = sink(&self.sinks, client);
+            to.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
+            let _ = to.replies.send(Reply {
+                id: sub.id,
+                agent: sub.agent,
+                purpose: sub.purpose,
+                value: value.clone(),
+                text: text.clone(),
+                source: ReplySource::Cache,
+                latency: Duration::ZERO,
+            });
+        }
         let source = ReplySource::Model(self.backends[job.backend].name().to_string());
         let _ = to.replies.send(Reply {
             id: job.sub.id,
@@ -274,6 +288,12 @@ impl Router {
     }
 
     pub(super) fn fallback(&mut self, job: InFlight, reason: String) {
+        // Those that waited on it fare as it did (the same request of the same backend).
+        for (sub, client) in self.take_followers(&job) {
+            let mut follower = InFlight::new(sub, client, job.backend, job.key.clone());
+            follower.submitted = job.submitted;
+            self.fallback(follower, reason.clone());
+        }
         let to = sink(&self.sinks, job.client);
         to.stats.lock().unwrap().purpose(&job.sub.purpose).fallbacks += 1;
         let value = job

@@ -57,6 +57,18 @@ pub(super) struct InFlight {
     pub(super) prompt_tokens: u32,
     /// Why the last attempt failed, which decides how the next one differs.
     pub(super) retry: Option<Retry>,
+    /// The cache key identical requests wait on it by (see [`Joined`]); none when it is not
+    /// cacheable.
+    pub(super) joined_as: Option<String>,
+}
+
+/// The requests waiting on one identical request on its way (`leader`), which the cache would
+/// have answered had that answer come: they get it when it comes (counted as cache hits), so
+/// one answer is generated once however many ask for it at the same time, and a replay (whose
+/// answers come at once, the rest from the cache) gives each the answer the recorded run gave.
+pub(super) struct Joined {
+    pub(super) leader: u64,
+    pub(super) followers: Vec<(Submission, u32)>,
 }
 
 /// Why a request is tried again; each asks differently, or not at all (a retry that changed
@@ -105,7 +117,7 @@ impl Retry {
 
 impl InFlight {
     /// A request just taken, for `backend`, not yet tried.
-    fn new(sub: Submission, client: u32, backend: usize, key: String) -> Self {
+    pub(super) fn new(sub: Submission, client: u32, backend: usize, key: String) -> Self {
         Self {
             sub,
             client,
@@ -117,6 +129,7 @@ impl InFlight {
             key,
             prompt_tokens: 0,
             retry: None,
+            joined_as: None,
         }
     }
 }
@@ -138,6 +151,11 @@ pub(super) struct Router {
     pub(super) delayed: Vec<(Instant, u64)>,
     pub(super) cache: HashMap<String, (LlmValue, String)>,
     pub(super) cache_order: VecDeque<String>,
+    /// Requests the cache would answer once an identical one still on its way is answered:
+    /// they wait for that answer (see [`Joined`]), by the cache key.
+    pub(super) joined: HashMap<String, Joined>,
+    /// The cache key each waiting request waits under (to drop it when it is cancelled).
+    pub(super) follower_of: HashMap<u64, String>,
     pub(super) recorder: Option<std::fs::File>,
     /// Each handle's replies and counters, by its number (0 is always there).
     pub(super) sinks: HashMap<u32, Sink>,
@@ -195,6 +213,15 @@ impl Router {
                     .map(|(id, _)| *id)
                     .collect();
                 gone.into_iter().for_each(|id| self.cancel(id));
+                // And those of its requests that waited on another handle's.
+                let waiting: Vec<u64> = self
+                    .joined
+                    .values()
+                    .flat_map(|j| j.followers.iter())
+                    .filter(|(_, client)| *client == c)
+                    .map(|(sub, _)| sub.id)
+                    .collect();
+                waiting.into_iter().for_each(|id| self.cancel(id));
             }
             ToRouter::Shutdown => {}
         }
@@ -244,11 +271,54 @@ impl Router {
                 return;
             }
         }
+        self.start_job(sub, client, backend, key);
+    }
+
+    /// Queues a request the cache did not answer, or joins it to an identical one on its way.
+    fn start_job(&mut self, sub: Submission, client: u32, backend: usize, key: String) {
+        let mut joined_as = None;
+        if self.config.cache && cacheable(&sub.kind) {
+            let ck = self.cache_key(backend, &key);
+            if let Some(j) = self.joined.get_mut(&ck)
+                && self.jobs.contains_key(&j.leader)
+            {
+                self.follower_of.insert(sub.id, ck);
+                j.followers.push((sub, client));
+                return;
+            }
+            self.joined.insert(
+                ck.clone(),
+                Joined {
+                    leader: sub.id,
+                    followers: Vec::new(),
+                },
+            );
+            joined_as = Some(ck);
+        }
         let id = sub.id;
         let priority = sub.priority;
-        self.jobs
-            .insert(id, InFlight::new(sub, client, backend, key));
+        let mut job = InFlight::new(sub, client, backend, key);
+        job.joined_as = joined_as;
+        self.jobs.insert(id, job);
         self.enqueue(backend, id, priority);
+    }
+
+    /// The requests that waited on `job` (answered, failed safe or cancelled), taken out.
+    pub(super) fn take_followers(&mut self, job: &InFlight) -> Vec<(Submission, u32)> {
+        let Some(ck) = &job.joined_as else {
+            return Vec::new();
+        };
+        match self.joined.get(ck) {
+            Some(j) if j.leader == job.sub.id => {
+                let followers = self.joined.remove(ck).map(|j| j.followers);
+                let followers = followers.unwrap_or_default();
+                for (sub, _) in &followers {
+                    self.follower_of.remove(&sub.id);
+                }
+                followers
+            }
+            _ => Vec::new(),
+        }
     }
 
     pub(super) fn enqueue(&mut self, backend: usize, id: u64, priority: Priority) {
@@ -268,6 +338,15 @@ impl Router {
         if let Some(job) = self.jobs.remove(&id) {
             job.cancelled.store(true, AtomicOrdering::Relaxed);
             self.running[job.backend].remove(&id);
+            // Those that waited on it are asked for themselves, the first leading the others.
+            for (sub, client) in self.take_followers(&job) {
+                let key = work_key(&sub.kind);
+                self.start_job(sub, client, job.backend, key);
+            }
+        } else if let Some(ck) = self.follower_of.remove(&id)
+            && let Some(j) = self.joined.get_mut(&ck)
+        {
+            j.followers.retain(|(s, _)| s.id != id);
         }
         self.delayed.retain(|(_, d)| *d != id);
     }

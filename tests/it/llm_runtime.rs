@@ -760,3 +760,40 @@ fn identical_requests_on_their_way_together_are_generated_once() {
     let st = rt.stats.lock().unwrap().by_purpose["p"].clone();
     assert_eq!((st.calls, st.cache_hits), (5, 1));
 }
+
+#[test]
+fn a_handle_that_ends_takes_its_waiting_requests_with_it_and_hands_on_the_others() {
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate {
+        started: started.clone(),
+        held: held.clone(),
+    };
+    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(gate)]);
+    let ask = |h: &LlmRuntime, text: &str| {
+        let id = h.next_id();
+        h.submit(chat(id, "p", text, OutputShape::Text, Priority::Normal));
+        id
+    };
+    let (a, b) = (rt.client(), rt.client());
+    // a's request is generated; a second of a's waits on it, then b's identical one.
+    let first = ask(&a, "same");
+    wait_until(|| started.lock().unwrap().len() == 1);
+    ask(&a, "same");
+    let theirs = ask(&b, "same");
+    drop(a);
+    // b's request is asked for itself, and answered to b alone.
+    wait_until(|| started.lock().unwrap().len() == 2);
+    assert_eq!(*started.lock().unwrap(), vec![first, theirs]);
+    release(&held);
+    let r = b.recv_timeout(Duration::from_secs(5)).expect("b's reply");
+    assert_eq!(
+        (r.id, r.source),
+        (theirs, ReplySource::Model("gate".into()))
+    );
+    assert!(b.recv_timeout(Duration::from_millis(100)).is_none());
+    assert!(
+        rt.try_recv().is_none(),
+        "nothing of the ended handle reaches another"
+    );
+}

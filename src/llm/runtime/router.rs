@@ -206,14 +206,8 @@ impl Router {
             }
             ToRouter::Forget(c) => {
                 self.sinks.remove(&c);
-                let gone: Vec<u64> = self
-                    .jobs
-                    .iter()
-                    .filter(|(_, j)| j.client == c)
-                    .map(|(id, _)| *id)
-                    .collect();
-                gone.into_iter().for_each(|id| self.cancel(id));
-                // And those of its requests that waited on another handle's.
+                // Its requests that wait on another's first (a cancelled one of its own would
+                // hand them on), then its own.
                 let waiting: Vec<u64> = self
                     .joined
                     .values()
@@ -222,6 +216,13 @@ impl Router {
                     .map(|(sub, _)| sub.id)
                     .collect();
                 waiting.into_iter().for_each(|id| self.cancel(id));
+                let gone: Vec<u64> = self
+                    .jobs
+                    .iter()
+                    .filter(|(_, j)| j.client == c)
+                    .map(|(id, _)| *id)
+                    .collect();
+                gone.into_iter().for_each(|id| self.cancel(id));
             }
             ToRouter::Shutdown => {}
         }

@@ -227,7 +227,6 @@ pub fn before_the_first_step(sim: &SimPlugin, save: Option<&str>) -> Result<(), 
     sim.config.llm.check_files()
 }
 
-/// `--save NAME`: saves the simulation when the run ends and says where.
 /// A run that records (`llm.record`) waits at its end, running no step, for the answers still on
 /// their way, and keeps them where they were asked: the recording then holds an answer to all the
 /// run asked, and its save holds them as the replay's save will (a replay answers at once).
@@ -244,6 +243,7 @@ fn finish_recording(app: &mut App, stopped: &dyn Fn() -> bool) {
     }
 }
 
+/// `--save NAME`: saves the simulation when the run ends and says where.
 fn save_at_end(app: &mut App, save: Option<&str>) -> Result<(), String> {
     crate::save::finish_autosave(app.world_mut());
     let Some(name) = save else { return Ok(()) };

@@ -31,8 +31,8 @@ fn chat(id: u64, purpose: &str, text: &str, shape: OutputShape, priority: Priori
 
 /// A backend that takes one request at a time and answers only when the test says so.
 struct Gate {
-    started: Arc<Mutex<Vec<u64>>>,
-    held: Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>,
+    started: Started,
+    held: Held,
 }
 
 impl Backend for Gate {
@@ -54,7 +54,22 @@ impl Backend for Gate {
     }
 }
 
-fn release(held: &Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>) {
+/// What a [`Gate`] started, and the answers it holds.
+type Started = Arc<Mutex<Vec<u64>>>;
+type Held = Arc<Mutex<Vec<(u64, Sender<WorkDone>)>>>;
+
+/// A runtime on one [`Gate`].
+fn gated(config: &LlmConfig) -> (LlmRuntime, Started, Held) {
+    let (started, held) = (Started::default(), Held::default());
+    let gate = Gate {
+        started: started.clone(),
+        held: held.clone(),
+    };
+    let rt = LlmRuntime::with_backends(config, vec![Box::new(gate)]);
+    (rt, started, held)
+}
+
+fn release(held: &Held) {
     for (id, done) in held.lock().unwrap().drain(..) {
         let _ = done.send(WorkDone {
             id,
@@ -81,19 +96,10 @@ fn wait_until(mut f: impl FnMut() -> bool) {
 
 #[test]
 fn interactive_requests_overtake_background_work_and_cancelled_ones_never_answer() {
-    let started = Arc::new(Mutex::new(Vec::new()));
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let gate = Gate {
-        started: started.clone(),
-        held: held.clone(),
-    };
-    let rt = LlmRuntime::with_backends(
-        &LlmConfig {
-            cache: false,
-            ..Default::default()
-        },
-        vec![Box::new(gate)],
-    );
+    let (rt, started, held) = gated(&LlmConfig {
+        cache: false,
+        ..Default::default()
+    });
     rt.submit(chat(
         1,
         "plan",
@@ -427,15 +433,7 @@ fn a_missing_or_wrong_model_file_says_how_to_fetch_it_and_requests_fall_back() {
 #[test]
 fn requests_of_a_despawned_agent_are_cancelled_and_never_delivered() {
     use bevy::prelude::*;
-    let started = Arc::new(Mutex::new(Vec::new()));
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let rt = LlmRuntime::with_backends(
-        &LlmConfig::default(),
-        vec![Box::new(Gate {
-            started: started.clone(),
-            held: held.clone(),
-        })],
-    );
+    let (rt, started, held) = gated(&LlmConfig::default());
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, bevy::state::app::StatesPlugin));
     app.insert_resource(Llm::from_runtime(rt)); // the plugin keeps an injected runtime
@@ -708,13 +706,7 @@ fn a_retry_asks_differently_for_what_failed_and_is_counted_by_its_cause() {
 
 #[test]
 fn identical_requests_on_their_way_together_are_generated_once() {
-    let started = Arc::new(Mutex::new(Vec::new()));
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let gate = Gate {
-        started: started.clone(),
-        held: held.clone(),
-    };
-    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(gate)]);
+    let (rt, started, held) = gated(&LlmConfig::default());
     let ask = |id: u64, text: &str| {
         rt.submit(chat(id, "p", text, OutputShape::Text, Priority::Normal));
     };
@@ -763,13 +755,7 @@ fn identical_requests_on_their_way_together_are_generated_once() {
 
 #[test]
 fn a_handle_that_ends_takes_its_waiting_requests_with_it_and_hands_on_the_others() {
-    let started = Arc::new(Mutex::new(Vec::new()));
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let gate = Gate {
-        started: started.clone(),
-        held: held.clone(),
-    };
-    let rt = LlmRuntime::with_backends(&LlmConfig::default(), vec![Box::new(gate)]);
+    let (rt, started, held) = gated(&LlmConfig::default());
     let ask = |h: &LlmRuntime, text: &str| {
         let id = h.next_id();
         h.submit(chat(id, "p", text, OutputShape::Text, Priority::Normal));

@@ -256,30 +256,37 @@ impl Router {
             self.fallback(job, format!("bad request: {e}"));
             return;
         }
-        if self.config.cache && cacheable(&sub.kind) {
-            let ck = self.cache_key(backend, &key);
-            if let Some((value, text)) = self.cache.get(&ck).cloned() {
-                sink.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
-                let _ = sink.replies.send(Reply {
-                    id: sub.id,
-                    agent: sub.agent,
-                    purpose: sub.purpose,
-                    value,
-                    text,
-                    source: ReplySource::Cache,
-                    latency: Duration::ZERO,
-                });
-                return;
-            }
+        let ck = (self.config.cache && cacheable(&sub.kind)).then(|| self.cache_key(backend, &key));
+        if let Some(ck) = &ck
+            && let Some((value, text)) = self.cache.get(ck).cloned()
+        {
+            sink.stats.lock().unwrap().purpose(&sub.purpose).cache_hits += 1;
+            let _ = sink.replies.send(Reply {
+                id: sub.id,
+                agent: sub.agent,
+                purpose: sub.purpose,
+                value,
+                text,
+                source: ReplySource::Cache,
+                latency: Duration::ZERO,
+            });
+            return;
         }
-        self.start_job(sub, client, backend, key);
+        self.start_job(sub, client, backend, key, ck);
     }
 
-    /// Queues a request the cache did not answer, or joins it to an identical one on its way.
-    fn start_job(&mut self, sub: Submission, client: u32, backend: usize, key: String) {
+    /// Queues a request the cache did not answer, or joins it, by its cache key `ck` (none when
+    /// it is not cached), to an identical one on its way.
+    fn start_job(
+        &mut self,
+        sub: Submission,
+        client: u32,
+        backend: usize,
+        key: String,
+        ck: Option<String>,
+    ) {
         let mut joined_as = None;
-        if self.config.cache && cacheable(&sub.kind) {
-            let ck = self.cache_key(backend, &key);
+        if let Some(ck) = ck {
             if let Some(j) = self.joined.get_mut(&ck)
                 && self.jobs.contains_key(&j.leader)
             {
@@ -340,9 +347,10 @@ impl Router {
             job.cancelled.store(true, AtomicOrdering::Relaxed);
             self.running[job.backend].remove(&id);
             // Those that waited on it are asked for themselves, the first leading the others.
+            // (Identical requests: the leader's keys are theirs.)
             for (sub, client) in self.take_followers(&job) {
-                let key = work_key(&sub.kind);
-                self.start_job(sub, client, job.backend, key);
+                let (key, ck) = (job.key.clone(), job.joined_as.clone());
+                self.start_job(sub, client, job.backend, key, ck);
             }
         } else if let Some(ck) = self.follower_of.remove(&id)
             && let Some(j) = self.joined.get_mut(&ck)

@@ -104,7 +104,14 @@ fn a_real_llama_cpp_python_server_answers_every_shape_with_default_settings() {
         cases.len()
     );
     assert_ne!(worst, Health::Down, "the endpoint was marked down");
-    assert_eq!(backend.health, Health::Ok, "{}", backend.detail);
+    // Answering at the end: `Slow` (mean latency past `slow_after_s`) is a matter of the
+    // machine's speed, not of the server's answers, and a test never asserts a speed.
+    assert!(
+        matches!(backend.health, Health::Ok | Health::Slow),
+        "{:?}: {}",
+        backend.health,
+        backend.detail
+    );
     // Negotiated as the user would have needed: json_schema refused (HTTP 500), the
     // embedded backend's own grammar accepted and confirmed.
     assert_eq!(

@@ -198,8 +198,6 @@ pub enum LabCommand {
 }
 
 /// Runs a lab; the exit code.
-
-/// Runs a lab; the exit code.
 pub fn lab(command: LabCommand) -> i32 {
     if let LabCommand::Status { out, name } = &command {
         return match crate::lab::runs::status::status(out, name.as_deref()) {

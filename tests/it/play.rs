@@ -490,7 +490,7 @@ fn what_the_player_says_is_remembered_and_passed_on() {
         rule(
             "chat_memory",
             Some("bakery"),
-            r#"{"summary": "the news that the old bakery on Main Street burned down last night", "planning": "tell friends about the burned bakery", "memo": "the old bakery on Main Street burned down"}"#,
+            r#"{"summary": "the news that the old bakery on Main Street burned down last night", "planning": "tell friends about the burned bakery", "memo": "the old bakery on Main Street burned down", "partner_note": "a neighbour who brought the news of the burned bakery"}"#,
         ),
         // The bakery in her words, when it is among her topics (by its number there).
         rule(

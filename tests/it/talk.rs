@@ -5,7 +5,8 @@
 //! prompt lists no more memories than configured; a surprise is kept from the one it is for;
 //! nobody is told back what they told; a party heard of second-hand is a choice to go; an
 //! invitation for a day not planned yet is weighed against the usual day; a refusal names the
-//! plan item in its way; news the listener heard already is said to be known, not heard twice.
+//! plan item in its way; news the listener heard already is said to be known, not heard twice;
+//! what one knows of another is the note of their last talk, and their next talk reads it.
 
 use crate::{entity_of, stand_beside};
 use bevy::ecs::system::RunSystemOnce;
@@ -17,6 +18,7 @@ use simulacra::agent::conversation::{
 };
 use simulacra::agent::{CurrentAction, DayPlan, GridPos, Identity, WalkPath};
 use simulacra::cognition::ask::flaws::{Fallbacks, Flaw};
+use simulacra::cognition::resident::scratch::Scratch;
 use simulacra::config::GameConfig;
 use simulacra::headless::run_console_line;
 use simulacra::llm::config::{LlmConfig, ScriptRule};
@@ -886,4 +888,91 @@ fn news_the_listener_heard_already_is_not_heard_twice_unless_switched_off() {
             assert!(said.is_empty(), "{said:#?}");
         }
     }
+}
+
+/// What a resident knows of another is the note the model wrote when their last conversation
+/// ended, and the lines of their next conversation read it: a line asked with the note in its
+/// prompt is the one said. A note that does not hold up (a bare name) leaves the one before.
+#[test]
+fn what_one_knows_of_another_is_the_models_note_of_their_last_talk_and_their_next_talk_reads_it() {
+    const NOTE: &str = "Maria is writing a long chemistry report this week.";
+    const ASKED: &str = "How is that chemistry report coming along, Maria?";
+    let rules = vec![
+        // The first talk's memory, before anything was known of her: the note.
+        rule_if(
+            "chat_memory",
+            "What Klaus Mueller knew of Maria Lopez before: nothing in particular yet",
+            &format!(
+                r#"{{"summary": "their studies", "planning": "ask Maria about her report", "memo": "Maria works hard", "partner_note": "{NOTE}"}}"#
+            ),
+        ),
+        // The second's, with the note shown: a note that is only a name.
+        rule_if(
+            "chat_memory",
+            &format!("What Klaus Mueller knew of Maria Lopez before: {NOTE}"),
+            r#"{"summary": "her report again", "planning": "let Maria work", "memo": "Maria is busy", "partner_note": "Maria Lopez"}"#,
+        ),
+        // A line of Klaus's asked with the note: it asks after the report.
+        rule_if(
+            "converse",
+            &format!("What Klaus Mueller knows of Maria Lopez: {NOTE}"),
+            &line(ASKED),
+        ),
+    ]
+    .into_iter()
+    .chain(chain(&[
+        "Good to see you this morning.",
+        "Nice to see you too, Klaus.",
+        "I should get back to my work now.",
+        "Of course, see you around, Klaus.",
+    ]))
+    .collect();
+    let mut app = town_with(rules, "2023-02-13 10:00", |c| {
+        c.cognition.ask_lines_again = false;
+    });
+    run_steps(&mut app, 2);
+    let note_of = |app: &mut App| {
+        let w = app.world_mut();
+        let mut q = w.query::<(&Identity, &Scratch)>();
+        q.iter(w)
+            .find(|(id, _)| id.name == "Klaus Mueller")
+            .and_then(|(_, s)| s.note_of("Maria Lopez").map(str::to_string))
+    };
+    assert_eq!(note_of(&mut app), None, "nothing known before they talk");
+    let c1 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c1, 600);
+    // A chat memory is due `memory_slack_steps` (30) after the talk ends.
+    run_steps(&mut app, 35);
+    let klaus_said = |app: &App, c: Entity| {
+        app.world()
+            .resource::<ConversationLog>()
+            .lines
+            .iter()
+            .filter(|l| l.conversation == c && l.speaker == "Klaus Mueller")
+            .map(|l| l.text.clone())
+            .collect::<Vec<_>>()
+    };
+    let first = klaus_said(&app, c1);
+    assert!(
+        !first.iter().any(|t| t == ASKED),
+        "no note yet, so no line asked with one: {first:?}"
+    );
+    assert_eq!(
+        note_of(&mut app).as_deref(),
+        Some(NOTE),
+        "the model's note is kept"
+    );
+    let c2 = talk(&mut app, "Klaus Mueller", "Maria Lopez");
+    until_over(&mut app, c2, 600);
+    run_steps(&mut app, 35);
+    let second = klaus_said(&app, c2);
+    assert!(
+        second.iter().any(|t| t == ASKED),
+        "a line asked with the note is said: {second:?}"
+    );
+    assert_eq!(
+        note_of(&mut app).as_deref(),
+        Some(NOTE),
+        "a note that is only a name leaves the one before"
+    );
 }

@@ -152,6 +152,7 @@ pub const SPECS: &[PromptSpec] = &[
             "name",
             "partner",
             "partner_doing",
+            "partner_note",
             "memories",
             "place",
             "conversation",
@@ -178,8 +179,8 @@ pub const SPECS: &[PromptSpec] = &[
     },
     PromptSpec {
         name: "chat_memory",
-        about: "what a finished conversation leaves: a summary, a planning thought, a memo",
-        slots: &["identity", "name", "partner", "conversation"],
+        about: "what a finished conversation leaves: a summary, a planning thought, a memo, and what one now knows of the other",
+        slots: &["identity", "name", "partner", "known", "conversation"],
         required: &["conversation"],
         stable_through: None,
     },

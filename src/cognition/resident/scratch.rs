@@ -34,6 +34,13 @@ pub struct Scratch {
     /// asking.
     #[serde(default)]
     pub details: Vec<KeptDetails>,
+    /// Person → what this resident knows of them, in a few words the model wrote at the end
+    /// of their last conversation (from what it knew before and what was said). A line of a
+    /// conversation with them reads it, instead of a relationship worked out again from
+    /// retrieved memories at every talk. The model's words only: where it gave none that held
+    /// up, what was known before stays.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub acquaintances: std::collections::BTreeMap<String, String>,
 }
 
 /// How a step of an activity looked where it was done ([`Scratch::details`]).
@@ -105,6 +112,21 @@ impl Scratch {
     }
 }
 
+/// The longest note a resident keeps of another, in characters (the model is asked for one or
+/// two sentences; a save's note longer than this is cut to it when read into a prompt).
+pub const NOTE_MAX_CHARS: usize = 200;
+
+impl Scratch {
+    /// What this resident knows of `person` (the note of their last conversation), if any.
+    pub fn note_of(&self, person: &str) -> Option<&str> {
+        let n = self.acquaintances.get(person)?;
+        Some(match n.char_indices().nth(NOTE_MAX_CHARS) {
+            Some((i, _)) => &n[..i],
+            None => n,
+        })
+    }
+}
+
 impl Scratch {
     /// A fresh scratch whose reflection triggers at `reflection_threshold` summed importance.
     pub fn new(reflection_threshold: u32) -> Self {
@@ -114,6 +136,7 @@ impl Scratch {
             react_cooldown: Default::default(),
             subtasks: Vec::new(),
             details: Vec::new(),
+            acquaintances: Default::default(),
         }
     }
 }

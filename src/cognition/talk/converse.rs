@@ -21,8 +21,10 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::{numbered, one_line};
 use crate::cognition::config::Cognition;
-use crate::cognition::resident::scratch::Scratch;
-use crate::cognition::talk::line_request::{LineAsk, line_request, place_words, transcript};
+use crate::cognition::resident::scratch::{NOTE_MAX_CHARS, Scratch};
+use crate::cognition::talk::line_request::{
+    LineAsk, line_request, partner_note, place_words, transcript,
+};
 use crate::llm::{LlmRequest, LlmValue, OutputShape};
 use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::{MemoryStream, NewNode, NodeKind};
@@ -44,9 +46,10 @@ pub fn chat_memory_schema() -> Value {
         "properties": {
             "summary": {"type": "string", "minLength": 5, "maxLength": 150},
             "planning": {"type": "string", "minLength": 5, "maxLength": 200},
-            "memo": {"type": "string", "minLength": 5, "maxLength": 200}
+            "memo": {"type": "string", "minLength": 5, "maxLength": 200},
+            "partner_note": {"type": "string", "minLength": 5, "maxLength": NOTE_MAX_CHARS}
         },
-        "required": ["summary", "planning", "memo"],
+        "required": ["summary", "planning", "memo", "partner_note"],
         "additionalProperties": false
     })
 }
@@ -140,10 +143,15 @@ pub fn converse(
                 {
                     let who = Who::of(resident, outlook, &names[k], now);
                     let text = transcript(&conv.lines);
+                    let known = partner_note(p.5.as_deref(), &names[1 - k]);
                     let req = ask.chat(
                         "chat_memory",
                         &who,
-                        &[("partner", &names[1 - k]), ("conversation", &text)],
+                        &[
+                            ("partner", &names[1 - k]),
+                            ("known", known),
+                            ("conversation", &text),
+                        ],
                         OutputShape::Json(chat_memory_schema()),
                         220,
                     );
@@ -242,6 +250,7 @@ pub fn apply_chat_queries(
         &Outlook,
         &GridPos,
         Option<&DayPlan>,
+        Option<&Scratch>,
         &mut MemoryStream,
         &mut Pending,
     )>,
@@ -256,7 +265,7 @@ pub fn apply_chat_queries(
     // parallel (retrieval reads and touches only the speaker's own stream; in a town of a
     // thousand it was a sixth of a step), and asked for in the same order as before.
     let mut items: Vec<ChatQueryItem> = Vec::new();
-    for (agent, resident, id, outlook, pos, plan, stream, mut pending) in &mut agents {
+    for (agent, resident, id, outlook, pos, plan, scratch, stream, mut pending) in &mut agents {
         let ready: Vec<_> = take!(
             pending,
             ask.clock.step,
@@ -266,14 +275,14 @@ pub fn apply_chat_queries(
         .collect();
         if !ready.is_empty() {
             items.push((
-                agent, resident, id, outlook, pos, plan, stream, pending, ready,
+                agent, resident, id, outlook, pos, plan, scratch, stream, pending, ready,
             ));
         }
     }
     let ask_ref = &ask;
     let write = |item: &mut ChatQueryItem| -> Vec<(LlmRequest, Job, u32)> {
-        let (agent, resident, id, outlook, pos, plan, stream, _, ready) = item;
-        let (agent, plan, ask) = (*agent, *plan, ask_ref);
+        let (agent, resident, id, outlook, pos, plan, scratch, stream, _, ready) = item;
+        let (agent, plan, scratch, ask) = (*agent, *plan, *scratch, ask_ref);
         let mut out = Vec::new();
         for (conversation, reply) in std::mem::take(ready) {
             let Ok(conv) = convs.get(conversation) else {
@@ -334,6 +343,7 @@ pub fn apply_chat_queries(
                 LineAsk {
                     who: &who,
                     partner: &partner,
+                    partner_note: partner_note(scratch, &partner),
                     place: &place,
                     memories: &memories,
                     conversation: &transcript(&conv.lines),
@@ -363,7 +373,7 @@ pub fn apply_chat_queries(
     let asks = crate::sim::parallel::map_mut(&mut items, 8, write);
     for (item, reqs) in items.iter_mut().zip(asks) {
         for (req, job, slack) in reqs {
-            ask.ask(item.0, &mut item.7, req, job, slack);
+            ask.ask(item.0, &mut item.8, req, job, slack);
         }
     }
 }
@@ -376,6 +386,7 @@ type ChatQueryItem<'a> = (
     &'a Outlook,
     &'a GridPos,
     Option<&'a DayPlan>,
+    Option<&'a Scratch>,
     Mut<'a, MemoryStream>,
     Mut<'a, Pending>,
     Vec<(Entity, crate::llm::runtime::Reply)>,
@@ -464,14 +475,19 @@ pub fn apply_chat_memories(
     mut fallbacks: ResMut<crate::cognition::ask::flaws::Fallbacks>,
     town: Res<crate::agent::TownNames>,
     convs: Query<&Conversation>,
-    mut agents: Query<(&Identity, &mut MemoryStream, &mut Pending)>,
+    mut agents: Query<(
+        &Identity,
+        &mut MemoryStream,
+        &mut Pending,
+        Option<&mut Scratch>,
+    )>,
 ) {
     // Made at the first conversation to remember (most steps have none).
     let mut own_words: Option<Vec<String>> = None;
     let expiry = clock
         .now
         .plus_secs(cog.0.thought_expiry_days as i64 * 86_400);
-    for (id, mut stream, mut pending) in &mut agents {
+    for (id, mut stream, mut pending, mut scratch) in &mut agents {
         for (conversation, reply) in take!(
             pending,
             clock.step,
@@ -563,6 +579,13 @@ pub fn apply_chat_memories(
                 },
                 clock.now,
             );
+            // What this resident now knows of the partner, in the model's words, for their
+            // next talk; without a note that holds up, what it knew before stays.
+            if let Some(note) = get("partner_note")
+                && let Some(scratch) = scratch.as_mut()
+            {
+                scratch.acquaintances.insert(partner.clone(), note);
+            }
             for (text, predicate) in [
                 (
                     get("planning").map(|p| format!("For {}'s planning: {p}", id.name)),

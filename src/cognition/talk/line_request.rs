@@ -7,6 +7,7 @@ use crate::agent::conversation::Topic;
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::{numbered, one_line};
+use crate::cognition::resident::scratch::Scratch;
 use crate::llm::{LlmRequest, LlmValue, OutputShape, Sampling};
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
@@ -53,12 +54,22 @@ pub fn place_words(map: &WorldMap, pos: &GridPos) -> String {
         .join(", ")
 }
 
+/// What a speaker knows of `partner`, as its line's prompt says it: the note the model wrote at
+/// the end of their last conversation, or that there is none yet.
+pub fn partner_note<'a>(scratch: Option<&'a Scratch>, partner: &str) -> &'a str {
+    scratch
+        .and_then(|s| s.note_of(partner))
+        .unwrap_or("nothing in particular yet")
+}
+
 /// What a line is asked with.
 pub struct LineAsk<'a> {
     /// The speaker.
     pub who: &'a Who<'a>,
     /// The partner.
     pub partner: &'a str,
+    /// What the speaker knows of the partner ([`partner_note`]).
+    pub partner_note: &'a str,
     /// Where they stand, in words.
     pub place: &'a str,
     /// What the speaker remembers, numbered.
@@ -81,6 +92,7 @@ pub fn line_request(ask: &Asker, a: LineAsk) -> LlmRequest {
         a.who,
         &[
             ("partner", a.partner),
+            ("partner_note", a.partner_note),
             ("memories", a.memories),
             ("place", a.place),
             ("conversation", a.conversation),

@@ -25,8 +25,9 @@ use crate::cognition::ask::job::Job;
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::ask::prompts::{numbered, one_line};
+use crate::cognition::resident::scratch::Scratch;
 use crate::cognition::talk::line_request::{
-    LINE_MAX_CHARS, LineAsk, line_request, place_words, transcript,
+    LINE_MAX_CHARS, LineAsk, line_request, partner_note, place_words, transcript,
 };
 use crate::cognition::talk::topics::{already_heard, template_line, topic_text};
 use crate::llm::runtime::Reply;
@@ -140,11 +141,12 @@ pub fn apply_lines(
         &GridPos,
         &mut MemoryStream,
         &mut Pending,
+        Option<&Scratch>,
     )>,
 ) {
     let real_time = ask.cfg.real_time();
     let mut arrived: Vec<(String, Entity, Job, Reply)> = Vec::new();
-    for (agent, _, id, .., mut pending) in &mut agents {
+    for (agent, _, id, _, _, _, mut pending, _) in &mut agents {
         for (job, reply) in pending.take_ready(ask.clock.step, real_time, |j| {
             matches!(j, Job::Utterance { .. } | Job::LineCheck { .. })
         }) {
@@ -338,7 +340,8 @@ pub fn apply_lines(
             Next::Retry(topic) => {
                 let partner = conv.people[1 - k];
                 let with_player = avatars.get(partner).is_ok();
-                let Ok((_, resident, id, outlook, pos, .., mut pending)) = agents.get_mut(agent)
+                let Ok((_, resident, id, outlook, pos, _, mut pending, scratch)) =
+                    agents.get_mut(agent)
                 else {
                     continue;
                 };
@@ -348,6 +351,7 @@ pub fn apply_lines(
                     LineAsk {
                         who: &Who::of(resident, outlook, &id.name, now),
                         partner: &conv.names[1 - k],
+                        partner_note: partner_note(scratch, &conv.names[1 - k]),
                         place: &place_words(&map, pos),
                         memories: &memories,
                         conversation: &transcript(&conv.lines),
@@ -369,7 +373,7 @@ pub fn apply_lines(
                 );
             }
             Next::Check(topic, text, end, retry) => {
-                let Ok((.., mut pending)) = agents.get_mut(agent) else {
+                let Ok((.., mut pending, _)) = agents.get_mut(agent) else {
                     continue;
                 };
                 ask.ask(

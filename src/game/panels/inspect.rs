@@ -419,7 +419,7 @@ pub fn inspector_ui(
                         ui.label("The player's avatar keeps no memory stream.");
                     }
                 },
-                Tab::Talks => talks_tab(ui, &id.name, &log),
+                Tab::Talks => talks_tab(ui, &id.name, &log, scratch),
                 Tab::Places => match spatial {
                     Some(sp) => places_tab(ui, sp),
                     None => {
@@ -480,8 +480,19 @@ fn talks_of<'a>(name: &str, log: &'a ConversationLog) -> Vec<Talk<'a>> {
     talks
 }
 
-fn talks_tab(ui: &mut egui::Ui, name: &str, log: &ConversationLog) {
+fn talks_tab(ui: &mut egui::Ui, name: &str, log: &ConversationLog, scratch: Option<&Scratch>) {
     let talks = talks_of(name, log);
+    // What this resident knows of each person it talked with (the model's note of their last
+    // talk, which their next talk reads).
+    if let Some(s) = scratch.filter(|s| !s.acquaintances.is_empty()) {
+        egui::CollapsingHeader::new(format!("Knows of {} people", s.acquaintances.len()))
+            .id_salt("acquaintances")
+            .show(ui, |ui| {
+                for (who, note) in &s.acquaintances {
+                    ui.add(egui::Label::new(format!("{who}: {note}")).wrap());
+                }
+            });
+    }
     if talks.is_empty() {
         ui.label("No conversations yet.");
         return;

@@ -70,7 +70,20 @@ pub fn subtasks_key(activity: &str) -> String {
     activity.trim().to_ascii_lowercase()
 }
 
+/// The longest note a resident keeps of another, in characters (the model is asked for one or
+/// two sentences; a save's note longer than this is cut to it when read into a prompt).
+pub const NOTE_MAX_CHARS: usize = 200;
+
 impl Scratch {
+    /// What this resident knows of `person` (the note of their last conversation), if any.
+    pub fn note_of(&self, person: &str) -> Option<&str> {
+        let n = self.acquaintances.get(person)?;
+        Some(match n.char_indices().nth(NOTE_MAX_CHARS) {
+            Some((i, _)) => &n[..i],
+            None => n,
+        })
+    }
+
     /// The subtasks this resident gave `activity` before, if it keeps them.
     pub fn subtasks_of(&self, activity: &str) -> Option<&[(String, u32)]> {
         let a = activity.trim();
@@ -109,21 +122,6 @@ impl Scratch {
         self.details.push(d);
         let over = self.details.len().saturating_sub(KEPT_DETAILS);
         self.details.drain(..over);
-    }
-}
-
-/// The longest note a resident keeps of another, in characters (the model is asked for one or
-/// two sentences; a save's note longer than this is cut to it when read into a prompt).
-pub const NOTE_MAX_CHARS: usize = 200;
-
-impl Scratch {
-    /// What this resident knows of `person` (the note of their last conversation), if any.
-    pub fn note_of(&self, person: &str) -> Option<&str> {
-        let n = self.acquaintances.get(person)?;
-        Some(match n.char_indices().nth(NOTE_MAX_CHARS) {
-            Some((i, _)) => &n[..i],
-            None => n,
-        })
     }
 }
 

@@ -173,3 +173,10 @@ pub enum Present {
     /// Settings kept.
     Settings,
 }
+
+/// A game time as the panels show it: `MM-DD hh:mm`.
+pub fn short_time(t: crate::sim::time::GameTime) -> String {
+    let (_, m, d) = t.ymd();
+    let (h, mi, _) = t.hms();
+    format!("{m:02}-{d:02} {h:02}:{mi:02}")
+}

@@ -67,6 +67,9 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
                     "--from: bad date-time {from:?}; write \"YYYY-MM-DD HH:MM\""
                 ));
             };
+            if let Some(e) = endpoints_problem("--servers", &servers) {
+                return fail(e);
+            }
             let b = crate::bench::scale::ScaleBench {
                 sizes,
                 endpoints,
@@ -157,6 +160,9 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             server,
             only,
         } => {
+            if let Some(e) = endpoints_problem("--server", server.as_slice()) {
+                return fail(e);
+            }
             let threads = threads.unwrap_or_else(|| {
                 std::thread::available_parallelism()
                     .map(|n| n.get() as u32)
@@ -494,6 +500,22 @@ fn end_with_parent() {
         eprintln!("bench day: the bench that started this run has ended; stopping");
         std::process::exit(143);
     });
+}
+
+/// What is wrong with the first bad server address given on the command line (`flag` names
+/// it), as a config's endpoint is checked: one with a user name or password is refused without
+/// being echoed (clap would print the value whole).
+fn endpoints_problem(flag: &str, urls: &[String]) -> Option<String> {
+    // Any '@' first, and said without the address: a password with a ',' in it is split across
+    // two of `--servers`' pieces, neither of which would look like an address with one.
+    if urls.iter().any(|u| u.contains('@')) {
+        return Some(format!(
+            "{flag}: an address with a user name or password in it is refused (not shown here); give the server's key with `api_key_env` in a config"
+        ));
+    }
+    urls.iter()
+        .find_map(|u| crate::llm::endpoint::problem(u))
+        .map(|p| format!("{flag}: {p}"))
 }
 
 #[cfg(test)]

@@ -410,14 +410,13 @@ impl LlmConfig {
                 }
                 BackendConfig::Replay(c) => {
                     let p = crate::data::resolve_data("", &c.file);
-                    let text = crate::data::read_bounded(&p, crate::data::MAX_TEXT_BYTES).map_err(
-                        |e| {
+                    let text = crate::data::read_bytes_bounded(&p, crate::data::MAX_TEXT_BYTES)
+                        .map_err(|e| {
                             at(
                                 "file",
                                 format!("{}: cannot read the recording: {e}", p.display()),
                             )
-                        },
-                    )?;
+                        })?;
                     super::model_files::read_recording(&text, &p).map_err(|e| at("file", e))?;
                 }
                 BackendConfig::OpenAi(o) => {

@@ -81,33 +81,49 @@ pub enum Recorded {
     Text(String),
     /// An embedding and the model that made it.
     Vector(Vec<f32>, String),
+    /// A request the recorded run gave up on (its fail-safe), with why: replayed as the same
+    /// failure, not as a request missing from the recording.
+    Failed(String),
 }
 
 /// A recording's lines read (`path` names it in errors): each answer with its key, in order,
-/// and a note when the last line was cut (a recording stopped while it wrote one: a line with
-/// no end that is not JSON is skipped, as the normal end of a killed run). Any other line that
-/// is not a recorded answer is an error naming the file and line.
+/// and a note when lines were cut (a recording stopped while it wrote one: the start of a
+/// line whose JSON ends early, or a last line with no end that is not JSON, is skipped as the
+/// normal end of a killed run; a recording appended to later goes on on a line of its own).
+/// Any other line that is not a recorded answer is an error naming the file and line.
 #[expect(clippy::type_complexity, reason = "the answers and a note")]
 pub fn read_recording(
-    text: &str,
+    bytes: &[u8],
     path: &Path,
 ) -> Result<(Vec<(String, Recorded)>, Option<String>), String> {
     let mut out = Vec::new();
-    let mut note = None;
-    let lines: Vec<&str> = text.lines().collect();
-    for (n, line) in lines.iter().enumerate() {
+    let mut cut: Vec<usize> = Vec::new();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines: Vec<&[u8]> = if body.is_empty() {
+        Vec::new()
+    } else {
+        body.split(|b| *b == b'\n').collect()
+    };
+    for (n, raw) in lines.iter().enumerate() {
+        let at = || format!("{}:{}", path.display(), n + 1);
+        let last_unended = n + 1 == lines.len() && !bytes.ends_with(b"\n");
+        // A kill may cut a line inside a character: its bytes end part-way through one.
+        let line = match std::str::from_utf8(raw) {
+            Ok(l) => l.trim_end_matches('\r'),
+            Err(e) if e.error_len().is_none() => {
+                cut.push(n + 1);
+                continue;
+            }
+            Err(e) => return Err(format!("{}: not UTF-8 text: {e}", at())),
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let at = || format!("{}:{}", path.display(), n + 1);
         let v: serde_json::Value = match serde_json::from_str(line) {
             Ok(v) => v,
-            Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => {
-                note = Some(format!(
-                    "{}: the last line is cut (the recording stopped while it wrote it): skipped",
-                    at()
-                ));
-                break;
+            Err(e) if e.is_eof() || last_unended => {
+                cut.push(n + 1);
+                continue;
             }
             Err(e) => return Err(format!("{}: not a JSON line: {e}", at())),
         };
@@ -117,6 +133,8 @@ pub fn read_recording(
             .to_string();
         let entry = if let Some(t) = v["text"].as_str() {
             Recorded::Text(t.to_string())
+        } else if let Some(why) = v["failed"].as_str() {
+            Recorded::Failed(crate::data::clean_text(why).into_owned())
         } else if let Some(vec) = v["vector"].as_array() {
             let vector: Vec<f32> = vec
                 .iter()
@@ -128,10 +146,25 @@ pub fn read_recording(
             }
             Recorded::Vector(vector, v["model"].as_str().unwrap_or_default().to_string())
         } else {
-            return Err(format!("{}: field `text` or `vector` is missing", at()));
+            return Err(format!(
+                "{}: field `text`, `vector` or `failed` is missing",
+                at()
+            ));
         };
         out.push((key, entry));
     }
+    let note = match cut.as_slice() {
+        [] => None,
+        [one] => Some(format!(
+            "{}:{one}: a line is cut (the recording stopped while it wrote it): skipped",
+            path.display()
+        )),
+        [first, ..] => Some(format!(
+            "{}: {} lines are cut, the first at line {first} (recordings stopped while they wrote them): skipped",
+            path.display(),
+            cut.len()
+        )),
+    };
     Ok((out, note))
 }
 
@@ -142,9 +175,10 @@ mod tests {
     #[test]
     fn a_recordings_cut_last_line_is_its_end_and_any_other_bad_line_is_named() {
         let p = Path::new("rec.jsonl");
+        let read = |text: &str| read_recording(text.as_bytes(), p);
         let good = r#"{"key": "a", "purpose": "p", "text": "hi"}"#;
         let vector = r#"{"key": "b", "purpose": "embed", "vector": [0.5, 0.5], "model": "m"}"#;
-        let (all, note) = read_recording(&format!("{good}\n{vector}\n"), p).unwrap();
+        let (all, note) = read(&format!("{good}\n{vector}\n")).unwrap();
         assert_eq!(
             all,
             [
@@ -157,18 +191,43 @@ mod tests {
         );
         assert_eq!(note, None);
         // Killed while it wrote its last line: that line is skipped, and said.
-        let (all, note) = read_recording(&format!("{good}\n{{\"key\": \"c\", \"te"), p).unwrap();
+        let (all, note) = read(&format!("{good}\n{{\"key\": \"c\", \"te")).unwrap();
         assert_eq!(all.len(), 1);
+        let note = note.unwrap();
+        assert!(note.starts_with("rec.jsonl:2: a line is cut"), "{note}");
+        // And recorded to again after the kill: the next run began on a line of its own, so
+        // the cut line stands alone in the middle and is skipped the same way, said once.
+        let (all, note) = read(&format!(
+            "{good}\n{{\"key\": \"c\", \"te\n{vector}\n{{\"key\": \"e\", \"vec\n{good}\n"
+        ))
+        .unwrap();
+        assert_eq!(all.len(), 3);
+        let note = note.unwrap();
         assert!(
-            note.unwrap()
-                .starts_with("rec.jsonl:2: the last line is cut")
+            note.starts_with("rec.jsonl: 2 lines are cut, the first at line 2"),
+            "{note}"
+        );
+        // Cut inside a character (a kill mid-write): the line's bytes end part-way through
+        // one; the rest of the file reads.
+        let mut bytes = format!("{good}\n{{\"key\": \"c\", \"text\": \"caf").into_bytes();
+        bytes.push(0xC3);
+        bytes.extend(format!("\n{good}\n").bytes());
+        let (all, note) = read_recording(&bytes, p).unwrap();
+        assert_eq!((all.len(), note.is_some()), (2, true));
+        // A fail-safe of the recorded run is kept as that failure.
+        let (all, _) =
+            read("{\"key\": \"f\", \"purpose\": \"p\", \"failed\": \"timed out\\u001b[2J\"}\n")
+                .unwrap();
+        assert_eq!(
+            all,
+            [("f".to_string(), Recorded::Failed("timed out[2J".into()))]
         );
         // Anything else is refused, naming the line.
-        let e = read_recording(&format!("not json\n{good}\n"), p).unwrap_err();
+        let e = read(&format!("not json\n{good}\n")).unwrap_err();
         assert!(e.starts_with("rec.jsonl:1: not a JSON line"), "{e}");
-        let e = read_recording(&format!("{good}\n{{\"key\": \"c\"}}\n"), p).unwrap_err();
+        let e = read(&format!("{good}\n{{\"key\": \"c\"}}\n")).unwrap_err();
         assert!(
-            e.starts_with("rec.jsonl:2: field `text` or `vector`"),
+            e.starts_with("rec.jsonl:2: field `text`, `vector` or `failed`"),
             "{e}"
         );
         // A vector a save could not be read back with.
@@ -176,13 +235,9 @@ mod tests {
             "{{\"key\": \"d\", \"vector\": [{}], \"model\": \"m\"}}\n",
             vec!["0.1"; 20_000].join(",")
         );
-        let e = read_recording(&long, p).unwrap_err();
+        let e = read(&long).unwrap_err();
         assert!(e.contains("20000 numbers"), "{e}");
-        let e = read_recording(
-            "{\"key\": \"d\", \"vector\": [1e300], \"model\": \"m\"}\n",
-            p,
-        )
-        .unwrap_err();
+        let e = read("{\"key\": \"d\", \"vector\": [1e300], \"model\": \"m\"}\n").unwrap_err();
         assert!(e.contains("not finite"), "{e}");
     }
 }

@@ -178,7 +178,10 @@ pub fn resolve(
                     .unwrap_or_default();
                 problems.push(HistoryProblem {
                     line: r.line,
-                    message: format!("'{}' is not in the scenario{hint}", r.name),
+                    message: format!(
+                        "'{}' is not in the scenario{hint}",
+                        crate::data::clean_text(&r.name)
+                    ),
                 });
             }
         }

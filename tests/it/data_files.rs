@@ -202,6 +202,26 @@ fn a_world_name_that_would_cut_every_address_is_the_maps_error() {
 }
 
 #[test]
+fn a_name_with_a_control_character_is_the_maps_error() {
+    // A sector's name is printed, saved and put into prompts: a terminal's escape in it once
+    // loaded and went everywhere.
+    for (from, to) in [
+        ("name: \"house\"", "name: \"house\u{1b}[2J\""),
+        ("name: \"room\"", "name: \"room\\u{7}\""),
+    ] {
+        let bad = TINY.replacen(from, to, 1);
+        assert_ne!(bad, TINY);
+        let e = map_error("control.ron", &bad);
+        assert_eq!(e.field, "name", "{e}");
+        assert!(e.message.contains("control character"), "{e}");
+        assert!(
+            !e.to_string().chars().any(|c| c == '\u{1b}' || c == '\u{7}'),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
 fn unknown_object_name_is_reported_with_its_line() {
     let bad = TINY.replace("\"bed\"", "\"bedd\"");
     let e = map_error("unknown.ron", &bad);

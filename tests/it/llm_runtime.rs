@@ -377,7 +377,9 @@ fn two_recorders_on_one_file_never_write_a_line_that_is_not_json() {
         r.join().unwrap();
     }
     let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    // (A recorder that opened the file while the other wrote its first line may begin on a
+    // new line, leaving an empty one, which a replay skips.)
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 80);
     for (i, l) in lines.iter().enumerate() {
         assert!(
@@ -388,6 +390,147 @@ fn two_recorders_on_one_file_never_write_a_line_that_is_not_json() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A request the recorded run gave up on is recorded as that failure and replayed as it, not
+/// as a miss; a recording killed in the middle of a line and recorded to again replays every
+/// whole line (the cut one skipped).
+#[test]
+fn a_recorded_fail_safe_replays_as_one_and_a_cut_recording_goes_on_on_a_line_of_its_own() {
+    let dir = crate::temp_dir("record-failed");
+    let file = dir.join("run.jsonl");
+    // Killed while it wrote a line: the file ends in the start of one.
+    std::fs::write(&file, "{\"key\": \"gone\", \"purpose\": \"p\", \"te").unwrap();
+    let scripted = |record: Option<String>| LlmConfig {
+        backends: vec![BackendConfig::Scripted(ScriptedConfig {
+            name: "s".into(),
+            rules: vec![ScriptRule {
+                purpose: Some("importance".into()),
+                reply: "very important!".into(),
+                ..Default::default()
+            }],
+            file: None,
+        })],
+        backoff_ms: 1,
+        record,
+        ..Default::default()
+    };
+    let requests = [
+        chat(1, "say", "hello", OutputShape::Text, Priority::Normal),
+        chat(
+            2,
+            "importance",
+            "x",
+            OutputShape::Integer { min: 1, max: 10 },
+            Priority::Normal,
+        ),
+        chat(3, "say", "goodbye", OutputShape::Text, Priority::Normal),
+    ];
+    let run = |cfg: LlmConfig| {
+        let rt = LlmRuntime::start(&cfg);
+        let mut out = Vec::new();
+        for s in &requests {
+            rt.submit(s.clone());
+            let r = rt.recv_timeout(Duration::from_secs(10)).expect("reply");
+            out.push((r.id, r.value.clone(), r.is_fallback()));
+        }
+        std::thread::sleep(Duration::from_millis(400));
+        let detail = rt.status.lock().unwrap().backends[0].detail.clone();
+        (out, detail)
+    };
+    let (first, _) = run(scripted(Some(file.to_string_lossy().into())));
+    assert_eq!(
+        first.iter().map(|(_, _, f)| *f).collect::<Vec<_>>(),
+        [false, true, false],
+        "the importance answer is never a number: its fail-safe"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].ends_with("\"te"),
+        "the cut line stays as it was: {text}"
+    );
+    assert!(lines[2].contains("\"failed\""), "{text}");
+    let replay = LlmConfig {
+        backends: vec![BackendConfig::Replay(ReplayConfig {
+            name: "replay".into(),
+            file: file.to_string_lossy().into(),
+        })],
+        embedding_backend: None,
+        ..Default::default()
+    };
+    let (second, detail) = run(replay);
+    assert_eq!(second, first);
+    assert!(detail.ends_with(", 0 misses"), "{detail}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A backend whose vectors a save could not be read back with: empty, too long, not finite.
+struct BadVectors(usize);
+
+impl Backend for BadVectors {
+    fn name(&self) -> &str {
+        "bad-vectors"
+    }
+    fn model_id(&self) -> String {
+        "bad-vectors".into()
+    }
+    fn capacity(&self) -> usize {
+        1
+    }
+    fn start(&mut self, work: Work, done: Sender<WorkDone>) {
+        self.0 += 1;
+        let vector = match self.0 % 3 {
+            0 => Vec::new(),
+            1 => vec![0.5; 20_000],
+            _ => vec![f32::NAN, 1.0],
+        };
+        let _ = done.send(WorkDone {
+            id: work.id,
+            backend: 0,
+            endpoint: None,
+            outcome: WorkOutcome::Vector {
+                vector,
+                model: "bad".into(),
+                prompt_tokens: 1,
+            },
+        });
+    }
+    fn health(&self) -> (Health, String) {
+        (Health::Ok, String::new())
+    }
+}
+
+/// One vector check for every backend, in the runtime: a vector that is empty, too long or not
+/// finite is never taken (the fail-safe answers instead), whichever backend made it.
+#[test]
+fn a_vector_a_save_could_not_read_back_is_never_taken_from_any_backend() {
+    let cfg = LlmConfig {
+        backoff_ms: 1,
+        embedding_backend: None,
+        ..LlmConfig::scripted(Vec::new())
+    };
+    let rt = LlmRuntime::with_backends(&cfg, vec![Box::new(BadVectors(0))]);
+    for id in 1..=3 {
+        rt.submit(Submission {
+            id,
+            agent: None,
+            purpose: "embed".into(),
+            kind: Arc::new(WorkKind::Embed {
+                text: format!("memory {id}"),
+            }),
+            priority: Priority::Normal,
+            fallback: None,
+        });
+        let r = rt.recv_timeout(Duration::from_secs(10)).expect("reply");
+        assert!(r.is_fallback(), "{:?} {:?}", r.source, r.value);
+        if let LlmValue::Embedding(e) = &r.value {
+            assert!(e.vector.len() < 20_000 && e.vector.iter().all(|x| x.is_finite()));
+        }
+    }
+    let st = rt.stats.lock().unwrap().clone();
+    assert_eq!(st.by_purpose["embed"].fallbacks, 3);
 }
 
 #[test]

@@ -284,14 +284,21 @@ fn three_residents_plan_and_act_for_two_hours_with_the_real_model() {
     }
     finish(&mut replay);
     let again = replay.world().resource::<Llm>().stats();
+    // Every request was in the recording (a request the recorded run gave up on is recorded
+    // as that failure): no miss.
+    // (The router publishes its status on its next turn, at most 200 ms on.)
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = replay.world().resource::<Llm>().status();
+    let detail = &status.backends[0].detail;
+    assert!(detail.ends_with(", 0 misses"), "replay: {detail}");
     let counts = |s: &simulacra::llm::metrics::LlmStats| -> Vec<(String, u64, u64)> {
         s.by_purpose
             .iter()
             .map(|(n, p)| (n.clone(), p.calls, p.fallbacks))
             .collect()
     };
-    // The same requests, each answered from the recording (no miss: the fail-safes by purpose
-    // are the recorded run's), and so the same town: what is asked follows the state of the
+    // The same requests, each answered from the recording (the fail-safes by purpose are the
+    // recorded run's), and so the same town: what is asked follows the state of the
     // town alone, never the model's speed (answers apply at their due steps).
     assert_eq!(
         counts(&again),

@@ -539,7 +539,63 @@ fn check_tries_the_files_a_run_will_need() {
     for (i, (body, field)) in cases.iter().enumerate() {
         check_fails_naming(&dir, &format!("c{i}.ron"), body, field);
     }
+    // A recording with a damaged line in its middle is refused naming its file and line (a
+    // line cut by a kill, the start of a JSON line, is the end of that run and is not).
+    let rec = dir.join("recording.jsonl");
+    let good = r#"{"key": "a", "purpose": "p", "text": "hi"}"#;
+    std::fs::write(
+        &rec,
+        format!("{good}\n{{\"key\": \"b\", \"te\n{good}\nnot json\n{good}\n"),
+    )
+    .unwrap();
+    let body = format!(
+        "llm: (backends: [Replay((name: \"r\", file: {:?}))], embedding_backend: None)",
+        rec.to_str().unwrap()
+    );
+    let p = check_fails_naming(&dir, "bad-line.ron", &body, "llm.backends[0].file");
+    let o = simulacra(&[
+        "check",
+        "--scenario",
+        "the_ville_n3",
+        "--config",
+        p.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&o).contains("recording.jsonl:4: not a JSON line"),
+        "{}",
+        text(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server address given to a bench on the command line is checked as a config's endpoint
+/// is: one with a password is refused before anything starts, and the password is never
+/// printed (before, `bench server` printed the address whole and `bench scale` wrote it into
+/// its saves' config).
+#[test]
+fn a_password_in_a_benchs_server_address_is_refused_and_never_printed() {
+    let url = "http://user:PW123@127.0.0.1:9/v1";
+    for args in [
+        vec!["bench", "server", "--server", url, "--requests", "1"],
+        vec![
+            "bench",
+            "scale",
+            "--servers",
+            url,
+            "--sizes",
+            "3",
+            "--hours",
+            "0.01",
+        ],
+    ] {
+        let o = simulacra(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("api_key_env") && !text(&o).contains("PW123"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
 }
 
 #[test]
@@ -982,6 +1038,13 @@ fn control_characters_from_a_history_file_never_reach_memory() {
         "{:?}",
         heard.description
     );
+    // A name the scenario does not have is said without its escapes.
+    std::fs::write(&file, "Name,Whisper\nMar\u{1b}[2Jia,hello\n").unwrap();
+    let report =
+        simulacra::cognition::resident::history::load_history(app.world_mut(), &file).unwrap();
+    let e = report.describe(&file);
+    assert!(e.contains("is not in the scenario"), "{e}");
+    assert!(!e.chars().any(|c| c == '\u{1b}'), "{e:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

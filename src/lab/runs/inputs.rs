@@ -41,6 +41,10 @@ fn file_identity(path: &str) -> String {
     let Ok(meta) = std::fs::metadata(&p) else {
         return " (file not found)".into();
     };
+    // A FIFO or a device named as a model is never read (it could be waited on forever).
+    if !meta.is_file() {
+        return " (not a regular file)".into();
+    }
     // The whole first MiB (one `read` may return less), so the same file names itself alike.
     let mut head = Vec::with_capacity(1 << 20);
     let _ = std::fs::File::open(&p).and_then(|f| f.take(1 << 20).read_to_end(&mut head));

@@ -1,6 +1,7 @@
 //! Replays a recording (the JSON-lines file the runtime writes with `record`): the same
-//! requests get the same answers in the same order, so a whole run can be reproduced without
-//! a model. A request that is not in the recording fails (and falls back), and is counted.
+//! requests get the same answers in the same order (and a request the recorded run gave up on
+//! fails again), so a whole run can be reproduced without a model. A request that is not in
+//! the recording fails (and falls back), and is counted as a miss.
 
 use super::{Backend, BackendError, ErrorKind, Health, Work, WorkDone, WorkOutcome, work_key};
 use crate::llm::config::ReplayConfig;
@@ -12,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 enum Entry {
     Text(String),
     Vector(Vec<f32>, String),
+    Failed(String),
 }
 
 /// Answers from a recording.
@@ -45,7 +47,7 @@ impl ReplayBackend {
             misses: 0,
             embedding_model: None,
         };
-        let text = match crate::data::read_bounded(&path, crate::data::MAX_TEXT_BYTES) {
+        let text = match crate::data::read_bytes_bounded(&path, crate::data::MAX_TEXT_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 me.error = Some(format!(
@@ -69,6 +71,7 @@ impl ReplayBackend {
                             }
                             Entry::Vector(v, model)
                         }
+                        Recorded::Failed(why) => Entry::Failed(why),
                     };
                     me.entries.entry(key).or_default().push_back(entry);
                 }
@@ -124,6 +127,15 @@ impl Backend for ReplayBackend {
                         model,
                         prompt_tokens: 0,
                     },
+                    // Given up on when recorded: given up on again (not retried).
+                    Entry::Failed(why) => WorkOutcome::Failed(BackendError::new(
+                        ErrorKind::Fatal,
+                        if why.starts_with("as recorded: ") {
+                            why
+                        } else {
+                            format!("as recorded: {why}")
+                        },
+                    )),
                 }
             }
             None => {

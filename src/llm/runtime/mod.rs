@@ -232,6 +232,7 @@ impl LlmRuntime {
             }
             std::fs::OpenOptions::new()
                 .create(true)
+                .read(true)
                 .append(true)
                 .open(p)
                 .map_err(|e| {
@@ -243,6 +244,15 @@ impl LlmRuntime {
                     bevy::log::error!("cannot record to {p}: {e}")
                 })
                 .ok()
+                .map(|mut f| {
+                    // A recording killed while it wrote a line ends in the cut line: this run's
+                    // answers begin on a line of their own (the cut one is skipped on replay).
+                    if last_byte(&mut f).is_some_and(|b| b != b'\n') {
+                        use std::io::Write;
+                        let _ = f.write_all(b"\n");
+                    }
+                    f
+                })
         });
         let (done_tx, done_rx) = unbounded();
         let n = backends.len();
@@ -419,4 +429,14 @@ pub fn default_value(kind: &WorkKind) -> LlmValue {
         }),
         WorkKind::Chat { shape, .. } => super::shape::fail_safe(shape),
     }
+}
+
+/// The last byte of a file opened to read and append (`None`: empty, or not a file one can
+/// seek in).
+fn last_byte(f: &mut std::fs::File) -> Option<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::End(-1)).ok()?;
+    let mut b = [0u8];
+    f.read_exact(&mut b).ok()?;
+    Some(b[0])
 }

@@ -158,18 +158,14 @@ impl Router {
                 }
             }
         }
-        if let Some(f) = self.recorder.as_mut() {
+        if self.recorder.is_some() {
             let line = match &value {
                 LlmValue::Embedding(e) => {
                     serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "vector": &*e.vector, "model": e.model})
                 }
                 _ => serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "text": text}),
             };
-            // One write of the whole line: two runs recording to one file (opened to append)
-            // interleave lines, never the bytes of one.
-            let mut bytes = line.to_string().into_bytes();
-            bytes.push(b'\n');
-            let _ = f.write_all(&bytes);
+            self.record(&line);
         }
         // Those that waited on it take the same answer, as from the cache.
         for (sub, client) in self.take_followers(&job) {
@@ -260,7 +256,24 @@ impl Router {
             return;
         }
         let job = self.jobs.remove(&id).expect("present");
+        // Given up on: recorded as that failure, so that a replay fails it the same way (and
+        // does not count it as a request missing from the recording).
+        if self.recorder.is_some() {
+            let line = serde_json::json!({"key": job.key, "purpose": job.sub.purpose, "failed": err.message});
+            self.record(&line);
+        }
         self.fallback(job, err.message);
+    }
+
+    /// Appends one line to the recording.
+    fn record(&mut self, line: &serde_json::Value) {
+        if let Some(f) = self.recorder.as_mut() {
+            // One write of the whole line: two runs recording to one file (opened to append)
+            // interleave lines, never the bytes of one.
+            let mut bytes = line.to_string().into_bytes();
+            bytes.push(b'\n');
+            let _ = f.write_all(&bytes);
+        }
     }
 
     /// The embedding backend has no embeddings: says so once, and the local embedder (if one is

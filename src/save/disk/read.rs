@@ -186,18 +186,21 @@ pub fn describe(root: &Path) -> String {
     saves
         .iter()
         .map(|s| {
-            format!(
+            // A folder's name and its meta.ron are outside text: shown without control
+            // characters.
+            let line = format!(
                 "{:<32} {:<28} {}  step {}",
                 s.dir.file_name().unwrap_or_default().to_string_lossy(),
                 s.meta.scenario,
                 s.meta.now,
                 s.meta.step
-            )
+            );
+            crate::data::clean_text(&line).into_owned()
         })
-        .chain(
-            bad.iter()
-                .map(|(name, why)| format!("{name:<32} damaged, not loadable: {why}")),
-        )
+        .chain(bad.iter().map(|(name, why)| {
+            crate::data::clean_text(&format!("{name:<32} damaged, not loadable: {why}"))
+                .into_owned()
+        }))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -533,5 +536,19 @@ mod tests {
                 .unwrap_err()
                 .contains("inf")
         );
+    }
+
+    #[test]
+    fn the_list_of_saves_shows_a_folders_name_without_its_control_characters() {
+        let root = std::env::temp_dir().join(format!("simulacra-list-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(root.join("odd\u{1b}[2Jname")).unwrap();
+        let shown = describe(&root);
+        assert!(
+            shown.contains("odd[2Jname") && shown.contains("damaged"),
+            "{shown:?}"
+        );
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        let _ = fs::remove_dir_all(&root);
     }
 }

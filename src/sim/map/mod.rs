@@ -24,6 +24,45 @@ pub fn load_map(path: &std::path::Path) -> Result<WorldMap, crate::data_error::D
 pub fn load_map_reporting(
     path: &std::path::Path,
 ) -> Result<(WorldMap, layers::ImportReport), crate::data_error::DataError> {
+    let (map, report) = load_any(path)?;
+    names_without_control_characters(&map)?;
+    Ok((map, report))
+}
+
+/// A town's names (world, sectors, arenas, objects, spawn points) are printed, saved and put
+/// into prompts: one with a control character (a terminal's escape) is refused, whatever the
+/// format it came in, naming the map and the name (escaped).
+fn names_without_control_characters(map: &WorldMap) -> Result<(), crate::data_error::DataError> {
+    // (An arena knows its line in our format; the other names are said without one.)
+    let names = std::iter::once(("world", map.world.as_str(), 0))
+        .chain(map.sectors.iter().map(|s| ("sector", s.name.as_str(), 0)))
+        .chain(
+            map.arenas
+                .iter()
+                .map(|a| ("arena", a.name.as_str(), a.line)),
+        )
+        .chain(map.kinds.iter().map(|k| ("object", k.name, 0)))
+        .chain(
+            map.spawns
+                .iter()
+                .map(|s| ("spawn point", s.name.as_str(), 0)),
+        );
+    for (what, name, line) in names {
+        if name.chars().any(char::is_control) {
+            return Err(crate::data_error::DataError::new(
+                &map.source,
+                line,
+                "name",
+                format!("bad {what} name {name:?}: it holds a control character"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn load_any(
+    path: &std::path::Path,
+) -> Result<(WorldMap, layers::ImportReport), crate::data_error::DataError> {
     if path.is_dir() {
         if original::matrix_dir(path).is_none()
             && let Some(file) = tiled_in_folder(path)?

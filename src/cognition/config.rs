@@ -181,6 +181,11 @@ pub struct CognitionConfig {
     /// is refined into their subtasks when the resident has none of its own (of those who
     /// did, the first by name), without asking (false: only a resident's own are reused).
     pub share_subtasks: bool,
+    /// An activity a resident placed before (the same words, without case) goes to the arena
+    /// the model chose for it then, without asking again, where that arena is still among
+    /// those it would be offered (known, allowed, open at that hour) (false: every place is
+    /// asked).
+    pub reuse_places: bool,
     /// Most lines in a conversation (both speakers together).
     pub max_utterances: usize,
     /// Game minutes before two residents who talked may start another conversation (the
@@ -417,6 +422,7 @@ impl Default for CognitionConfig {
             prefetch_minutes: 120,
             reuse_subtasks: true,
             share_subtasks: true,
+            reuse_places: true,
             max_utterances: 12,
             chat_cooldown_minutes: 133,
             react_cooldown_minutes: 60,

@@ -521,6 +521,78 @@ fn an_activity_refined_before_is_refined_the_same_way_without_asking() {
     assert!(asked[0] < asked[1], "fewer asked with reuse: {asked:?}");
 }
 
+/// An activity a resident's model placed before (the same words) goes to that place again
+/// without asking, where the place is still one it would be offered: fewer places asked with
+/// reuse, the reuse counted, activities placed where they were kept; and what the model chose
+/// is kept for the next time.
+#[test]
+fn an_activity_placed_before_goes_to_the_same_place_without_asking() {
+    use simulacra::cognition::resident::scratch::Scratch;
+    let mut asked = Vec::new();
+    for reuse in [true, false] {
+        let mut config = crate::scripted_config();
+        config.cognition.reuse_places = reuse;
+        let (mut app, horizon) = planned_by_ten(config);
+        // The scripted day is one activity all day: each resident's hours from 13:00 to 16:00
+        // become a new one (not placed yet, past the prefetch horizon), which it "placed
+        // before" (in another case) in a room of its own home.
+        assert!(horizon < 13 * 60);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &Resident, &mut DayPlan, &mut Scratch)>();
+        let mut chosen: Vec<(String, u32, String)> = Vec::new();
+        // What the model chose in the morning was kept (with reuse on) for the next time.
+        let kept: usize = q.iter(world).map(|(_, _, _, s)| s.places.len()).sum();
+        assert_eq!(kept > 0, reuse, "places kept by 10:00: {kept}");
+        const NEW_GROUP: u32 = 9_000;
+        for (id, resident, mut plan, mut scratch) in q.iter_mut(world) {
+            let mut changed = false;
+            for b in plan.blocks.iter_mut().filter(|b| {
+                b.start >= 13 * 60 && b.end <= 16 * 60 && !b.description.starts_with("chatting")
+            }) {
+                b.description = "tidying up the notes".into();
+                b.group = NEW_GROUP;
+                changed = true;
+            }
+            if changed {
+                let home = resident.persona.home_arena.clone();
+                scratch.places.clear();
+                scratch.keep_place("TIDYING UP THE NOTES", &home);
+                chosen.push((id.name.clone(), NEW_GROUP, home));
+            }
+        }
+        assert!(!chosen.is_empty(), "activities ahead to place");
+        let stats = |app: &App| {
+            let mut s = app.world().resource::<simulacra::llm::Llm>().stats();
+            let sector = s.purpose("choose_sector").clone();
+            let arena = s.purpose("choose_arena").clone();
+            (sector.calls + arena.calls, sector.reused + arena.reused)
+        };
+        let (calls_before, reused_before) = stats(&app);
+        run_until_minute(&mut app, 16 * 60, 8640);
+        let (calls, reused) = stats(&app);
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &DayPlan, &Scratch)>();
+        let placed_as_kept = chosen
+            .iter()
+            .filter(|(name, group, home)| {
+                q.iter(world)
+                    .any(|(id, plan, _)| id.name == *name && plan.places.get(group) == Some(home))
+            })
+            .count();
+        if reuse {
+            assert!(reused > reused_before, "reuse counted");
+            assert!(placed_as_kept > 0, "placed where kept");
+        } else {
+            assert_eq!(reused, reused_before);
+        }
+        asked.push(calls - calls_before);
+    }
+    assert!(
+        asked[0] < asked[1],
+        "fewer places asked with reuse: {asked:?}"
+    );
+}
+
 /// A step a resident did before in the same place (the same words) takes the object, emoji and
 /// object state the model gave it then, without asking: fewer details asked with reuse, the reuse
 /// counted, and every block decided from what was kept looks as kept.

@@ -409,6 +409,25 @@ fn place_ahead(
                     &description,
                 );
                 let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
+                // Placed before by the model (the same words): the arena it chose then, where
+                // it is still one it would be offered, without asking.
+                if ask.cfg.0.reuse_places
+                    && let Some(arena) = kept.and_then(|s| s.place_of(&description))
+                    && let Some((sector, saved)) = reusable_place(
+                        arena,
+                        (&options, named, &home),
+                        rules,
+                        &id.name,
+                        spatial,
+                        &map.world,
+                    )
+                {
+                    plan.sectors
+                        .insert(group, format!("{}:{sector}", map.world));
+                    plan.places.insert(group, arena.to_string());
+                    ask.llm.count_reused(saved);
+                    continue;
+                }
                 // One choice, or a place the activity itself names ("running the Harvey Oak
                 // Supply Store", "reading in the library"): nothing left to ask.
                 if options.len() <= 1 || named > 0 {
@@ -488,6 +507,39 @@ fn place_ahead(
     }
 }
 
+/// The sector of a kept place (`world:sector:arena`) where it may be reused now, with the first
+/// question reusing it saves (`choose_sector`, or `choose_arena` where the sector is fixed): the
+/// sector is the one the rules would fix (one option, or one the activity names) or among those
+/// the model would be offered (`options`), and the arena among that sector's arenas on offer
+/// (`None` also where the place would be found without asking anyway).
+fn reusable_place<'a>(
+    arena: &'a str,
+    (options, named, home): (&[String], usize, &str),
+    rules: &PlaceRules,
+    who: &str,
+    spatial: &SpatialMemory,
+    world: &str,
+) -> Option<(&'a str, &'static str)> {
+    let mut parts = arena.split(':');
+    let (w, sector, a) = (parts.next()?, parts.next()?, parts.next()?);
+    if w != world || parts.next().is_some() {
+        return None;
+    }
+    let arenas = arena_options(rules, who, spatial, world, sector);
+    if !arenas.iter().any(|x| x == a) {
+        return None;
+    }
+    if options.len() <= 1 || named > 0 {
+        let fixed = options.first().map_or(home, String::as_str);
+        (fixed == sector && arenas.len() > 1).then_some((sector, "choose_arena"))
+    } else {
+        options
+            .iter()
+            .any(|o| o == sector)
+            .then_some((sector, "choose_sector"))
+    }
+}
+
 #[expect(
     clippy::too_many_arguments,
     reason = "one request built from the agent's parts"
@@ -559,16 +611,19 @@ pub fn apply_sectors(
         &SpatialMemory,
         &mut DayPlan,
         &mut Pending,
+        Option<&mut Scratch>,
     )>,
 ) {
     let real_time = ask.cfg.real_time();
-    for (agent, resident, id, outlook, spatial, mut plan, mut pending) in &mut agents {
+    let keep = ask.cfg.0.reuse_places;
+    for (agent, resident, id, outlook, spatial, mut plan, mut pending, mut scratch) in &mut agents {
         for ((day, activity), reply) in
             take!(pending, ask.clock.step, real_time, Sector { day, activity })
         {
             if plan.day != Some(day) {
                 continue;
             }
+            let answered = !reply.is_fallback();
             let LlmValue::Choice(_, sector) = reply.value else {
                 continue;
             };
@@ -595,17 +650,25 @@ pub fn apply_sectors(
                 &sector,
                 due,
             );
+            // The model's sector left one arena: that is the model's place for it.
+            if keep
+                && answered
+                && let Some(arena) = plan.places.get(&activity)
+                && let Some(scratch) = scratch.as_mut()
+            {
+                scratch.keep_place(&description, arena);
+            }
         }
     }
 }
 
-/// An arena was chosen: the activity's place is known.
+/// An arena was chosen: the activity's place is known (and kept, when the model chose it).
 pub fn apply_arenas(
     clock: Res<SimClock>,
     cog: Res<Cognition>,
-    mut agents: Query<(&mut DayPlan, &mut Pending)>,
+    mut agents: Query<(&mut DayPlan, &mut Pending, Option<&mut Scratch>)>,
 ) {
-    for (mut plan, mut pending) in &mut agents {
+    for (mut plan, mut pending, mut scratch) in &mut agents {
         for ((day, activity, sector), reply) in take!(
             pending,
             clock.step,
@@ -619,8 +682,17 @@ pub fn apply_arenas(
             if plan.day != Some(day) {
                 continue;
             }
+            let answered = !reply.is_fallback();
             if let LlmValue::Choice(_, arena) = reply.value {
-                plan.places.insert(activity, format!("{sector}:{arena}"));
+                let place = format!("{sector}:{arena}");
+                if cog.0.reuse_places
+                    && answered
+                    && let Some(b) = plan.blocks.iter().find(|b| b.group == activity)
+                    && let Some(scratch) = scratch.as_mut()
+                {
+                    scratch.keep_place(&b.description, &place);
+                }
+                plan.places.insert(activity, place);
             }
         }
     }

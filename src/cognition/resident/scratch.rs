@@ -34,6 +34,12 @@ pub struct Scratch {
     /// asking.
     #[serde(default)]
     pub details: Vec<KeptDetails>,
+    /// Activities this resident placed before (as planned, compared without case) with the
+    /// arena the model chose for them (`world:sector:arena`), the most recent last, at most
+    /// [`KEPT_PLACES`]: an activity that comes again goes to the same place without asking,
+    /// where that place is still among those it could be offered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<(String, String)>,
     /// Person → what this resident knows of them, in a few words the model wrote at the end
     /// of their last conversation (from what it knew before and what was said). A line of a
     /// conversation with them reads it, instead of a relationship worked out again from
@@ -63,6 +69,9 @@ pub const KEPT_DETAILS: usize = 96;
 
 /// Most activities whose subtasks a resident keeps for reuse.
 pub const KEPT_SUBTASKS: usize = 48;
+
+/// Most activities whose place a resident keeps for reuse.
+pub const KEPT_PLACES: usize = 48;
 
 /// The words an activity's subtasks are found by: two descriptions with the same key are the
 /// same activity for [`Scratch::subtasks_of`] (trimmed, without case).
@@ -104,6 +113,26 @@ impl Scratch {
         self.subtasks.drain(..over);
     }
 
+    /// The arena this resident's model chose for `activity` before, if it keeps it.
+    pub fn place_of(&self, activity: &str) -> Option<&str> {
+        let a = activity.trim();
+        self.places
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(a))
+            .map(|(_, arena)| arena.as_str())
+    }
+
+    /// Keeps `arena` as the place of `activity` (replacing what it had), the oldest forgotten
+    /// beyond [`KEPT_PLACES`].
+    pub fn keep_place(&mut self, activity: &str, arena: &str) {
+        let a = activity.trim();
+        self.places.retain(|(k, _)| !k.eq_ignore_ascii_case(a));
+        self.places.push((a.to_string(), arena.to_string()));
+        let over = self.places.len().saturating_sub(KEPT_PLACES);
+        self.places.drain(..over);
+    }
+
     /// How `step` looked when this resident did it in `arena` before, if it keeps that.
     pub fn details_of(&self, arena: &str, step: &str) -> Option<&KeptDetails> {
         let s = step.trim();
@@ -134,6 +163,7 @@ impl Scratch {
             react_cooldown: Default::default(),
             subtasks: Vec::new(),
             details: Vec::new(),
+            places: Vec::new(),
             acquaintances: Default::default(),
         }
     }
@@ -179,6 +209,22 @@ mod tests {
             "the oldest went first"
         );
         assert!(s.subtasks_of("activity 0").is_some());
+    }
+
+    #[test]
+    fn places_are_found_without_case_replaced_when_chosen_again_and_the_oldest_forgotten() {
+        let mut s = Scratch::default();
+        assert_eq!(s.place_of("eating lunch"), None);
+        s.keep_place("Eating lunch ", "w:cafe:seating");
+        assert_eq!(s.place_of("eating LUNCH"), Some("w:cafe:seating"));
+        s.keep_place("eating lunch", "w:home:kitchen");
+        assert_eq!(s.place_of("Eating lunch"), Some("w:home:kitchen"));
+        assert_eq!(s.places.len(), 1);
+        for i in 0..KEPT_PLACES {
+            s.keep_place(&format!("activity {i}"), "w:park:garden");
+        }
+        assert_eq!(s.places.len(), KEPT_PLACES);
+        assert_eq!(s.place_of("eating lunch"), None, "the oldest forgotten");
     }
 
     #[test]

@@ -205,6 +205,16 @@ fn impossible_values_in_a_save_are_refused_naming_the_field() {
     const ISABELLA: &str = "00-isabella_rodriguez.ron";
     let isabella = ISABELLA;
     type Damage = Box<dyn Fn(&Path)>;
+    // A memory's words begin with `escape` (as RON writes it).
+    let escape_in_memory = |escape: &'static str| -> Damage {
+        Box::new(move |d: &Path| {
+            replace_in(
+                &d.join("agents").join(ISABELLA),
+                "description: \"",
+                &format!("description: \"{escape}"),
+            )
+        })
+    };
     let cases: Vec<(&str, Damage, Vec<&str>)> = vec![
         (
             "off-the-map",
@@ -273,6 +283,16 @@ fn impossible_values_in_a_save_are_refused_naming_the_field() {
                 });
             }),
             vec![isabella, "plan.blocks", "5000", "0 to 1440"],
+        ),
+        (
+            "an-escape-in-a-memory",
+            escape_in_memory("\\u{1b}]0;owned\\u{7}"),
+            vec![isabella, "control character", "made by hand"],
+        ),
+        (
+            "a-raw-escape-in-a-memory",
+            escape_in_memory("\u{1b}[2J"),
+            vec![isabella, "control character", "made by hand"],
         ),
         (
             "no-such-date",

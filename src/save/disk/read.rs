@@ -473,9 +473,43 @@ fn read_movement(path: &Path) -> Result<MovementLog, String> {
         .map_err(|(line, e)| format!("{}:{line}: {e}", path.display()))
 }
 
+fn control_in_string(path: &Path, line: usize, c: char) -> String {
+    format!(
+        "{}:{line}: a control character ({:?}) in a string: the text a save keeps holds none, so the file was damaged or made by hand",
+        path.display(),
+        c
+    )
+}
+
+/// The control character a string's escape (the bytes after its backslash) stands for, if it
+/// stands for one other than a new line or a tab (`\u{1b}`, `\x07`, `\b`, `\f`, `\0`).
+fn escaped_control(after: &[u8]) -> Option<char> {
+    let code = match after.first()? {
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'0' => 0,
+        b'u' if after.get(1) == Some(&b'{') => {
+            let end = after.iter().position(|&x| x == b'}')?;
+            u32::from_str_radix(std::str::from_utf8(&after[2..end]).ok()?, 16).ok()?
+        }
+        b'u' => u32::from_str_radix(std::str::from_utf8(after.get(1..5)?).ok()?, 16).ok()?,
+        b'x' => u32::from_str_radix(std::str::from_utf8(after.get(1..3)?).ok()?, 16).ok()?,
+        _ => return None,
+    };
+    char::from_u32(code).filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+}
+
+/// The control character `rest` begins with, if any other than a new line or a tab (a string
+/// of RON may hold them as they are).
+fn raw_control(rest: &str) -> Option<char> {
+    rest.chars()
+        .next()
+        .filter(|c| c.is_control() && *c != '\n' && *c != '\t' && *c != '\r')
+}
+
 /// A number that is not a number (`NaN`, `inf`) in a part of a save: RON writes them so, and no
 /// state of a run holds one (scores, weights and positions are finite), so a part holding one
-/// was made by hand or damaged. Names the line.
+/// was made by hand or damaged; so is a string holding a control character. Names the line.
 fn not_a_number(path: &Path, text: &str) -> Result<(), String> {
     let b = text.as_bytes();
     let (mut i, mut line) = (0, 1);
@@ -483,13 +517,22 @@ fn not_a_number(path: &Path, text: &str) -> Result<(), String> {
         match b[i] {
             b'\n' => line += 1,
             b'"' => {
-                // A string: skipped to its closing quote (escapes skipped with it).
+                // A string: skipped to its closing quote (escapes skipped with it), and refused
+                // where it holds a control character, as is or escaped: a save's text was
+                // cleaned of them when kept, so one holding any was made by hand.
                 i += 1;
                 while i < b.len() && b[i] != b'"' {
                     if b[i] == b'\\' {
                         i += 1;
+                        if let Some(c) = escaped_control(&b[i.min(b.len())..]) {
+                            return Err(control_in_string(path, line, c));
+                        }
                     } else if b[i] == b'\n' {
                         line += 1;
+                    } else if text.is_char_boundary(i)
+                        && let Some(c) = raw_control(&text[i..])
+                    {
+                        return Err(control_in_string(path, line, c));
                     }
                     i += 1;
                 }
@@ -536,6 +579,27 @@ mod tests {
                 .unwrap_err()
                 .contains("inf")
         );
+    }
+
+    #[test]
+    fn a_control_character_in_a_string_of_a_save_is_found_as_it_is_or_escaped() {
+        let p = Path::new("a.ron");
+        // New lines and tabs are text; an escaped quote or backslash is not a control.
+        assert!(not_a_number(p, "(s: \"a\\nb\\t\\\"c\\\\u{1b}\", t: \"caf\u{e9}\")").is_ok());
+        for bad in [
+            "(\n s: \"a\u{1b}[2J\",\n)",
+            "(\n s: \"a\\u{1b}[2J\",\n)",
+            "(\n s: \"a\\u{9b}\",\n)",
+            "(\n s: \"a\\x07\",\n)",
+            "(\n s: \"a\\u001b\",\n)",
+            "(\n s: \"\u{85}\",\n)",
+        ] {
+            let e = not_a_number(p, bad).expect_err(bad);
+            assert!(
+                e.starts_with("a.ron:2: a control character"),
+                "{bad:?}: {e}"
+            );
+        }
     }
 
     #[test]

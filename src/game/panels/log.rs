@@ -159,13 +159,16 @@ pub(super) fn talks_tab(
     // What this resident knows of each person it talked with (the model's note of their last
     // talk, which their next talk reads).
     if let Some(s) = scratch.filter(|s| !s.acquaintances.is_empty()) {
-        egui::CollapsingHeader::new(format!("Knows of {} people", s.acquaintances.len()))
-            .id_salt("acquaintances")
-            .show(ui, |ui| {
-                for (who, note) in &s.acquaintances {
-                    ui.add(egui::Label::new(format!("{who}: {note}")).wrap());
-                }
-            });
+        egui::CollapsingHeader::new(match s.acquaintances.len() {
+            1 => "Knows of 1 person".to_string(),
+            n => format!("Knows of {n} people"),
+        })
+        .id_salt("acquaintances")
+        .show(ui, |ui| {
+            for (who, note) in &s.acquaintances {
+                ui.add(egui::Label::new(format!("{who}: {note}")).wrap());
+            }
+        });
     }
     if talks.is_empty() {
         ui.label("No conversations yet.");

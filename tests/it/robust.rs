@@ -1160,3 +1160,45 @@ fn a_measurement_started_by_a_bench_ends_when_that_bench_is_gone() {
     assert!(said.contains("has ended; stopping"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The test above starts its measurement as `--against` would; this one checks that
+/// `--against` does so: the other build is started with the switch that ends it with its
+/// bench, and with its input a pipe from the bench.
+#[test]
+fn a_bench_starts_the_other_build_so_that_it_ends_with_the_bench() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("against-child");
+    let seen = dir.join("seen.txt");
+    // A stand-in for the other build: it writes what it was given, then fails (the bench then
+    // stops at once).
+    let other = dir.join("other-build");
+    std::fs::write(
+        &other,
+        format!(
+            "#!/bin/sh\nif [ -p /dev/stdin ]; then p=pipe; else p=none; fi\necho \"$SIMULACRA_END_WITH_STDIN $p\" > {}\nexit 1\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = simulacra(&[
+        "bench",
+        "day",
+        "--scenarios",
+        "the_ville_n3",
+        "--hours",
+        "0.1",
+        "--rounds",
+        "1",
+        "--against",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap().trim(),
+        "1 pipe",
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -95,42 +95,24 @@ impl Scratch {
 
     /// The subtasks this resident gave `activity` before, if it keeps them.
     pub fn subtasks_of(&self, activity: &str) -> Option<&[(String, u32)]> {
-        let a = activity.trim();
-        self.subtasks
-            .iter()
-            .rev()
-            .find(|(k, _)| k.eq_ignore_ascii_case(a))
-            .map(|(_, t)| t.as_slice())
+        kept_for(&self.subtasks, activity).map(Vec::as_slice)
     }
 
     /// Keeps `tasks` as the subtasks of `activity` (replacing what it had), the oldest
     /// forgotten beyond [`KEPT_SUBTASKS`].
     pub fn keep_subtasks(&mut self, activity: &str, tasks: Vec<(String, u32)>) {
-        let a = activity.trim();
-        self.subtasks.retain(|(k, _)| !k.eq_ignore_ascii_case(a));
-        self.subtasks.push((a.to_string(), tasks));
-        let over = self.subtasks.len().saturating_sub(KEPT_SUBTASKS);
-        self.subtasks.drain(..over);
+        keep_for(&mut self.subtasks, activity, tasks, KEPT_SUBTASKS);
     }
 
     /// The arena this resident's model chose for `activity` before, if it keeps it.
     pub fn place_of(&self, activity: &str) -> Option<&str> {
-        let a = activity.trim();
-        self.places
-            .iter()
-            .rev()
-            .find(|(k, _)| k.eq_ignore_ascii_case(a))
-            .map(|(_, arena)| arena.as_str())
+        kept_for(&self.places, activity).map(String::as_str)
     }
 
     /// Keeps `arena` as the place of `activity` (replacing what it had), the oldest forgotten
     /// beyond [`KEPT_PLACES`].
     pub fn keep_place(&mut self, activity: &str, arena: &str) {
-        let a = activity.trim();
-        self.places.retain(|(k, _)| !k.eq_ignore_ascii_case(a));
-        self.places.push((a.to_string(), arena.to_string()));
-        let over = self.places.len().saturating_sub(KEPT_PLACES);
-        self.places.drain(..over);
+        keep_for(&mut self.places, activity, arena.to_string(), KEPT_PLACES);
     }
 
     /// How `step` looked when this resident did it in `arena` before, if it keeps that.
@@ -152,6 +134,24 @@ impl Scratch {
         let over = self.details.len().saturating_sub(KEPT_DETAILS);
         self.details.drain(..over);
     }
+}
+
+/// What is kept for `activity` in a list of (activity, what) (the words trimmed, without case).
+fn kept_for<'a, T>(list: &'a [(String, T)], activity: &str) -> Option<&'a T> {
+    let a = activity.trim();
+    list.iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case(a))
+        .map(|(_, t)| t)
+}
+
+/// Keeps `what` for `activity` (replacing what it had), the oldest forgotten beyond `most`.
+fn keep_for<T>(list: &mut Vec<(String, T)>, activity: &str, what: T, most: usize) {
+    let a = activity.trim();
+    list.retain(|(k, _)| !k.eq_ignore_ascii_case(a));
+    list.push((a.to_string(), what));
+    let over = list.len().saturating_sub(most);
+    list.drain(..over);
 }
 
 impl Scratch {

@@ -273,7 +273,7 @@ fn read_parts(dir: &Path, mut meta: Meta) -> Result<SaveData, String> {
         .map_err(|e| e.to_string())?;
     let world_path = dir.join("world.ron");
     let world_text = read_text(&world_path)?;
-    not_a_number(&world_path, &world_text)?;
+    made_by_hand(&world_path, &world_text)?;
     let world: WorldSave = parse_ron(&world_path, &world_text).map_err(|e| e.to_string())?;
     let clock = &world.clock;
     if clock.step != meta.step {
@@ -324,7 +324,7 @@ fn read_parts(dir: &Path, mut meta: Meta) -> Result<SaveData, String> {
             ));
         }
         let text = read_text(&p)?;
-        not_a_number(&p, &text)?;
+        made_by_hand(&p, &text)?;
         let a: AgentSave = parse_ron(&p, &text).map_err(|e| e.to_string())?;
         if &a.name != name {
             return Err(format!(
@@ -510,7 +510,7 @@ fn raw_control(rest: &str) -> Option<char> {
 /// A number that is not a number (`NaN`, `inf`) in a part of a save: RON writes them so, and no
 /// state of a run holds one (scores, weights and positions are finite), so a part holding one
 /// was made by hand or damaged; so is a string holding a control character. Names the line.
-fn not_a_number(path: &Path, text: &str) -> Result<(), String> {
+fn made_by_hand(path: &Path, text: &str) -> Result<(), String> {
     let b = text.as_bytes();
     let (mut i, mut line) = (0, 1);
     while i < b.len() {
@@ -571,11 +571,11 @@ mod tests {
     #[test]
     fn numbers_that_are_not_numbers_are_found_outside_strings() {
         let p = Path::new("a.ron");
-        assert!(not_a_number(p, "(x: 1.5, s: \"NaN inf\", // inf\n y: Info)").is_ok());
-        let e = not_a_number(p, "(\n x: 1.0,\n score: NaN,\n)").unwrap_err();
+        assert!(made_by_hand(p, "(x: 1.5, s: \"NaN inf\", // inf\n y: Info)").is_ok());
+        let e = made_by_hand(p, "(\n x: 1.0,\n score: NaN,\n)").unwrap_err();
         assert!(e.starts_with("a.ron:3: NaN"), "{e}");
         assert!(
-            not_a_number(p, "(\"a\\\"b\", y: -inf)")
+            made_by_hand(p, "(\"a\\\"b\", y: -inf)")
                 .unwrap_err()
                 .contains("inf")
         );
@@ -585,7 +585,7 @@ mod tests {
     fn a_control_character_in_a_string_of_a_save_is_found_as_it_is_or_escaped() {
         let p = Path::new("a.ron");
         // New lines and tabs are text; an escaped quote or backslash is not a control.
-        assert!(not_a_number(p, "(s: \"a\\nb\\t\\\"c\\\\u{1b}\", t: \"caf\u{e9}\")").is_ok());
+        assert!(made_by_hand(p, "(s: \"a\\nb\\t\\\"c\\\\u{1b}\", t: \"caf\u{e9}\")").is_ok());
         for bad in [
             "(\n s: \"a\u{1b}[2J\",\n)",
             "(\n s: \"a\\u{1b}[2J\",\n)",
@@ -594,7 +594,7 @@ mod tests {
             "(\n s: \"a\\u001b\",\n)",
             "(\n s: \"\u{85}\",\n)",
         ] {
-            let e = not_a_number(p, bad).expect_err(bad);
+            let e = made_by_hand(p, bad).expect_err(bad);
             assert!(
                 e.starts_with("a.ron:2: a control character"),
                 "{bad:?}: {e}"

@@ -55,6 +55,14 @@ pub struct Conversation {
     /// the news already), by index in `people`.
     #[serde(default)]
     pub owed: [Option<Topic>; 2],
+    /// Whether the whole conversation was asked for in one request
+    /// (`cognition.whole_dialogue`).
+    #[serde(default)]
+    pub whole: bool,
+    /// The lines that request wrote, each with its speaker (index in `people`), said in turn as
+    /// their time comes.
+    #[serde(default)]
+    pub script: std::collections::VecDeque<(usize, Line)>,
 }
 
 /// What a line is about.
@@ -320,6 +328,8 @@ pub fn start_conversation(
                 next_turn: now,
                 topics: Vec::new(),
                 owed: [None, None],
+                whole: false,
+                script: Default::default(),
             },
         ))
         .id();
@@ -373,7 +383,7 @@ pub fn start_conversation(
 }
 
 /// A line to say: the words, what they are about, and why a template said them (if it did).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Line {
     /// The words.
     pub text: String,

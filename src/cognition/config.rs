@@ -213,6 +213,10 @@ pub struct CognitionConfig {
     /// A line that does not hold up (a flaw, or off its topic) is asked for again once, sampled,
     /// before its topic's template is said (false: the template is said at once).
     pub ask_lines_again: bool,
+    /// A conversation between two residents is written by one request (the original's older
+    /// `agent_chat_v1`: both speakers' memories and topics, every line), its lines then said in
+    /// turn; false: line by line, each asked of its speaker.
+    pub whole_dialogue: bool,
     /// Sampling temperature of conversation lines (0: greedy, the same town every run; the
     /// lab's `--seeds` runs use 0.7 so that towns differ by their seed).
     pub talk_temperature: f32,
@@ -433,6 +437,7 @@ impl Default for CognitionConfig {
             interview_in_world: false,
             topic_min_similarity: 0.3,
             ask_lines_again: true,
+            whole_dialogue: false,
             talk_temperature: 0.0,
             seed: 42,
             social: SocialConfig::default(),

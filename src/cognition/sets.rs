@@ -13,8 +13,9 @@
 //!   - `replan`: `apply_decompositions` → `apply_replans`;
 //!   - `react`: `apply_details` → `apply_reactions`;
 //!   - `react_object`: `apply_reactions` → `apply_object_reactions`;
-//!   - `converse`, `lines` and `invite`: `apply_reactions` → `apply_chat_queries` → `apply_lines`
-//!     → `apply_invite_answers` → `apply_chat_memories`; `keep_commitments` after
+//!   - `converse`, `lines` and `invite`: `apply_reactions` → `apply_chat_queries` →
+//!     `ask_dialogues` → `apply_dialogues` → `apply_lines` → `apply_invite_answers` →
+//!     `apply_chat_memories`; `keep_commitments` after
 //!     `apply_plan_hours`, `apply_replans` and `apply_invite_answers`.
 //!
 //!   Nothing else orders them: two systems with no path of arrows between them are unordered
@@ -29,7 +30,7 @@
 //!   - `Place`: `request_places`;
 //!   - `Follow`: `follow_plans`;
 //!   - `React`: `consider_reactions` → `consider_object_reactions`;
-//!   - `Converse`: `converse` → `hear_lines` → `clear_speech`.
+//!   - `Converse`: `converse` → `say_scripted` → `hear_lines` → `clear_speech`.
 //! - **Act**: the agent layer's `plan_walks` → `set_object_states`.
 //!
 //! `plugin` adds the systems call for call as each file's own plugin did before this file
@@ -42,7 +43,7 @@ use crate::cognition::act::{details, follow, place};
 use crate::cognition::day::{decompose, plan, replan};
 use crate::cognition::mind::{perceive, reflect, remember};
 use crate::cognition::react::{objects, people};
-use crate::cognition::talk::{converse, invite, utterance};
+use crate::cognition::talk::{converse, dialogue, invite, utterance};
 use crate::sim::{SimStep, SimSystems};
 use bevy::prelude::*;
 
@@ -192,6 +193,8 @@ pub(super) fn plugin(app: &mut App) {
         (
             (
                 converse::apply_chat_queries,
+                dialogue::ask_dialogues,
+                dialogue::apply_dialogues,
                 utterance::apply_lines,
                 invite::apply_invite_answers,
                 converse::apply_chat_memories,
@@ -207,6 +210,7 @@ pub(super) fn plugin(app: &mut App) {
                 .after(invite::apply_invite_answers),
             (
                 converse::converse,
+                dialogue::say_scripted,
                 utterance::hear_lines,
                 converse::clear_speech,
             )

@@ -23,6 +23,8 @@ impl Remap for Pending {
             match &mut j.job {
                 Job::React { target, .. } => m.map(target),
                 Job::ChatQuery { conversation }
+                | Job::DialogueQuery { conversation }
+                | Job::Dialogue { conversation, .. }
                 | Job::Utterance { conversation, .. }
                 | Job::LineCheck { conversation, .. }
                 | Job::InviteAnswer { conversation, .. }

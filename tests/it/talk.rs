@@ -208,7 +208,12 @@ pub(crate) fn candidacy_rules() -> Vec<ScriptRule> {
 /// of Smallville, talked with Maria (he speaks first), each saying what [`candidacy_rules`]
 /// has them say.
 pub(crate) fn klaus_told_maria() -> App {
-    let mut app = town(candidacy_rules(), "2023-02-13 10:00");
+    klaus_told_maria_with(candidacy_rules(), |_| {})
+}
+
+/// [`klaus_told_maria`] with these rules and a change to the config.
+fn klaus_told_maria_with(rules: Vec<ScriptRule>, change: impl FnOnce(&mut GameConfig)) -> App {
+    let mut app = town_with(rules, "2023-02-13 10:00", change);
     run_steps(&mut app, 2);
     run_console_line(
         &mut app,
@@ -975,4 +980,88 @@ fn what_one_knows_of_another_is_the_models_note_of_their_last_talk_and_their_nex
         Some(NOTE),
         "a note that is only a name leaves the one before"
     );
+}
+
+/// With `whole_dialogue`, one request writes the conversation: its lines are said in turn in
+/// the model's words, no line is asked of a speaker, the news its words carry is heard with its
+/// chain, both remember the talk; a dialogue whose request failed says nothing.
+#[test]
+fn a_whole_conversation_asked_at_once_is_said_in_turn_and_its_news_heard() {
+    let dialogue = r#"{"turns": [
+        {"Klaus Mueller": "Maria, did you hear that Sam Moore is running for mayor?", "Maria Lopez": "No, I had not heard that at all."},
+        {"Klaus Mueller": "It is nice to see you today.", "Maria Lopez": "It is nice to see you too, Klaus."}
+    ]}"#;
+    let mut rules = vec![
+        rule_if("converse_whole", "tell Maria Lopez: Sam Moore", dialogue),
+        rule("converse_whole", "{\"turns\": []}"),
+    ];
+    rules.extend(candidacy_rules());
+    let mut app = klaus_told_maria_with(rules, |c| c.cognition.whole_dialogue = true);
+    let w = app.world_mut();
+    let c = w
+        .query::<(Entity, &Conversation)>()
+        .iter(w)
+        .find(|(_, c)| c.names[0] == "Klaus Mueller")
+        .map(|(e, _)| e)
+        .expect("Klaus and Maria talked");
+    let conv = app.world().get::<Conversation>(c).unwrap().clone();
+    assert_eq!(
+        conv.lines,
+        [
+            (
+                "Klaus Mueller",
+                "Maria, did you hear that Sam Moore is running for mayor?"
+            ),
+            ("Maria Lopez", "No, I had not heard that at all."),
+            ("Klaus Mueller", "It is nice to see you today."),
+            ("Maria Lopez", "It is nice to see you too, Klaus."),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let stats = app.world().resource::<simulacra::llm::Llm>().stats();
+    assert_eq!(stats.by_purpose["converse_whole"].calls, 1);
+    assert!(
+        stats
+            .by_purpose
+            .get("converse")
+            .is_none_or(|p| p.calls == 0),
+        "no line was asked of a speaker"
+    );
+    let all = streams(&mut app);
+    let mayor = all["Maria Lopez"]
+        .nodes()
+        .iter()
+        .find(|n| {
+            n.told
+                .as_ref()
+                .is_some_and(|t| t.fact.contains("running for mayor"))
+        })
+        .expect("Maria heard the news from Klaus's words");
+    assert_eq!(
+        mayor.description,
+        "Klaus Mueller told me: \"Maria, did you hear that Sam Moore is running for mayor?\""
+    );
+    let look = |n: &str| all.get(n);
+    let hops = trace(&look, "Maria Lopez", mayor.id);
+    assert_eq!(
+        hops.iter().map(|h| h.holder.as_str()).collect::<Vec<_>>(),
+        ["Maria Lopez", "Klaus Mueller"]
+    );
+    // Both remember the talk (the chat memory asked of each at its end).
+    run_steps(&mut app, 40);
+    let all = streams(&mut app);
+    for n in ["Klaus Mueller", "Maria Lopez"] {
+        assert!(
+            all[n]
+                .nodes()
+                .iter()
+                .any(|m| m.kind == simulacra::memory::stream::NodeKind::Chat),
+            "{n} remembers the conversation"
+        );
+    }
+    // Another pair's dialogue fails (the fail-safe): they say nothing, and nothing is made up.
+    let c2 = talk(&mut app, "Maria Lopez", "Isabella Rodriguez");
+    until_over(&mut app, c2, 600);
+    let conv = app.world().get::<Conversation>(c2).unwrap();
+    assert!(conv.lines.is_empty(), "{:?}", conv.lines);
 }

@@ -113,6 +113,23 @@ pub enum Job {
         #[serde(with = "crate::sim::entity_serde::entity_bits")]
         conversation: Entity,
     },
+    /// The embedding of what a whole conversation starts from, to retrieve both speakers'
+    /// memories for it (`cognition.whole_dialogue`).
+    DialogueQuery {
+        /// The conversation.
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
+        conversation: Entity,
+    },
+    /// A whole conversation written in one answer: its lines, each by one of the two, about one
+    /// of the topics offered.
+    Dialogue {
+        /// The conversation.
+        #[serde(with = "crate::sim::entity_serde::entity_bits")]
+        conversation: Entity,
+        /// The topics offered, in the order numbered, each with whose it is (index in the
+        /// conversation's `people`).
+        topics: Vec<(usize, Topic)>,
+    },
     /// The next line of a conversation: the topic chosen from those offered, and the words.
     Utterance {
         /// The conversation.

@@ -162,6 +162,25 @@ pub const SPECS: &[PromptSpec] = &[
         stable_through: Some("conversation"),
     },
     PromptSpec {
+        name: "converse_whole",
+        about: "a whole conversation between two residents, line by line (cognition.whole_dialogue)",
+        slots: &[
+            "identity",
+            "name",
+            "partner",
+            "partner_about",
+            "place",
+            "note",
+            "partner_note",
+            "memories",
+            "partner_memories",
+            "topics",
+            "max_lines",
+        ],
+        required: &["partner", "topics"],
+        stable_through: None,
+    },
+    PromptSpec {
         name: "invite_answer",
         about: "whether to accept an invitation just given, what in the plan is in the way, and why",
         slots: &[

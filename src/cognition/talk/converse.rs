@@ -88,15 +88,17 @@ pub fn converse(
             conv.ended = Some(now); // someone left the world
             continue;
         };
-        let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. } | Job::InviteAnswer { conversation, .. } if *conversation == ce))));
+        let busy = [pa.4, pb.4].iter().any(|p| p.is_some_and(|p| p.any(|j| matches!(j, Job::ChatQuery { conversation } | Job::DialogueQuery { conversation } | Job::Dialogue { conversation, .. } | Job::Utterance { conversation, .. } | Job::LineCheck { conversation, .. } | Job::InviteAnswer { conversation, .. } if *conversation == ce))));
         // A line not yet heard (an invitation whose answer is still to be asked) holds the turn.
         let unheard = log.lines[log.heard.min(log.lines.len())..]
             .iter()
             .any(|l| l.conversation == ce);
-        if busy || unheard {
+        // Lines written ahead (a whole conversation) are said by `dialogue::say_scripted`.
+        if busy || unheard || !conv.script.is_empty() {
             continue;
         }
         let (ta, tb) = (pa.1.tile, pb.1.tile);
+        let both_residents = pa.7.is_some() && pb.7.is_some();
         // Talking with the player: answers come before background cognition.
         let priority = if pa.7.is_some() && pb.7.is_some() {
             crate::llm::Priority::Normal
@@ -139,6 +141,7 @@ pub fn converse(
                     write_chat_into_plan(plan, started, now, &names[1 - k]);
                 }
                 if !give_up
+                    && !conv.lines.is_empty()
                     && let (Some(pending), Some(resident), Some(outlook)) = (p.4.as_mut(), p.7, p.8)
                 {
                     let who = Who::of(resident, outlook, &names[k], now);
@@ -184,6 +187,23 @@ pub fn converse(
             continue;
         };
 
+        // Two residents (not the player) with `whole_dialogue`: the whole conversation is
+        // asked in one request, from what the embedding of their meeting retrieves.
+        if ask.cfg.0.whole_dialogue && !conv.whole && conv.lines.is_empty() && both_residents {
+            conv.whole = true;
+            let query = format!(
+                "{} and {}: starting a conversation",
+                conv.names[0], conv.names[1]
+            );
+            ask.ask(
+                speaker,
+                pending,
+                LlmRequest::embed("chat_query", query).priority(priority),
+                Job::DialogueQuery { conversation: ce },
+                1,
+            );
+            continue;
+        }
         let topic = conv
             .lines
             .last()

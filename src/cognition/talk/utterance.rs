@@ -56,19 +56,23 @@ fn parse_line(reply: &Reply, topics: &[Topic], town: &TownNames) -> (Option<Topi
         Some(k) if (1..=topics.len() as u64).contains(&k) => topics.get(k as usize - 1).cloned(),
         _ => small_talk(),
     };
-    let text: String = v
-        .get("utterance")
-        .and_then(Value::as_str)
-        .map(|t| flaws::clean_line_with(&one_line(t), |p| town.is_name(p)))
-        .unwrap_or_default()
-        .chars()
-        .take(LINE_MAX_CHARS)
-        .collect();
+    let text = line_words(v.get("utterance"), town);
     let end = v
         .get("end_conversation")
         .and_then(Value::as_bool)
         .unwrap_or(false);
     (topic, text, end)
+}
+
+/// A line's words as the model gave them (a JSON string), on one line, cleaned of stray
+/// quotes and markers, at most [`LINE_MAX_CHARS`] characters; nothing for anything else.
+pub fn line_words(v: Option<&Value>, town: &TownNames) -> String {
+    v.and_then(Value::as_str)
+        .map(|t| flaws::clean_line_with(&one_line(t), |p| town.is_name(p)))
+        .unwrap_or_default()
+        .chars()
+        .take(LINE_MAX_CHARS)
+        .collect()
 }
 
 /// What to do with a line that arrived.

@@ -276,10 +276,6 @@ pub fn apply_chat_queries(
     )>,
 ) {
     let real_time = ask.cfg.real_time();
-    let params = ask.cfg.0.retrieval.clone();
-    let memory = ask.cfg.0.ablation.memory();
-    let listed = ask.cfg.0.memories_listed(TALK_MEMORIES);
-    let social = ask.cfg.0.social.clone();
     let now = ask.clock.now;
     // The answers are taken in the agents' order; each line's request is then written in
     // parallel (retrieval reads and touches only the speaker's own stream; in a town of a
@@ -318,44 +314,8 @@ pub fn apply_chat_queries(
                 LlmValue::Embedding(e) if !e.vector.is_empty() => Some(e.clone()),
                 _ => None,
             };
-            let found = if memory {
-                retrieve_and_touch(stream, query.as_ref(), now, &params, listed)
-            } else {
-                Vec::new()
-            };
-            // Topics: what was just retrieved, then current concerns (news held, gatherings).
-            let concerns = if memory {
-                crate::cognition::talk::topics::concerns(
-                    stream,
-                    now,
-                    social.gatherings_first.then_some(id.name.as_str()),
-                )
-            } else {
-                Vec::new()
-            };
-            let known = known_to_partner(&log, &id.name, &partner);
-            let mut nodes: Vec<&crate::memory::MemoryNode> =
-                found.iter().filter_map(|f| stream.get(f.id)).collect();
-            nodes.extend(concerns.iter().filter_map(|i| stream.get(*i)));
-            let input = crate::cognition::talk::topics::TopicInput {
-                speaker: &id.name,
-                partner: &partner,
-                now,
-                memories: nodes,
-                known_to_partner: &known,
-                said_here: &conv.topics,
-                last_line: conv
-                    .lines
-                    .last()
-                    .filter(|(who, _)| *who == partner)
-                    .map(|(_, l)| l.as_str()),
-                plan_next: plan.and_then(|p| plan_next(p, now)),
-                hearsay: social.hearsay_invites,
-                own_news: social.own_news,
-            };
-            let topics =
-                crate::cognition::talk::topics::candidates(&input, conv.owed[1 - k].as_ref());
-            let memories = listed_memories(stream, &found, &topics, &id.name, &partner);
+            let (topics, memories) =
+                speaker_side(ask, &log, conv, 1 - k, stream, query.as_ref(), plan);
             let place = place_words(&map, pos);
             let who = Who::of(resident, outlook, &id.name, now);
             let req = line_request(
@@ -396,6 +356,62 @@ pub fn apply_chat_queries(
             ask.ask(item.0, &mut item.8, req, job, slack);
         }
     }
+}
+
+/// What the speaker at `me` (index in the conversation's `people`) may talk about next and the
+/// memories its prompt lists: what `query` retrieves from its stream (touched), then its current
+/// concerns (news held, gatherings), drawn as topics; the retrieved memories the topics do not
+/// already offer, numbered.
+pub fn speaker_side(
+    ask: &Asker,
+    log: &ConversationLog,
+    conv: &Conversation,
+    me: usize,
+    stream: &mut MemoryStream,
+    query: Option<&crate::llm::Embedding>,
+    plan: Option<&DayPlan>,
+) -> (Vec<Topic>, String) {
+    let c = &ask.cfg.0;
+    let (now, memory) = (ask.clock.now, c.ablation.memory());
+    let (name, partner) = (&conv.names[me], &conv.names[1 - me]);
+    let found = if memory {
+        let listed = c.memories_listed(TALK_MEMORIES);
+        retrieve_and_touch(stream, query, now, &c.retrieval, listed)
+    } else {
+        Vec::new()
+    };
+    let concerns = if memory {
+        crate::cognition::talk::topics::concerns(
+            stream,
+            now,
+            c.social.gatherings_first.then_some(name.as_str()),
+        )
+    } else {
+        Vec::new()
+    };
+    let known = known_to_partner(log, name, partner);
+    let mut nodes: Vec<&crate::memory::MemoryNode> =
+        found.iter().filter_map(|f| stream.get(f.id)).collect();
+    nodes.extend(concerns.iter().filter_map(|i| stream.get(*i)));
+    let input = crate::cognition::talk::topics::TopicInput {
+        speaker: name,
+        partner,
+        now,
+        memories: nodes,
+        known_to_partner: &known,
+        said_here: &conv.topics,
+        last_line: conv
+            .lines
+            .last()
+            .filter(|(who, _)| who == partner)
+            .map(|(_, l)| l.as_str()),
+        plan_next: plan.and_then(|p| plan_next(p, now)),
+        hearsay: c.social.hearsay_invites,
+        own_news: c.social.own_news,
+    };
+    let topics = crate::cognition::talk::topics::candidates(&input, conv.owed[me].as_ref());
+    let memories = listed_memories(stream, &found, &topics, name, partner);
+    (topics, memories)
 }
 
 /// What writing a line's request reads and changes of a speaker, with the answers taken.

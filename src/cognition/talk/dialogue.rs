@@ -16,19 +16,14 @@ use crate::cognition::ask::job::{Job, take};
 use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::{Who, one_line};
 use crate::cognition::resident::scratch::Scratch;
-use crate::cognition::talk::converse::{known_to_partner, line_slack, listed_memories, plan_next};
+use crate::cognition::talk::converse::{line_slack, speaker_side};
 use crate::cognition::talk::line_request::{LINE_MAX_CHARS, partner_note, place_words};
 use crate::cognition::talk::utterance::line_words;
 use crate::llm::{LlmValue, OutputShape, Sampling};
-use crate::memory::retrieve::retrieve_and_touch;
 use crate::memory::stream::MemoryStream;
 use crate::sim::map::WorldMap;
 use bevy::prelude::*;
 use serde_json::{Value, json};
-
-/// Memories each speaker's part of the prompt lists in the original (capped by
-/// `cognition.prompt_memories`).
-const DIALOGUE_MEMORIES: usize = 15;
 
 /// Tokens a line may take in the answer (a speaker's name, a topic number and at most
 /// [`LINE_MAX_CHARS`] characters, with their JSON).
@@ -101,10 +96,6 @@ pub fn ask_dialogues(
             arrived.push((agent, conversation, reply));
         }
     }
-    let params = ask.cfg.0.retrieval.clone();
-    let memory = ask.cfg.0.ablation.memory();
-    let listed = ask.cfg.0.memories_listed(DIALOGUE_MEMORIES);
-    let social = ask.cfg.0.social.clone();
     let now = ask.clock.now;
     for (agent, ce, reply) in arrived {
         let Ok(conv) = convs.get(ce) else { continue };
@@ -120,39 +111,8 @@ pub fn ask_dialogues(
         };
         let mut sides = Vec::with_capacity(2);
         for (i, p) in both.iter_mut().enumerate() {
-            let (name, partner) = (&conv.names[i], &conv.names[1 - i]);
-            let found = if memory {
-                retrieve_and_touch(&mut p.7, query.as_ref(), now, &params, listed)
-            } else {
-                Vec::new()
-            };
-            let concerns = if memory {
-                crate::cognition::talk::topics::concerns(
-                    &p.7,
-                    now,
-                    social.gatherings_first.then_some(name.as_str()),
-                )
-            } else {
-                Vec::new()
-            };
-            let known = known_to_partner(&log, name, partner);
-            let mut nodes: Vec<&crate::memory::MemoryNode> =
-                found.iter().filter_map(|f| p.7.get(f.id)).collect();
-            nodes.extend(concerns.iter().filter_map(|n| p.7.get(*n)));
-            let input = crate::cognition::talk::topics::TopicInput {
-                speaker: name,
-                partner,
-                now,
-                memories: nodes,
-                known_to_partner: &known,
-                said_here: &conv.topics,
-                last_line: None,
-                plan_next: p.5.and_then(|plan| plan_next(plan, now)),
-                hearsay: social.hearsay_invites,
-                own_news: social.own_news,
-            };
-            let topics = crate::cognition::talk::topics::candidates(&input, conv.owed[i].as_ref());
-            let memories = listed_memories(&p.7, &found, &topics, name, partner);
+            let (topics, memories) =
+                speaker_side(&ask, &log, conv, i, &mut p.7, query.as_ref(), p.5);
             sides.push(Side { memories, topics });
         }
         let topics: Vec<(usize, Topic)> = sides

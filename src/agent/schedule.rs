@@ -48,6 +48,15 @@ impl Block {
     pub fn decided(&self) -> bool {
         !self.address.is_empty() && !self.emoji.is_empty()
     }
+
+    /// The words of the activity it is part of: a subtask's description less its step
+    /// ("having breakfast (frying eggs)" → "having breakfast"), any other block's description.
+    pub fn activity_words(&self) -> &str {
+        match self.description.strip_suffix(')') {
+            Some(d) if self.subtask => d.rsplit_once(" (").map_or(&self.description, |(a, _)| a),
+            _ => &self.description,
+        }
+    }
 }
 
 /// Rounds to the nearest multiple of 5 (at least 5).
@@ -196,6 +205,23 @@ pub fn insert_action(blocks: Vec<Block>, now: u32, inserted: Block, window_end: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subtasks_activity_words_are_its_description_less_its_step() {
+        let b = |description: &str, subtask: bool| Block {
+            description: description.into(),
+            subtask,
+            ..Default::default()
+        };
+        let words = |d: &str, s: bool| b(d, s).activity_words().to_string();
+        assert_eq!(words("having breakfast (frying eggs)", true), "having breakfast");
+        assert_eq!(
+            words("reading (a novel) in the library (turning pages)", true),
+            "reading (a novel) in the library"
+        );
+        assert_eq!(words("having breakfast", true), "having breakfast");
+        assert_eq!(words("meeting (book club)", false), "meeting (book club)");
+    }
 
     fn tasks(ms: &[u32]) -> Vec<(String, u32)> {
         ms.iter()

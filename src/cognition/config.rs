@@ -186,6 +186,12 @@ pub struct CognitionConfig {
     /// those it would be offered (known, allowed, open at that hour) (false: every place is
     /// asked).
     pub reuse_places: bool,
+    /// With `reuse_subtasks` and `reuse_places`, an activity whose words were not refined or
+    /// placed before is embedded, and one kept whose embedding is at least this like it (cosine)
+    /// gives its subtasks and place without asking (0: only the same words are reused). The
+    /// default is set on the bundled embedder, all-MiniLM-L6-v2: the same activity in other
+    /// words 0.94 or more, another activity 0.82 or less (`memory_real::the_likeness_threshold…`).
+    pub reuse_likeness: f32,
     /// Most lines in a conversation (both speakers together).
     pub max_utterances: usize,
     /// Game minutes before two residents who talked may start another conversation (the
@@ -427,6 +433,7 @@ impl Default for CognitionConfig {
             reuse_subtasks: true,
             share_subtasks: true,
             reuse_places: true,
+            reuse_likeness: 0.92,
             max_utterances: 12,
             chat_cooldown_minutes: 133,
             react_cooldown_minutes: 60,
@@ -462,6 +469,9 @@ impl CognitionConfig {
         }
         if !(0.0..=2.0).contains(&self.talk_temperature) {
             return bad("talk_temperature", "must be between 0 and 2");
+        }
+        if !(0.0..=1.0).contains(&self.reuse_likeness) {
+            return bad("reuse_likeness", "must be between 0 (off) and 1");
         }
         if !(0.0..=1.0).contains(&self.topic_min_similarity) {
             return bad("topic_min_similarity", "must be between 0 and 1");

@@ -7,7 +7,7 @@
 //!     scale's vectors, asked by `ask_scale` in `Update` before the frame's steps);
 //!   - `reflect`: `apply_reflect_questions` → `apply_reflect_queries` → `apply_reflect_insights`;
 //!   - `plan` and `decompose`: `apply_revise_queries` → `apply_revisions` → `apply_plan_days` →
-//!     `apply_plan_hours` → `apply_decompositions`;
+//!     `apply_plan_hours` → `apply_activity_vectors` → `apply_decompositions`;
 //!   - `place` and `details`: `apply_decompositions` → `apply_sectors` → `apply_arenas` →
 //!     `apply_details`;
 //!   - `replan`: `apply_decompositions` → `apply_replans`;
@@ -40,7 +40,7 @@
 //! and in what order the systems were added.
 
 use crate::cognition::act::{details, follow, place};
-use crate::cognition::day::{decompose, plan, replan};
+use crate::cognition::day::{decompose, likeness, plan, replan};
 use crate::cognition::mind::{perceive, reflect, remember};
 use crate::cognition::react::{objects, people};
 use crate::cognition::talk::{converse, dialogue, invite, utterance};
@@ -119,6 +119,7 @@ pub(super) fn plugin(app: &mut App) {
                 plan::apply_revisions,
                 plan::apply_plan_days,
                 plan::apply_plan_hours,
+                likeness::apply_activity_vectors,
                 decompose::apply_decompositions,
             )
                 .chain()

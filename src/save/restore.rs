@@ -42,6 +42,7 @@ impl Remap for Pending {
                 | Job::PlanDay { .. }
                 | Job::PlanHours { .. }
                 | Job::Decompose { .. }
+                | Job::ActivityVector { .. }
                 | Job::Sector { .. }
                 | Job::Arena { .. }
                 | Job::Details { .. }

@@ -593,6 +593,116 @@ fn an_activity_placed_before_goes_to_the_same_place_without_asking() {
     );
 }
 
+/// An activity whose words were never refined or placed, but whose embedding is like that of one
+/// that was (`cognition.reuse_likeness`; the scripted embedder's vector is a bag of the words of
+/// three letters or more, so "so, tidying up the notes" is like "tidying up the notes"), is
+/// refined and placed as that one without asking: its words' embedding asked once, the kept
+/// subtasks and place used and counted as reused, fewer decompositions and places asked than
+/// with likeness off, where the same town asks them all.
+#[test]
+fn an_activity_like_one_done_before_is_refined_and_placed_as_it_was_without_asking() {
+    use simulacra::cognition::resident::scratch::{PackedVector, Scratch};
+    use simulacra::llm::backend::scripted::bag_of_words_vector;
+    let mine = [
+        ("sorting the papers".to_string(), 10),
+        ("filing the notes".to_string(), 15),
+    ];
+    const NEW_GROUP: u32 = 9_000;
+    const WORDS: &str = "tidying up the notes";
+    const LIKE: &str = "so, tidying up the notes";
+    let mut asked = Vec::new();
+    for likeness in [0.95, 0.0] {
+        let mut config = crate::scripted_config();
+        config.cognition.reuse_likeness = likeness;
+        let (mut app, horizon) = planned_by_ten(config);
+        assert!(horizon < 13 * 60);
+        // Each resident's hours from 13:00 to 16:00 become an activity it never did, like one
+        // it refined and placed (in a room of its home) before.
+        let world = app.world_mut();
+        let mut q = world.query::<(&Identity, &Resident, &mut DayPlan, &mut Scratch)>();
+        let mut chosen: Vec<(String, Vec<u32>, String)> = Vec::new();
+        for (id, resident, mut plan, mut scratch) in q.iter_mut(world) {
+            let mut activities = Vec::new();
+            for b in plan.blocks.iter_mut().filter(|b| {
+                b.start >= 13 * 60
+                    && b.end <= 16 * 60
+                    && !b.subtask
+                    && !b.description.starts_with("chatting")
+            }) {
+                b.description = WORDS.into();
+                b.group = NEW_GROUP;
+                activities.push(b.activity);
+            }
+            if activities.is_empty() {
+                continue;
+            }
+            let home = resident.persona.home_arena.clone();
+            assert!(scratch.subtasks_of(WORDS).is_none() && scratch.place_of(WORDS).is_none());
+            scratch.keep_subtasks(LIKE, mine.to_vec());
+            scratch.keep_place(LIKE, &home);
+            scratch.keep_vector(LIKE, PackedVector::pack(&bag_of_words_vector(LIKE)));
+            chosen.push((id.name.clone(), activities, home));
+        }
+        assert!(!chosen.is_empty(), "activities ahead");
+        let stats = |app: &App| {
+            let mut s = app.world().resource::<simulacra::llm::Llm>().stats();
+            let [d, sector, arena, vector] = [
+                "decompose",
+                "choose_sector",
+                "choose_arena",
+                "activity_embed",
+            ]
+            .map(|p| s.purpose(p).clone());
+            (
+                d.calls + sector.calls + arena.calls,
+                d.reused + sector.reused + arena.reused,
+                vector.calls,
+            )
+        };
+        let (calls_before, reused_before, vectors_before) = stats(&app);
+        run_until_minute(&mut app, 16 * 60, 8640);
+        let (calls, reused, vectors) = stats(&app);
+        let (mut refined_as_kept, mut placed_as_kept) = (0, 0);
+        for (name, activities, home) in &chosen {
+            for a in activities {
+                if refined_into(&mut app, name, *a, WORDS, &mine) == Some(true) {
+                    refined_as_kept += 1;
+                }
+            }
+            let world = app.world_mut();
+            let mut q = world.query::<(&Identity, &DayPlan)>();
+            let (_, plan) = q.iter(world).find(|(i, _)| i.name == *name).unwrap();
+            if plan.places.get(&NEW_GROUP) == Some(home) {
+                placed_as_kept += 1;
+            }
+        }
+        if likeness > 0.0 {
+            assert!(refined_as_kept > 0, "refined as the like one was");
+            assert!(placed_as_kept > 0, "placed where the like one was");
+            assert!(reused - reused_before >= 2, "reuse counted");
+            assert!(
+                (1..=chosen.len() as u64).contains(&(vectors - vectors_before)),
+                "the new words embedded once per resident: {}",
+                vectors - vectors_before
+            );
+        } else {
+            assert_eq!(
+                refined_as_kept, 0,
+                "not refined as the like one with likeness off"
+            );
+            assert_eq!(
+                vectors, vectors_before,
+                "no embedding asked with likeness off"
+            );
+        }
+        asked.push(calls - calls_before);
+    }
+    assert!(
+        asked[0] < asked[1],
+        "fewer decompositions and places asked with likeness: {asked:?}"
+    );
+}
+
 /// A step a resident did before in the same place (the same words) takes the object, emoji and
 /// object state the model gave it then, without asking: fewer details asked with reuse, the reuse
 /// counted, and every block decided from what was kept looks as kept.

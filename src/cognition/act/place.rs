@@ -10,6 +10,7 @@
 use crate::agent::persona::Persona;
 use crate::agent::{DayPlan, GridPos, Identity, Outlook, PlanSource, Resident};
 use crate::cognition::act::details::{DetailsAsk, request_details};
+use crate::cognition::act::kept::{Kept, Offer, kept_place};
 use crate::cognition::ask::asker::Asker;
 use crate::cognition::ask::job::Job;
 use crate::cognition::ask::job::take;
@@ -368,7 +369,7 @@ fn place_ahead(
             };
         }
     }
-    let upcoming: Vec<(u32, u32, u32, String, bool)> = plan.blocks[ahead]
+    let upcoming: Vec<(u32, u32, u32, String, String, bool)> = plan.blocks[ahead]
         .iter()
         .filter(|b| !b.decided())
         // Placed and waiting for its subtasks: nothing to do yet (details come with them).
@@ -381,12 +382,13 @@ fn place_ahead(
                 b.group,
                 b.start,
                 b.description.clone(),
+                b.activity_words().to_string(),
                 crate::cognition::day::decompose::refinable(b),
             )
         })
         .collect();
     let mut asked_details: Vec<u32> = Vec::new();
-    for (activity, group, start, description, unrefined) in upcoming {
+    for (activity, group, start, description, words, unrefined) in upcoming {
         // Places are chosen per group (an activity over several hours), details per piece.
         let choosing = pending.any(|j| matches!(j, Job::Sector { activity: g, .. } | Job::Arena { activity: g, .. } if *g == group));
         let detailing =
@@ -409,24 +411,26 @@ fn place_ahead(
                     &description,
                 );
                 let home = p.home_sector.rsplit(':').next().unwrap_or("").to_string();
-                // Placed before by the model (the same words): the arena it chose then, where
-                // it is still one it would be offered, without asking.
-                if ask.cfg.0.reuse_places
-                    && let Some(arena) = kept.and_then(|s| s.place_of(&description))
-                    && let Some((sector, saved)) = reusable_place(
-                        arena,
-                        (&options, named, &home),
-                        rules,
-                        &id.name,
-                        spatial,
-                        &map.world,
-                    )
-                {
-                    plan.sectors
-                        .insert(group, format!("{}:{sector}", map.world));
-                    plan.places.insert(group, arena.to_string());
-                    ask.llm.count_reused(saved);
-                    continue;
+                // Placed before by the model (the same words, or like words): the arena it
+                // chose then, where it is still one it would be offered, without asking.
+                let arenas = |s: &str| arena_options(rules, &id.name, spatial, &map.world, s);
+                let offer = Offer {
+                    options: &options,
+                    named,
+                    home: &home,
+                    arenas: &arenas,
+                    world: &map.world,
+                };
+                match kept_place(ask, (agent, pending, kept), &words, start, &offer) {
+                    Kept::Place(arena, sector, saved) => {
+                        plan.sectors
+                            .insert(group, format!("{}:{sector}", map.world));
+                        plan.places.insert(group, arena);
+                        ask.llm.count_reused(saved);
+                        continue;
+                    }
+                    Kept::Wait => continue,
+                    Kept::Ask => {}
                 }
                 // One choice, or a place the activity itself names ("running the Harvey Oak
                 // Supply Store", "reading in the library"): nothing left to ask.
@@ -504,39 +508,6 @@ fn place_ahead(
                 request_details(ask, map, plan, pending, a);
             }
         }
-    }
-}
-
-/// The sector of a kept place (`world:sector:arena`) where it may be reused now, with the first
-/// question reusing it saves (`choose_sector`, or `choose_arena` where the sector is fixed): the
-/// sector is the one the rules would fix (one option, or one the activity names) or among those
-/// the model would be offered (`options`), and the arena among that sector's arenas on offer
-/// (`None` also where the place would be found without asking anyway).
-fn reusable_place<'a>(
-    arena: &'a str,
-    (options, named, home): (&[String], usize, &str),
-    rules: &PlaceRules,
-    who: &str,
-    spatial: &SpatialMemory,
-    world: &str,
-) -> Option<(&'a str, &'static str)> {
-    let mut parts = arena.split(':');
-    let (w, sector, a) = (parts.next()?, parts.next()?, parts.next()?);
-    if w != world || parts.next().is_some() {
-        return None;
-    }
-    let arenas = arena_options(rules, who, spatial, world, sector);
-    if !arenas.iter().any(|x| x == a) {
-        return None;
-    }
-    if options.len() <= 1 || named > 0 {
-        let fixed = options.first().map_or(home, String::as_str);
-        (fixed == sector && arenas.len() > 1).then_some((sector, "choose_arena"))
-    } else {
-        options
-            .iter()
-            .any(|o| o == sector)
-            .then_some((sector, "choose_sector"))
     }
 }
 
@@ -631,6 +602,7 @@ pub fn apply_sectors(
                 continue;
             };
             let (description, start) = (b.description.clone(), b.start);
+            let words = b.activity_words().to_string();
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             let due = ask.steps_until(start);
             request_arena(
@@ -656,7 +628,7 @@ pub fn apply_sectors(
                 && let Some(arena) = plan.places.get(&activity)
                 && let Some(scratch) = scratch.as_mut()
             {
-                scratch.keep_place(&description, arena);
+                scratch.keep_place(&words, arena);
             }
         }
     }
@@ -690,7 +662,7 @@ pub fn apply_arenas(
                     && let Some(b) = plan.blocks.iter().find(|b| b.group == activity)
                     && let Some(scratch) = scratch.as_mut()
                 {
-                    scratch.keep_place(&b.description, &place);
+                    scratch.keep_place(b.activity_words(), &place);
                 }
                 plan.places.insert(activity, place);
             }

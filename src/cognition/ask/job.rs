@@ -60,6 +60,12 @@ pub enum Job {
         /// The activity's id.
         activity: u32,
     },
+    /// The embedding of an activity's words, to find one done before that is like it
+    /// (`cognition.reuse_likeness`).
+    ActivityVector {
+        /// The activity's words, as planned.
+        words: String,
+    },
     /// The sector where an activity happens.
     Sector {
         /// The plan's day.
@@ -208,6 +214,7 @@ impl Job {
                     | Job::Embed(_)
                     | Job::ScaleExample(_)
                     | Job::Decompose { .. }
+                    | Job::ActivityVector { .. }
                     | Job::Sector { .. }
                     | Job::Arena { .. }
                     | Job::Details { .. }

@@ -3,8 +3,8 @@
 //! hourly schedule around it in the prompt (the hour before to two hours after, as the
 //! original did); when the answer arrives the activity's block becomes its
 //! subtasks, whose durations are made to add up to the activity they refine. An activity refined
-//! before (by this resident, or with `share_subtasks` by anyone in town) is refined the same way
-//! without asking. The day and its hourly schedule are made in [`plan`](crate::cognition::day::plan).
+//! before (by this resident, or with `share_subtasks` by anyone in town), or one like it by its
+//! embedding ([`likeness`](super::likeness)), is refined the same way without asking. The day and its hourly schedule are made in [`plan`](crate::cognition::day::plan).
 
 use crate::agent::schedule::{Block, fit_durations};
 use crate::agent::{DayPlan, Identity, Outlook, PlanSource, Resident};
@@ -15,7 +15,8 @@ use crate::cognition::ask::pending::Pending;
 use crate::cognition::ask::prompts::Who;
 use crate::cognition::config::Cognition;
 use crate::cognition::day::activity::{clean_activity, is_sleep};
-use crate::cognition::resident::scratch::{Scratch, subtasks_key};
+use crate::cognition::day::likeness;
+use crate::cognition::resident::scratch::{Alike, Scratch, subtasks_key};
 use crate::llm::{LlmValue, OutputShape};
 use crate::sim::clock::SimClock;
 use crate::sim::time::minute_label;
@@ -170,6 +171,33 @@ pub fn request_decompositions(
                     ask.llm.count_reused("decompose");
                 }
                 continue;
+            }
+            // Like one it refined before (the embedding of the words): refined as that one was.
+            // The words' embedding is asked first, once, and the look made again when it comes.
+            if reuse && likeness::in_use(&ask.cfg.0) {
+                if likeness::vector_asked(&pending, &b.description) {
+                    continue;
+                }
+                let threshold = ask.cfg.0.reuse_likeness;
+                match scratch.map(|s| s.alike_subtasks(&b.description, threshold)) {
+                    Some(Alike::NoVector) => {
+                        likeness::ask_vector(
+                            &mut ask,
+                            agent,
+                            &mut pending,
+                            &b.description,
+                            b.start,
+                        );
+                        continue;
+                    }
+                    Some(Alike::Found((_, tasks))) => {
+                        if refine(&mut plan, b.activity, tasks) {
+                            ask.llm.count_reused("decompose");
+                        }
+                        continue;
+                    }
+                    Some(Alike::Nothing) | None => {}
+                }
             }
             let who = Who::of(resident, outlook, &id.name, ask.clock.now);
             // The original's context: the hour before, the activity and the two hours after

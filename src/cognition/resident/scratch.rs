@@ -47,6 +47,79 @@ pub struct Scratch {
     /// up, what was known before stays.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub acquaintances: std::collections::BTreeMap<String, String>,
+    /// Activities' words (as planned, compared without case) with their embedding, packed, the
+    /// most recent last, at most [`KEPT_VECTORS`] (`cognition.reuse_likeness`): an activity
+    /// whose words differ from those kept is refined or placed as a kept one whose embedding is
+    /// close enough. An empty vector: its embedding failed (it is like nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<(String, PackedVector)>,
+}
+
+/// An embedding kept small: each component scaled to the largest and rounded to a byte, the
+/// bytes in base64 (384 dimensions take 512 characters in a save). Likeness is computed on the
+/// bytes, so a town compares the same numbers before and after it is saved and loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PackedVector(String);
+
+impl PackedVector {
+    /// `v` packed (nothing for an empty or all-zero vector).
+    pub fn pack(v: &[f32]) -> Self {
+        use base64::Engine;
+        let most = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        if most <= 0.0 || !most.is_finite() {
+            return Self::default();
+        }
+        let bytes: Vec<u8> = v
+            .iter()
+            .map(|x| ((x / most * 127.0).round().clamp(-127.0, 127.0) as i8) as u8)
+            .collect();
+        Self(base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    /// The components as bytes (none when empty or not base64: like nothing).
+    fn ints(&self) -> Vec<i8> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.0)
+            .map(|b| b.into_iter().map(|x| x as i8).collect())
+            .unwrap_or_default()
+    }
+
+    /// Cosine likeness of two packed vectors (0 when either is empty or they differ in length).
+    pub fn likeness(&self, other: &Self) -> f32 {
+        let (a, b) = (self.ints(), other.ints());
+        if a.is_empty() || a.len() != b.len() {
+            return 0.0;
+        }
+        let (mut ab, mut aa, mut bb) = (0i64, 0i64, 0i64);
+        for (x, y) in a.iter().zip(&b) {
+            let (x, y) = (*x as i64, *y as i64);
+            ab += x * y;
+            aa += x * x;
+            bb += y * y;
+        }
+        if aa == 0 || bb == 0 {
+            return 0.0;
+        }
+        (ab as f64 / ((aa as f64).sqrt() * (bb as f64).sqrt())) as f32
+    }
+
+    /// Whether it holds no vector (the embedding failed).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What the activities kept hold for new words, by likeness.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Alike<T> {
+    /// The new words have no embedding yet: it must be asked before they can be compared.
+    NoVector,
+    /// The closest kept activity at or over the threshold, with what is kept for it.
+    Found(T),
+    /// None close enough.
+    Nothing,
 }
 
 /// How a step of an activity looked where it was done ([`Scratch::details`]).
@@ -72,6 +145,10 @@ pub const KEPT_SUBTASKS: usize = 48;
 
 /// Most activities whose place a resident keeps for reuse.
 pub const KEPT_PLACES: usize = 48;
+
+/// Most activities whose embedding a resident keeps (one for each activity it may keep
+/// subtasks or a place for).
+pub const KEPT_VECTORS: usize = KEPT_SUBTASKS + KEPT_PLACES;
 
 /// The words an activity's subtasks are found by: two descriptions with the same key are the
 /// same activity for [`Scratch::subtasks_of`] (trimmed, without case).
@@ -113,6 +190,68 @@ impl Scratch {
     /// beyond [`KEPT_PLACES`].
     pub fn keep_place(&mut self, activity: &str, arena: &str) {
         keep_for(&mut self.places, activity, arena.to_string(), KEPT_PLACES);
+    }
+
+    /// The embedding of `activity`'s words, if it keeps one.
+    pub fn vector_of(&self, activity: &str) -> Option<&PackedVector> {
+        kept_for(&self.vectors, activity)
+    }
+
+    /// Keeps `v` as the embedding of `activity`'s words, the oldest forgotten beyond
+    /// [`KEPT_VECTORS`].
+    pub fn keep_vector(&mut self, activity: &str, v: PackedVector) {
+        keep_for(&mut self.vectors, activity, v, KEPT_VECTORS);
+    }
+
+    /// Those of `kept` (activity → what) whose words' embedding is at least `threshold` like
+    /// `activity`'s, the closest first (ties: the most recently kept first); [`Alike::NoVector`]
+    /// when `activity` has no embedding kept.
+    fn alike<'a, T>(
+        &self,
+        kept: &'a [(String, T)],
+        activity: &str,
+        threshold: f32,
+    ) -> Alike<Vec<(&'a str, &'a T)>> {
+        let Some(mine) = self.vector_of(activity) else {
+            return Alike::NoVector;
+        };
+        let mut found: Vec<(f32, usize, &str, &T)> = kept
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (words, what))| {
+                let l = mine.likeness(self.vector_of(words)?);
+                (l >= threshold).then_some((l, i, words.as_str(), what))
+            })
+            .collect();
+        if found.is_empty() {
+            return Alike::Nothing;
+        }
+        found.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        Alike::Found(found.into_iter().map(|(_, _, w, t)| (w, t)).collect())
+    }
+
+    /// The subtasks of the kept activity most like `activity` (its words' embedding at least
+    /// `threshold` like theirs), with its words.
+    pub fn alike_subtasks(
+        &self,
+        activity: &str,
+        threshold: f32,
+    ) -> Alike<(&str, &[(String, u32)])> {
+        match self.alike(&self.subtasks, activity, threshold) {
+            Alike::NoVector => Alike::NoVector,
+            Alike::Nothing => Alike::Nothing,
+            Alike::Found(f) => Alike::Found((f[0].0, f[0].1.as_slice())),
+        }
+    }
+
+    /// The arenas of the kept activities like `activity` (at least `threshold`), the closest
+    /// first, each with its activity's words.
+    pub fn alike_places(&self, activity: &str, threshold: f32) -> Alike<Vec<(&str, &str)>> {
+        match self.alike(&self.places, activity, threshold) {
+            Alike::NoVector => Alike::NoVector,
+            Alike::Nothing => Alike::Nothing,
+            Alike::Found(f) => Alike::Found(f.into_iter().map(|(w, a)| (w, a.as_str())).collect()),
+        }
     }
 
     /// How `step` looked when this resident did it in `arena` before, if it keeps that.
@@ -165,6 +304,7 @@ impl Scratch {
             details: Vec::new(),
             places: Vec::new(),
             acquaintances: Default::default(),
+            vectors: Vec::new(),
         }
     }
 }
@@ -225,6 +365,88 @@ mod tests {
         }
         assert_eq!(s.places.len(), KEPT_PLACES);
         assert_eq!(s.place_of("eating lunch"), None, "the oldest forgotten");
+    }
+
+    #[test]
+    fn packed_vectors_keep_their_likeness_and_an_empty_one_is_like_nothing() {
+        let a = [0.6f32, -0.8, 0.0, 0.1];
+        let b = [0.5f32, -0.7, 0.2, 0.1];
+        let exact = {
+            let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            let n = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            dot / (n(&a) * n(&b))
+        };
+        let (pa, pb) = (PackedVector::pack(&a), PackedVector::pack(&b));
+        assert!(
+            (pa.likeness(&pb) - exact).abs() < 0.01,
+            "{} against {exact}",
+            pa.likeness(&pb)
+        );
+        assert!((pa.likeness(&pa) - 1.0).abs() < 1e-6);
+        // Scale does not matter, and a save's text reads back the same.
+        assert_eq!(PackedVector::pack(&a.map(|x| x * 3.0)), pa);
+        let text = ron::to_string(&pa).unwrap();
+        assert_eq!(ron::from_str::<PackedVector>(&text).unwrap(), pa);
+        let none = PackedVector::pack(&[0.0, 0.0]);
+        assert!(none.is_empty());
+        assert_eq!(none.likeness(&none), 0.0);
+        assert_eq!(
+            pa.likeness(&PackedVector::pack(&[1.0, 0.0])),
+            0.0,
+            "another length"
+        );
+        assert_eq!(PackedVector("not base64!".into()).likeness(&pa), 0.0);
+    }
+
+    #[test]
+    fn kept_activities_are_found_by_the_likeness_of_their_words_the_closest_first() {
+        let mut s = Scratch::default();
+        let t = |x: &str| vec![(x.to_string(), 10)];
+        s.keep_subtasks("painting in the studio", t("mix paints"));
+        s.keep_subtasks("eating lunch", t("eat"));
+        s.keep_place("painting in the studio", "w:studio:easel room");
+        s.keep_place("painting at home", "w:home:living room");
+        s.keep_vector(
+            "painting in the studio",
+            PackedVector::pack(&[1.0, 0.1, 0.0]),
+        );
+        s.keep_vector("painting at home", PackedVector::pack(&[1.0, 0.3, 0.0]));
+        s.keep_vector("eating lunch", PackedVector::pack(&[0.0, 0.0, 1.0]));
+        assert_eq!(
+            s.alike_subtasks("Painting in my studio", 0.9),
+            Alike::NoVector
+        );
+        s.keep_vector(
+            "Painting in my studio",
+            PackedVector::pack(&[1.0, 0.12, 0.0]),
+        );
+        assert_eq!(
+            s.alike_subtasks("painting in my studio", 0.9),
+            Alike::Found(("painting in the studio", &t("mix paints")[..]))
+        );
+        assert_eq!(
+            s.alike_places("painting in my studio", 0.9),
+            Alike::Found(vec![
+                ("painting in the studio", "w:studio:easel room"),
+                ("painting at home", "w:home:living room")
+            ]),
+            "the closest first"
+        );
+        assert_eq!(
+            s.alike_subtasks("painting in my studio", 0.99999),
+            Alike::Nothing
+        );
+        // A failed embedding is like nothing.
+        s.keep_vector("gardening", PackedVector::default());
+        assert_eq!(s.alike_places("gardening", 0.1), Alike::Nothing);
+        for i in 0..KEPT_VECTORS {
+            s.keep_vector(&format!("activity {i}"), PackedVector::pack(&[1.0]));
+        }
+        assert_eq!(s.vectors.len(), KEPT_VECTORS);
+        assert!(
+            s.vector_of("eating lunch").is_none(),
+            "the oldest forgotten"
+        );
     }
 
     #[test]

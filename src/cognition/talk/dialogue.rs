@@ -134,9 +134,7 @@ pub fn ask_dialogues(
             second.1.persona.spec.innate,
             one_line(&second.3.currently)
         );
-        let lines = conv
-            .max_lines
-            .clamp(2, ask.cfg.0.max_utterances.max(2) as usize);
+        let lines = conv.max_lines.clamp(2, ask.cfg.0.max_utterances.max(2));
         let max_lines = lines.to_string();
         let turns = lines.div_ceil(2);
         let mut req = ask.chat(

@@ -82,6 +82,11 @@ pub struct WorldArgs {
     /// Use the scripted LLM backend instead of the configured ones (no model needed).
     #[arg(long)]
     pub scripted_llm: bool,
+    /// The chat model the embedded llama.cpp runs instead of the configured one: a name
+    /// `simulacra models` lists (an Ollama tag such as `llama3.2:3b`, an LM Studio or Hugging
+    /// Face name) or a GGUF file's path; its chat template is the file's own.
+    #[arg(long, conflicts_with = "scripted_llm")]
+    pub model: Option<String>,
     /// Residents follow the deterministic daily routine instead of planning with the model.
     #[arg(long)]
     pub routine: bool,
@@ -102,6 +107,7 @@ impl Default for WorldArgs {
             map: None,
             config: None,
             scripted_llm: false,
+            model: None,
             routine: false,
             start: None,
             load: None,
@@ -116,6 +122,13 @@ impl WorldArgs {
             GameConfig::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
         if self.scripted_llm {
             config.llm = LlmConfig::scripted(Vec::new());
+        }
+        if let Some(name) = &self.model {
+            let roots = crate::llm::models::Roots::of_this_user();
+            let (path, store) = crate::llm::models::resolve(name, &roots)?;
+            config
+                .llm
+                .use_model(&path, store != crate::llm::models::Store::Project)?;
         }
         if let Some(name) = &self.load {
             let named =

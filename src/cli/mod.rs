@@ -78,6 +78,10 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// List the GGUF chat models already on this machine (the project's models/, Ollama's,
+    /// LM Studio's and Hugging Face's stores) with their parameters, quantisation, size and
+    /// context length read from each file's header; what is passed over is said.
+    Models,
     /// List the saves in the saves folder, newest last.
     Saves {
         /// Config file (for the saves folder; default: config/simulacra.ron).
@@ -402,6 +406,11 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Fork { from, to, config } => saves::fork(&from, &to, config.as_deref()),
         Command::Saves { config } => saves::list(config.as_deref()),
+        Command::Models => {
+            let listing = crate::llm::models::list(&crate::llm::models::Roots::of_this_user());
+            print!("{}", crate::llm::models::report(&listing));
+            0
+        }
         Command::Art { out } => {
             let dir = out.unwrap_or_else(|| {
                 crate::data::data_root().join(crate::game::world::sprites::ART_DIR)

@@ -353,6 +353,27 @@ pub fn seconds(s: f32) -> std::time::Duration {
 }
 
 impl LlmConfig {
+    /// The embedded llama.cpp backends run the chat model at `path` (`simulacra play --model`);
+    /// a file in another program's store is read as it is (`weights: AsFile`: no copy is
+    /// written beside it). Refused when the config has no embedded chat backend.
+    pub fn use_model(&mut self, path: &Path, theirs: bool) -> Result<(), String> {
+        let mut any = false;
+        for b in &mut self.backends {
+            if let BackendConfig::Llama(c) = b {
+                c.model = path.to_string_lossy().into_owned();
+                if theirs {
+                    c.weights = Weights::AsFile;
+                }
+                any = true;
+            }
+        }
+        if any {
+            Ok(())
+        } else {
+            Err("--model: the config has no embedded llama.cpp backend (Llama) to run it on".into())
+        }
+    }
+
     /// In-process backends without a thread count get every core (headless runs draw nothing;
     /// the window keeps one core free instead).
     pub fn use_all_cores(&mut self) {

@@ -9,6 +9,7 @@ pub mod endpoint;
 pub mod forced;
 pub mod metrics;
 pub mod model_files;
+pub mod models;
 pub mod probe;
 pub mod runtime;
 pub mod schema_grammar;

@@ -13,6 +13,7 @@ mod llm_runtime;
 mod llm_server;
 mod memory;
 mod memory_real;
+mod models;
 mod plan_day;
 mod plan_real;
 mod play;

@@ -35,26 +35,7 @@ fn c_path(path: &Path) -> Result<CString, String> {
 /// The file's `general.file_type`, read from its header alone (None when it has none or cannot
 /// be read: the file is then read as it is).
 pub fn file_type(path: &Path) -> Option<u32> {
-    let c = c_path(path).ok()?;
-    let params = llama_cpp_sys_2::gguf_init_params {
-        no_alloc: true,
-        ctx: std::ptr::null_mut(),
-    };
-    // SAFETY: a NUL-terminated path; with `no_alloc` and no context only the header and the
-    // key-value pairs are read; the context is freed before returning.
-    unsafe {
-        let ctx = llama_cpp_sys_2::gguf_init_from_file(c.as_ptr(), params);
-        if ctx.is_null() {
-            return None;
-        }
-        let key = c"general.file_type";
-        let id = llama_cpp_sys_2::gguf_find_key(ctx, key.as_ptr());
-        let out = (id >= 0
-            && llama_cpp_sys_2::gguf_get_kv_type(ctx, id) == llama_cpp_sys_2::GGUF_TYPE_UINT32)
-            .then(|| llama_cpp_sys_2::gguf_get_val_u32(ctx, id));
-        llama_cpp_sys_2::gguf_free(ctx);
-        out
-    }
+    crate::llm::models::gguf::file_type(path)
 }
 
 /// The file llama.cpp is to read for `path` under `weights`, and whether it must first be made.

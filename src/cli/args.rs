@@ -125,10 +125,17 @@ impl WorldArgs {
         }
         if let Some(name) = &self.model {
             let roots = crate::llm::models::Roots::of_this_user();
-            let (path, store) = crate::llm::models::resolve(name, &roots)?;
+            let (path, store, info) = crate::llm::models::resolve(name, &roots)?;
             config
                 .llm
                 .use_model(&path, store != crate::llm::models::Store::Project)?;
+            if config.cognition.suit_model(info.parameters) {
+                eprintln!(
+                    "--model {name}: {} parameters, so the settings for a big model: prompt_memories {}, importance asked of the model",
+                    info.parameters_words(),
+                    config.cognition.prompt_memories
+                );
+            }
         }
         if let Some(name) = &self.load {
             let named =

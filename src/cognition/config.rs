@@ -575,11 +575,27 @@ impl CognitionConfig {
         }
     }
 
+    /// Settings for a chat model of `parameters` (`--model`): from [`BIG_MODEL_PARAMETERS`] on,
+    /// the original's prompts (`prompt_memories` 30) and importance asked of the model (the
+    /// bundled config's 10 memories and importance by likeness are for the small default
+    /// model). True when they were changed.
+    pub fn suit_model(&mut self, parameters: u64) -> bool {
+        if parameters < BIG_MODEL_PARAMETERS {
+            return false;
+        }
+        self.prompt_memories = 30;
+        self.importance_by = ImportanceBy::Model;
+        true
+    }
+
     /// How many retrieved memories a prompt whose original lists `original` lists here.
     pub fn memories_listed(&self, original: usize) -> usize {
         original.min(self.prompt_memories).max(1)
     }
 }
+
+/// Parameters from which `--model` takes a model as big ([`CognitionConfig::suit_model`]).
+pub const BIG_MODEL_PARAMETERS: u64 = 1_000_000_000;
 
 /// The cognition settings in force.
 #[derive(Resource, Debug, Clone, Default)]
@@ -595,6 +611,25 @@ impl Cognition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_big_model_gets_the_originals_prompts_and_its_own_importance_a_small_one_the_config() {
+        let shipped = CognitionConfig {
+            prompt_memories: 10,
+            importance_by: ImportanceBy::Likeness,
+            ..Default::default()
+        };
+        let mut small = shipped.clone();
+        assert!(!small.suit_model(135_000_000));
+        assert_eq!(small, shipped);
+        let mut big = shipped.clone();
+        assert!(big.suit_model(3_200_000_000));
+        assert_eq!(
+            (big.prompt_memories, big.importance_by),
+            (30, ImportanceBy::Model)
+        );
+        assert_eq!(big.reflection_threshold_in_use(), big.reflection_threshold);
+    }
 
     #[test]
     fn the_reflection_threshold_is_the_one_for_the_importance_scorer_in_use() {

@@ -347,21 +347,21 @@ pub fn report(l: &Listing) -> String {
 /// (the first store in [`Store`]'s order that has it; an Ollama tag without `:` is its
 /// `:latest`). Refused, saying why, when the file is not a chat model or no store has the name
 /// (the names found are listed).
-pub fn resolve(name: &str, roots: &Roots) -> Result<(PathBuf, Store), String> {
+pub fn resolve(name: &str, roots: &Roots) -> Result<(PathBuf, Store, ModelInfo), String> {
     let path = Path::new(name);
     if path.is_file() {
         let info = gguf::read(path).map_err(|e| format!("--model {name}: {e}"))?;
         if let Some(why) = info.not_chat() {
             return Err(format!("--model {name}: {why}"));
         }
-        return Ok((path.to_path_buf(), Store::Project));
+        return Ok((path.to_path_buf(), Store::Project, info));
     }
     let listing = list(roots);
     let wanted = |f: &&Found| {
         f.name == name || (f.store == Store::Ollama && f.name == format!("{name}:latest"))
     };
     if let Some(f) = listing.found.iter().find(wanted) {
-        return Ok((f.path.clone(), f.store));
+        return Ok((f.path.clone(), f.store, f.info.clone()));
     }
     let names: Vec<&str> = listing.found.iter().map(|f| f.name.as_str()).collect();
     Err(if names.is_empty() {

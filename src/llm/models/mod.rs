@@ -120,47 +120,55 @@ impl Roots {
 /// The chat models in `roots`, and what was passed over.
 pub fn list(roots: &Roots) -> Listing {
     let mut out = Listing::default();
-    let mut candidates: Vec<(String, Store, PathBuf)> = Vec::new();
-    for file in gguf_files(&roots.project, &mut out.skipped, 1) {
-        let name = file_name(&file);
-        candidates.push((name, Store::Project, file));
-    }
-    ollama(&roots.ollama, &mut candidates, &mut out.skipped);
-    for root in &roots.lm_studio {
-        for file in gguf_files(root, &mut out.skipped, 3) {
-            let name = relative_name(root, &file);
-            candidates.push((name, Store::LmStudio, file));
-        }
-    }
-    hugging_face(&roots.hugging_face, &mut candidates, &mut out.skipped);
-    for (name, store, path) in candidates {
-        let bytes = match std::fs::metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) => {
-                out.skipped.push(Skipped {
-                    path,
-                    why: format!("cannot be read: {e}"),
-                });
-                continue;
-            }
-        };
-        match gguf::read(&path) {
-            Ok(info) => match info.not_chat() {
-                Some(why) => out.skipped.push(Skipped { path, why }),
-                None => out.found.push(Found {
-                    name,
-                    store,
-                    path,
-                    bytes,
-                    info,
-                }),
-            },
-            Err(why) => out.skipped.push(Skipped { path, why }),
-        }
+    for (name, store, path) in candidates(roots, &mut out.skipped) {
+        examine(name, store, path, &mut out);
     }
     out.found
         .sort_by(|a, b| (a.store, &a.name).cmp(&(b.store, &b.name)));
     out
+}
+
+/// The GGUF files of the stores with their names, store by store, before any header is read.
+fn candidates(roots: &Roots, skipped: &mut Vec<Skipped>) -> Vec<(String, Store, PathBuf)> {
+    let mut out: Vec<(String, Store, PathBuf)> = Vec::new();
+    for file in gguf_files(&roots.project, skipped, 1) {
+        out.push((file_name(&file), Store::Project, file));
+    }
+    ollama(&roots.ollama, &mut out, skipped);
+    for root in &roots.lm_studio {
+        for file in gguf_files(root, skipped, 3) {
+            out.push((relative_name(root, &file), Store::LmStudio, file));
+        }
+    }
+    hugging_face(&roots.hugging_face, &mut out, skipped);
+    out
+}
+
+/// Reads a candidate's size and header: a chat model is found, anything else skipped with why.
+fn examine(name: String, store: Store, path: PathBuf, out: &mut Listing) {
+    let bytes = match std::fs::metadata(&path) {
+        Ok(m) => m.len(),
+        Err(e) => {
+            out.skipped.push(Skipped {
+                path,
+                why: format!("cannot be read: {e}"),
+            });
+            return;
+        }
+    };
+    match gguf::read(&path) {
+        Ok(info) => match info.not_chat() {
+            Some(why) => out.skipped.push(Skipped { path, why }),
+            None => out.found.push(Found {
+                name,
+                store,
+                path,
+                bytes,
+                info,
+            }),
+        },
+        Err(why) => out.skipped.push(Skipped { path, why }),
+    }
 }
 
 /// A file's name as text.
@@ -356,13 +364,22 @@ pub fn resolve(name: &str, roots: &Roots) -> Result<(PathBuf, Store, ModelInfo),
         }
         return Ok((path.to_path_buf(), Store::Project, info));
     }
-    let listing = list(roots);
-    let wanted = |f: &&Found| {
-        f.name == name || (f.store == Store::Ollama && f.name == format!("{name}:latest"))
+    // Only the headers of files by that name are read (in the stores' order, as the listing
+    // has them), not every model's on the machine.
+    let wanted = |n: &str, store: Store| {
+        n == name || (store == Store::Ollama && n == format!("{name}:latest"))
     };
-    if let Some(f) = listing.found.iter().find(wanted) {
-        return Ok((f.path.clone(), f.store, f.info.clone()));
+    let mut named = candidates(roots, &mut Vec::new());
+    named.retain(|(n, store, _)| wanted(n, *store));
+    named.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    for (n, store, path) in named {
+        let mut one = Listing::default();
+        examine(n, store, path, &mut one);
+        if let Some(f) = one.found.pop() {
+            return Ok((f.path, f.store, f.info));
+        }
     }
+    let listing = list(roots);
     let names: Vec<&str> = listing.found.iter().map(|f| f.name.as_str()).collect();
     Err(if names.is_empty() {
         format!(

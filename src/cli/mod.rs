@@ -268,6 +268,10 @@ pub enum BenchCommand {
         /// from its Q8_0 copy, as the game does).
         #[arg(long)]
         as_file: bool,
+        /// The model's layers put on a GPU (default: all that fit, in a build with a GPU
+        /// backend; 0: the CPU only, to compare on one machine).
+        #[arg(long)]
+        gpu_layers: Option<u32>,
     },
     /// A simulated day with the configured model (by default the embedded one): game hours per
     /// wall hour, LLM calls and tokens per agent per game hour, time waiting on the LLM.

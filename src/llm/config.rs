@@ -134,6 +134,11 @@ pub struct LlamaConfig {
     pub kept_prefixes_mb: u32,
     /// The form the model's weights are read in (see [`Weights`]).
     pub weights: Weights,
+    /// The model's layers put on a GPU (`None`: all that fit, every layer tried first, then
+    /// halves; `Some(0)`: the CPU only). Only a build with the `vulkan` feature finds a GPU.
+    pub gpu_layers: Option<u32>,
+    /// Which GPU: its name ("Vulkan0") or words of its description; `None`: the first found.
+    pub gpu_device: Option<String>,
 }
 
 pub use crate::llm::model_files::Weights;
@@ -158,6 +163,8 @@ impl Default for LlamaConfig {
             prefix_cache: true,
             kept_prefixes_mb: 256,
             weights: Weights::Q8_0,
+            gpu_layers: None,
+            gpu_device: None,
         }
     }
 }
@@ -353,27 +360,6 @@ pub fn seconds(s: f32) -> std::time::Duration {
 }
 
 impl LlmConfig {
-    /// The embedded llama.cpp backends run the chat model at `path` (`simulacra play --model`);
-    /// a file in another program's store is read as it is (`weights: AsFile`: no copy is
-    /// written beside it). Refused when the config has no embedded chat backend.
-    pub fn use_model(&mut self, path: &Path, theirs: bool) -> Result<(), String> {
-        let mut any = false;
-        for b in &mut self.backends {
-            if let BackendConfig::Llama(c) = b {
-                c.model = path.to_string_lossy().into_owned();
-                if theirs {
-                    c.weights = Weights::AsFile;
-                }
-                any = true;
-            }
-        }
-        if any {
-            Ok(())
-        } else {
-            Err("--model: the config has no embedded llama.cpp backend (Llama) to run it on".into())
-        }
-    }
-
     /// In-process backends without a thread count get every core (headless runs draw nothing;
     /// the window keeps one core free instead).
     pub fn use_all_cores(&mut self) {

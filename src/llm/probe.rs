@@ -157,6 +157,10 @@ fn probe_in_process(b: BackendConfig, chat: bool, out: &mut String) -> bool {
                     r.value,
                     ms(started.elapsed())
                 );
+                // Where it runs (the device, how much of the model is on it), as it said.
+                if let Some(b) = rt.status.lock().unwrap().backends.first() {
+                    let _ = writeln!(out, "  {}", b.detail);
+                }
             }
             Some((r, _)) => {
                 ok = false;

@@ -1174,3 +1174,35 @@ fn a_tokens_numbers_do_not_depend_on_what_shares_its_batch_when_none_is_alone() 
     let cold = answer(submit_all(&cold_rt, reqs), 6);
     assert_eq!(cold, alone, "in a crowd, cold");
 }
+
+/// A GPU the config names that is not there (in this build, or on this machine) leaves the model
+/// on the CPU, saying why in one line where the backend's state is shown, and it answers as ever.
+#[test]
+fn a_gpu_that_is_not_there_leaves_the_model_on_the_cpu_saying_why() {
+    let _model = crate::real_model_lock();
+    let mut cfg = llama(1);
+    if let BackendConfig::Llama(l) = &mut cfg.backends[0] {
+        l.gpu_device = Some("No Such GPU 9000".into());
+    }
+    let rt = LlmRuntime::start(&cfg);
+    ask_as(&rt, "t", "You are terse.", "Say hello.", 8);
+    model_replies(&rt, 1);
+    // The state is published a moment after the answer.
+    let mut seen = None;
+    for _ in 0..50 {
+        let s = rt.status.lock().unwrap().backends[0].clone();
+        if s.note.is_some() {
+            seen = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s = seen.expect("the backend says where its model runs");
+    assert_eq!(s.note.as_deref(), Some("CPU (GPU failed)"), "{s:?}");
+    assert!(
+        s.detail
+            .contains("on the CPU: no GPU matches gpu_device \"No Such GPU 9000\""),
+        "{}",
+        s.detail
+    );
+}

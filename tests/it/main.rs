@@ -2,6 +2,8 @@
 //! Modules by topic; shared helpers here.
 
 mod data_files;
+#[cfg(feature = "vulkan")]
+mod gpu;
 mod import_original;
 mod import_tiled;
 mod lab;

@@ -45,8 +45,16 @@ impl SentenceModel {
         }
         let gguf = super::bert_gguf::gguf_for(dir)?;
         let backend = super::llama::global_backend()?;
-        let model = LlamaModel::load_from_file(backend, &gguf, &LlamaModelParams::default())
-            .map_err(|e| format!("cannot load {}: {e}", gguf.display()))?;
+        let model = LlamaModel::load_from_file(
+            backend,
+            &gguf,
+            // The embedder stays on the CPU, whatever GPU the chat model is given.
+            &LlamaModelParams::default()
+                .with_n_gpu_layers(0)
+                .with_devices(&[])
+                .map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| format!("cannot load {}: {e}", gguf.display()))?;
         let name = dir
             .file_name()
             .map(|f| f.to_string_lossy().to_string())

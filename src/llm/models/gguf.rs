@@ -184,6 +184,14 @@ pub fn file_type(path: &Path) -> Option<u32> {
     u32::try_from(t).ok()
 }
 
+/// The model's blocks (`<architecture>.block_count`), from its header alone (None when it has
+/// none or the file cannot be read as GGUF).
+pub fn block_count(path: &Path) -> Option<u32> {
+    let h = Header::open(path).ok()?;
+    let arch = h.string("general.architecture")?;
+    u32::try_from(h.unsigned(&format!("{arch}.block_count"))?).ok()
+}
+
 /// What the GGUF file at `path` says about its model.
 pub fn read(path: &Path) -> Result<ModelInfo, String> {
     let h = Header::open(path)?;

@@ -351,6 +351,29 @@ pub fn report(l: &Listing) -> String {
     s
 }
 
+impl crate::llm::config::LlmConfig {
+    /// The embedded llama.cpp backends run the chat model at `path` (`simulacra play --model`);
+    /// a file in another program's store is read as it is (`weights: AsFile`: no copy is
+    /// written beside it). Refused when the config has no embedded chat backend.
+    pub fn use_model(&mut self, path: &Path, theirs: bool) -> Result<(), String> {
+        let mut any = false;
+        for b in &mut self.backends {
+            if let crate::llm::config::BackendConfig::Llama(c) = b {
+                c.model = path.to_string_lossy().into_owned();
+                if theirs {
+                    c.weights = crate::llm::config::Weights::AsFile;
+                }
+                any = true;
+            }
+        }
+        if any {
+            Ok(())
+        } else {
+            Err("--model: the config has no embedded llama.cpp backend (Llama) to run it on".into())
+        }
+    }
+}
+
 /// The GGUF file `name` stands for: a path to a file, else a name [`list`] finds in `roots`
 /// (the first store in [`Store`]'s order that has it; an Ollama tag without `:` is its
 /// `:latest`). Refused, saying why, when the file is not a chat model or no store has the name

@@ -10,6 +10,7 @@
 //! `worker.rs`, the per-request sampler in `sampling.rs`, the embedding context in `embed.rs`.
 
 mod embed;
+pub mod gpu;
 pub mod loops;
 mod sampling;
 pub mod threads;
@@ -26,7 +27,6 @@ pub use crate::llm::model_files::{check_model_file, resolve_model};
 use crate::llm::types::ChatMessage;
 use crossbeam_channel::{Sender, unbounded};
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -60,6 +60,8 @@ pub struct LlamaBackendHandle {
     capacity: usize,
     tx: Option<Sender<Cmd>>,
     health: Arc<Mutex<(Health, String)>>,
+    /// Where the model runs, once loaded ([`gpu::Placement::short`]).
+    place: Arc<Mutex<Option<String>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -99,6 +101,7 @@ impl LlamaBackendHandle {
             capacity: cfg.slots.max(1) as usize,
             tx: None,
             health: health.clone(),
+            place: Arc::new(Mutex::new(None)),
             thread: None,
         };
         if let Err(e) = check_model_file(&path) {
@@ -113,10 +116,11 @@ impl LlamaBackendHandle {
         }
         let (tx, rx) = unbounded();
         let h = health.clone();
+        let place = me.place.clone();
         let spawned = std::thread::Builder::new()
             .name("llm-llama".into())
             .spawn(move || {
-                if let Err(e) = worker::run(index, cfg, path, &rx, &h) {
+                if let Err(e) = worker::run(index, cfg, path, &rx, &h, &place) {
                     *h.lock().unwrap() = (Health::Down, format!("fatal: {e}"));
                     // Keep answering so nobody waits: every request fails (and falls back).
                     while let Ok(Cmd::Work(w, done)) = rx.recv() {
@@ -177,6 +181,9 @@ impl Backend for LlamaBackendHandle {
     fn health(&self) -> (Health, String) {
         self.health.lock().unwrap().clone()
     }
+    fn note(&self) -> Option<String> {
+        self.place.lock().unwrap().clone()
+    }
     fn available(&self) -> bool {
         self.tx.is_some() && self.health.lock().unwrap().0 != Health::Down
     }
@@ -201,11 +208,10 @@ pub fn render_prompt(
         .map_err(|e| e.to_string())
 }
 
-/// Loads a model (the process-wide backend is initialised on first use).
+/// Loads a model on the CPU (the process-wide backend is initialised on first use); the chat
+/// model is placed by [`gpu`].
 pub fn load_model(path: &Path) -> Result<LlamaModel, String> {
-    let backend = global_backend()?;
-    LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-        .map_err(|e| format!("cannot load {}: {e}", path.display()))
+    gpu::load(path, None, 0)
 }
 
 /// llama.cpp's flash-attention policy for the config's switch.

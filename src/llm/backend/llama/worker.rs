@@ -133,6 +133,7 @@ pub(super) fn run(
     path: PathBuf,
     rx: &Receiver<Cmd>,
     health: &Arc<Mutex<(Health, String)>>,
+    place: &Mutex<Option<String>>,
 ) -> Result<(), String> {
     let backend = global_backend()?;
     let threads = cfg.threads.unwrap_or_else(default_threads);
@@ -143,21 +144,24 @@ pub(super) fn run(
             .to_string_lossy()
             .to_string()
     });
-    let model = load_model(&path)?;
     let emb_model = match &cfg.embedding_model {
         Some(p) => Some(load_model(&resolve_model(p))?),
         None => None,
     };
-    let mut worker = Worker::new(
-        index,
-        cfg,
-        path,
-        backend,
-        &model,
-        emb_model.as_ref(),
-        health,
-    )?;
-    worker.serve(rx)
+    super::gpu::with_placed(&path, &cfg, |model, placement| {
+        let mut worker = Worker::new(
+            index,
+            cfg.clone(),
+            path.clone(),
+            backend,
+            model,
+            emb_model.as_ref(),
+            health,
+            placement,
+        )?;
+        *place.lock().unwrap() = Some(placement.short());
+        Ok(worker.serve(rx))
+    })?
 }
 
 /// The worker's state. It borrows the models (loaded by [`run`], which outlives it); the
@@ -202,6 +206,7 @@ impl<'m> Worker<'m> {
         model: &'m LlamaModel,
         emb_model: Option<&'m LlamaModel>,
         health: &Arc<Mutex<(Health, String)>>,
+        placement: &super::gpu::Placement,
     ) -> Result<Self, String> {
         let threads = cfg.threads.unwrap_or_else(default_threads) as i32;
         let n_slots = cfg.slots.max(1);
@@ -256,8 +261,9 @@ impl<'m> Worker<'m> {
         *health.lock().unwrap() = (
             Health::Ok,
             format!(
-                "{} on {threads} thread(s), {n_slots} slots",
-                path.file_name().unwrap_or_default().to_string_lossy()
+                "{} on {threads} thread(s), {n_slots} slots, {}",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                placement.line()
             ),
         );
         let vocab = model.vocab();

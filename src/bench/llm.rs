@@ -119,7 +119,7 @@ fn bare_loop_on(
     let toks: Vec<Vec<_>> = prompts(n)
         .iter()
         .map(|m| {
-            render_prompt(&model, &template, m).map(|p| vocab.tokenize(p.as_bytes(), false, true))
+            render_prompt(model, &template, m).map(|p| vocab.tokenize(p.as_bytes(), false, true))
         })
         .collect::<Result<_, _>>()?;
     let prompt_tokens: u64 = toks.iter().map(|t| t.len() as u64).sum();

@@ -125,7 +125,11 @@ fi
 [ -n "$gpu_feature" ] && [ ! -f "$sdk/ready" ] \
   && plan+=("step_vulkan_sdk|the Vulkan headers llama.cpp's GPU backend is built with (scripts/vulkan-sdk.sh)|$secs_vulkan_sdk")
 if [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ] && [ -n "$gpu_feature" ]; then
-  plan+=("step_build|the build for this machine's GPU, cargo build --locked --bins --features $gpu_feature (target dir $CARGO_TARGET_DIR; seconds if nothing changed)|$secs_build_gpu")
+  # llama.cpp's Vulkan backend built before (its shaders are the long part): a warm build.
+  gpu_secs=$secs_build_gpu
+  compgen -G "$CARGO_TARGET_DIR/debug/build/llama-cpp-sys-2-*/out/build/ggml/src/ggml-vulkan" >/dev/null \
+    && gpu_secs=$secs_build_warm
+  plan+=("step_build|the build for this machine's GPU, cargo build --locked --bins --features $gpu_feature (target dir $CARGO_TARGET_DIR; seconds if nothing changed)|$gpu_secs")
 elif [ "${SIMULACRA_SKIP_BUILD:-0}" != "1" ]; then
   if [ -x "$CARGO_TARGET_DIR/debug/simulacra" ]; then
     plan+=("step_build|the build, cargo build --locked --bins (target dir $CARGO_TARGET_DIR, kept from an earlier build; seconds if nothing changed)|$secs_build_warm")

@@ -23,6 +23,10 @@ pub struct DayBench {
     pub waited_on: Vec<(String, f64)>,
     /// Of those, the seconds the town waited on a single answer.
     pub waited_on_one: f64,
+    /// The share of the residents the wait did not concern, over the time waited (none of
+    /// their answers missing, none near a resident whose was): the most residents on clocks of
+    /// their own could have run ahead.
+    pub waited_apart: f64,
     /// LLM metrics over the measured hours only.
     pub stats: crate::llm::metrics::LlmStats,
     /// The warm-up's wall seconds.
@@ -72,6 +76,7 @@ pub fn bench_day(
     let gate = app.world().resource::<crate::sim::clock::StepGate>();
     let (waited_before, on_before, one_before) =
         (gate.waited, gate.waited_on.clone(), gate.waited_on_one);
+    let apart_before = (gate.waited_apart, gate.waited_residents);
     let model_before = crate::llm::backend::llama::model_work();
     let reflected_before = reflections_begun(app.world_mut());
     let t = Instant::now();
@@ -150,6 +155,10 @@ pub fn bench_day(
     let waited = gate.waited - waited_before;
     let waited_on = waited_since(gate, &on_before);
     let waited_on_one = (gate.waited_on_one - one_before).as_secs_f64();
+    let waited_apart = (gate.waited_apart - apart_before.0).as_secs_f64()
+        / (gate.waited_residents - apart_before.1)
+            .as_secs_f64()
+            .max(1e-9);
     let talk = crate::cognition::talk::report::talk_report(app.world_mut())
         .text(agents, hours + warmup_hours);
     DayBench {
@@ -161,6 +170,7 @@ pub fn bench_day(
         waited_secs: waited.as_secs_f64(),
         waited_on,
         waited_on_one,
+        waited_apart,
         stats: after.since(&before),
         warmup_secs,
         ahead,
@@ -235,14 +245,15 @@ impl DayBench {
             .map(|(p, s)| format!("{p} {s:.0} s ({:.0}%)", 100.0 * s / total))
             .collect();
         format!(
-            "  game time waited on (each missing answer an equal share of the wait): {}; on a single answer {:.0} s ({:.0}% of the wait)\n",
+            "  game time waited on (each missing answer an equal share of the wait): {}; on a single answer {:.0} s ({:.0}% of the wait); while it waited, {:.0}% of the residents were apart from every answer missing (none of theirs missing, beyond sight and a step of all whose were)\n",
             if parts.is_empty() {
                 "nothing".into()
             } else {
                 parts.join(", ")
             },
             self.waited_on_one,
-            100.0 * self.waited_on_one / total
+            100.0 * self.waited_on_one / total,
+            100.0 * self.waited_apart
         )
     }
 }

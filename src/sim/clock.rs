@@ -173,6 +173,11 @@ pub struct StepGate {
     pub waited_on: std::collections::BTreeMap<String, Duration>,
     /// Real time blocked while a single answer was missing (the town waiting on one request).
     pub waited_on_one: Duration,
+    /// Real time blocked, times the residents then apart from every answer missing
+    /// ([`Awaited::apart`]), and times all residents: their ratio is the share of the town the
+    /// wait did not concern (what residents on clocks of their own could use at most).
+    pub waited_apart: Duration,
+    pub waited_residents: Duration,
 }
 
 impl StepGate {
@@ -183,6 +188,8 @@ impl StepGate {
         if n == 0 || awaited.labels.is_empty() {
             return;
         }
+        self.waited_apart += spent.mul_f64(awaited.apart as f64);
+        self.waited_residents += spent.mul_f64(awaited.residents as f64);
         if n == 1 {
             self.waited_on_one += spent;
         }
@@ -214,6 +221,10 @@ pub struct Awaited {
     pub labels: Vec<String>,
     /// Missing answers by label (the same order as `labels`).
     pub missing: Vec<usize>,
+    /// Of the owner's `residents`, those the missing answers do not concern when the wait
+    /// began: none of theirs is missing, and none is near one whose is (the owner's measure).
+    pub apart: usize,
+    pub residents: usize,
 }
 
 /// Whether the next step may run now; in blocking mode waits until it may.

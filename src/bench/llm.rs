@@ -71,22 +71,27 @@ fn per_seq(max_tokens: u32) -> u32 {
 }
 
 /// The bare loop: one context, `n` sequences each with its own part of the KV cache (as the
-/// runtime's default `split_kv`), greedy, stopping each at end of generation.
+/// runtime's default `split_kv`), greedy, stopping each at end of generation. Also where the
+/// model ran ([`Placement::line`](crate::llm::backend::llama::gpu::Placement::line)).
 pub fn bare_loop(
     model_path: &str,
     threads: u32,
     n: usize,
     max_tokens: u32,
     gpu_layers: Option<u32>,
-) -> Result<Throughput, String> {
+) -> Result<(Throughput, String), String> {
     let backend = global_backend()?;
     let placed = LlamaConfig {
         gpu_layers,
         ..Default::default()
     };
-    crate::llm::backend::llama::gpu::with_placed(&resolve_model(model_path), &placed, |model, _| {
-        bare_loop_on(model, backend, threads, n, max_tokens)
-    })
+    crate::llm::backend::llama::gpu::with_placed(
+        &resolve_model(model_path),
+        &placed,
+        |model, placement| {
+            bare_loop_on(model, backend, threads, n, max_tokens).map(|t| (t, placement.line()))
+        },
+    )
 }
 
 /// [`bare_loop`] on a model loaded.
@@ -365,30 +370,24 @@ pub fn run(
         "model {model_path} | {threads} thread(s) | up to {max_tokens} tokens per request, greedy | best of {rounds}"
     );
     println!("CPU: {}", cpu_summary());
-    let placed = LlamaConfig {
-        gpu_layers,
-        ..Default::default()
-    };
-    let line = crate::llm::backend::llama::gpu::with_placed(
-        &resolve_model(model_path),
-        &placed,
-        |_, placement| Ok(placement.line()),
-    )?;
-    println!("model {line}");
-    println!(
-        "{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}",
-        "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens"
-    );
     let mut one = None;
     let best = |a: Throughput, b: Throughput| if b.gen_per_s() > a.gen_per_s() { b } else { a };
     for &n in levels {
         // Best of `rounds` for each, alternating, so a busy moment of the machine hurts neither.
-        let mut bare = bare_loop(model_path, threads, n, max_tokens, gpu_layers)?;
+        let (mut bare, placed) = bare_loop(model_path, threads, n, max_tokens, gpu_layers)?;
+        if Some(n) == levels.first().copied() {
+            // Where the first bare loop's model ran, then the table.
+            println!("model {placed}");
+            println!(
+                "{:>4} {:>14} {:>14} {:>14} {:>9} {:>12}",
+                "n", "bare gen tok/s", "bare prompt/s", "runtime tok/s", "rt/bare", "gen tokens"
+            );
+        }
         let mut rt = through_runtime(model_path, threads, n, max_tokens, gpu_layers)?;
         for _ in 1..rounds {
             bare = best(
                 bare,
-                bare_loop(model_path, threads, n, max_tokens, gpu_layers)?,
+                bare_loop(model_path, threads, n, max_tokens, gpu_layers)?.0,
             );
             rt = best(
                 rt,

@@ -55,6 +55,10 @@ pub struct SimSettings {
     pub steps_per_second_at_1x: f32,
     /// Real milliseconds a frame may spend on steps at the fastest speeds.
     pub frame_budget_ms: u64,
+    /// Headless runs: residents whose answers are in and who are apart from everyone still
+    /// waiting for one run ahead on clocks of their own instead of waiting with the town (the
+    /// same day as in lock-step; the window always runs in lock-step).
+    pub own_clocks: bool,
 }
 
 impl Default for SimSettings {
@@ -63,6 +67,7 @@ impl Default for SimSettings {
             sec_per_step: 10,
             steps_per_second_at_1x: 4.0,
             frame_budget_ms: 12,
+            own_clocks: false,
         }
     }
 }

@@ -262,6 +262,7 @@ pub fn headless_app(sim: SimPlugin) -> App {
 /// share, see [`llm::runtime::LlmRuntime::client`]), else to a runtime of its own.
 pub fn headless_app_on(mut sim: SimPlugin, llm: Option<llm::Llm>) -> App {
     sim.config.llm.use_all_cores();
+    let own_clocks = sim.config.sim.own_clocks;
     let mut app = App::new();
     if let Some(llm) = llm {
         app.insert_resource(llm);
@@ -289,9 +290,36 @@ pub fn headless_app_on(mut sim: SimPlugin, llm: Option<llm::Llm>) -> App {
         max_requested_per_frame: 2000,
         block_on_answers: true,
         requested_only: true,
+        own_clocks,
         ..sim::clock::SimPace::manual()
     });
     app
+}
+
+/// Brings residents on their own clocks ([`sim::clock::SimPace::own_clocks`]) to one step, the
+/// step of the one furthest ahead, as a save or a probe needs (nothing when they are at one
+/// already). Returns the steps the clock moved.
+pub fn run_to_one_step(app: &mut App) -> u64 {
+    let world = app.world_mut();
+    let now = world.resource::<sim::clock::SimClock>().step;
+    let furthest = world
+        .query::<&sim::clock::OwnStep>()
+        .iter(world)
+        .map(|s| s.0)
+        .max()
+        .unwrap_or(now);
+    if furthest <= now {
+        return 0;
+    }
+    let ahead = world
+        .resource_mut::<sim::clock::SimPace>()
+        .run_ahead_to
+        .take();
+    let ran = run_steps(app, furthest - now);
+    app.world_mut()
+        .resource_mut::<sim::clock::SimPace>()
+        .run_ahead_to = ahead;
+    ran
 }
 
 /// Runs `n` simulation steps on an app (in chunks of the pace's per-frame maximum). Once the

@@ -306,7 +306,12 @@ pub fn contains_ignoring_case(text: &str, word: &str) -> bool {
         })
 }
 
-/// Plans a walk for everyone whose action moved them to a new address.
+/// Tiles (the square) within which a walker steps around the people standing there as its walk
+/// is planned: the people it can see; those farther off are walked past or waited for on the way.
+pub const STEP_AROUND_TILES: i32 = 8;
+
+/// Plans a walk for everyone whose action moved them to a new address, around the people near
+/// its start ([`STEP_AROUND_TILES`]).
 pub fn plan_walks(
     map: Res<WorldMap>,
     mut changed: Query<
@@ -318,7 +323,7 @@ pub fn plan_walks(
     if changed.is_empty() {
         return;
     }
-    let occupied: HashSet<Tile> = all.iter().map(|p| p.tile).collect();
+    let stood: Vec<Tile> = all.iter().map(|p| p.tile).collect();
     let mut walks: Vec<(Tile, Vec<Tile>, Mut<WalkPath>)> = Vec::new();
     for (id, pos, action, mut walk) in &mut changed {
         if action.address.is_empty() || action.address == STAY_HERE {
@@ -338,6 +343,8 @@ pub fn plan_walks(
     // depend on each other: in a town of a thousand they are searched in parallel.
     let find = |(from, goals, walk): &mut (Tile, Vec<Tile>, Mut<WalkPath>)| {
         let from = *from;
+        let near = |t: &Tile| (t.x - from.x).abs().max((t.y - from.y).abs()) <= STEP_AROUND_TILES;
+        let occupied: HashSet<Tile> = stood.iter().copied().filter(near).collect();
         walk.tiles = match path_to_any(&map, from, goals, &|t| occupied.contains(&t) && t != from) {
             Some(p) => p.into(),
             None => {

@@ -214,7 +214,10 @@ mod tests {
             ..Default::default()
         };
         let words = |d: &str, s: bool| b(d, s).activity_words().to_string();
-        assert_eq!(words("having breakfast (frying eggs)", true), "having breakfast");
+        assert_eq!(
+            words("having breakfast (frying eggs)", true),
+            "having breakfast"
+        );
         assert_eq!(
             words("reading (a novel) in the library (turning pages)", true),
             "reading (a novel) in the library"

@@ -41,6 +41,10 @@ pub struct DayBench {
     pub ahead: (usize, f64),
     /// Reflections each resident began within the measured hours.
     pub reflections: Vec<u32>,
+    /// Residents on clocks of their own (`sim.own_clocks`): the passes run over the measured
+    /// hours (0 in lock-step), the steps measured, and the most steps one ran ahead of the
+    /// slowest resident.
+    pub passes: (u64, u64, u64),
 }
 
 /// Reflections each resident has begun so far, by name.
@@ -77,8 +81,15 @@ pub fn bench_day(
     let (waited_before, on_before, one_before) =
         (gate.waited, gate.waited_on.clone(), gate.waited_on_one);
     let apart_before = (gate.waited_apart, gate.waited_residents);
+    let passes_before = gate.passes;
     let model_before = crate::llm::backend::llama::model_work();
     let reflected_before = reflections_begun(app.world_mut());
+    // Nothing between the chunks below needs one step for all: residents on their own clocks
+    // run on to the end of the measured hours.
+    let end = app.world().resource::<SimClock>().step + (hours * 3600.0 / sec) as u64;
+    app.world_mut()
+        .resource_mut::<crate::sim::clock::SimPace>()
+        .run_ahead_to = Some(end);
     let t = Instant::now();
     // Ten game minutes at a time, with a line on stderr for each, and each game hour's
     // per-purpose table: long runs show their progress, and the first hours, which carry the
@@ -93,11 +104,14 @@ pub fn bench_day(
     let mut hour_steps = 0;
     let (mut hour_on, mut hour_one) = (on_before.clone(), one_before);
     let (mut hour_model, mut hour_t) = (model_before, Instant::now());
+    let begin = end - total;
     while done < total {
         let n = chunk.min(total - done);
         crate::run_steps(&mut app, n);
-        done += n;
-        hour_steps += n;
+        // The slowest may have come on further than asked (to where those ahead stood).
+        let now = app.world().resource::<SimClock>().step - begin;
+        hour_steps += now - done;
+        done = now;
         let now = app.world().resource::<Llm>().stats();
         let chat = now.since(&before).chat_total();
         let a = agents.max(1) as f64 * (done as f64 * sec / 3600.0);
@@ -155,6 +169,7 @@ pub fn bench_day(
     let waited = gate.waited - waited_before;
     let waited_on = waited_since(gate, &on_before);
     let waited_on_one = (gate.waited_on_one - one_before).as_secs_f64();
+    let passes = (gate.passes - passes_before, total, gate.most_ahead);
     let waited_apart = (gate.waited_apart - apart_before.0).as_secs_f64()
         / (gate.waited_residents - apart_before.1)
             .as_secs_f64()
@@ -175,6 +190,7 @@ pub fn bench_day(
         warmup_secs,
         ahead,
         reflections,
+        passes,
     }
 }
 
@@ -234,6 +250,19 @@ impl DayBench {
                 )
             })
             .unwrap_or_default()
+    }
+
+    /// "residents on clocks of their own: 812 passes, …" (nothing in lock-step).
+    pub fn passes_line(&self) -> String {
+        if self.passes.0 == 0 {
+            return String::new();
+        }
+        format!(
+            "  residents on clocks of their own: {} passes of the step ({:.2} per step of the slowest), one at most {} steps ahead of the slowest\n",
+            self.passes.0,
+            self.passes.0 as f64 / self.passes.1.max(1) as f64,
+            self.passes.2
+        )
     }
 
     /// "game time waited on: converse 120 s (31%), …; on a single answer 40% of the wait".

@@ -275,6 +275,7 @@ fn day(
         print!("{}", r.stats.per_agent_hour(r.agents, r.game_hours));
         print!("{}", r.ahead_line());
         print!("{}", r.waited_on_line());
+        print!("{}", r.passes_line());
         print!("{}", r.reflections_line());
         print!("{}", r.model.report(r.wall_secs));
         print!("{}", r.talk);

@@ -11,7 +11,8 @@
 //! - [`act`]: where each activity happens, what it looks like there, the plan carried out;
 //! - [`react`]: reactions to people and to objects;
 //! - [`talk`]: conversations, their lines and topics, invitations, what they carried;
-//! - [`sets`]: the order of all these systems within a step.
+//! - [`sets`]: the order of all these systems within a step;
+//! - [`clocks`]: who runs ahead on a clock of its own while others wait (`sim.own_clocks`).
 //!
 //! Headless: no render types. To follow one decision from perception to the tile an agent
 //! walks to, read `mind::perceive`, `react::people`, `day::plan`, `day::decompose`,
@@ -19,6 +20,7 @@
 
 pub mod act;
 pub mod ask;
+pub mod clocks;
 pub mod config;
 pub mod day;
 pub mod mind;
@@ -104,6 +106,7 @@ pub(crate) fn plugin(
             blocked_by: Some(blocked_by),
             pump: Some(ask::pending::pump_noting),
             send: Some(|world| world.resource_mut::<crate::llm::Llm>().flush()),
+            plan: Some(clocks::plan_pass),
             ..default()
         });
     app.add_systems(

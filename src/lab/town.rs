@@ -124,16 +124,26 @@ impl Town {
             let step = self.clock().step;
             let next_hour = (step / per_hour + 1) * per_hour;
             let to = next_hour.min(end);
-            // In pieces of 5 game minutes, so the progress line moves.
+            // In pieces of 5 game minutes, so the progress line moves. Residents on their own
+            // clocks may run on to the hour's end (its probes need them all at one step), and
+            // are brought to one step before a checkpoint between.
+            self.app
+                .world_mut()
+                .resource_mut::<crate::sim::clock::SimPace>()
+                .run_ahead_to = Some(to);
             let mut at = step;
             while at < to {
                 let n = (30.min(to - at)).max(1);
                 run_steps(&mut self.app, n);
                 let now = self.clock();
-                done += work(&now, at, at + n);
-                at += n;
+                done += work(&now, at, now.step);
+                at = now.step;
                 progress.draw(done, total, started, &now.now.to_string());
                 if at < to && saved.elapsed() >= every {
+                    crate::run_to_one_step(&mut self.app);
+                    let now = self.clock();
+                    done += work(&now, at, now.step);
+                    at = now.step;
                     each(self.app.world_mut(), false)?;
                     self.checkpoint()?;
                     saved = Instant::now();

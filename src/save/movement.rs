@@ -261,13 +261,33 @@ impl MovementLog {
                 state: String::new(),
             });
         }
-        if !changes.is_empty() || !object_changes.is_empty() {
-            self.frames.push(Frame {
+        if changes.is_empty() && object_changes.is_empty() {
+            return;
+        }
+        // Residents on clocks of their own record their steps out of order: a step behind the
+        // last frame joins its frame or goes in before the frames after it.
+        match self.frames.binary_search_by_key(&step, |f| f.step) {
+            Err(i) if i == self.frames.len() => self.frames.push(Frame {
                 step,
                 time,
                 changes,
                 objects: object_changes,
-            });
+            }),
+            Err(i) => self.frames.insert(
+                i,
+                Frame {
+                    step,
+                    time,
+                    changes,
+                    objects: object_changes,
+                },
+            ),
+            Ok(i) => {
+                let f = &mut self.frames[i];
+                f.changes.extend(changes);
+                f.changes.sort_by(|a, b| a.who.cmp(&b.who));
+                f.objects.extend(object_changes);
+            }
         }
     }
 
@@ -366,15 +386,16 @@ pub fn record_movement(
     )>,
 ) {
     let all = log.is_changed();
-    // Those who spoke at the last step and no longer do (a line's end changes no component
-    // the filter below sees).
+    // Those who spoke at their last step and no longer do (a line's end changes no component
+    // the filter below sees). Those elsewhere (residents on clocks of their own not in this
+    // pass) are kept for their next.
     let mut hushed: Vec<Entity> = speakers
         .iter()
         .copied()
-        .filter(|e| !talking.contains(*e))
+        .filter(|e| people.contains(*e) && !talking.contains(*e))
         .collect();
     hushed.sort_unstable();
-    speakers.clear();
+    speakers.retain(|e| !people.contains(*e));
     speakers.extend(talking.iter());
     let now = people
         .iter()

@@ -111,6 +111,16 @@ pub struct SimPace {
     /// Once set (by a signal, in `simulacra run`), a step blocked on answers stops waiting and
     /// is left unrun, so the run can end, save and report what it did.
     pub stop: Option<&'static std::sync::atomic::AtomicBool>,
+    /// Requested steps run on clocks of their own ([`OwnStep`]): where the gate can plan
+    /// passes ([`StepGate::plan`]), residents whose answers are in and who are apart from
+    /// everyone still waiting run ahead of them, up to the end of what was requested (or
+    /// [`run_ahead_to`](Self::run_ahead_to)). Everyone is at one step again when the requested
+    /// steps are done.
+    pub own_clocks: bool,
+    /// How far ahead residents on their own clocks may run past the requested steps (a step
+    /// number): a run in chunks with nothing between them that needs one step for all (`bench
+    /// day`) lets them run on to its end.
+    pub run_ahead_to: Option<u64>,
 }
 
 impl Default for SimPace {
@@ -126,6 +136,8 @@ impl Default for SimPace {
             block_on_answers: false,
             requested_only: false,
             stop: None,
+            own_clocks: false,
+            run_ahead_to: None,
         }
     }
 }
@@ -178,7 +190,35 @@ pub struct StepGate {
     /// wait did not concern (what residents on clocks of their own could use at most).
     pub waited_apart: Duration,
     pub waited_residents: Duration,
+    /// Plans the next pass of residents on their own clocks ([`SimPace::own_clocks`]): the
+    /// step it runs and who is elsewhere meanwhile, or `None` when nobody may run before the
+    /// given step (the horizon) until more answers come. It marks those who run with their next
+    /// [`OwnStep`].
+    pub plan: Option<fn(&mut World, u64) -> Option<Pass>>,
+    /// Whether a step ran for everyone at once in this process (the first always does).
+    pub stepped: bool,
+    /// Passes run on own clocks, and the most steps a pass ran ahead of the slowest resident.
+    pub passes: u64,
+    pub most_ahead: u64,
 }
+
+/// One pass of residents on their own clocks: the whole step schedule run at `step` with
+/// `elsewhere` hidden from it (by [`Elsewhere`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pass {
+    pub step: u64,
+    pub elsewhere: Vec<Entity>,
+}
+
+/// Steps an entity on its own clock has done (its next step), where residents run ahead of
+/// each other ([`SimPace::own_clocks`]); the [`SimClock`] between passes is the slowest's.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnStep(pub u64);
+
+/// Hidden from every query while a pass of others runs: a disabling component (registered in
+/// the sim plugin), put on and taken off around each pass, never there between passes.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct Elsewhere;
 
 impl StepGate {
     /// Lays `spent` at the doors of the answers still missing in `awaited`, by the labels its
@@ -300,6 +340,10 @@ pub fn drive_steps(world: &mut World) {
         pace.progress = 0.0;
     }
     let started = Instant::now();
+    if requested > 0 && own_clocks_ready(world) {
+        own_steps(world, requested);
+        return;
+    }
     for _ in 0..requested {
         if !gate_open(world) {
             return;
@@ -333,6 +377,118 @@ fn run_step(world: &mut World) {
     if let Some(send) = world.get_resource::<StepGate>().and_then(|g| g.send) {
         send(world);
     }
+    if let Some(mut g) = world.get_resource_mut::<StepGate>()
+        && !g.stepped
+    {
+        g.stepped = true;
+    }
+}
+
+/// Whether requested steps run on own clocks now: asked for, a gate that plans passes, and a
+/// first step already run for everyone at once.
+fn own_clocks_ready(world: &World) -> bool {
+    world.resource::<SimPace>().own_clocks
+        && world
+            .get_resource::<StepGate>()
+            .is_some_and(|g| g.plan.is_some() && g.stepped)
+}
+
+/// Runs passes until the slowest resident has done `requested` more steps (or, not blocking, until
+/// nobody may run now). Between passes the clock is the slowest's.
+fn own_steps(world: &mut World, requested: u64) {
+    let target = world.resource::<SimClock>().step + requested;
+    let horizon = world
+        .resource::<SimPace>()
+        .run_ahead_to
+        .map_or(target, |h| h.max(target));
+    while world.resource::<SimClock>().step < target {
+        let before = world.resource::<SimClock>().step;
+        let ran = next_pass(world, horizon);
+        let after = world.resource::<SimClock>().step;
+        let mut pace = world.resource_mut::<SimPace>();
+        pace.requested = pace.requested.saturating_sub(after - before);
+        if !ran {
+            return;
+        }
+    }
+}
+
+/// Plans and runs the next pass, waiting for answers while nobody may run (as [`gate_open`]
+/// does for a whole step). Returns whether a pass ran.
+fn next_pass(world: &mut World, horizon: u64) -> bool {
+    let (Some(plan), blocked_by, pump) = world
+        .get_resource::<StepGate>()
+        .map(|g| (g.plan, g.blocked_by, g.pump))
+        .unwrap_or((None, None, None))
+    else {
+        return false;
+    };
+    let block = world.resource::<SimPace>().block_on_answers;
+    let mut awaited = Awaited::default();
+    let mut counted = false;
+    loop {
+        if let Some(pass) = plan(world, horizon) {
+            world.resource_mut::<StepGate>().waiting = 0;
+            run_pass(world, pass);
+            return true;
+        }
+        let frontier = world.resource::<SimClock>().step;
+        let n = blocked_by.map_or(0, |b| b(world, frontier, &mut awaited));
+        world.resource_mut::<StepGate>().waiting = n;
+        if !counted {
+            counted = true;
+            world.resource_mut::<StepGate>().waited_steps += 1;
+        }
+        let Some(pump) = pump else { return false };
+        if pump(world, None, &mut awaited) > 0 {
+            continue;
+        }
+        if n == 0 || !block || world.resource::<SimPace>().stopping() {
+            return false;
+        }
+        let t = Instant::now();
+        pump(world, Some(Duration::from_millis(200)), &mut awaited);
+        let spent = t.elapsed();
+        let mut g = world.resource_mut::<StepGate>();
+        g.waited += spent;
+        g.rounds += 1;
+        g.blame(&awaited, spent);
+    }
+}
+
+/// Runs the step schedule at the pass's step with the others elsewhere, then sets the clock to
+/// the slowest resident's step.
+fn run_pass(world: &mut World, pass: Pass) {
+    let frontier = world.resource::<SimClock>().clone();
+    for e in &pass.elsewhere {
+        if let Ok(mut e) = world.get_entity_mut(*e) {
+            e.insert(Elsewhere);
+        }
+    }
+    {
+        let mut clock = world.resource_mut::<SimClock>();
+        clock.step = pass.step;
+        clock.now = frontier.after_steps(pass.step - frontier.step);
+    }
+    run_step(world);
+    for e in &pass.elsewhere {
+        if let Ok(mut e) = world.get_entity_mut(*e) {
+            e.remove::<Elsewhere>();
+        }
+    }
+    let slowest = world
+        .query::<&OwnStep>()
+        .iter(world)
+        .map(|s| s.0)
+        .min()
+        .unwrap_or(pass.step + 1)
+        .max(frontier.step);
+    let mut g = world.resource_mut::<StepGate>();
+    g.passes += 1;
+    g.most_ahead = g.most_ahead.max(pass.step.saturating_sub(frontier.step));
+    let mut clock = world.resource_mut::<SimClock>();
+    clock.step = slowest;
+    clock.now = frontier.after_steps(slowest - frontier.step);
 }
 
 /// Advances the clock at the end of each step.

@@ -67,6 +67,9 @@ pub(crate) fn plugin(app: &mut App) {
             .chain(),
     );
     step.add_systems(clock::advance_clock.in_set(SimSystems::Clock));
+    // Before any system builds its queries, so that they all leave out what is elsewhere.
+    app.world_mut()
+        .register_disabling_component::<clock::Elsewhere>();
     app.init_resource::<objects_state::ObjectStates>()
         .init_resource::<clock::StepGate>();
     app.add_schedule(step).add_systems(

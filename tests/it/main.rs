@@ -1,6 +1,7 @@
 //! The one integration-test binary (each file under tests/ would be another binary to link).
 //! Modules by topic; shared helpers here.
 
+mod clocks;
 mod data_files;
 #[cfg(feature = "vulkan")]
 mod gpu;

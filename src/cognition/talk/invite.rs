@@ -511,12 +511,28 @@ pub fn keep_commitments(
     cog: Res<Cognition>,
     map: Res<WorldMap>,
     mut attendance: ResMut<Attendance>,
-    mut people: Query<(&Identity, &GridPos, &mut DayPlan, &mut Commitments), With<Resident>>,
+    mut people: ParamSet<(
+        Query<(&Identity, &GridPos, &mut DayPlan, &mut Commitments), With<Resident>>,
+        // Everyone's, those elsewhere on clocks of their own too: what was accepted by now.
+        Query<&Commitments, (With<Resident>, Allow<crate::sim::clock::Elsewhere>)>,
+    )>,
 ) {
     let now = clock.now;
     let minute = now.minute_of_day();
     let mut on_now: Vec<Gathering> = Vec::new();
-    for (_, pos, mut plan, mut commitments) in &mut people {
+    for commitments in &people.p1() {
+        for c in &commitments.list {
+            let g = &c.gathering;
+            if c.accepted <= now
+                && g.starts() <= now
+                && now < g.ends()
+                && !on_now.iter().any(|o| o.same(g))
+            {
+                on_now.push(g.clone());
+            }
+        }
+    }
+    for (_, pos, mut plan, mut commitments) in &mut people.p0() {
         for i in 0..commitments.list.len() {
             let g = &commitments.list[i].gathering;
             if g.ends() <= now {
@@ -534,9 +550,6 @@ pub fn keep_commitments(
             if now < g.starts() {
                 continue;
             }
-            if !on_now.iter().any(|o| o.same(g)) {
-                on_now.push(g.clone());
-            }
             let there = map.address(pos.tile).sector == Some(g.place.as_str());
             if there && !commitments.list[i].kept {
                 commitments.list[i].kept = true;
@@ -548,7 +561,7 @@ pub fn keep_commitments(
             .seen
             .entry(g.describe())
             .or_insert_with(|| (g.clone(), Default::default()));
-        for (id, pos, ..) in &people {
+        for (id, pos, ..) in &people.p0() {
             if map.address(pos.tile).sector == Some(g.place.as_str()) {
                 entry.1.insert(id.name.clone());
             }

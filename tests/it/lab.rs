@@ -1500,3 +1500,61 @@ fn a_held_out_town_runs_through_the_diffusion_and_party_labs_with_their_commands
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A diffusion town whose residents run on clocks of their own (`sim.own_clocks`), its lines
+/// slow to come and a checkpoint after every piece of five game minutes (each bringing everyone
+/// to one step first), reports what the same town reports in lock-step: the same probes, tree,
+/// talk, social life and requests.
+#[test]
+fn a_diffusion_town_on_clocks_of_its_own_reports_what_it_reports_in_lock_step() {
+    lab::town::set_checkpoint_every(std::time::Duration::ZERO);
+    let rules: Vec<simulacra::llm::config::ScriptRule> = crate::talk::candidacy_rules()
+        .into_iter()
+        .map(|r| simulacra::llm::config::ScriptRule { delay_ms: 20, ..r })
+        .collect();
+    let sim = |own_clocks| {
+        let mut s = scripted_n3(&GameConfig {
+            llm: LlmConfig::scripted(rules.clone()),
+            ..Default::default()
+        });
+        s.scenario.start = GameTime::parse("2023-02-13 08:00").unwrap();
+        s.config.sim.own_clocks = own_clocks;
+        s
+    };
+    let opts = diffusion::Options {
+        facts: crate::the_villes_facts(),
+        hours: 3,
+        every_morning: false,
+        seeds: 1,
+    };
+    let out = scratch("own-clocks");
+    let run = |name: &str, own_clocks: bool| {
+        let folder = Folder::open(&out, name, false).unwrap();
+        lab::town::side_by_side(vec![(1, sim(own_clocks))], false, |seed, s, llm| {
+            diffusion::run_seed_on(s, &folder, &opts, seed, llm)
+        })
+        .unwrap()
+        .remove(0)
+    };
+    let lockstep = run("lockstep", false);
+    let own = run("own", true);
+    assert!(
+        lockstep.talk.contains("resident lines") && !lockstep.talk.contains(" 0 resident lines"),
+        "{}",
+        lockstep.talk
+    );
+    assert_eq!(own.rounds, lockstep.rounds);
+    assert_eq!(own.hours, lockstep.hours);
+    assert_eq!(own.tree, lockstep.tree);
+    assert_eq!(own.talk, lockstep.talk);
+    assert_eq!(own.social, lockstep.social);
+    assert_eq!(own.heard, lockstep.heard);
+    let calls = |r: &diffusion::SeedRun| {
+        r.costs
+            .iter()
+            .map(|c| (c.phase.clone(), c.chat_calls, c.embed_calls))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls(&own), calls(&lockstep));
+    let _ = std::fs::remove_dir_all(&out);
+}

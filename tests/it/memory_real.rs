@@ -434,3 +434,70 @@ fn the_likeness_threshold_tells_the_same_activity_in_other_words_from_another_ac
         }
     }
 }
+
+/// A text's vector is the same bits whatever shares its decode: alone, or with texts of other
+/// lengths before and after it (which residents' memories are embedded together depends on when
+/// they come, residents on their own clocks above all).
+#[test]
+fn an_embedding_does_not_depend_on_what_shares_its_batch() {
+    let _model = crate::real_model_lock();
+    let model = simulacra::llm::backend::bert::SentenceModel::load(&crate::embedder_path())
+        .expect("the embedder loads");
+    let texts = [
+        "Isabella Rodriguez is planning a Valentine's Day party at Hobbs Cafe",
+        "bed is idle",
+        "Klaus Mueller is reading a book about gentrification in the library",
+        "Maria Lopez is studying for her physics exam at Oak Hill College",
+    ];
+    let tokens: Vec<_> = texts.iter().map(|t| model.tokens(t, 256)).collect();
+    let mut embedder = model.embedder(2, 32).expect("a context");
+    let alone: Vec<Vec<f32>> = tokens
+        .iter()
+        .map(|t| {
+            embedder
+                .embed_tokens(std::slice::from_ref(t))
+                .remove(0)
+                .unwrap()
+                .0
+        })
+        .collect();
+    let together: Vec<Vec<f32>> = embedder
+        .embed_tokens(&tokens)
+        .into_iter()
+        .map(|r| r.unwrap().0)
+        .collect();
+    let reversed: Vec<Vec<f32>> = {
+        let rev: Vec<_> = tokens.iter().rev().cloned().collect();
+        let mut v: Vec<Vec<f32>> = embedder
+            .embed_tokens(&rev)
+            .into_iter()
+            .map(|r| r.unwrap().0)
+            .collect();
+        v.reverse();
+        v
+    };
+    for (i, t) in texts.iter().enumerate() {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let worst = |a: &[f32], b: &[f32]| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0f32, f32::max)
+        };
+        println!(
+            "{t}: together {:.2e}, reversed {:.2e}",
+            worst(&alone[i], &together[i]),
+            worst(&alone[i], &reversed[i])
+        );
+        assert_eq!(
+            bits(&together[i]),
+            bits(&alone[i]),
+            "{t}: alone and together"
+        );
+        assert_eq!(
+            bits(&reversed[i]),
+            bits(&alone[i]),
+            "{t}: alone and in another order"
+        );
+    }
+}

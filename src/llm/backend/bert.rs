@@ -1,7 +1,8 @@
 //! A sentence embedder in-process: a BERT model in the sentence-transformers layout (the
 //! default is all-MiniLM-L6-v2, 384 dimensions, mean pooling, unit length), run by llama.cpp from
 //! the GGUF file `bert_gguf.rs` writes beside the folder's files, on its own thread. Requests that
-//! arrive together are embedded together. It only makes embeddings: chat requests routed here
+//! arrive together are taken together, each embedded in a decode of its own (so that its vector
+//! does not depend on what came with it). It only makes embeddings: chat requests routed here
 //! fail at once (the config check forbids routing them here).
 
 use super::llama::Embedder;

@@ -297,9 +297,9 @@ pub struct BertConfig {
     /// The model folder (`config.json`, `tokenizer.json`, `model.safetensors`; relative paths
     /// are from the data folder).
     pub model: String,
-    /// CPU threads (default: all cores but one, at least one).
+    /// CPU threads (default: one; each text is a decode of its own).
     pub threads: Option<u32>,
-    /// Most texts embedded together.
+    /// Most texts taken from the queue together (each still a decode of its own).
     pub batch: usize,
     /// Longest text in tokens (longer ones are cut).
     pub max_tokens: usize,
@@ -369,7 +369,6 @@ impl LlmConfig {
         for b in &mut self.backends {
             match b {
                 BackendConfig::Llama(c) if c.threads.is_none() => c.threads = Some(cores),
-                BackendConfig::Bert(c) if c.threads.is_none() => c.threads = Some(cores),
                 _ => {}
             }
         }

@@ -161,10 +161,9 @@ fn worker(
     rx: Receiver<(Work, Sender<WorkDone>)>,
     health: Arc<Mutex<(Health, String)>>,
 ) {
-    let threads = cfg
-        .threads
-        .map(|t| t.max(1) as i32)
-        .unwrap_or_else(|| super::llama::default_threads() as i32);
+    // Each text is a decode of its own, a few dozen tokens: a second thread would mostly wait
+    // at the barriers between its operations, and spin there, beside the chat model's threads.
+    let threads = cfg.threads.map_or(1, |t| t.max(1) as i32);
     let loaded = SentenceModel::load(&dir);
     let batch = cfg.batch.max(1);
     let ready = match &loaded {

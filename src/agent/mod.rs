@@ -323,7 +323,7 @@ pub fn plan_walks(
     if changed.is_empty() {
         return;
     }
-    let stood: Vec<Tile> = all.iter().map(|p| p.tile).collect();
+    let occupied: HashSet<Tile> = all.iter().map(|p| p.tile).collect();
     let mut walks: Vec<(Tile, Vec<Tile>, Mut<WalkPath>)> = Vec::new();
     for (id, pos, action, mut walk) in &mut changed {
         if action.address.is_empty() || action.address == STAY_HERE {
@@ -343,9 +343,9 @@ pub fn plan_walks(
     // depend on each other: in a town of a thousand they are searched in parallel.
     let find = |(from, goals, walk): &mut (Tile, Vec<Tile>, Mut<WalkPath>)| {
         let from = *from;
-        let near = |t: &Tile| (t.x - from.x).abs().max((t.y - from.y).abs()) <= STEP_AROUND_TILES;
-        let occupied: HashSet<Tile> = stood.iter().copied().filter(near).collect();
-        walk.tiles = match path_to_any(&map, from, goals, &|t| occupied.contains(&t) && t != from) {
+        let near = |t: Tile| (t.x - from.x).abs().max((t.y - from.y).abs()) <= STEP_AROUND_TILES;
+        let blocked = |t: Tile| t != from && near(t) && occupied.contains(&t);
+        walk.tiles = match path_to_any(&map, from, goals, &blocked) {
             Some(p) => p.into(),
             None => {
                 warn!(

@@ -267,12 +267,6 @@ impl MovementLog {
         // Residents on clocks of their own record their steps out of order: a step behind the
         // last frame joins its frame or goes in before the frames after it.
         match self.frames.binary_search_by_key(&step, |f| f.step) {
-            Err(i) if i == self.frames.len() => self.frames.push(Frame {
-                step,
-                time,
-                changes,
-                objects: object_changes,
-            }),
             Err(i) => self.frames.insert(
                 i,
                 Frame {

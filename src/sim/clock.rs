@@ -277,7 +277,6 @@ fn gate_open(world: &mut World) -> bool {
         return true;
     };
     let step = world.resource::<SimClock>().step;
-    let block = world.resource::<SimPace>().block_on_answers;
     let mut counted = false;
     let mut awaited = Awaited::default();
     loop {
@@ -294,18 +293,32 @@ fn gate_open(world: &mut World) -> bool {
         if pump(world, None, &mut awaited) > 0 {
             continue;
         }
-        if !block || world.resource::<SimPace>().stopping() {
+        if !wait_round(world, pump, &mut awaited) {
             return false;
         }
-        let t = Instant::now();
-        pump(world, Some(Duration::from_millis(200)), &mut awaited);
-        let spent = t.elapsed();
-        // Blamed on what was missing before this round's answers are struck off.
-        let mut g = world.resource_mut::<StepGate>();
-        g.waited += spent;
-        g.rounds += 1;
-        g.blame(&awaited, spent);
     }
+}
+
+/// One round of waiting for answers where the pace blocks (headless): up to 200 ms for the
+/// first, the time laid at the doors of what was missing. `false` where the pace does not block
+/// or is stopping.
+fn wait_round(
+    world: &mut World,
+    pump: fn(&mut World, Option<Duration>, &mut Awaited) -> usize,
+    awaited: &mut Awaited,
+) -> bool {
+    if !world.resource::<SimPace>().block_on_answers || world.resource::<SimPace>().stopping() {
+        return false;
+    }
+    let t = Instant::now();
+    pump(world, Some(Duration::from_millis(200)), awaited);
+    let spent = t.elapsed();
+    // Blamed on what was missing before this round's answers are struck off.
+    let mut g = world.resource_mut::<StepGate>();
+    g.waited += spent;
+    g.rounds += 1;
+    g.blame(awaited, spent);
+    true
 }
 
 /// No step runs while this resource exists (a replay shows a recording instead).
@@ -423,7 +436,6 @@ fn next_pass(world: &mut World, horizon: u64) -> bool {
     else {
         return false;
     };
-    let block = world.resource::<SimPace>().block_on_answers;
     let mut awaited = Awaited::default();
     let mut counted = false;
     loop {
@@ -443,16 +455,9 @@ fn next_pass(world: &mut World, horizon: u64) -> bool {
         if pump(world, None, &mut awaited) > 0 {
             continue;
         }
-        if n == 0 || !block || world.resource::<SimPace>().stopping() {
+        if n == 0 || !wait_round(world, pump, &mut awaited) {
             return false;
         }
-        let t = Instant::now();
-        pump(world, Some(Duration::from_millis(200)), &mut awaited);
-        let spent = t.elapsed();
-        let mut g = world.resource_mut::<StepGate>();
-        g.waited += spent;
-        g.rounds += 1;
-        g.blame(&awaited, spent);
     }
 }
 
